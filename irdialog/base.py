@@ -1,0 +1,226 @@
+"""The ranking contract shared by every irdialog model.
+
+A model ranks candidate responses for contexts. ``X`` is a sequence of contexts (see
+:class:`Context`; a plain string is a context with no history), ``y`` the gold responses.
+Candidates are either a fixed set given as the ``candidates`` parameter or the distinct
+responses seen in ``fit``; they are stored as ``candidates_``, like ``classes_`` in a
+classifier. :class:`RankerMixin` turns two model hooks into the full interface:
+
+- ``decision_function(X)``: scores against ``candidates_``, shape (n_samples, n_candidates);
+- ``_score_pairs(X, responses)``: the score of each (context, response) pair.
+
+Everything else (``rank``, ``predict``, ``score``, ``rank_candidates``) is derived here, in
+bounded-memory blocks of contexts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+SPEAKERS = ("user", "bot", "kb")
+
+# Contexts scored at a time by rank/predict/score: block_size x n_candidates float scores
+# are the only dense matrix these methods hold.
+DEFAULT_BLOCK_SIZE = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One utterance of a conversation: its speaker (user, bot or kb) and its text."""
+
+    speaker: str
+    text: str
+
+    def __post_init__(self):
+        if self.speaker not in SPEAKERS:
+            raise ValueError(f"Turn speaker must be one of {SPEAKERS}, got {self.speaker!r}.")
+        if not isinstance(self.text, str):
+            raise TypeError(f"Turn text must be a str, got {type(self.text).__name__}.")
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The input of a ranker: the previous turns (oldest first) and the last user utterance.
+
+    Parameters
+    ----------
+    history : tuple of Turn
+        Previous turns, oldest first. API results and story facts have speaker ``"kb"``.
+    query : str
+        The last user utterance (or the question, for bAbI QA).
+    entities : tuple of (str, str)
+        ``(word, type)`` pairs of knowledge-base entities found in the query or history,
+        filled in by :class:`irdialog.features.MatchTypeFeaturizer`; empty otherwise.
+
+    Examples
+    --------
+    >>> from irdialog.base import Context, Turn
+    >>> c = Context(history=(Turn("user", "hi"), Turn("bot", "hello")), query="book a table")
+    >>> c.text()
+    'hi hello book a table'
+    """
+
+    history: tuple[Turn, ...] = ()
+    query: str = ""
+    entities: tuple[tuple[str, str], ...] = field(default=())
+
+    def text(self, use_history: bool = True) -> str:
+        """The whole conversation joined with spaces, or the query alone."""
+        if not use_history:
+            return self.query
+        return " ".join([t.text for t in self.history] + [self.query])
+
+
+def check_contexts(X, *, name: str = "X") -> list[Context]:
+    """Validate a sequence of contexts, accepting plain strings as history-less contexts.
+
+    Raises a ValueError or TypeError naming the offending position; never returns a
+    partially converted list.
+    """
+    if isinstance(X, (str, Context)):
+        raise TypeError(
+            f"{name} must be a sequence of contexts, got a single {type(X).__name__}; "
+            f"wrap it in a list."
+        )
+    try:
+        n = len(X)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence of contexts, got {type(X).__name__}.") from None
+    if n == 0:
+        raise ValueError(f"{name} is empty: at least one context is needed.")
+    out = []
+    for i, x in enumerate(X):
+        if isinstance(x, Context):
+            out.append(x)
+        elif isinstance(x, str):
+            out.append(Context(query=x))
+        else:
+            raise TypeError(
+                f"{name}[{i}] must be a Context or a str, got {type(x).__name__} ({x!r:.60})."
+            )
+    return out
+
+
+def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.ndarray:
+    """Validate gold responses: a sequence of strings, as long as X."""
+    if isinstance(y, str):
+        raise TypeError(f"{name} must be a sequence of responses, got a single str.")
+    y = list(y)
+    for i, r in enumerate(y):
+        if not isinstance(r, str):
+            raise TypeError(f"{name}[{i}] must be a str, got {type(r).__name__} ({r!r:.60}).")
+    if n_samples is not None and len(y) != n_samples:
+        raise ValueError(f"X has {n_samples} contexts but {name} has {len(y)} responses.")
+    if not y:
+        raise ValueError(f"{name} is empty: at least one response is needed.")
+    return np.asarray(y, dtype=object)
+
+
+def resolve_candidates(candidates, y) -> np.ndarray:
+    """The candidate set of a fit: the given candidates, or the distinct responses of y in
+    order of first appearance."""
+    if candidates is None:
+        return np.asarray(list(dict.fromkeys(y)), dtype=object)
+    cands = check_responses(candidates, name="candidates")
+    if len(set(cands)) != len(cands):
+        # Duplicates would make hits@1 depend on which copy wins a tie.
+        cands = np.asarray(list(dict.fromkeys(cands)), dtype=object)
+    return cands
+
+
+def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest scores of each row, best first; ties go to the lower index,
+    whatever k, so that ``rank(X, 1)`` is always the first column of ``rank(X, 10)``."""
+    n_cand = scores.shape[1]
+    k = min(k, n_cand)
+    kth = -np.partition(-scores, k - 1, axis=1)[:, [k - 1]]
+    contenders = scores >= kth  # every score that can make the top k, ties included
+    width = int(contenders.sum(axis=1).max())
+    # A stable sort of booleans (a radix sort in numpy) lists the contenders in index order.
+    idx = np.argsort(~contenders, axis=1, kind="stable")[:, :width]
+    top = np.take_along_axis(scores, idx, axis=1)
+    top[~np.take_along_axis(contenders, idx, axis=1)] = -np.inf
+    order = np.argsort(-top, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(idx, order, axis=1)
+
+
+class RankerMixin:
+    """Mixin giving ``rank``, ``predict``, ``score`` and ``rank_candidates`` to a ranker.
+
+    Subclasses implement ``fit`` (setting ``candidates_``), ``decision_function`` and
+    ``_score_pairs``. ``score`` is hits@1 (per-response accuracy), so ``GridSearchCV``
+    works with no scorer argument; other scorers are in :mod:`irdialog.metrics`.
+    """
+
+    _block_size = DEFAULT_BLOCK_SIZE
+
+    def _blocks(self, X):
+        X = check_contexts(X)
+        for start in range(0, len(X), self._block_size):
+            yield X[start : start + self._block_size]
+
+    def rank(self, X, k: int = 10) -> np.ndarray:
+        """The indices into ``candidates_`` of the k best candidates per context, best first.
+
+        Ties are broken by candidate index, so ranks are deterministic.
+        """
+        check_is_fitted(self)
+        if not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}.")
+        return np.vstack([_top_k(self.decision_function(b), int(k)) for b in self._blocks(X)])
+
+    def predict(self, X) -> np.ndarray:
+        """The best candidate response for each context."""
+        top = self.rank(X, k=1)[:, 0]
+        return self.candidates_[top]
+
+    def score(self, X, y) -> float:
+        """Hits@1: the fraction of contexts whose best candidate is the gold response.
+
+        A gold response that is not among ``candidates_`` counts as a miss.
+        """
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        return float(np.mean(self.predict(X) == y))
+
+    def rank_candidates(self, X, candidate_lists) -> np.ndarray:
+        """Score per-example candidate lists (Ubuntu 1-in-10, Reddit 1-in-10001).
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        candidate_lists : sequence of sequences of str
+            The candidates of each context; lists may differ in length.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, max_list_length)
+            ``scores[i, j]`` scores ``candidate_lists[i][j]``; positions past the end of a
+            shorter list are ``-inf``.
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        if len(candidate_lists) != len(X):
+            raise ValueError(
+                f"X has {len(X)} contexts but candidate_lists has {len(candidate_lists)} lists."
+            )
+        lengths = np.array([len(c) for c in candidate_lists])
+        if (lengths == 0).any():
+            raise ValueError(f"candidate_lists[{int(np.argmin(lengths))}] is empty.")
+        flat = check_responses(
+            [c for cands in candidate_lists for c in cands], name="candidate_lists"
+        )
+        owner = np.repeat(np.arange(len(X)), lengths)
+        pair_scores = np.empty(len(flat))
+        block = max(1, self._block_size * 16)
+        for start in range(0, len(flat), block):
+            sl = slice(start, start + block)
+            pair_scores[sl] = self._score_pairs([X[i] for i in owner[sl]], flat[sl])
+        out = np.full((len(X), lengths.max()), -np.inf)
+        col = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        out[owner, col] = pair_scores
+        return out
+

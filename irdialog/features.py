@@ -1,0 +1,175 @@
+"""Match-type features of the dialog bAbI paper (Bordes et al. 2016, section 4.5).
+
+Entities are the words a knowledge base types (cuisine, location, phone, ...). For each
+type, a type word is added to a candidate's representation when one of the candidate's
+words is an entity of that type that also appears in the input or memory. Because the
+test is an exact match against the KB, entities never seen in training (the OOV test sets)
+still match.
+
+The work is split in two so that every ranker can use it in a ``Pipeline``:
+
+- :class:`MatchTypeFeaturizer` (a transformer) finds the typed entities of each context
+  and returns the contexts with ``entities`` filled in;
+- :func:`match_type_matrices` gives, per type, the sparse (contexts x candidates) matrix of
+  matches, from those entities and the candidates' bags of words. Rankers call it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .base import Context, check_contexts
+from .text import tokenize
+
+
+def type_token(entity_type: str) -> str:
+    """The vocabulary word standing for a KB entity type."""
+    return f"<type:{entity_type}>"
+
+
+class MatchTypeFeaturizer(TransformerMixin, BaseEstimator):
+    """Annotate contexts with the knowledge-base entities they mention.
+
+    Parameters
+    ----------
+    kb : dict of str to str
+        Entity word -> entity type, e.g. the ``kb`` of
+        :func:`irdialog.datasets.load_dialog_babi`. Matching is case-insensitive.
+    types : sequence of str or None, default=None
+        The entity types to use (None: every type of ``kb``).
+    use_history : bool, default=True
+        Look for entities in the whole conversation (input and memory), or in the last
+        utterance only.
+
+    Attributes
+    ----------
+    types_ : list of str
+        The entity types in use, sorted.
+    entity_types_ : dict of str to str
+        Lower-cased entity -> type, restricted to ``types_``.
+
+    References
+    ----------
+    Bordes, Boureau & Weston (2017). Learning End-to-End Goal-Oriented Dialog. ICLR.
+    Section 4.5.
+
+    Examples
+    --------
+    >>> from irdialog.features import MatchTypeFeaturizer
+    >>> f = MatchTypeFeaturizer({"paris": "R_location", "cheap": "R_price"}).fit(["x"])
+    >>> f.transform(["a cheap table in Paris"])[0].entities
+    (('cheap', 'R_price'), ('paris', 'R_location'))
+    """
+
+    def __init__(self, kb=None, *, types=None, use_history=True):
+        self.kb = kb
+        self.types = types
+        self.use_history = use_history
+
+    def fit(self, X=None, y=None):
+        if not isinstance(self.kb, dict) or not self.kb:
+            raise ValueError(
+                "MatchTypeFeaturizer needs kb, a non-empty dict entity -> type "
+                f"(got {type(self.kb).__name__})."
+            )
+        kb_types = sorted(set(self.kb.values()))
+        types = kb_types if self.types is None else sorted(set(self.types))
+        unknown = set(types) - set(kb_types)
+        if unknown:
+            raise ValueError(f"types {sorted(unknown)} do not occur in kb (its types: {kb_types}).")
+        self.types_ = types
+        self.entity_types_ = {e.lower(): t for e, t in self.kb.items() if t in types}
+        return self
+
+    def transform(self, X) -> list[Context]:
+        check_is_fitted(self)
+        kb = self.entity_types_
+        out = []
+        for ctx in check_contexts(X):
+            words = dict.fromkeys(tokenize(ctx.text(self.use_history)))  # ordered set
+            entities = tuple((w, kb[w]) for w in words if w in kb)
+            out.append(replace(ctx, entities=entities))
+        return out
+
+
+def _mentions(contexts, vocabulary, types) -> list[sp.csr_matrix]:
+    # Per type, the (contexts x words) indicator of the typed entities each context mentions.
+    type_index = {t: k for k, t in enumerate(types)}
+    rows: list[list[int]] = [[] for _ in types]
+    cols: list[list[int]] = [[] for _ in types]
+    for i, ctx in enumerate(contexts):
+        for word, entity_type in ctx.entities:
+            k = type_index.get(entity_type)
+            j = vocabulary.get(word)
+            if k is not None and j is not None:
+                rows[k].append(i)
+                cols[k].append(j)
+    shape = (len(contexts), len(vocabulary))
+    return [
+        sp.csr_matrix((np.ones(len(r), np.float32), (r, c)), shape=shape)
+        for r, c in zip(rows, cols)
+    ]
+
+
+def match_type_matrices(
+    contexts: list[Context],
+    candidate_bags: sp.csr_matrix,
+    vocabulary: dict[str, int],
+    types: list[str],
+) -> list[sp.csr_matrix]:
+    """Per type, which candidates match an entity of that type found in each context.
+
+    Parameters
+    ----------
+    contexts : list of Context
+        Contexts annotated by :class:`MatchTypeFeaturizer` (``entities`` filled in).
+    candidate_bags : sparse matrix of shape (n_candidates, n_words)
+        The candidates' bags of words over ``vocabulary``.
+    vocabulary : dict of str to int
+        Column of each word in ``candidate_bags``. Entities outside it cannot occur in
+        any candidate and are ignored.
+    types : list of str
+        Entity types, one output matrix each.
+
+    Returns
+    -------
+    matches : list of sparse matrices of shape (n_contexts, n_candidates)
+        ``matches[t][i, j] == 1`` when candidate j contains an entity of type ``types[t]``
+        that context i mentions.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from irdialog.base import Context
+    >>> ctx = [Context(query="in rome", entities=(("rome", "R_location"),))]
+    >>> bags = sp.csr_matrix([[1, 0], [0, 1]])  # candidates "rome", "paris"
+    >>> match_type_matrices(ctx, bags, {"rome": 0, "paris": 1}, ["R_location"])[0].toarray()
+    array([[1., 0.]], dtype=float32)
+    """
+    present = (candidate_bags > 0).astype(np.float32).T.tocsr()  # words x candidates
+    out = []
+    for mentions in _mentions(contexts, vocabulary, types):
+        m = (mentions @ present).tocsr()
+        m.data[:] = 1.0
+        out.append(m)
+    return out
+
+
+def match_type_pairs(
+    contexts: list[Context],
+    response_bags: sp.csr_matrix,
+    vocabulary: dict[str, int],
+    types: list[str],
+) -> np.ndarray:
+    """Match-type indicators of (context, response) pairs: row i pairs context i with
+    response i. Returns a dense (n_pairs, n_types) 0/1 array; see match_type_matrices."""
+    present = (response_bags > 0).astype(np.float32)
+    out = np.zeros((len(contexts), len(types)), dtype=np.float32)
+    for k, mentions in enumerate(_mentions(contexts, vocabulary, types)):
+        out[:, k] = np.asarray(mentions.multiply(present).sum(axis=1)).ravel() > 0
+    return out

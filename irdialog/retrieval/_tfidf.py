@@ -1,0 +1,158 @@
+"""TF-IDF match: rank candidates by TF-IDF weighted cosine similarity with the input."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import _fit_context
+from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..features import match_type_matrices, match_type_pairs, type_token
+from ..text import context_tokens, identity_analyzer, tokenize
+
+
+def _input_tokens(ctx, use_history, types):
+    # The input's words plus one type word per entity type it mentions (match-type features).
+    tokens = context_tokens(ctx, use_history)
+    tokens.extend(type_token(t) for t in dict.fromkeys(t for _, t in ctx.entities) if t in types)
+    return tokens
+
+
+def _row_norms(m: sp.csr_matrix) -> np.ndarray:
+    return np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+
+
+def _safe_divide(num, den):
+    return np.divide(num, den, out=np.zeros_like(num, dtype=np.float64), where=den > 0)
+
+
+class TfidfRanker(RankerMixin, BaseEstimator):
+    """TF-IDF Match: the TF-IDF weighted cosine between the input and each candidate.
+
+    No learning beyond the IDF statistics, which are taken from the training inputs and
+    the candidates. With contexts annotated by :class:`~irdialog.features.MatchTypeFeaturizer`
+    (in a ``Pipeline``), the input gets one type word per entity type it mentions and each
+    candidate gets the type word of every entity it shares with the input, so shared
+    entities add to the similarity even when they were never seen in training.
+
+    Parameters
+    ----------
+    candidates : sequence of str or None, default=None
+        The fixed candidate set (e.g. the dialog bAbI candidate file). None: the distinct
+        responses seen in ``fit``.
+    use_history : bool, default=True
+        Match the whole conversation (history and last utterance), or the last utterance
+        only.
+    sublinear_tf : bool, default=False
+        Use 1 + log(tf) instead of raw term counts.
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+        The candidate responses, the columns of ``decision_function``.
+    vectorizer_ : sklearn.feature_extraction.text.TfidfVectorizer
+        Vocabulary and IDF weights (over token lists, including type words).
+    types_ : list of str
+        Entity types seen in the training contexts' match-type annotations (may be empty).
+
+    See Also
+    --------
+    NearestNeighborRanker : the other classical IR baseline of the paper.
+
+    References
+    ----------
+    Bordes, Boureau & Weston (2017). Learning End-to-End Goal-Oriented Dialog. ICLR.
+    Sections 4.2 (TF-IDF Match) and 4.5 (match type features).
+
+    Examples
+    --------
+    >>> from irdialog import TfidfRanker
+    >>> X = ["i want italian food", "where is it", "in paris please"]
+    >>> y = ["api_call italian", "it is in paris", "ok paris"]
+    >>> model = TfidfRanker().fit(X, y)
+    >>> model.predict(["italian food please"])[0]
+    'api_call italian'
+    """
+
+    _parameter_constraints = {
+        "candidates": ["array-like", None],
+        "use_history": ["boolean"],
+        "sublinear_tf": ["boolean"],
+    }
+
+    def __init__(self, *, candidates=None, use_history=True, sublinear_tf=False):
+        self.candidates = candidates
+        self.use_history = use_history
+        self.sublinear_tf = sublinear_tf
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        self.candidates_ = resolve_candidates(self.candidates, y)
+        self.types_ = sorted({t for ctx in X for _, t in ctx.entities})
+        cand_tokens = [tokenize(c) for c in self.candidates_]
+        # Type words enter the IDF statistics through the inputs that mention them and the
+        # candidates that hold an entity of that type.
+        entity_types = {w: t for ctx in X for w, t in ctx.entities}
+        cand_docs = [
+            toks + [type_token(t) for t in dict.fromkeys(entity_types[w] for w in toks if w in entity_types)]
+            for toks in cand_tokens
+        ]
+        inputs = [_input_tokens(ctx, self.use_history, self.types_) for ctx in X]
+        self.vectorizer_ = TfidfVectorizer(
+            analyzer=identity_analyzer, norm=None, sublinear_tf=self.sublinear_tf
+        ).fit(inputs + cand_docs)
+        self.candidate_tfidf_ = self.vectorizer_.transform(cand_tokens).tocsr()
+        return self
+
+    def _type_weights(self) -> np.ndarray:
+        vocab = self.vectorizer_.vocabulary_
+        return np.array([self.vectorizer_.idf_[vocab[type_token(t)]] for t in self.types_])
+
+    def _inputs(self, X):
+        X = check_contexts(X)
+        Xt = self.vectorizer_.transform([_input_tokens(c, self.use_history, self.types_) for c in X])
+        return X, Xt.tocsr()
+
+    def _type_columns(self, Xt) -> np.ndarray:
+        # (n_contexts, n_types) tf-idf weight of each type word in the input.
+        vocab = self.vectorizer_.vocabulary_
+        cols = [vocab[type_token(t)] for t in self.types_]
+        return Xt[:, cols].toarray()
+
+    def decision_function(self, X) -> np.ndarray:
+        """TF-IDF cosine similarity of each context with each candidate.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        X, Xt = self._inputs(X)
+        C = self.candidate_tfidf_
+        num = (Xt @ C.T).toarray()
+        cand_sq = np.broadcast_to(_row_norms(C) ** 2, num.shape).copy()
+        if self.types_:
+            weights = self._type_weights()
+            x_types = self._type_columns(Xt)
+            matches = match_type_matrices(X, C, self.vectorizer_.vocabulary_, self.types_)
+            for k, m in enumerate(matches):
+                num += (m.multiply(x_types[:, [k]] * weights[k])).toarray()
+                cand_sq += (m * weights[k] ** 2).toarray()
+        return _safe_divide(num, _row_norms(Xt)[:, None] * np.sqrt(cand_sq))
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        X, Xt = self._inputs(X)
+        R = self.vectorizer_.transform([tokenize(r) for r in responses]).tocsr()
+        num = np.asarray(Xt.multiply(R).sum(axis=1)).ravel()
+        resp_sq = _row_norms(R) ** 2
+        if self.types_:
+            weights = self._type_weights()
+            matches = match_type_pairs(X, R, self.vectorizer_.vocabulary_, self.types_)
+            num += (matches * self._type_columns(Xt) * weights).sum(axis=1)
+            resp_sq += (matches * weights**2).sum(axis=1)
+        return _safe_divide(num, _row_norms(Xt) * np.sqrt(resp_sq))

@@ -1,0 +1,61 @@
+"""Tiny synthetic fixtures shared by every test, and the location of the real data sets."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from irdialog.base import Context, Turn
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def real_data_home() -> Path | None:
+    """../shared/data (or IRDIALOG_DATA) when it exists, else None."""
+    env = os.environ.get("IRDIALOG_DATA")
+    for p in (Path(env) if env else None, SHARED_DATA):
+        if p is not None and p.is_dir():
+            return p
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_home():
+    home = real_data_home()
+    if home is None:
+        pytest.skip("real data sets not found (set IRDIALOG_DATA or provide ../shared/data)")
+    return home
+
+
+CITIES = ["paris", "rome", "madrid", "london", "bombay", "seoul"]
+GREETING = "hello what can i help you with today"
+
+
+def make_tiny_dialogs():
+    """Six short restaurant dialogs: a greeting, a city question, an API call naming the city.
+
+    One query is empty and the KB knows the cities, so match-type features have work to do.
+    """
+    X, y, groups = [], [], []
+    for g, city in enumerate(CITIES):
+        hist = ()
+        turns = [
+            ("hi" if g % 2 else "good morning", GREETING),
+            ("can you book a table", "where should it be"),
+            (f"in {city} please", "ok let me look into some options for you"),
+            ("" if g == 0 else "<SILENCE>", f"api_call {city}"),
+        ]
+        for user, bot in turns:
+            X.append(Context(history=hist, query=user))
+            y.append(bot)
+            groups.append(g)
+            hist = hist + (Turn("user", user), Turn("bot", bot))
+    return X, y, groups
+
+
+TINY_KB = {city: "R_location" for city in CITIES}
+
+
+@pytest.fixture
+def tiny_dialogs():
+    return make_tiny_dialogs()
