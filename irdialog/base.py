@@ -134,8 +134,9 @@ def resolve_candidates(candidates, y) -> np.ndarray:
 def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k largest scores of each row, best first; ties go to the lower index,
     whatever k, so that ``rank(X, 1)`` is always the first column of ``rank(X, 10)``."""
-    n_cand = scores.shape[1]
-    k = min(k, n_cand)
+    if k == 1:
+        return np.argmax(scores, axis=1)[:, None]  # argmax returns the first maximum
+    k = min(k, scores.shape[1])
     kth = -np.partition(-scores, k - 1, axis=1)[:, [k - 1]]
     contenders = scores >= kth  # every score that can make the top k, ties included
     width = int(contenders.sum(axis=1).max())

@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .base import Context, check_contexts
-from .text import tokenize
+from .text import context_tokens
 
 
 def type_token(entity_type: str) -> str:
@@ -91,7 +91,7 @@ class MatchTypeFeaturizer(TransformerMixin, BaseEstimator):
         kb = self.entity_types_
         out = []
         for ctx in check_contexts(X):
-            words = dict.fromkeys(tokenize(ctx.text(self.use_history)))  # ordered set
+            words = dict.fromkeys(context_tokens(ctx, self.use_history))  # ordered set
             entities = tuple((w, kb[w]) for w in words if w in kb)
             out.append(replace(ctx, entities=entities))
         return out

@@ -14,6 +14,7 @@ import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,9 +57,27 @@ def identity_analyzer(tokens: Sequence[str]) -> Sequence[str]:
     return tokens
 
 
+@lru_cache(maxsize=1 << 18)
+def _cached_tokens(text: str) -> tuple[str, ...]:
+    # Turns recur in every later context of their dialog: tokenize each text once.
+    return tuple(tokenize(text))
+
+
 def context_tokens(context, use_history: bool = True) -> list[str]:
-    """Tokens of a context: the whole conversation, or the last utterance only."""
-    return tokenize(context.text(use_history))
+    """Tokens of a context: the whole conversation, oldest first, or the last utterance only.
+
+    Examples
+    --------
+    >>> from irdialog.base import Context, Turn
+    >>> context_tokens(Context(history=(Turn("user", "Hi!"),), query="a table"))
+    ['hi', '!', 'a', 'table']
+    """
+    tokens: list[str] = []
+    if use_history:
+        for turn in context.history:
+            tokens.extend(_cached_tokens(turn.text))
+    tokens.extend(_cached_tokens(context.query))
+    return tokens
 
 
 def time_token(age: int) -> str:

@@ -10,6 +10,19 @@ from irdialog.base import Context, Turn
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", help="also run the real-data tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow") or config.getoption("-m"):
+        return
+    skip = pytest.mark.skip(reason="real-data test: pass --run-slow (or -m slow)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 def real_data_home() -> Path | None:
     """../shared/data (or IRDIALOG_DATA) when it exists, else None."""
     env = os.environ.get("IRDIALOG_DATA")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import _fit_context
+from .._compat import Interval, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import context_tokens, identity_analyzer, tokenize
@@ -48,6 +50,10 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         only.
     sublinear_tf : bool, default=False
         Use 1 + log(tf) instead of raw term counts.
+    type_weight : float, default=1.0
+        Multiplier of the match-type words' TF-IDF weights, on both sides. Type words
+        occur in most inputs, so their IDF is low; a larger weight lets a shared entity
+        type outweigh shared function words. Only used with match-type annotations.
 
     Attributes
     ----------
@@ -81,12 +87,14 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         "candidates": ["array-like", None],
         "use_history": ["boolean"],
         "sublinear_tf": ["boolean"],
+        "type_weight": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, *, candidates=None, use_history=True, sublinear_tf=False):
+    def __init__(self, *, candidates=None, use_history=True, sublinear_tf=False, type_weight=1.0):
         self.candidates = candidates
         self.use_history = use_history
         self.sublinear_tf = sublinear_tf
+        self.type_weight = type_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -111,11 +119,16 @@ class TfidfRanker(RankerMixin, BaseEstimator):
 
     def _type_weights(self) -> np.ndarray:
         vocab = self.vectorizer_.vocabulary_
-        return np.array([self.vectorizer_.idf_[vocab[type_token(t)]] for t in self.types_])
+        idf = self.vectorizer_.idf_
+        return np.array([idf[vocab[type_token(t)]] for t in self.types_]) * self.type_weight
 
     def _inputs(self, X):
         X = check_contexts(X)
         Xt = self.vectorizer_.transform([_input_tokens(c, self.use_history, self.types_) for c in X])
+        if self.types_ and self.type_weight != 1.0:
+            scale = np.ones(Xt.shape[1])
+            scale[[self.vectorizer_.vocabulary_[type_token(t)] for t in self.types_]] = self.type_weight
+            Xt = Xt @ sp.diags(scale)
         return X, Xt.tocsr()
 
     def _type_columns(self, Xt) -> np.ndarray:
@@ -135,14 +148,15 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         X, Xt = self._inputs(X)
         C = self.candidate_tfidf_
         num = (Xt @ C.T).toarray()
-        cand_sq = np.broadcast_to(_row_norms(C) ** 2, num.shape).copy()
+        cand_sq = np.broadcast_to(_row_norms(C) ** 2, num.shape)
         if self.types_:
             weights = self._type_weights()
             x_types = self._type_columns(Xt)
             matches = match_type_matrices(X, C, self.vectorizer_.vocabulary_, self.types_)
-            for k, m in enumerate(matches):
-                num += (m.multiply(x_types[:, [k]] * weights[k])).toarray()
-                cand_sq += (m * weights[k] ** 2).toarray()
+            # A matched type word adds (input weight x candidate weight) to the dot product
+            # and its squared weight to the candidate's squared norm.
+            num += sum(m.multiply(x_types[:, [k]] * weights[k]) for k, m in enumerate(matches)).toarray()
+            cand_sq = cand_sq + sum(m * weights[k] ** 2 for k, m in enumerate(matches)).toarray()
         return _safe_divide(num, _row_norms(Xt)[:, None] * np.sqrt(cand_sq))
 
     def _score_pairs(self, X, responses) -> np.ndarray:

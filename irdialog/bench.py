@@ -1,0 +1,167 @@
+"""Benchmark suites: the rows of the papers' tables, reproduced on the real data.
+
+Each suite trains a model per task on the training split, chooses its hyper-parameters
+among a small grid by accuracy on the dev split (never on test), and reports test
+accuracy. The result is a JSON-ready dict::
+
+    {"suite", "model", "params", "rows": [{"task", "split", "per_response", "per_dialog", "n"}],
+     "seconds"}
+
+with accuracies in percent and ``params`` the chosen hyper-parameters per task.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+
+from sklearn.pipeline import Pipeline
+from tqdm.auto import tqdm
+
+from .datasets import load_dialog_babi
+from .features import MatchTypeFeaturizer
+from .metrics import per_dialog_accuracy, per_response_accuracy
+from .retrieval import NearestNeighborRanker, TfidfRanker
+
+DIALOG_BABI_ROWS = [(t, "tst") for t in range(1, 6)] + [(t, "tst-OOV") for t in range(1, 6)]
+DIALOG_BABI_ROWS.append((6, "tst"))
+
+
+@dataclass
+class ModelSpec:
+    """How a suite builds a model: a factory of (task data, params) and the dev grid."""
+
+    paper_column: str
+    build: Callable[..., object]
+    grid: dict = field(default_factory=dict)
+
+
+def _tfidf(data, **params):
+    return TfidfRanker(candidates=data.candidates, **params)
+
+
+def _tfidf_type(data, **params):
+    # The paper's seven entity types: restaurant names (R_name in the loaders' KB) left out.
+    types = sorted(set(data.kb.values()) - {"R_name"})
+    return Pipeline(
+        [
+            ("match_type", MatchTypeFeaturizer(data.kb, types=types)),
+            ("ranker", TfidfRanker(candidates=data.candidates, **params)),
+        ]
+    )
+
+
+def _nn(data, **params):
+    return NearestNeighborRanker(candidates=data.candidates, **params)
+
+
+DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
+    "tfidf": ModelSpec("tfidf", _tfidf, {"use_history": [True, False]}),
+    "tfidf-type": ModelSpec(
+        "tfidf_type", _tfidf_type, {"use_history": [True, False], "type_weight": [1.0, 3.0]}
+    ),
+    "nn": ModelSpec("nearest_neighbor", _nn, {"similarity": ["overlap", "jaccard"]}),
+}
+
+
+def _grid_points(grid: dict) -> list[dict]:
+    keys = sorted(grid)
+    return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
+
+
+def paper_table(name: str) -> list[dict]:
+    """A result table of the papers (bundled CSV), as a list of rows."""
+    text = resources.files("irdialog").joinpath("data", "reference", name).read_text("utf-8")
+    lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def _evaluate(model, data) -> dict:
+    pred = model.predict(data.X)
+    return {
+        "per_response": 100.0 * per_response_accuracy(data.y, pred),
+        "per_dialog": 100.0 * per_dialog_accuracy(data.y, pred, data.groups),
+        "n": len(data.y),
+    }
+
+
+def bench_dialog_babi(
+    model: str,
+    tasks=(1, 2, 3, 4, 5, 6),
+    data_home=None,
+    progress: bool = True,
+) -> dict:
+    """Reproduce a model's column of dialog bAbI Table 2 (Bordes et al. 2017).
+
+    For each task: fit on trn with every point of the model's grid, keep the point with the
+    best dev per-response accuracy, refit nothing (the chosen model is the one fitted on
+    trn) and score tst and tst-OOV.
+    """
+    if model not in DIALOG_BABI_MODELS:
+        raise ValueError(f"unknown dialog-babi model {model!r}; choose from {sorted(DIALOG_BABI_MODELS)}")
+    spec = DIALOG_BABI_MODELS[model]
+    unknown = set(tasks) - set(range(1, 7))
+    if unknown:
+        raise ValueError(f"dialog bAbI tasks are 1-6, got {sorted(unknown)}")
+    start = time.perf_counter()
+    rows, chosen = [], {}
+    points = _grid_points(spec.grid) or [{}]
+    bar = tqdm(total=len(tasks) * (len(points) + 2), desc=f"dialog-babi {model}", disable=not progress)
+    for task in tasks:
+        train = load_dialog_babi(task, "trn", data_home=data_home)
+        dev = load_dialog_babi(task, "dev", data_home=data_home)
+        best = None
+        for point in points:
+            fitted = spec.build(train, **point).fit(train.X, train.y)
+            dev_acc = _evaluate(fitted, dev)["per_response"]
+            if best is None or dev_acc > best[0]:
+                best = (dev_acc, point, fitted)
+            bar.update()
+        dev_acc, point, fitted = best
+        chosen[task] = {**point, "dev_per_response": round(dev_acc, 2)}
+        for split in ("tst", "tst-OOV"):
+            if (task, split) in DIALOG_BABI_ROWS:
+                test = load_dialog_babi(task, split, data_home=data_home)
+                rows.append({"task": task, "split": split, **_evaluate(fitted, test)})
+            bar.update()
+    bar.close()
+    rows.sort(key=lambda r: DIALOG_BABI_ROWS.index((r["task"], r["split"])))
+    return {
+        "suite": "dialog-babi",
+        "model": model,
+        "params": chosen,
+        "rows": rows,
+        "seconds": round(time.perf_counter() - start, 2),
+    }
+
+
+def with_paper(result: dict) -> list[dict]:
+    """The rows of a dialog bAbI result next to the paper's numbers for that model."""
+    column = DIALOG_BABI_MODELS[result["model"]].paper_column
+    paper = {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
+    out = []
+    for row in result["rows"]:
+        ref = paper[(row["task"], row["split"])]
+        out.append(
+            {
+                **row,
+                "paper_per_response": float(ref[column]),
+                "paper_per_dialog": float(ref[f"{column}_dialog"]),
+            }
+        )
+    return out
+
+
+def format_table(rows: list[dict], model: str) -> str:
+    """A plain-text table of per-response (per-dialog) accuracy, ours next to the paper."""
+    lines = [f"{'task':<6}{'split':<9}{'n':>7}  {model + ' (ours)':>20}  {'paper':>14}  diff"]
+    for r in rows:
+        ours = f"{r['per_response']:.1f} ({r['per_dialog']:.1f})"
+        paper = f"{r['paper_per_response']:.1f} ({r['paper_per_dialog']:.1f})"
+        diff = r["per_response"] - r["paper_per_response"]
+        lines.append(f"{r['task']:<6}{r['split']:<9}{r['n']:>7}  {ours:>20}  {paper:>14}  {diff:+.1f}")
+    return "\n".join(lines)

@@ -1,0 +1,567 @@
+"""Tests of irdialog.metrics: against scikit-learn, hand-computed cases, and properties."""
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import top_k_accuracy_score
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+import irdialog.metrics as metrics_module
+from irdialog.base import _top_k
+from irdialog.metrics import (
+    gold_indices,
+    gold_ranks,
+    hits_at_k,
+    make_ranking_scorer,
+    mean_reciprocal_rank,
+    per_dialog_accuracy,
+    per_response_accuracy,
+    recall_at_k,
+)
+
+INF = np.inf
+
+
+def reference_ranks(gold_sets, scores, ties):
+    """Rank of the first gold by sorting each row explicitly (a plain-Python reference)."""
+    out = []
+    for row, answers in zip(scores, gold_sets, strict=True):
+        answers = {a for a in answers if a >= 0 and row[a] > -INF}
+        if not answers:
+            out.append(INF)
+            continue
+        if ties == "index":
+            order = sorted(range(len(row)), key=lambda j: (-row[j], j))
+        else:  # gold after non-gold among equal scores
+            order = sorted(range(len(row)), key=lambda j: (-row[j], j in answers, j))
+        out.append(1 + next(p for p, j in enumerate(order) if j in answers))
+    return np.array(out, dtype=float)
+
+
+# -- against scikit-learn -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("ties", ["index", "pessimistic"])
+def test_hits_at_k_matches_sklearn_top_k_accuracy(seed, ties):
+    rng = np.random.default_rng(seed)
+    n, c = 60, 3 + seed
+    scores = rng.normal(size=(n, c))  # continuous: no ties
+    gold = rng.integers(0, c, size=n)
+    for k in range(1, c):
+        expected = top_k_accuracy_score(gold, scores, k=k, labels=np.arange(c))
+        assert hits_at_k(gold, scores, k, ties=ties) == pytest.approx(expected)
+
+
+def test_hits_at_1_matches_rank_order_of_models_with_ties():
+    # ties="index" must agree with RankerMixin.rank, so scorer "hits@1" == model.score.
+    rng = np.random.default_rng(0)
+    scores = rng.integers(0, 3, size=(200, 6)).astype(float)  # many ties
+    gold = rng.integers(0, 6, size=200)
+    top = _top_k(scores, 3)
+    for k in (1, 2, 3):
+        expected = np.mean((top[:, :k] == gold[:, None]).any(axis=1))
+        assert hits_at_k(gold, scores, k) == pytest.approx(expected)
+
+
+# -- hand-computed cases ------------------------------------------------------------------------
+
+
+def test_mean_reciprocal_rank_hand_case():
+    scores = np.array(
+        [
+            [0.1, 0.9, 0.5, 0.3],  # gold 2: behind 0.9 -> rank 2
+            [0.8, 0.3, 0.1, 0.2],  # gold 0: rank 1
+            [0.2, 0.1, 0.7, 0.4],  # gold 1: behind all three -> rank 4
+            [0.2, 0.1, 0.7, 0.4],  # gold -1: miss -> 0
+        ]
+    )
+    gold = [2, 0, 1, -1]
+    np.testing.assert_array_equal(gold_ranks(gold, scores), [2, 1, 4, INF])
+    assert mean_reciprocal_rank(gold, scores) == pytest.approx((1 / 2 + 1 + 1 / 4 + 0) / 4)
+    assert hits_at_k(gold, scores, 1) == pytest.approx(1 / 4)
+    assert hits_at_k(gold, scores, 2) == pytest.approx(2 / 4)
+    assert hits_at_k(gold, scores, 4) == pytest.approx(3 / 4)
+    assert hits_at_k(gold, scores, 100) == pytest.approx(3 / 4)
+
+
+def test_recall_at_k_of_n_hand_case():
+    # Ubuntu layout: the true response in column 0, then 4 distractors.
+    scores = np.array(
+        [
+            [0.9, 0.1, 0.95, 0.3, 0.2],  # 1 in 2: rank 1; of 5: rank 2
+            [0.2, 0.6, 0.1, 0.4, 0.3],  # 1 in 2: rank 2; of 5: rank 4
+            [0.5, 0.1, 0.2, 0.3, 0.4],  # rank 1 everywhere
+            [0.1, 0.2, 0.3, 0.4, 0.5],  # 1 in 2: rank 2; of 5: rank 5
+        ]
+    )
+    assert recall_at_k(scores, 1, n=2) == pytest.approx(2 / 4)
+    assert recall_at_k(scores, 1) == pytest.approx(1 / 4)
+    assert recall_at_k(scores, 2) == pytest.approx(2 / 4)
+    assert recall_at_k(scores, 4) == pytest.approx(3 / 4)
+    assert recall_at_k(scores, 5) == 1.0
+    assert recall_at_k(scores, 2, n=3) == pytest.approx(3 / 4)  # ranks 2, 2, 1, 3
+
+
+def test_recall_at_k_equals_hits_at_k_with_gold_in_column_zero():
+    rng = np.random.default_rng(3)
+    scores = rng.normal(size=(40, 10))
+    for k in (1, 2, 5):
+        assert recall_at_k(scores, k, n=10) == hits_at_k(np.zeros(40, int), scores, k)
+        assert recall_at_k(scores, k, n=4) == hits_at_k(np.zeros(40, int), scores[:, :4], k)
+
+
+def test_ties_index_versus_pessimistic():
+    scores = np.array([[1.0, 1.0, 1.0, 0.0], [2.0, 1.0, 1.0, 1.0]])
+    # row 0: gold 1 ties with 0 and 2; row 1: gold 3 ties with 1 and 2, behind 0
+    gold = [1, 3]
+    np.testing.assert_array_equal(gold_ranks(gold, scores, ties="index"), [2, 4])
+    np.testing.assert_array_equal(gold_ranks(gold, scores, ties="pessimistic"), [3, 4])
+    np.testing.assert_array_equal(gold_ranks([0, 1], scores, ties="index"), [1, 2])
+    np.testing.assert_array_equal(gold_ranks([0, 1], scores, ties="pessimistic"), [3, 4])
+
+
+def test_recall_at_k_counts_ties_against_the_model_by_default():
+    constant = np.zeros((5, 10))
+    assert recall_at_k(constant, 1) == 0.0
+    assert recall_at_k(constant, 9) == 0.0
+    assert recall_at_k(constant, 10) == 1.0
+    assert recall_at_k(constant, 1, ties="index") == 1.0  # column 0 would win every tie
+
+
+def test_minus_inf_padding_is_absent():
+    # rank_candidates output: lists of length 3, 2 and 1 padded with -inf.
+    scores = np.array([[0.2, 0.5, 0.1], [0.3, 0.1, -INF], [-1.0, -INF, -INF]])
+    assert recall_at_k(scores, 1) == pytest.approx(2 / 3)
+    np.testing.assert_array_equal(gold_ranks([0, 0, 0], scores, ties="pessimistic"), [2, 1, 1])
+    # a gold scored -inf is a miss, even though it is the lowest index among equal scores
+    np.testing.assert_array_equal(gold_ranks([2, 2, 1], scores), [3, INF, INF])
+    assert hits_at_k([2, 2, 1], scores, k=3) == pytest.approx(1 / 3)
+    # all candidates absent: a miss under both tie rules
+    assert hits_at_k([0], [[-INF, -INF]], k=2) == 0.0
+    assert hits_at_k([0], [[-INF, -INF]], k=2, ties="pessimistic") == 0.0
+
+
+def test_integer_and_float32_scores():
+    scores = np.array([[3, 1, 2], [0, 5, 5]])
+    assert hits_at_k([0, 2], scores) == 0.5
+    assert hits_at_k([0, 2], scores.astype(np.float32)) == 0.5
+    assert hits_at_k([0, 2], scores.astype(np.float32), ties="pessimistic") == 0.5
+
+
+# -- several acceptable answers -----------------------------------------------------------------
+
+MULTI_SCORES = np.array(
+    [
+        [0.1, 0.9, 0.5, 0.3],  # answers {2, 3}: best is 2, rank 2
+        [0.8, 0.3, 0.1, 0.2],  # answers {0, 1}: 0 is top, rank 1
+        [0.2, 0.1, 0.7, 0.4],  # answers {}: miss
+        [0.5, 0.5, 0.5, 0.0],  # answers {1, 2} tied with 0: index rank 2, pessimistic rank 2
+        [0.5, 0.5, 0.5, 0.0],  # answers {0, 1}: index rank 1, pessimistic rank 2
+    ]
+)
+MULTI_LISTS = [[3, 2], [1, 0, 0], [], [1, 2], [0, 1]]
+
+
+def multi_gold_forms():
+    mask = np.zeros(MULTI_SCORES.shape, dtype=bool)
+    padded = np.full((5, 3), -1)
+    for i, answers in enumerate(MULTI_LISTS):
+        mask[i, answers] = True
+        padded[i, : len(answers)] = answers
+    sets = [set(a) for a in MULTI_LISTS]
+    return {"lists": MULTI_LISTS, "mask": mask, "padded": padded, "sets": sets}
+
+
+@pytest.mark.parametrize("form", ["lists", "mask", "padded", "sets"])
+def test_multi_answer_gold(form):
+    gold = multi_gold_forms()[form]
+    np.testing.assert_array_equal(gold_ranks(gold, MULTI_SCORES), [2, 1, INF, 2, 1])
+    np.testing.assert_array_equal(
+        gold_ranks(gold, MULTI_SCORES, ties="pessimistic"), [2, 1, INF, 2, 2]
+    )
+    assert hits_at_k(gold, MULTI_SCORES, 1) == pytest.approx(2 / 5)
+    assert mean_reciprocal_rank(gold, MULTI_SCORES) == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)
+
+
+def test_multi_answer_with_one_answer_each_equals_single_gold():
+    rng = np.random.default_rng(1)
+    scores = rng.integers(0, 4, size=(50, 7)).astype(float)
+    gold = rng.integers(-1, 7, size=50)
+    for ties in ("index", "pessimistic"):
+        np.testing.assert_array_equal(
+            gold_ranks([[g] for g in gold], scores, ties=ties), gold_ranks(gold, scores, ties=ties)
+        )
+
+
+def test_multi_answer_ignores_minus_one_and_absent_answers():
+    scores = [[0.9, 0.1, -INF]]
+    assert gold_ranks([[-1, 2, 1]], scores)[0] == 2
+    assert gold_ranks([[-1, 2]], scores)[0] == INF
+    np.testing.assert_array_equal(gold_ranks([[], []], [[1.0], [2.0]]), [INF, INF])
+    assert hits_at_k(np.full((2, 3), -1), [[1.0], [2.0]]) == 0.0
+
+
+# -- accuracies and gold indices ----------------------------------------------------------------
+
+
+def test_per_response_accuracy():
+    assert per_response_accuracy(["a", "b", "c", "d"], ["a", "x", "c", "d"]) == 0.75
+    assert per_response_accuracy(np.array(["a", "b"]), ["a", "b"]) == 1.0
+    assert per_response_accuracy(("a",), ("b",)) == 0.0
+
+
+def test_per_dialog_accuracy_hand_case():
+    y_true = ["hi", "where", "api_call rome", "hi", "api_call paris", "hi", "ok"]
+    y_pred = ["hi", "where", "api_call rome", "hi", "api_call rome", "hi", "ok"]
+    groups = ["d0", "d0", "d0", "d1", "d1", "d2", "d2"]
+    assert per_dialog_accuracy(y_true, y_pred, groups) == pytest.approx(2 / 3)
+    # the turns of a dialog need not be contiguous
+    order = [4, 0, 5, 2, 6, 1, 3]
+    shuffled = [[v[i] for i in order] for v in (y_true, y_pred, groups)]
+    assert per_dialog_accuracy(*shuffled) == pytest.approx(2 / 3)
+    assert per_dialog_accuracy(y_true, y_true, groups) == 1.0
+    assert per_dialog_accuracy(y_true, y_pred, np.zeros(7, int)) == 0.0
+
+
+def test_per_dialog_accuracy_is_at_most_per_response_accuracy():
+    rng = np.random.default_rng(0)
+    y_true = rng.choice(["a", "b", "c"], size=100).tolist()
+    y_pred = rng.choice(["a", "b", "c"], size=100).tolist()
+    groups = rng.integers(0, 20, size=100)
+    assert per_dialog_accuracy(y_true, y_pred, groups) <= per_response_accuracy(y_true, y_pred)
+
+
+def test_gold_indices():
+    candidates = np.array(["hello", "ok", "api_call rome", "ok"], dtype=object)
+    got = gold_indices(["ok", "bye", "hello", "api_call rome"], candidates)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, [1, -1, 0, 2])  # a duplicate maps to its first index
+    np.testing.assert_array_equal(gold_indices([], candidates), [])
+
+
+def test_gold_indices_rejects_unhashable_responses_with_a_hint():
+    with pytest.raises(TypeError, match=r"y\[1\] must be a response string.*for answers in y"):
+        gold_indices(["ok", ["ok", "hello"]], ["ok", "hello"])
+    with pytest.raises(TypeError, match="single str"):
+        gold_indices("ok", ["ok"])
+
+
+# -- validation ---------------------------------------------------------------------------------
+
+
+def test_nan_scores_are_rejected_naming_the_argument():
+    scores = np.array([[0.1, 0.2], [0.3, np.nan]])
+    with pytest.raises(ValueError, match=r"scores contains NaN \(first at row 1, column 1\)"):
+        hits_at_k([0, 1], scores)
+    with pytest.raises(ValueError, match="scores contains NaN"):
+        recall_at_k(scores, 1)
+    with pytest.raises(ValueError, match="scores contains NaN"):
+        mean_reciprocal_rank([0, 1], scores)
+
+
+@pytest.mark.parametrize(
+    ("gold", "scores", "error", "match"),
+    [
+        ([0, 1], [0.1, 0.2], ValueError, "must be 2-D"),
+        ([0], np.empty((1, 0)), ValueError, "empty"),
+        ([0, 1], [[0.1, 0.2]], ValueError, "scores has 1 rows but gold has 2"),
+        ([2], [[0.1, 0.2]], ValueError, r"gold\[0\] = 2 is not a valid index into 2 candidates"),
+        ([-2], [[0.1, 0.2]], ValueError, "use -1 for a gold response"),
+        ([[0], [5]], [[0.1], [0.2]], ValueError, r"gold\[1\]\[0\] = 5"),
+        ([[0], [0, 5]], [[0.1], [0.2]], ValueError, r"gold\[1\]\[1\] = 5"),
+        (["hello"], [[0.1, 0.2]], TypeError, r"gold_indices\(y, candidates\)"),
+        ([0.0], [[0.1, 0.2]], TypeError, "gold has dtype float64"),
+        ("a", [[0.1, 0.2]], TypeError, "single str"),
+        ([[True, False]], [[0.1, 0.2, 0.3]], ValueError, "boolean gold mask must have the shape"),
+        ([0], [["a", "b"]], TypeError, "scores must hold real numbers"),
+    ],
+)
+def test_invalid_inputs_raise_clear_errors(gold, scores, error, match):
+    with pytest.raises(error, match=match):
+        hits_at_k(gold, scores)
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, True, "1", None])
+def test_invalid_k(k):
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        hits_at_k([0], [[0.1, 0.2]], k)
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        recall_at_k([[0.1, 0.2]], k)
+
+
+def test_invalid_ties_and_n():
+    with pytest.raises(ValueError, match=r"ties must be one of \('index', 'pessimistic'\)"):
+        hits_at_k([0], [[0.1, 0.2]], ties="optimistic")
+    with pytest.raises(ValueError, match="n=3 exceeds the 2 candidates"):
+        recall_at_k([[0.1, 0.2]], 1, n=3)
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        recall_at_k([[0.1, 0.2]], 1, n=0)
+
+
+def test_accuracy_validation():
+    with pytest.raises(ValueError, match="y_true has 2 entries but y_pred has 1"):
+        per_response_accuracy(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match="y_true is empty"):
+        per_response_accuracy([], [])
+    with pytest.raises(TypeError, match="single str"):
+        per_response_accuracy("ab", "ab")
+    with pytest.raises(ValueError, match="y_true has 2 entries but groups has 3"):
+        per_dialog_accuracy(["a", "b"], ["a", "b"], [0, 0, 1])
+    with pytest.raises(TypeError, match="groups must hold dialog ids"):
+        per_dialog_accuracy(["a", "b"], ["a", "b"], [0, "d1"])
+
+
+# -- scorers ------------------------------------------------------------------------------------
+
+
+class TableRanker(BaseEstimator):
+    """A stand-in fitted ranker: context i (an int, or the str of one) gets the score row
+    ``table[i] + bonus * one_hot(favourite)``. ``bonus`` is a parameter to search over."""
+
+    def __init__(self, table=None, candidates=None, bonus=0.0, favourite=0):
+        self.table = table
+        self.candidates = candidates
+        self.bonus = bonus
+        self.favourite = favourite
+
+    def fit(self, X, y=None):
+        self.candidates_ = np.asarray(self.candidates, dtype=object)
+        return self
+
+    def decision_function(self, X):
+        rows = np.asarray([int(x) for x in X])
+        self.calls_ = getattr(self, "calls_", 0) + 1
+        out = np.array(self.table, dtype=float)[rows]
+        out[:, self.favourite] += self.bonus
+        return out
+
+
+CANDS = ["hello", "where", "api_call rome", "ok"]
+TABLE = [
+    [0.9, 0.1, 0.2, 0.3],  # best: hello
+    [0.1, 0.9, 0.5, 0.3],  # where, api_call rome, ok, hello
+    [0.5, 0.5, 0.5, 0.5],  # all tied: hello by index
+    [0.0, 0.2, 0.1, 0.8],  # ok, where, api_call rome, hello
+]
+
+
+def fitted(**params):
+    return TableRanker(table=TABLE, candidates=CANDS, **params).fit(None)
+
+
+def test_scorer_hits_and_mrr_match_the_functions():
+    X = [0, 1, 2, 3]
+    y = ["hello", "api_call rome", "where", "unknown response"]
+    est = fitted()
+    gold = gold_indices(y, est.candidates_)
+    scores = np.asarray(TABLE)
+    for k in (1, 2, 3, 10):
+        assert make_ranking_scorer(f"hits@{k}")(est, X, y) == hits_at_k(gold, scores, k)
+    assert make_ranking_scorer("mrr")(est, X, y) == pytest.approx((1 + 1 / 2 + 1 / 2 + 0) / 4)
+    pess = make_ranking_scorer("mrr", ties="pessimistic")(est, X, y)
+    assert pess == pytest.approx((1 + 1 / 2 + 1 / 4 + 0) / 4)
+
+
+def test_scorer_hits_at_1_equals_predict_accuracy_with_ties():
+    est = fitted()
+    X, y = [0, 1, 2, 3], ["hello", "where", "hello", "where"]
+    predicted = est.candidates_[_top_k(est.decision_function(X), 1)[:, 0]]
+    assert make_ranking_scorer("hits@1")(est, X, y) == per_response_accuracy(y, predicted) == 0.75
+
+
+def test_scorer_multi_answer_y():
+    est = fitted()
+    X = [1, 3]
+    y = [["hello", "api_call rome"], ("bye", "where")]  # ranks 2 and 2
+    assert make_ranking_scorer("hits@1")(est, X, y) == 0.0
+    assert make_ranking_scorer("hits@2")(est, X, y) == 1.0
+    with pytest.raises(ValueError, match="needs one gold response per example"):
+        make_ranking_scorer("r@1-of-2")(est, X, y)
+
+
+def test_scorer_scores_in_blocks(monkeypatch):
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(25, 6))
+    cands = [f"r{j}" for j in range(6)]
+    y = [f"r{j}" for j in rng.integers(0, 7, size=25)]  # r6 is not a candidate
+    X = np.arange(25)
+    est = TableRanker(table=table, candidates=cands).fit(None)
+    names = ["hits@1", "hits@3", "mrr", "r@1-of-2", "r@2-of-5"]
+    whole = {name: make_ranking_scorer(name)(est, X, y) for name in names}
+    monkeypatch.setattr(metrics_module, "_SCORER_BLOCK_SIZE", 4)
+    est.calls_ = 0
+    blocked = {name: make_ranking_scorer(name)(est, X, y) for name in names}
+    assert est.calls_ == 7 * len(names)  # ceil(25 / 4) calls per scorer
+    # the same numbers: r@K-of-N draws its distractors row by row from one stream
+    assert blocked == whole
+    gold = gold_indices(y, cands)
+    assert blocked["hits@1"] == hits_at_k(gold, table, 1)
+
+
+def test_recall_scorer_is_seeded_and_bounded_by_all_candidate_hits():
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(300, 20))
+    cands = [f"r{j}" for j in range(20)]
+    gold = rng.integers(0, 20, size=300)
+    y = [cands[g] for g in gold]
+    est = TableRanker(table=table, candidates=cands).fit(None)
+    X = np.arange(300)
+    r1_of_2 = make_ranking_scorer("r@1-of-2", random_state=1)
+    assert r1_of_2(est, X, y) == r1_of_2(est, X, y)  # same distractors at each call
+    r1_of_20 = make_ranking_scorer("r@1-of-20")(est, X, y)
+    assert r1_of_20 == hits_at_k(gold, table, 1)  # N = all candidates: no sampling left
+    # fewer distractors can only help, and random scores give about k / N
+    r1_of_5 = make_ranking_scorer("r@1-of-5")(est, X, y)
+    assert r1_of_20 <= r1_of_5
+    assert r1_of_2(est, X, y) == pytest.approx(0.5, abs=0.1)
+    assert r1_of_5 == pytest.approx(0.2, abs=0.08)
+
+
+def test_recall_scorer_with_a_perfect_and_a_constant_model():
+    n, c = 30, 12
+    cands = [f"r{j}" for j in range(c)]
+    gold = np.arange(n) % c
+    perfect = np.zeros((n, c))
+    perfect[np.arange(n), gold] = 1.0
+    y = [cands[g] for g in gold]
+    est = TableRanker(table=perfect, candidates=cands).fit(None)
+    assert make_ranking_scorer("r@1-of-10")(est, np.arange(n), y) == 1.0
+    est_const = TableRanker(table=np.zeros((n, c)), candidates=cands).fit(None)
+    assert make_ranking_scorer("r@1-of-10")(est_const, np.arange(n), y) == 0.0
+    assert make_ranking_scorer("r@1-of-10", ties="index")(est_const, np.arange(n), y) == 1.0
+    with pytest.raises(ValueError, match="'r@1-of-20' needs at least 20 candidates, got 12"):
+        make_ranking_scorer("r@1-of-20")(est, np.arange(n), y)
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [("hits@1", "hits@1"), ("HITS@10", "hits@10"), (" mrr ", "mrr"), ("R@2-of-10", "r@2-of-10")],
+)
+def test_scorer_names(name, key):
+    scorer = make_ranking_scorer(name)
+    assert scorer.name == key
+    assert repr(scorer).startswith(f"make_ranking_scorer({key!r}")
+    assert pickle.loads(pickle.dumps(scorer)).name == key
+
+
+@pytest.mark.parametrize("name", ["hits", "hits@", "hits@k", "top1", "map", "r@1", "r@1of10", ""])
+def test_unknown_scorer_name_lists_the_valid_ones(name):
+    with pytest.raises(ValueError, match="unknown ranking scorer") as info:
+        make_ranking_scorer(name)
+    for valid in ("'hits@K'", "'mrr'", "'r@K-of-N'"):
+        assert valid in str(info.value)
+
+
+def test_scorer_argument_errors():
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        make_ranking_scorer("hits@0")
+    with pytest.raises(ValueError, match="k must be at least 1"):
+        make_ranking_scorer("r@0-of-10")
+    with pytest.raises(ValueError, match="N must be at least 2"):
+        make_ranking_scorer("r@1-of-1")
+    with pytest.raises(ValueError, match="ties must be one of"):
+        make_ranking_scorer("mrr", ties="random")
+    with pytest.raises(TypeError, match="name must be a str"):
+        make_ranking_scorer(1)
+
+
+def test_scorer_call_errors():
+    scorer = make_ranking_scorer("hits@1")
+    with pytest.raises(NotFittedError, match="candidates_ attribute"):
+        scorer(TableRanker(table=TABLE, candidates=CANDS), [0], ["hello"])
+    with pytest.raises(ValueError, match="X has 2 contexts but y has 1"):
+        scorer(fitted(), [0, 1], ["hello"])
+    with pytest.raises(TypeError, match="single str"):
+        scorer(fitted(), [0], "hello")
+    nan_table = np.array(TABLE)
+    nan_table[0, 0] = np.nan
+    est = TableRanker(table=nan_table, candidates=CANDS).fit(None)
+    with pytest.raises(ValueError, match=r"decision_function\(X\) contains NaN"):
+        scorer(est, [0], ["hello"])
+    short = TableRanker(table=TABLE, candidates=CANDS[:3]).fit(None)
+    with pytest.raises(ValueError, match=r"returned shape \(1, 4\), expected \(1, 3\)"):
+        scorer(short, [0], ["hello"])
+
+
+def test_scorer_in_grid_search_and_pipeline():
+    # bonus=1 on candidate 3 ("ok") makes "ok" win every row.
+    X = np.tile(np.arange(4), 3)
+    y = ["hello", "where", "hello", "ok"] * 3
+    grid = GridSearchCV(
+        TableRanker(table=TABLE, candidates=CANDS, favourite=3),
+        {"bonus": [0.0, 1.0]},
+        scoring={"hits@1": make_ranking_scorer("hits@1"), "mrr": make_ranking_scorer("mrr")},
+        refit="mrr",
+        cv=KFold(3),
+    ).fit(X, y)
+    np.testing.assert_allclose(grid.cv_results_["mean_test_hits@1"], [1.0, 0.25])
+    assert grid.best_params_ == {"bonus": 0.0}
+    pipe = make_pipeline(FunctionTransformer(), fitted()).fit(X, y)
+    assert make_ranking_scorer("hits@1")(pipe, X, y) == 1.0
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+
+@st.composite
+def ranking_problems(draw):
+    n = draw(st.integers(1, 8))
+    c = draw(st.integers(1, 8))
+    # few distinct values, so ties are common; -inf for absent candidates
+    values = st.sampled_from([-INF, -1.0, 0.0, 0.5, 1.0, 2.0])
+    scores = draw(hnp.arrays(np.float64, (n, c), elements=values))
+    gold = draw(st.lists(st.lists(st.integers(-1, c - 1), max_size=3), min_size=n, max_size=n))
+    return scores, gold
+
+
+@settings(max_examples=200, deadline=None)
+@given(ranking_problems())
+def test_properties_of_ranks_and_metrics(problem):
+    scores, gold = problem
+    n, c = scores.shape
+    for ties in ("index", "pessimistic"):
+        ranks = gold_ranks(gold, scores, ties=ties)
+        np.testing.assert_array_equal(ranks, reference_ranks(gold, scores, ties))
+        hits = [hits_at_k(gold, scores, k, ties=ties) for k in range(1, c + 2)]
+        assert all(0.0 <= h <= 1.0 for h in hits)
+        assert hits == sorted(hits)  # monotone in k
+        present = np.array(
+            [any(a >= 0 and scores[i, a] > -INF for a in g) for i, g in enumerate(gold)]
+        )
+        assert hits[c - 1] == pytest.approx(present.mean())  # hits@n_candidates: every present gold
+        mrr = mean_reciprocal_rank(gold, scores, ties=ties)
+        assert hits[0] <= mrr + 1e-12
+        assert mrr <= hits[-1] + 1e-12
+    assert (
+        gold_ranks(gold, scores, ties="index") <= gold_ranks(gold, scores, ties="pessimistic")
+    ).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, min_side=1, max_side=12),
+        elements=st.floats(-1e6, 1e6),
+    ),
+    st.data(),
+)
+def test_single_gold_present_and_finite(scores, data):
+    n, c = scores.shape
+    gold = np.array(data.draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)))
+    ranks = gold_ranks(gold, scores)
+    assert ((ranks >= 1) & (ranks <= c)).all()
+    assert hits_at_k(gold, scores, c) == 1.0
+    mrr = mean_reciprocal_rank(gold, scores)
+    assert 0.0 < mrr <= 1.0
+    top = _top_k(scores, c)  # the gold sits where `rank` puts it
+    np.testing.assert_array_equal(ranks, 1 + np.argmax(top == gold[:, None], axis=1))
