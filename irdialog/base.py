@@ -224,4 +224,3 @@ class RankerMixin:
         col = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         out[owner, col] = pair_scores
         return out
-

@@ -102,7 +102,9 @@ def bench_dialog_babi(
     trn) and score tst and tst-OOV.
     """
     if model not in DIALOG_BABI_MODELS:
-        raise ValueError(f"unknown dialog-babi model {model!r}; choose from {sorted(DIALOG_BABI_MODELS)}")
+        raise ValueError(
+            f"unknown dialog-babi model {model!r}; choose from {sorted(DIALOG_BABI_MODELS)}"
+        )
     spec = DIALOG_BABI_MODELS[model]
     unknown = set(tasks) - set(range(1, 7))
     if unknown:
@@ -110,7 +112,9 @@ def bench_dialog_babi(
     start = time.perf_counter()
     rows, chosen = [], {}
     points = _grid_points(spec.grid) or [{}]
-    bar = tqdm(total=len(tasks) * (len(points) + 2), desc=f"dialog-babi {model}", disable=not progress)
+    bar = tqdm(
+        total=len(tasks) * (len(points) + 2), desc=f"dialog-babi {model}", disable=not progress
+    )
     for task in tasks:
         train = load_dialog_babi(task, "trn", data_home=data_home)
         dev = load_dialog_babi(task, "dev", data_home=data_home)
@@ -163,5 +167,7 @@ def format_table(rows: list[dict], model: str) -> str:
         ours = f"{r['per_response']:.1f} ({r['per_dialog']:.1f})"
         paper = f"{r['paper_per_response']:.1f} ({r['paper_per_dialog']:.1f})"
         diff = r["per_response"] - r["paper_per_response"]
-        lines.append(f"{r['task']:<6}{r['split']:<9}{r['n']:>7}  {ours:>20}  {paper:>14}  {diff:+.1f}")
+        lines.append(
+            f"{r['task']:<6}{r['split']:<9}{r['n']:>7}  {ours:>20}  {paper:>14}  {diff:+.1f}"
+        )
     return "\n".join(lines)

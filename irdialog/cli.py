@@ -29,7 +29,9 @@ def _cmd_run(args) -> int:
     print(f"irdialog {__version__}: dialog bAbI task 1 on the bundled data (test split)")
     print("hyper-parameters chosen on the dev split; accuracy in %, per-dialog in brackets\n")
     for model in DIALOG_BABI_MODELS:
-        result = bench_dialog_babi(model, tasks=[1], data_home=args.data_home, progress=_progress(args))
+        result = bench_dialog_babi(
+            model, tasks=[1], data_home=args.data_home, progress=_progress(args)
+        )
         print(format_table(with_paper(result), model))
         print(f"chosen: {result['params'][1]}  ({result['seconds']:.1f} s)\n")
     return 0
@@ -69,18 +71,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common.add_argument("--quiet", action="store_true", help="no progress bars or tables")
 
-    run = sub.add_parser("run", parents=[common], help="train and evaluate every ranker on bundled dialog bAbI task 1")
+    run = sub.add_parser(
+        "run",
+        parents=[common],
+        help="train and evaluate every ranker on bundled dialog bAbI task 1",
+    )
     run.set_defaults(func=_cmd_run)
 
     bench = sub.add_parser("bench", help="reproduce a paper table on the real data")
     suites = bench.add_subparsers(dest="suite", required=True)
-    dialog = suites.add_parser("dialog-babi", parents=[common], help="dialog bAbI Table 2 (11 rows)")
+    dialog = suites.add_parser(
+        "dialog-babi", parents=[common], help="dialog bAbI Table 2 (11 rows)"
+    )
     dialog.add_argument("--model", required=True, choices=sorted(DIALOG_BABI_MODELS))
-    dialog.add_argument("--tasks", nargs="+", type=int, default=[1, 2, 3, 4, 5, 6], choices=range(1, 7))
+    dialog.add_argument(
+        "--tasks", nargs="+", type=int, default=[1, 2, 3, 4, 5, 6], choices=range(1, 7)
+    )
     dialog.add_argument("--output", help="write the result as JSON to this file")
     dialog.set_defaults(func=_cmd_bench)
 
-    datasets = sub.add_parser("datasets", parents=[common], help="list the data sets found, and where")
+    datasets = sub.add_parser(
+        "datasets", parents=[common], help="list the data sets found, and where"
+    )
     datasets.set_defaults(func=_cmd_datasets)
     return parser
 

@@ -9,11 +9,10 @@ import pickle
 import joblib
 import numpy as np
 import pytest
+from conftest import make_tiny_dialogs
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, GroupKFold
-
-from conftest import make_tiny_dialogs
 
 
 class RankerConformance:

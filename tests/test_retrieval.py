@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
-from sklearn.pipeline import make_pipeline
-
 from conformance import RankerConformance
 from conftest import TINY_KB, make_tiny_dialogs
+from sklearn.pipeline import make_pipeline
+
 from irdialog import MatchTypeFeaturizer, NearestNeighborRanker, TfidfRanker
 from irdialog.base import Context, Turn
 
@@ -31,7 +31,9 @@ def test_tfidf_matches_dense_cosine():
     q = vec.transform([x.query.lower().split() for x in X]).toarray()
     c = vec.transform([r.split() for r in model.candidates_]).toarray()
     qn, cn = np.linalg.norm(q, axis=1), np.linalg.norm(c, axis=1)
-    expected = np.divide(q @ c.T, np.outer(qn, cn), out=np.zeros((len(q), len(c))), where=np.outer(qn, cn) > 0)
+    expected = np.divide(
+        q @ c.T, np.outer(qn, cn), out=np.zeros((len(q), len(c))), where=np.outer(qn, cn) > 0
+    )
     np.testing.assert_allclose(model.decision_function(X), expected, atol=1e-12)
     assert isinstance(vec, TfidfVectorizer)
 
@@ -84,7 +86,7 @@ def test_nearest_neighbor_matches_brute_force():
         for x, r in zip(X, y):
             counts[(frozenset(x.split()), r)] = counts.get((frozenset(x.split()), r), 0) + 1
         top = max(counts.values())
-        for i, t in enumerate(test):
+        for t in test:
             q = set(t.split())
             for j, c in enumerate(model.candidates_):
                 best = -1.0
@@ -92,6 +94,8 @@ def test_nearest_neighbor_matches_brute_force():
                     if r == c:
                         inter = len(q & u)
                         union = len(q | u)
-                        sim = inter if similarity == "overlap" else (inter / union if union else 0.0)
+                        sim = (
+                            inter if similarity == "overlap" else (inter / union if union else 0.0)
+                        )
                         best = max(best, sim + n / (top + 1))
                 assert model.decision_function([t])[0, j] == pytest.approx(best)

@@ -133,7 +133,9 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
         for lo in range(0, B.shape[0], step):
             overlap = (B[lo : lo + step] @ U.T).toarray().astype(np.float64)[:, self.pair_input_]
             sim = self._similarity(overlap, x_sizes[lo : lo + step], u_sizes)
-            out[lo : lo + step, known] = np.maximum.reduceat(sim + self.pair_weight_, starts, axis=1)
+            out[lo : lo + step, known] = np.maximum.reduceat(
+                sim + self.pair_weight_, starts, axis=1
+            )
         return out
 
     def _score_pairs(self, X, responses) -> np.ndarray:
@@ -143,7 +145,10 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
         cand = np.fromiter((cand_index.get(r, -1) for r in responses), np.int64)
         # (candidate x training pair) incidence, then the pairs each response answers.
         incidence = sp.csr_matrix(
-            (np.ones(len(self.pair_input_)), (self.pair_candidate_, np.arange(len(self.pair_input_)))),
+            (
+                np.ones(len(self.pair_input_)),
+                (self.pair_candidate_, np.arange(len(self.pair_input_))),
+            ),
             shape=(len(self.candidates_), len(self.pair_input_)),
         )
         rows = incidence[np.maximum(cand, 0)]

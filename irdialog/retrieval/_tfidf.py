@@ -107,7 +107,11 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         # candidates that hold an entity of that type.
         entity_types = {w: t for ctx in X for w, t in ctx.entities}
         cand_docs = [
-            toks + [type_token(t) for t in dict.fromkeys(entity_types[w] for w in toks if w in entity_types)]
+            toks
+            + [
+                type_token(t)
+                for t in dict.fromkeys(entity_types[w] for w in toks if w in entity_types)
+            ]
             for toks in cand_tokens
         ]
         inputs = [_input_tokens(ctx, self.use_history, self.types_) for ctx in X]
@@ -124,10 +128,14 @@ class TfidfRanker(RankerMixin, BaseEstimator):
 
     def _inputs(self, X):
         X = check_contexts(X)
-        Xt = self.vectorizer_.transform([_input_tokens(c, self.use_history, self.types_) for c in X])
+        Xt = self.vectorizer_.transform(
+            [_input_tokens(c, self.use_history, self.types_) for c in X]
+        )
         if self.types_ and self.type_weight != 1.0:
             scale = np.ones(Xt.shape[1])
-            scale[[self.vectorizer_.vocabulary_[type_token(t)] for t in self.types_]] = self.type_weight
+            scale[[self.vectorizer_.vocabulary_[type_token(t)] for t in self.types_]] = (
+                self.type_weight
+            )
             Xt = Xt @ sp.diags(scale)
         return X, Xt.tocsr()
 
@@ -155,7 +163,9 @@ class TfidfRanker(RankerMixin, BaseEstimator):
             matches = match_type_matrices(X, C, self.vectorizer_.vocabulary_, self.types_)
             # A matched type word adds (input weight x candidate weight) to the dot product
             # and its squared weight to the candidate's squared norm.
-            num += sum(m.multiply(x_types[:, [k]] * weights[k]) for k, m in enumerate(matches)).toarray()
+            num += sum(
+                m.multiply(x_types[:, [k]] * weights[k]) for k, m in enumerate(matches)
+            ).toarray()
             cand_sq = cand_sq + sum(m * weights[k] ** 2 for k, m in enumerate(matches)).toarray()
         return _safe_divide(num, _row_norms(Xt)[:, None] * np.sqrt(cand_sq))
 

@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from irdialog.base import Context, Turn, _top_k, check_contexts, check_responses, resolve_candidates
+
+
+@given(
+    arrays(
+        np.float64, st.tuples(st.integers(1, 6), st.integers(1, 12)), elements=st.integers(-3, 3)
+    ),
+    st.integers(1, 14),
+)
+def test_top_k_is_stable_descending_sort(scores, k):
+    expected = np.argsort(-scores, axis=1, kind="stable")[:, : min(k, scores.shape[1])]
+    np.testing.assert_array_equal(_top_k(scores, k), expected)
+
+
+def test_top_k_handles_infinite_scores():
+    scores = np.array([[-np.inf, 1.0, -np.inf, 1.0]])
+    np.testing.assert_array_equal(_top_k(scores, 4), [[1, 3, 0, 2]])
+
+
+def test_check_contexts_accepts_strings_and_contexts():
+    ctx = Context(history=(Turn("user", "hi"),), query="q")
+    out = check_contexts(["plain", ctx])
+    assert out[0] == Context(query="plain") and out[1] is ctx
+
+
+@pytest.mark.parametrize(
+    "X, error, match",
+    [
+        ([], ValueError, "empty"),
+        ("hello", TypeError, "single str"),
+        (["ok", None], TypeError, r"X\[1\]"),
+        (["ok", float("nan")], TypeError, r"X\[1\] must be a Context or a str, got float"),
+        (5, TypeError, "sequence"),
+    ],
+)
+def test_check_contexts_errors(X, error, match):
+    with pytest.raises(error, match=match):
+        check_contexts(X)
+
+
+def test_turn_rejects_unknown_speaker():
+    with pytest.raises(ValueError, match="speaker"):
+        Turn("narrator", "hello")
+
+
+def test_check_responses_errors():
+    with pytest.raises(ValueError, match="2 contexts but y has 1"):
+        check_responses(["a"], 2)
+    with pytest.raises(TypeError, match=r"y\[0\]"):
+        check_responses([float("nan")])
+
+
+def test_resolve_candidates_dedupes_in_order():
+    assert list(resolve_candidates(None, ["b", "a", "b"])) == ["b", "a"]
+    assert list(resolve_candidates(["x", "y", "x"], ["a"])) == ["x", "y"]
+    with pytest.raises(ValueError, match="candidates is empty"):
+        resolve_candidates([], ["a"])

@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from irdialog.base import Context, Turn
+from irdialog.features import MatchTypeFeaturizer, match_type_matrices, match_type_pairs
+
+KB = {"Paris": "R_location", "cheap": "R_price", "resto_1_phone": "R_phone"}
+
+
+def test_entities_found_in_query_and_history():
+    ctx = Context(history=(Turn("kb", "resto_1 R_phone resto_1_phone"),), query="cheap in PARIS")
+    f = MatchTypeFeaturizer(KB).fit([ctx])
+    assert f.transform([ctx])[0].entities == (
+        ("resto_1_phone", "R_phone"),
+        ("cheap", "R_price"),
+        ("paris", "R_location"),
+    )
+    only_query = MatchTypeFeaturizer(KB, use_history=False).fit([ctx])
+    assert {t for _, t in only_query.transform([ctx])[0].entities} == {"R_price", "R_location"}
+
+
+def test_types_restriction_and_errors():
+    f = MatchTypeFeaturizer(KB, types=["R_price"]).fit()
+    assert f.transform(["cheap paris"])[0].entities == (("cheap", "R_price"),)
+    with pytest.raises(ValueError, match="R_color"):
+        MatchTypeFeaturizer(KB, types=["R_color"]).fit()
+    with pytest.raises(ValueError, match="non-empty dict"):
+        MatchTypeFeaturizer().fit()
+    assert clone(f).get_params() == f.get_params()
+
+
+def test_match_matrices_against_brute_force():
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(12)]
+    kb = {w: ("A" if i % 2 else "B") for i, w in enumerate(words[:8])}
+    vocab = {w: i for i, w in enumerate(words)}
+    cands = [list(rng.choice(words, size=3)) for _ in range(7)]
+    bags = sp.csr_matrix(
+        (
+            [1.0] * 21,
+            ([i for i in range(7) for _ in range(3)], [vocab[w] for c in cands for w in c]),
+        ),
+        shape=(7, 12),
+    )
+    feat = MatchTypeFeaturizer(kb).fit()
+    contexts = feat.transform([" ".join(rng.choice(words, size=4)) for _ in range(5)])
+    types = ["A", "B"]
+    mats = match_type_matrices(contexts, bags, vocab, types)
+    for k, t in enumerate(types):
+        for i, ctx in enumerate(contexts):
+            mentioned = {w for w, tt in ctx.entities if tt == t}
+            for j, c in enumerate(cands):
+                assert mats[k][i, j] == float(bool(mentioned & set(c)))
+    pair_rows = bags[[0, 3, 6, 1, 2]]
+    pairs = match_type_pairs(contexts, pair_rows, vocab, types)
+    expected = np.stack([m.toarray()[np.arange(5), [0, 3, 6, 1, 2]] for m in mats], axis=1)
+    np.testing.assert_array_equal(pairs, expected)
+
+
+def test_oov_entity_still_matches():
+    f = MatchTypeFeaturizer({"tokyo": "R_location"}).fit()
+    ctx = f.transform(["table in tokyo"])
+    bags = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0]]))
+    m = match_type_matrices(ctx, bags, {"tokyo": 0, "rome": 1}, ["R_location"])[0]
+    np.testing.assert_array_equal(m.toarray(), [[1.0, 0.0]])
