@@ -22,9 +22,10 @@ from sklearn.utils.validation import check_is_fitted
 
 SPEAKERS = ("user", "bot", "kb")
 
-# Contexts scored at a time by rank/predict/score: block_size x n_candidates float scores
-# are the only dense matrix these methods hold.
-DEFAULT_BLOCK_SIZE = 1024
+# rank/predict/score score contexts in blocks of at most this many (context, candidate)
+# scores (128 MB of float64), and at most MAX_BLOCK_ROWS contexts.
+BLOCK_ELEMENTS = 1 << 24
+MAX_BLOCK_ROWS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,12 +157,14 @@ class RankerMixin:
     works with no scorer argument; other scorers are in :mod:`irdialog.metrics`.
     """
 
-    _block_size = DEFAULT_BLOCK_SIZE
+    # Contexts a model's own decision_function may encode at a time.
+    _block_size = MAX_BLOCK_ROWS
 
     def _blocks(self, X):
         X = check_contexts(X)
-        for start in range(0, len(X), self._block_size):
-            yield X[start : start + self._block_size]
+        rows = max(1, min(MAX_BLOCK_ROWS, BLOCK_ELEMENTS // len(self.candidates_)))
+        for start in range(0, len(X), rows):
+            yield X[start : start + rows]
 
     def rank(self, X, k: int = 10) -> np.ndarray:
         """The indices into ``candidates_`` of the k best candidates per context, best first.
@@ -216,7 +219,7 @@ class RankerMixin:
         )
         owner = np.repeat(np.arange(len(X)), lengths)
         pair_scores = np.empty(len(flat))
-        block = max(1, self._block_size * 16)
+        block = MAX_BLOCK_ROWS * 16
         for start in range(0, len(flat), block):
             sl = slice(start, start + block)
             pair_scores[sl] = self._score_pairs([X[i] for i in owner[sl]], flat[sl])
