@@ -17,7 +17,15 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .bench import DIALOG_BABI_MODELS, bench_dialog_babi, format_table, with_paper
+from .bench import (
+    BABI_QA_MODELS,
+    DIALOG_BABI_MODELS,
+    bench_babi_qa,
+    bench_dialog_babi,
+    format_qa_table,
+    format_table,
+    with_paper,
+)
 from .datasets import list_datasets
 
 
@@ -37,15 +45,35 @@ def _cmd_run(args) -> int:
     return 0
 
 
-def _cmd_bench(args) -> int:
+def _write(result: dict, output) -> None:
+    if output:
+        Path(output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def _cmd_bench_dialog_babi(args) -> int:
     result = bench_dialog_babi(
         args.model, tasks=args.tasks, data_home=args.data_home, progress=_progress(args)
     )
-    if args.output:
-        Path(args.output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    _write(result, args.output)
     if not args.quiet:
         print(format_table(with_paper(result), args.model))
         print(f"chosen per task: {json.dumps(result['params'])}")
+        print(f"{result['seconds']:.1f} s")
+    return 0
+
+
+def _cmd_bench_babi_qa(args) -> int:
+    result = bench_babi_qa(
+        args.model,
+        tasks=args.tasks,
+        lang=args.lang,
+        joint=args.joint,
+        data_home=args.data_home,
+        progress=_progress(args),
+    )
+    _write(result, args.output)
+    if not args.quiet:
+        print(format_qa_table(result))
         print(f"{result['seconds']:.1f} s")
     return 0
 
@@ -85,10 +113,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dialog.add_argument("--model", required=True, choices=sorted(DIALOG_BABI_MODELS))
     dialog.add_argument(
-        "--tasks", nargs="+", type=int, default=[1, 2, 3, 4, 5, 6], choices=range(1, 7)
+        "--tasks",
+        nargs="+",
+        type=int,
+        default=[1, 2, 3, 4, 5, 6],
+        choices=range(1, 7),
+        metavar="TASK",
     )
     dialog.add_argument("--output", help="write the result as JSON to this file")
-    dialog.set_defaults(func=_cmd_bench)
+    dialog.set_defaults(func=_cmd_bench_dialog_babi)
+
+    qa = suites.add_parser("babi-qa", parents=[common], help="bAbI QA, 20 tasks (Table 3)")
+    qa.add_argument("--model", required=True, choices=sorted(BABI_QA_MODELS))
+    qa.add_argument(
+        "--tasks",
+        nargs="+",
+        type=int,
+        default=list(range(1, 21)),
+        choices=range(1, 21),
+        metavar="TASK",
+    )
+    qa.add_argument("--lang", default="en", help="language folder of babi-qa/ (en, hn, ...)")
+    qa.add_argument("--joint", action="store_true", help="one model trained on all tasks")
+    qa.add_argument("--output", help="write the result as JSON to this file")
+    qa.set_defaults(func=_cmd_bench_babi_qa)
 
     datasets = sub.add_parser(
         "datasets", parents=[common], help="list the data sets found, and where"
