@@ -1,15 +1,23 @@
 """irdialog: classical, CPU-only response ranking for dialog and question answering."""
 
 from .base import Context, Turn
-from .features import MatchTypeFeaturizer
-from .retrieval import NearestNeighborRanker, TfidfRanker
+from .embed import MemN2NRanker, SupervisedEmbeddingRanker, SVDRecommender
+from .features import EntityParser, MatchTypeFeaturizer
+from .retrieval import NearestNeighborRanker, NGramClassifier, TfidfRanker
+from .svm import StructuredSVMQA
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Context",
+    "EntityParser",
     "MatchTypeFeaturizer",
+    "MemN2NRanker",
+    "NGramClassifier",
     "NearestNeighborRanker",
+    "SVDRecommender",
+    "StructuredSVMQA",
+    "SupervisedEmbeddingRanker",
     "TfidfRanker",
     "Turn",
     "__version__",

@@ -180,3 +180,134 @@ class TfidfRanker(RankerMixin, BaseEstimator):
             num += (matches * self._type_columns(Xt) * weights).sum(axis=1)
             resp_sq += (matches * weights**2).sum(axis=1)
         return _safe_divide(num, _row_norms(Xt) * np.sqrt(resp_sq))
+
+    # -- streaming fit ------------------------------------------------------------------------
+    # Added for corpora that do not fit in memory (Ubuntu: 1M training rows, ~100M words).
+    # Only the document frequencies are kept between chunks; fit above is unchanged.
+
+    def _reset_stream(self):
+        from collections import Counter
+
+        self.n_documents_ = 0
+        self.document_frequency_ = Counter()  # token -> number of documents holding it
+        self.types_ = []
+
+    def _count_chunk(self, X, y) -> None:
+        from itertools import chain
+
+        X = check_contexts(X)
+        if y is not None:
+            y = check_responses(y, len(X))
+        types = sorted(set(self.types_) | {t for ctx in X for _, t in ctx.entities})
+        docs = [_input_tokens(ctx, self.use_history, types) for ctx in X]
+        if y is not None:
+            # As in fit: a response gets the type word of each entity type it holds.
+            entity_types = {w: t for ctx in X for w, t in ctx.entities}
+            for r in y:
+                toks = tokenize(r)
+                toks.extend(
+                    type_token(t)
+                    for t in dict.fromkeys(entity_types[w] for w in toks if w in entity_types)
+                )
+                docs.append(toks)
+        # chain/map keep the count loop in C (Counter.update runs _count_elements).
+        self.document_frequency_.update(chain.from_iterable(map(set, docs)))
+        self.n_documents_ += len(docs)
+        self.types_ = types
+
+    def _build_from_counts(self) -> None:
+        df = self.document_frequency_
+        if not df:
+            raise ValueError("No token seen: every context and response is empty.")
+        vocabulary = {t: i for i, t in enumerate(df)}
+        counts = np.fromiter(df.values(), dtype=np.float64, count=len(df))
+        # TfidfTransformer's smooth idf: ln((1 + n) / (1 + df)) + 1.
+        idf = np.log((1.0 + self.n_documents_) / (1.0 + counts)) + 1.0
+        vectorizer = TfidfVectorizer(
+            analyzer=identity_analyzer,
+            norm=None,
+            sublinear_tf=self.sublinear_tf,
+            vocabulary=vocabulary,
+        )
+        vectorizer.idf_ = idf
+        self.vectorizer_ = vectorizer
+        self.candidates_ = (
+            np.asarray([], dtype=object)
+            if self.candidates is None
+            else resolve_candidates(self.candidates, [])
+        )
+        tokens = [tokenize(c) for c in self.candidates_]
+        self.candidate_tfidf_ = (
+            vectorizer.transform(tokens).tocsr()
+            if tokens
+            else sp.csr_matrix((0, len(vocabulary)), dtype=np.float64)
+        )
+
+    def _streaming(self) -> bool:
+        # True once partial_fit has run, and no fit since (fit learns its own vocabulary).
+        vectorizer = getattr(self, "vectorizer_", None)
+        return vectorizer is not None and vectorizer.vocabulary is not None
+
+    def partial_fit(self, X, y=None):
+        """Update the IDF statistics with one chunk of contexts (and responses).
+
+        Only document frequencies are kept between calls, so a corpus of any size can be
+        fitted chunk by chunk (e.g. from :func:`irdialog.datasets.iter_ubuntu`) in memory
+        bounded by one chunk and the vocabulary. Every context is one document and so is
+        every response of ``y`` (``fit`` counts each distinct response once). No candidate
+        set is collected: ``candidates_`` is the ``candidates`` parameter, or empty, in
+        which case score with ``rank_candidates`` (per-example lists, as for Ubuntu).
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str, default=None
+            The chunk's responses (their words enter the IDF statistics).
+
+        Returns
+        -------
+        self : TfidfRanker
+
+        Examples
+        --------
+        >>> from irdialog import TfidfRanker
+        >>> model = TfidfRanker()
+        >>> for X, y in [(["how do i mount a usb disk"], ["use the mount command"]),
+        ...              (["my wifi is down"], ["restart network manager"])]:
+        ...     model = model.partial_fit(X, y)
+        >>> model.n_documents_
+        4
+        >>> model.rank_candidates(["usb disk won't mount"],
+        ...                       [["try the mount command", "restart it"]]).argmax()
+        np.int64(0)
+        """
+        self._validate_params()
+        if not self._streaming():
+            self._reset_stream()
+        self._count_chunk(X, y)
+        self._build_from_counts()
+        return self
+
+    def fit_chunks(self, chunks):
+        """Fit from scratch on an iterable of chunks, building the vectorizer once.
+
+        The same statistics as calling :meth:`partial_fit` on every chunk, without
+        rebuilding the (possibly million-word) vocabulary after each chunk.
+
+        Parameters
+        ----------
+        chunks : iterable
+            Each chunk an object with attributes ``X`` and ``y`` (the Bunches of
+            :func:`irdialog.datasets.iter_ubuntu`) or an ``(X, y)`` pair (``y`` may be None).
+
+        Returns
+        -------
+        self : TfidfRanker
+        """
+        self._validate_params()
+        self._reset_stream()
+        for chunk in chunks:
+            X, y = (chunk.X, chunk.y) if hasattr(chunk, "X") else chunk
+            self._count_chunk(X, y)
+        self._build_from_counts()
+        return self

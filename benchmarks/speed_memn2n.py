@@ -1,0 +1,132 @@
+"""Speed of MemN2NRanker training, next to numpy's float32 matmul in the same process.
+
+    python benchmarks/speed_memn2n.py [--threads 1] [--repeat 3] [--output speed.json]
+
+Measures (best of ``--repeat``, since the machine may be shared):
+
+- dialog bAbI task 1: training seconds per epoch at embedding 32, 3 hops, batch 32,
+  memory 50, all 4,212 candidates (fit with 10 epochs minus fit with 0 epochs, i.e. without
+  the one-off encoding and final evaluation), and the GFLOP/s that achieves, counting the
+  multiply-adds of the forward and backward passes and of the update;
+- bAbI QA task 1: the whole ``fit`` (20 linear-start epochs + 100, PE, RN) in seconds;
+- numpy float32 matmul GFLOP/s (1024 x 1024 x 1024) with the same BLAS thread count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from irdialog.datasets import load_babi_qa, load_dialog_babi
+from irdialog.embed import _memn2n_kernels as K
+from irdialog.embed._memn2n import MemN2NRanker
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tune_memn2n import BABI_QA_BASE, DEFAULT_DATA  # noqa: E402
+
+DIALOG_SETTING = dict(
+    hops=3,
+    embedding_dim=32,
+    batch_size=32,
+    memory_size=50,
+    position_encoding=False,
+    random_state=0,
+)
+
+
+def best_time(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def matmul_gflops(repeat, n=1024):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    a @ b
+    t = best_time(lambda: [a @ b for _ in range(5)], repeat) / 5
+    return 2 * n**3 / t / 1e9
+
+
+def epoch_flops(model, X):
+    """Multiply-adds (x2) of one training epoch of a fitted model on X."""
+    data = model._encode(X)
+    d = model.embedding_dim
+    C = len(model.candidates_)
+    n = len(X)
+    n_batches = -(-n // model.batch_size)
+    cand_nnz = len(model._cand_tok)
+    n_mat = model.embeddings_.shape[0]
+    V = model.embeddings_.shape[1]
+    # output layer: logits, dU and dWc products (2BCd each), softmax ~5 per logit
+    out = n * (6 * C * d + 5 * C)
+    cand = n_batches * 4 * cand_nnz * d  # candidate embeddings and their gradient scatter
+    n_mem = np.diff(data.mptr)
+    words = np.diff(data.sptr)[data.msent] + 2  # words + speaker + time word
+    mem_words = np.add.reduceat(words, data.mptr[:-1]) * (n_mem > 0)
+    used = len(set(model._cfg()[K.HEADER :]))  # matrices that embed memories
+    mem = 4 * used * mem_words.sum() * d  # memory embeddings, forward and scatter
+    mem += model.hops * 12 * n_mem.sum() * d  # attention and read, forward and backward
+    query = 4 * np.diff(data.sptr)[data.qsent].sum() * d
+    update = n_batches * 4 * n_mat * V * d  # clip norm and step
+    return float(out + cand + mem + query + update)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--data-home", default=os.environ.get("IRDIALOG_DATA", DEFAULT_DATA))
+    ap.add_argument("--output")
+    args = ap.parse_args(argv)
+    dialog = load_dialog_babi(1, "trn", data_home=args.data_home)
+    qa = load_babi_qa(1, "train", data_home=args.data_home)
+    with threadpool_limits(args.threads):
+        # warm the numba cache / JIT before timing anything
+        MemN2NRanker(candidates=dialog.candidates, **dict(DIALOG_SETTING, epochs=1)).fit(
+            dialog.X[:200], dialog.y[:200]
+        )
+        gemm = matmul_gflops(args.repeat)
+
+        def fit_dialog(epochs):
+            model = MemN2NRanker(candidates=dialog.candidates, epochs=epochs, **DIALOG_SETTING)
+            return model.fit(dialog.X, dialog.y)
+
+        t0 = best_time(lambda: fit_dialog(0), args.repeat)
+        tn = best_time(lambda: fit_dialog(args.epochs), args.repeat)
+        per_epoch = (tn - t0) / args.epochs
+        model = fit_dialog(1)
+        flops = epoch_flops(model, dialog.X)
+        qa_fit = best_time(
+            lambda: MemN2NRanker(**BABI_QA_BASE, random_state=0).fit(qa.X, qa.y), args.repeat
+        )
+    row = {
+        "blas_threads": args.threads,
+        "dialog_t1_seconds_per_epoch": round(per_epoch, 4),
+        "dialog_t1_gflop_per_epoch": round(flops / 1e9, 3),
+        "dialog_t1_gflops": round(flops / per_epoch / 1e9, 2),
+        "numpy_sgemm_gflops": round(gemm, 2),
+        "fraction_of_sgemm": round(flops / per_epoch / 1e9 / gemm, 3),
+        "babi_t1_full_fit_seconds": round(qa_fit, 2),
+        "load_average": os.getloadavg()[0],
+    }
+    print(json.dumps(row, indent=1))
+    if args.output:
+        with open(args.output, "a") as f:
+            f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,785 @@
+"""End-to-end memory network ranker (MemN2N) with hand-written numba forward/backward passes.
+
+The model of Sukhbaatar et al. (2015) as used for goal-oriented dialog by Bordes, Boureau &
+Weston (2017, section 4.4 and appendix A; match-type features in section 4.5) and for bAbI
+QA: the history is a memory of bags of words (each with a speaker word and a time word),
+the query is embedded, ``hops`` rounds of softmax attention read the memory, and each
+candidate response is scored against the final controller state through its own
+bag-of-words embedding. The kernels are in :mod:`irdialog.embed._memn2n_kernels`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import unicodedata
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..features import match_type_pairs, type_token
+from ..text import SPEAKER_TOKENS, Vocabulary, time_token, tokenize
+from . import _memn2n_kernels as K
+
+# Adam's moment decay rates and epsilon (Kingma & Ba 2015 defaults).
+_ADAM_BETAS = (0.9, 0.999)
+_ADAM_EPS = 1e-8
+
+# dialog bAbI (Bordes et al. 2017), one preset per task for both columns of Table 2 (with
+# and without match types). Hops and embedding dimension start from the paper's Table 9
+# (the learning rate 0.01 too); the rest was chosen on the dev sets only, by
+# benchmarks/tune_memn2n.py --eval dev: bags of words as in the paper (position encoding
+# gave nothing there), the whole conversation in memory for tasks 3, 5 and 6, and the
+# epochs. Task 2 keeps 3 hops (the paper: 1) because with match types one hop fits only 92%
+# of the training API calls (dev 92.4%; 3 hops: 100%), and it costs nothing without them
+# (dev 100% either way); task 5 takes 128 dimensions (the paper: 32): dev 97.1% instead of
+# 92.8% without match types.
+_DIALOG_COMMON = dict(position_encoding=False, learning_rate=0.01)
+MEMN2N_DIALOG_BABI_PRESETS: dict[int, dict] = {
+    1: dict(_DIALOG_COMMON, hops=1, embedding_dim=32, epochs=10),
+    2: dict(_DIALOG_COMMON, hops=3, embedding_dim=32, epochs=20),
+    3: dict(_DIALOG_COMMON, hops=3, embedding_dim=32, epochs=20, memory_size=100),
+    4: dict(_DIALOG_COMMON, hops=2, embedding_dim=128, epochs=20),
+    5: dict(_DIALOG_COMMON, hops=3, embedding_dim=128, epochs=30, memory_size=100),
+    6: dict(_DIALOG_COMMON, hops=4, embedding_dim=128, epochs=20, memory_size=100),
+}
+
+# bAbI QA 1k: the settings of Sukhbaatar et al. (2015) for their best model (PE LS RN,
+# 3 hops, adjacent tying) on every task, unchanged per task: bAbI asks for one learner for
+# all tasks. Fit with n_init=5 or more: the restart with the lowest training error is kept.
+_BABI_QA_COMMON = dict(
+    hops=3,
+    embedding_dim=20,
+    memory_size=50,
+    weight_tying="adjacent",
+    position_encoding=True,
+    temporal_encoding=True,
+    linear_start=20,
+    random_noise=0.1,
+    learning_rate=0.01,
+    anneal_every=25,
+    epochs=100,
+    batch_size=32,
+    max_grad_norm=40.0,
+)
+MEMN2N_BABI_QA_PRESETS: dict[int, dict] = {t: dict(_BABI_QA_COMMON) for t in range(1, 21)}
+
+
+class _Encoded:
+    """Contexts as the flat integer arrays the kernels read (see _memn2n_kernels)."""
+
+    __slots__ = (
+        "sptr",
+        "stok",
+        "sspk",
+        "qsent",
+        "mptr",
+        "msent",
+        "mtime",
+        "eptr",
+        "eword",
+        "etype",
+    )
+
+    def __init__(self, **arrays):
+        for name in self.__slots__:
+            setattr(self, name, arrays[name])
+
+    @property
+    def n(self) -> int:
+        return self.qsent.shape[0]
+
+    def kernel_args(self, mtime=None):
+        """(sptr, stok, sspk, qsent, mptr, msent, mtime, eptr, eword, etype)."""
+        mtime = self.mtime if mtime is None else mtime
+        return (
+            self.sptr, self.stok, self.sspk, self.qsent, self.mptr, self.msent, mtime,
+            self.eptr, self.eword, self.etype,
+        )  # fmt: skip
+
+
+def _is_punctuation(token: str) -> bool:
+    return all(unicodedata.category(ch).startswith("P") for ch in token)
+
+
+def _csr(lists, dtype=np.int32):
+    """Concatenate integer lists into (indptr, data)."""
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lists], out=ptr[1:])
+    data = np.fromiter((v for x in lists for v in x), dtype=dtype, count=int(ptr[-1]))
+    return ptr, data
+
+
+class MemN2NRanker(RankerMixin, BaseEstimator):
+    """End-to-end memory network ranking candidate responses (MemN2N).
+
+    Each previous turn of the conversation (or each story sentence) is a memory: the
+    embedding of its words, plus a speaker word (user, bot, kb) and a time word (its age,
+    0 for the most recent turn). The query (the last user utterance, or the question) is
+    embedded into the controller state u, which reads the memory ``hops`` times with
+    softmax attention. A candidate response scores ``u . (sum of its word embeddings)``;
+    training minimises the softmax cross-entropy over all candidates with mini-batch SGD
+    (or Adam), gradient-norm clipping and learning-rate annealing. Forward and backward
+    passes are hand-written numba kernels.
+
+    For bAbI QA the candidates are the answers seen in training: an answer such as
+    ``"north,west"`` is one token, hence one candidate with its own embedding, exactly the
+    answer vocabulary of the original model. By default, candidate words never seen in
+    the training contexts or responses are dropped (see ``candidate_words``), so unseen
+    entities count only through match-type features.
+
+    With contexts annotated by :class:`~irdialog.features.MatchTypeFeaturizer` (put it
+    before the ranker in a ``Pipeline``), a candidate also gets one type word per entity
+    type it shares with the conversation (Bordes et al. 2017, section 4.5), which is what
+    lets the model use entities it never saw in training.
+
+    Parameters
+    ----------
+    candidates : sequence of str or None, default=None
+        The fixed candidate set (e.g. the 4,212 dialog bAbI candidates). None: the distinct
+        responses seen in ``fit``.
+    hops : int, default=3
+        Rounds of attention over the memory.
+    embedding_dim : int, default=32
+        Dimension of the word embeddings and of the controller state.
+    memory_size : int, default=50
+        The most recent turns kept as memories.
+    weight_tying : {"adjacent", "layerwise"}, default="adjacent"
+        ``"adjacent"``: the output embedding of a hop is the input embedding of the next,
+        the query embedding is the first input embedding and the candidate embedding is
+        the last output embedding (K + 1 matrices). ``"layerwise"``: one input and one
+        output embedding shared by all hops, separate query and candidate embeddings and a
+        learnt hop map H, ``u_{k+1} = H u_k + o_k`` (4 matrices and H).
+    position_encoding : bool, default=True
+        Weight the words of memories and query by their position in the sentence
+        (Sukhbaatar et al., section 4.1) instead of a plain bag of words. The weights are
+        those of the authors' code, ``l_kj = 1 + 4 (k - (d+1)/2)(j - (J+1)/2) / (d J)``
+        with one J (the longest training sentence plus one) for all sentences: about twice
+        the paper's ``(1 - j/J) - (k/d)(1 - 2j/J)``, and clearly better on bAbI QA tasks
+        13 and 16 than the paper's form with J the sentence's own length.
+    pad_memory : bool, default=True
+        Give the memory a fixed number of slots, ``memory_size`` or the longest training
+        history if shorter; the empty slots take part in the attention softmax as zero
+        vectors (score 0), so a hop can attend to nothing. This is how the authors' code
+        works, and it matters: bAbI QA tasks 6, 9 and 10 go from about 18% to 8% error.
+    drop_punctuation : bool, default=True
+        Drop tokens made only of punctuation (Unicode category P, any script), as the
+        authors' bAbI code strips ``.`` and ``?``. Inner punctuation stays
+        (``"north,west"`` is one word).
+    candidate_words : bool, default=False
+        Give an embedding to every word of the candidates, not only to the words of the
+        training contexts and responses. A candidate word never seen in training then
+        keeps a random embedding that training only pushes down; with adjacent tying it is
+        also the output embedding of that word in memory, so a memory holding it still
+        raises the candidates holding it (dialog bAbI task 4, unseen phone numbers).
+    temporal_encoding : bool, default=True
+        Add a time word per memory age (section 4.1; the "time features" of Bordes et al.).
+    linear_start : int, default=0
+        Epochs trained first with the attention softmaxes removed (at half the learning
+        rate), before the ``epochs`` epochs with them (section 4.2).
+    random_noise : float, default=0.0
+        Training-time random empty memories: up to ``ceil(random_noise * n_memories)``
+        blank ages are inserted among an example's memories at each epoch, regularising
+        the time words (section 4.2, "RN"; 0.1 in the paper).
+    nonlinearity : {"relu"} or None, default=None
+        Applied to the controller state after each hop.
+    match_type : bool, default=True
+        Use the entities of annotated contexts as match-type features. Has no effect on
+        contexts without ``entities``.
+    optimizer : {"sgd", "adam"}, default="sgd"
+    learning_rate : float, default=0.01
+        Step size on the loss summed over a mini-batch (as in the reference MemN2N code).
+    anneal_every : int, default=25
+        Multiply the learning rate by ``anneal_rate`` every this many epochs.
+    anneal_rate : float, default=0.5
+    epochs : int, default=100
+        Epochs with the attention softmax (after the linear-start epochs).
+    batch_size : int, default=32
+    max_grad_norm : float or None, default=40.0
+        Each embedding matrix's gradient (and H's) is rescaled to at most this norm.
+    init_scale : float, default=0.1
+        Standard deviation of the normal initialisation.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the training data (whole groups when ``groups``
+        is passed to ``fit``), keep the weights of the epoch with the best validation
+        accuracy and stop after ``n_iter_no_change`` epochs without improvement.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=10
+    n_init : int, default=1
+        Random restarts; the kept model has the lowest validation error with early
+        stopping, else the lowest training error (ties: lower loss).
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation, shuffling and noise. A given seed gives bit-for-bit the same
+        model (training runs with one BLAS thread, whatever the machine).
+    verbose : bool, default=False
+        Show a progress bar with the training loss and accuracy.
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+        The candidate responses, the columns of ``decision_function``.
+    vocabulary_ : irdialog.text.Vocabulary
+        Words of the training contexts and responses, after the nil word, the speaker,
+        time and type words.
+    types_ : list of str
+        Entity types used as match-type features (those seen in the training contexts).
+    sentence_length_ : int
+        J of the position encoding.
+    memory_slots_ : int
+        Memory slots (with ``pad_memory``).
+    embeddings_ : ndarray of shape (n_matrices, n_words, embedding_dim), float32
+        The embedding matrices (see ``weight_tying``); row 0, the nil word, is zero.
+    hop_map_ : ndarray of shape (embedding_dim, embedding_dim), float32
+        H (``"layerwise"``); zeros and unused with ``"adjacent"``.
+    loss_curve_ : list of float
+        Mean training loss per epoch of the kept run.
+    train_accuracy_curve_ : list of float
+        Training accuracy per epoch (during the epoch's updates).
+    validation_scores_ : list of float or None
+        Validation accuracy per epoch after linear start (early stopping only).
+    n_iter_ : int
+        Epochs run by the kept run.
+
+    See Also
+    --------
+    irdialog.retrieval.TfidfRanker, irdialog.retrieval.NearestNeighborRanker
+
+    References
+    ----------
+    Sukhbaatar, Szlam, Weston & Fergus (2015). End-To-End Memory Networks. NIPS.
+    Bordes, Boureau & Weston (2017). Learning End-to-End Goal-Oriented Dialog. ICLR.
+    Section 4.4, appendix A (memory, time and speaker features) and 4.5 (match type).
+
+    Examples
+    --------
+    >>> from irdialog.base import Context, Turn
+    >>> from irdialog.embed._memn2n import MemN2NRanker
+    >>> X = [Context((Turn("kb", "mary went to the kitchen"),
+    ...               Turn("kb", "john went to the garden")), "where is mary"),
+    ...      Context((Turn("kb", "john went to the kitchen"),
+    ...               Turn("kb", "mary went to the garden")), "where is mary")] * 10
+    >>> y = ["kitchen", "garden"] * 10
+    >>> model = MemN2NRanker(hops=1, embedding_dim=16, epochs=40, random_state=0).fit(X, y)
+    >>> model.predict(X[:2]).tolist()
+    ['kitchen', 'garden']
+    >>> model.attention(X[:1]).shape  # (samples, hops, memory_size), by memory age
+    (1, 1, 50)
+    """
+
+    _parameter_constraints = {
+        "candidates": ["array-like", None],
+        "hops": [Interval(numbers.Integral, 1, None, closed="left")],
+        "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
+        "memory_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weight_tying": [StrOptions({"adjacent", "layerwise"})],
+        "position_encoding": ["boolean"],
+        "pad_memory": ["boolean"],
+        "drop_punctuation": ["boolean"],
+        "candidate_words": ["boolean"],
+        "temporal_encoding": ["boolean"],
+        "linear_start": [Interval(numbers.Integral, 0, None, closed="left")],
+        "random_noise": [Interval(numbers.Real, 0, None, closed="left")],
+        "nonlinearity": [StrOptions({"relu"}), None],
+        "match_type": ["boolean"],
+        "optimizer": [StrOptions({"sgd", "adam"})],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "anneal_every": [Interval(numbers.Integral, 1, None, closed="left")],
+        "anneal_rate": [Interval(numbers.Real, 0, 1, closed="right")],
+        "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "init_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        candidates=None,
+        hops=3,
+        embedding_dim=32,
+        memory_size=50,
+        weight_tying="adjacent",
+        position_encoding=True,
+        pad_memory=True,
+        drop_punctuation=True,
+        candidate_words=False,
+        temporal_encoding=True,
+        linear_start=0,
+        random_noise=0.0,
+        nonlinearity=None,
+        match_type=True,
+        optimizer="sgd",
+        learning_rate=0.01,
+        anneal_every=25,
+        anneal_rate=0.5,
+        epochs=100,
+        batch_size=32,
+        max_grad_norm=40.0,
+        init_scale=0.1,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        n_init=1,
+        random_state=None,
+        verbose=False,
+    ):
+        self.candidates = candidates
+        self.hops = hops
+        self.embedding_dim = embedding_dim
+        self.memory_size = memory_size
+        self.weight_tying = weight_tying
+        self.position_encoding = position_encoding
+        self.pad_memory = pad_memory
+        self.drop_punctuation = drop_punctuation
+        self.candidate_words = candidate_words
+        self.temporal_encoding = temporal_encoding
+        self.linear_start = linear_start
+        self.random_noise = random_noise
+        self.nonlinearity = nonlinearity
+        self.match_type = match_type
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.anneal_every = anneal_every
+        self.anneal_rate = anneal_rate
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.max_grad_norm = max_grad_norm
+        self.init_scale = init_scale
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.n_init = n_init
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ encoding
+
+    def _cfg(self, softmax=True):
+        cfg, _ = K.make_cfg(
+            self.hops,
+            self.weight_tying,
+            self.sentence_length_ if self.position_encoding else 0,
+            softmax,
+            self.nonlinearity == "relu",
+            self.memory_slots_ if self.pad_memory else 0,
+        )
+        return cfg
+
+    def _tokens(self, text):
+        tokens = tokenize(text)
+        if self.drop_punctuation:
+            tokens = [t for t in tokens if not _is_punctuation(t)]
+        return tokens
+
+    def _encode(self, X) -> _Encoded:
+        """Sentences (deduplicated), queries, memories, time words and entities of X."""
+        index = self.vocabulary_.index_
+        sent_id: dict[tuple[str, str], int] = {}
+        sent_tokens: list[list[int]] = []
+        sent_spk: list[int] = []
+
+        def sid(speaker, text):
+            key = (speaker, text)
+            s = sent_id.get(key)
+            if s is None:
+                s = sent_id[key] = len(sent_tokens)
+                # Unknown words stay as nil (index 0) so word positions are kept.
+                sent_tokens.append([index.get(t, 0) for t in self._tokens(text)])
+                sent_spk.append(index[SPEAKER_TOKENS[speaker]] if speaker else 0)
+            return s
+
+        n = len(X)
+        qsent = np.empty(n, dtype=np.int64)
+        mem_lists, ent_words, ent_types = [], [], []
+        type_index = {t: k for k, t in enumerate(self.types_)}
+        word_index = self._cand_word_index
+        for i, ctx in enumerate(X):
+            qsent[i] = sid("", ctx.query)
+            hist = ctx.history[-self.memory_size :]
+            mem_lists.append([sid(t.speaker, t.text) for t in hist])
+            words, types = [], []
+            if type_index:
+                for w, t in ctx.entities:
+                    k = type_index.get(t)
+                    v = word_index.get(w)
+                    if k is not None and v is not None:
+                        words.append(v)
+                        types.append(k)
+            ent_words.append(words)
+            ent_types.append(types)
+        sptr, stok = _csr(sent_tokens)
+        mptr, msent = _csr(mem_lists, np.int64)
+        eptr, eword = _csr(ent_words)
+        _, etype = _csr(ent_types)
+        counts = np.diff(mptr)
+        if self.temporal_encoding:
+            # age of memory i of n (oldest first) is n - 1 - i
+            ages = np.repeat(mptr[1:] - 1, counts) - np.arange(mptr[-1])
+            mtime = (self._time_base + ages).astype(np.int32)
+        else:
+            mtime = np.zeros(mptr[-1], dtype=np.int32)
+        return _Encoded(
+            sptr=sptr,
+            stok=stok,
+            sspk=np.asarray(sent_spk, dtype=np.int32),
+            qsent=qsent,
+            mptr=mptr,
+            msent=msent,
+            mtime=mtime,
+            eptr=eptr,
+            eword=eword,
+            etype=etype,
+        )
+
+    def _build_vocabulary(self, X, y):
+        extra = list(SPEAKER_TOKENS.values())
+        if self.temporal_encoding:
+            extra += [time_token(a) for a in range(self.memory_size)]
+        extra += [type_token(t) for t in self.types_]
+        texts = {t.text for ctx in X for t in ctx.history}
+        texts.update(ctx.query for ctx in X)
+        tokens = {t: self._tokens(t) for t in sorted(texts)}
+        # J of the position encoding: the longest training sentence, plus one as in the
+        # authors' code (where the time word takes the last position)
+        self.sentence_length_ = 1 + max(len(t) for t in tokens.values())
+        outputs = set(y) | (set(self.candidates_) if self.candidate_words else set())
+        tokens.update((t, self._tokens(t)) for t in sorted(outputs - texts))
+        self.vocabulary_ = Vocabulary(extra_tokens=extra).fit(tokens.values())
+        index = self.vocabulary_.index_
+        self._time_base = index[time_token(0)] if self.temporal_encoding else 0
+        self._type_tok = np.asarray([index[type_token(t)] for t in self.types_], dtype=np.int32)
+
+    def _build_candidates(self):
+        index = self.vocabulary_.index_
+        cand_tokens = [self._tokens(c) for c in self.candidates_]
+        bags, weights = [], []
+        for toks in cand_tokens:
+            counts: dict[int, int] = {}
+            for t in toks:
+                v = index.get(t)
+                if v is not None:
+                    counts[v] = counts.get(v, 0) + 1
+            bags.append(list(counts))
+            weights.append(list(counts.values()))
+        self._cand_ptr, self._cand_tok = _csr(bags)
+        self._cand_w = np.fromiter(
+            (w for ws in weights for w in ws), dtype=np.float32, count=len(self._cand_tok)
+        )
+        # Every candidate word (seen in training or not) for match types: candidate lists
+        # per word, the inverted index the kernels walk.
+        word_index: dict[str, int] = {}
+        postings: list[list[int]] = []
+        for j, toks in enumerate(cand_tokens):
+            for t in dict.fromkeys(toks):
+                v = word_index.setdefault(t, len(postings))
+                if v == len(postings):
+                    postings.append([])
+                postings[v].append(j)
+        self._cand_word_index = word_index
+        self._inv_ptr, self._inv_cand = _csr(postings)
+
+    # ------------------------------------------------------------------ training
+
+    def _schedule(self, epoch):
+        """(learning rate, softmax on) of an epoch counted from 0, linear start first."""
+        if epoch < self.linear_start:
+            return self.learning_rate / 2.0, False
+        main = epoch - self.linear_start
+        return self.learning_rate * self.anneal_rate ** (main // self.anneal_every), True
+
+    def _evaluate(self, E, H, data: _Encoded, y, rows):
+        """(mean loss, accuracy) on the examples ``rows``, in blocks of contexts."""
+        if len(rows) == 0:
+            return 0.0, 0.0
+        loss = 0.0
+        correct = 0
+        for start in range(0, len(rows), self._block_size):
+            block = rows[start : start + self._block_size]
+            scores = self._scores(E, H, data, block)
+            top = scores.max(axis=1, keepdims=True)
+            logz = np.log(np.exp(scores - top).sum(axis=1)) + top[:, 0]
+            target = y[block]
+            loss += float(np.sum(logz - scores[np.arange(len(block)), target]))
+            correct += int(np.sum(scores.argmax(axis=1) == target))
+        return loss / len(rows), correct / len(rows)
+
+    def _train_run(self, data, y, train_rows, val_rows, seed, bar):
+        rng = np.random.default_rng(seed)
+        n_mat = self._n_matrices
+        dim = self.embedding_dim
+        V = len(self.vocabulary_)
+        E = (rng.standard_normal((n_mat, V, dim)) * self.init_scale).astype(np.float32)
+        E[:, 0, :] = 0.0
+        if self.weight_tying == "layerwise":
+            H = (rng.standard_normal((dim, dim)) * self.init_scale).astype(np.float32)
+        else:
+            H = np.zeros((dim, dim), dtype=np.float32)
+        adam = self.optimizer == "adam"
+        if adam:
+            state = (np.zeros_like(E), np.zeros_like(E), np.zeros_like(H), np.zeros_like(H))
+        else:
+            state = (
+                np.zeros((0, 0, 0), np.float32),
+                np.zeros((0, 0, 0), np.float32),
+                np.zeros((0, 0), np.float32),
+                np.zeros((0, 0), np.float32),
+            )
+        cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
+        use_h = self.weight_tying == "layerwise"
+        max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
+        counts = np.diff(data.mptr)
+        noisy = self.random_noise > 0 and self.temporal_encoding
+        y64 = y.astype(np.int64)
+        ws = K.Workspace(
+            n_mat, V, dim, self.hops, self.batch_size, int(counts.max(initial=0)),
+            len(self.candidates_), len(self.types_), np.float32,
+        )  # fmt: skip
+        cands = self._cand_arrays()
+        losses, accs, val_scores = [], [], []
+        best = (-np.inf, -np.inf)
+        best_params = None
+        since_best = 0
+        step = 0
+        total = self.linear_start + self.epochs
+        n_epochs = 0
+        for epoch in range(total):
+            lr, softmax = self._schedule(epoch)
+            cfg = cfg_soft if softmax else cfg_lin
+            order = rng.permutation(train_rows)
+            mtime = data.mtime
+            if noisy:
+                n_blank = rng.integers(0, np.ceil(counts * self.random_noise).astype(np.int64) + 1)
+                uniforms = rng.random(int((counts + n_blank).sum()))
+                mtime = np.empty_like(data.mtime)
+                K.random_ages(
+                    data.mptr, n_blank, uniforms, self.memory_size, self._time_base, mtime
+                )
+            arrays = data.kernel_args(mtime)
+            loss = 0.0
+            correct = 0
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start : start + self.batch_size]
+                b_loss, b_correct = K.batch_loss_grad(E, H, cfg, arrays, cands, y64, batch, ws)
+                loss += b_loss
+                correct += b_correct
+                step += 1
+                K.apply_update(
+                    E, H, ws.dE, ws.dH, use_h, lr, max_norm, adam, *state, step,
+                    _ADAM_BETAS[0], _ADAM_BETAS[1], _ADAM_EPS,
+                )  # fmt: skip
+            n_epochs += 1
+            losses.append(loss / len(order))
+            accs.append(correct / len(order))
+            postfix = {"loss": f"{losses[-1]:.4f}", "acc": f"{accs[-1]:.3f}"}
+            if not np.isfinite(loss):
+                raise FloatingPointError(
+                    f"MemN2NRanker diverged at epoch {epoch} (loss {loss}); lower learning_rate "
+                    "or max_grad_norm."
+                )
+            if self.early_stopping and softmax:
+                vloss, vacc = self._evaluate(E, H, data, y64, val_rows)
+                val_scores.append(vacc)
+                postfix["val_acc"] = f"{vacc:.3f}"
+                if (vacc, -vloss) > best:
+                    best = (vacc, -vloss)
+                    best_params = (E.copy(), H.copy())
+                    since_best = 0
+                else:
+                    since_best += 1
+            bar.set_postfix(postfix, refresh=False)
+            bar.update(1)
+            if self.early_stopping and since_best >= self.n_iter_no_change:
+                bar.update(total - epoch - 1)
+                break
+        if self.early_stopping and best_params is not None:
+            E, H = best_params
+            crit = best
+        elif self.n_init > 1:  # restarts are compared on a clean pass over the training set
+            tloss, tacc = self._evaluate(E, H, data, y64, train_rows)
+            crit = (tacc, -tloss)
+        else:
+            crit = (0.0, 0.0)
+        return crit, E, H, losses, accs, (val_scores if self.early_stopping else None), n_epochs
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, groups=None):
+        """Train on contexts X and their gold responses y.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+            Each must be one of ``candidates`` when a fixed candidate set is given.
+        groups : array-like of shape (n_samples,), default=None
+            Dialog or story ids: with early stopping, the validation split takes whole
+            groups.
+
+        Returns
+        -------
+        self
+        """
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        self.candidates_ = resolve_candidates(self.candidates, y)
+        cand_index = {c: j for j, c in enumerate(self.candidates_)}
+        missing = [r for r in dict.fromkeys(y) if r not in cand_index]
+        if missing:
+            raise ValueError(
+                f"{len(missing)} gold responses of y are not among the candidates, e.g. "
+                f"{missing[0]!r}; MemN2NRanker is trained to pick the gold response from "
+                "the candidates."
+            )
+        y_idx = np.fromiter((cand_index[r] for r in y), dtype=np.int64, count=len(y))
+        self.types_ = sorted({t for ctx in X for _, t in ctx.entities}) if self.match_type else []
+        self._build_vocabulary(X, y)
+        self._build_candidates()
+        self._n_matrices = K.make_cfg(self.hops, self.weight_tying, 0, True, False, 0)[1]
+        self.memory_slots_ = min(self.memory_size, max(len(ctx.history) for ctx in X))
+        data = self._encode(X)
+
+        rs = check_random_state(self.random_state)
+        n = len(X)
+        rows = np.arange(n)
+        if self.early_stopping:
+            split_seed = rs.randint(np.iinfo(np.int32).max)
+            val_mask = _validation_mask(n, groups, self.validation_fraction, split_seed)
+            train_rows, val_rows = rows[~val_mask], rows[val_mask]
+        else:
+            train_rows, val_rows = rows, rows[:0]
+        seeds = rs.randint(np.iinfo(np.int32).max, size=self.n_init)
+        total = self.n_init * (self.linear_start + self.epochs)
+        best = None
+        # The per-batch products (batch x dim x n_candidates) are too small for threads to
+        # pay: one BLAS thread is faster, by far on a busy machine (0.23 s instead of 4.6 s
+        # per dialog bAbI task 1 epoch with two threads at load 5), and keeps the result
+        # independent of the machine's thread count.
+        with (
+            threadpool_limits(limits=1, user_api="blas"),
+            tqdm(total=total, disable=not self.verbose, desc="MemN2N") as bar,
+        ):
+            for seed in seeds:
+                run = self._train_run(data, y_idx, train_rows, val_rows, seed, bar)
+                if best is None or run[0] > best[0]:
+                    best = run
+        _, E, H, losses, accs, val_scores, n_epochs = best
+        self.embeddings_ = E
+        self.hop_map_ = H
+        self.loss_curve_ = losses
+        self.train_accuracy_curve_ = accs
+        self.validation_scores_ = val_scores
+        self.n_iter_ = n_epochs
+        return self
+
+    # ------------------------------------------------------------------ scoring
+
+    def _states(self, E, H, data: _Encoded, rows, attention=None):
+        if attention is None:
+            attention = np.zeros((0, 0, 0), dtype=np.float32)
+        return K.forward_states(
+            E, H, self._cfg(True), *data.kernel_args()[:7], np.asarray(rows, np.int64), attention
+        )
+
+    def _candidate_matrix(self, E):
+        """Float64 candidate embeddings (the same sums as ``_score_pairs``)."""
+        bags = sp.csr_matrix(
+            (self._cand_w, self._cand_tok, self._cand_ptr),
+            shape=(len(self.candidates_), E.shape[1]),
+        )
+        return np.asarray(bags @ E[self._w_mat].astype(np.float64))
+
+    def _cand_arrays(self):
+        return (
+            self._cand_ptr, self._cand_tok, self._cand_w, self._inv_ptr, self._inv_cand,
+            self._type_tok,
+        )  # fmt: skip
+
+    @property
+    def _w_mat(self):
+        return int(self._cfg()[K.W_MAT])
+
+    def _scores(self, E, H, data: _Encoded, rows):
+        """Float64 scores of the examples ``rows`` against every candidate."""
+        U = self._states(E, H, data, rows).astype(np.float64)
+        scores = U @ self._candidate_matrix(E).T
+        if len(self.types_):
+            mark = np.full(scores.shape[1] * len(self.types_), -1, dtype=np.int64)
+            K.add_match_types(
+                scores, U, E, self._w_mat, self._type_tok, data.eptr, data.eword, data.etype,
+                self._inv_ptr, self._inv_cand, np.asarray(rows, np.int64), mark,
+            )  # fmt: skip
+        return scores
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores of every candidate for each context.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        data = self._encode(X)
+        return self._scores(self.embeddings_, self.hop_map_, data, np.arange(len(X)))
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        check_is_fitted(self)
+        X = check_contexts(X)
+        data = self._encode(X)
+        E = self.embeddings_
+        U = self._states(E, self.hop_map_, data, np.arange(len(X))).astype(np.float64)
+        bags = self.vocabulary_.bags([self._tokens(r) for r in responses])
+        R = np.asarray(bags @ E[self._w_mat].astype(np.float64))
+        if len(self.types_):
+            # match_type_pairs needs the responses' words, seen in training or not
+            words = Vocabulary().fit(self._tokens(r) for r in responses)
+            matches = match_type_pairs(
+                X, words.bags([self._tokens(r) for r in responses]), words.index_, self.types_
+            )
+            R += matches @ E[self._w_mat, self._type_tok].astype(np.float64)
+        return np.einsum("ij,ij->i", U, R)
+
+    def attention(self, X) -> np.ndarray:
+        """Per-hop attention weights over the memories, by memory age.
+
+        Returns
+        -------
+        weights : ndarray of shape (n_samples, hops, memory_size)
+            ``weights[i, k, a]`` is the attention of hop k on the memory of age a, the
+            turn ``X[i].history[-1 - a]``; zero where the history is shorter.
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        data = self._encode(X)
+        out = np.zeros((len(X), self.hops, self.memory_size), dtype=np.float32)
+        self._states(self.embeddings_, self.hop_map_, data, np.arange(len(X)), out)
+        return out
+
+
+def _validation_mask(n, groups, fraction, seed):
+    """Boolean mask of the held-out examples: whole groups when given."""
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        n_val = max(1, int(math.floor(fraction * n)))
+        mask = np.zeros(n, dtype=bool)
+        mask[rng.permutation(n)[:n_val]] = True
+        return mask
+    groups = np.asarray(groups)
+    if groups.shape != (n,):
+        raise ValueError(f"groups must have one entry per sample ({n}), got {groups.shape}.")
+    uniq = np.unique(groups)
+    n_val = max(1, int(math.floor(fraction * len(uniq))))
+    held = rng.permutation(uniq)[:n_val]
+    return np.isin(groups, held)

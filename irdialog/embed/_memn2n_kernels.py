@@ -1,0 +1,727 @@
+"""Numba kernels of :class:`irdialog.embed.MemN2NRanker`: forward, backward and updates.
+
+Pure functions on contiguous arrays and scalars (no estimator objects). The model is an
+end-to-end memory network (Sukhbaatar et al. 2015) written out by hand:
+
+- the embedding matrices are one array ``E`` of shape (n_matrices, n_words, dim); which
+  matrix plays B (query), A_k and C_k (memory in/out of hop k) and W (candidates) is given
+  by ``cfg`` (see :func:`make_cfg`), so weight tying is just several roles pointing at the
+  same matrix, and the gradients of tied roles add up in the same ``dE[p]``;
+- a sentence (memory or query) is a run of word ids in a CSR table ``(sptr, stok)``; a
+  memory adds its speaker word (``sspk``) and its time word (``mtime``) with weight one,
+  while its words are weighted by the position encoding when ``cfg[PE_LEN]`` > 0;
+- hop k: ``p = softmax(u_k . a_i)`` (no softmax during linear start), where the empty
+  slots of a memory of ``cfg[N_SLOTS]`` slots take part as zero vectors (score 0),
+  ``h_k = u_k + sum_i p_i c_i`` (``H u_k`` instead of ``u_k`` with the hop map),
+  ``u_{k+1} = relu(h_k)`` or ``h_k``;
+- candidate j scores ``u_K . (W bag_j + sum_t match_jt W type_t)``, where ``match_jt`` is
+  1 when the candidate holds an entity of type t that the context mentions (found through
+  the inverted index ``(iptr, icand)`` of candidate words); loss: softmax cross-entropy
+  over all candidates, summed over the batch.
+
+Every kernel is generic in the float type: float32 in training, float64 in the gradient
+check of the tests. No ``fastmath`` anywhere: these are SGD loops (see STYLE.md).
+"""
+
+import numpy as np
+from numba import njit
+
+# Layout of the int64 configuration vector ``cfg``.
+N_HOPS, B_MAT, W_MAT, PE_LEN, USE_SOFTMAX, USE_H, USE_RELU, N_SLOTS = range(8)
+HEADER = 8
+
+
+def make_cfg(hops, tying, pe_len, softmax, relu, n_slots):
+    """The int64 configuration vector and the number of embedding matrices.
+
+    ``cfg = [hops, b, w, pe_len, use_softmax, use_h, use_relu, n_slots, a_0..a_{K-1},
+    c_0..c_{K-1}]``: ``pe_len`` is J of the position encoding (0: plain bags of words),
+    ``n_slots`` the memory slots (empty ones join the attention softmax as zero vectors;
+    0: none).
+
+    - ``"adjacent"``: K + 1 matrices; B = A_1 = E[0], C_k = A_{k+1} = E[k], W = C_K = E[K].
+    - ``"layerwise"``: 4 matrices; B = E[0], A_k = E[1], C_k = E[2], W = E[3], with the hop
+      map H.
+    """
+    if tying == "adjacent":
+        n_mat, b, w, use_h = hops + 1, 0, hops, 0
+        a = list(range(hops))
+        c = list(range(1, hops + 1))
+    elif tying == "layerwise":
+        n_mat, b, w, use_h = 4, 0, 3, 1
+        a = [1] * hops
+        c = [2] * hops
+    else:  # pragma: no cover - validated by the estimator
+        raise ValueError(f"unknown weight tying {tying!r}")
+    head = [hops, b, w, pe_len, int(softmax), use_h, int(relu), n_slots]
+    return np.asarray(head + a + c, dtype=np.int64), n_mat
+
+
+@njit(cache=True)
+def _pe_coef(j, pe_len, dim, pe_ab):
+    """Position-encoding weight of word j (from 0) as pe_ab[0] - (k+1)/d * pe_ab[1].
+
+    l_kj = 1 + 4 (k - (d+1)/2)(j - (J+1)/2) / (d J), j and k counted from 1 and J =
+    ``pe_len`` for every sentence: the form of the authors' MemN2N code, about twice the
+    l_kj = (1 - j/J) - (k/d)(1 - 2j/J) of Sukhbaatar et al. (section 4.1) with one J.
+    """
+    c = 4.0 * (j + 1.0 - (pe_len + 1.0) / 2.0) / pe_len
+    pe_ab[0] = 1.0 - c * (dim + 1.0) / (2.0 * dim)
+    pe_ab[1] = -c
+
+
+@njit(cache=True)
+def _add_sentence(out, E, p, sptr, stok, s, pe_len, kfrac, pe_ab):
+    """out += sum_j l_j * E[p, w_j] over the words of sentence s (l_j = 1 if pe_len = 0)."""
+    start = sptr[s]
+    n = sptr[s + 1] - start
+    dim = out.shape[0]
+    for j in range(n):
+        w = stok[start + j]
+        if w == 0:
+            continue
+        if pe_len > 0:
+            _pe_coef(j, pe_len, dim, pe_ab)
+            a = pe_ab[0]
+            b = pe_ab[1]
+            for k in range(dim):
+                out[k] += (a - kfrac[k] * b) * E[p, w, k]
+        else:
+            for k in range(dim):
+                out[k] += E[p, w, k]
+
+
+@njit(cache=True)
+def _scatter_sentence(dE, g, p, sptr, stok, s, pe_len, kfrac, pe_ab):
+    """The adjoint of :func:`_add_sentence`: dE[p, w_j] += l_j * g."""
+    start = sptr[s]
+    n = sptr[s + 1] - start
+    dim = g.shape[0]
+    for j in range(n):
+        w = stok[start + j]
+        if w == 0:
+            continue
+        if pe_len > 0:
+            _pe_coef(j, pe_len, dim, pe_ab)
+            a = pe_ab[0]
+            b = pe_ab[1]
+            for k in range(dim):
+                dE[p, w, k] += (a - kfrac[k] * b) * g[k]
+        else:
+            for k in range(dim):
+                dE[p, w, k] += g[k]
+
+
+@njit(cache=True)
+def _kfrac(dim, dtype_like):
+    out = np.empty(dim, dtype=dtype_like.dtype)
+    for k in range(dim):
+        out[k] = (k + 1.0) / dim
+    return out
+
+
+@njit(cache=True)
+def _memory_matrices(cfg, n_mat):
+    """used[p]: whether matrix p embeds memories (as some A_k or C_k)."""
+    hops = cfg[N_HOPS]
+    used = np.zeros(n_mat, dtype=np.bool_)
+    for k in range(hops):
+        used[cfg[HEADER + k]] = True
+        used[cfg[HEADER + hops + k]] = True
+    return used
+
+
+@njit(cache=True)
+def _forward_one(
+    E, H, cfg, used, kfrac, pe_ab, sptr, stok, sspk, qs, m0, m1, msent, mtime, u, hpre, mem, prob
+):
+    """Forward pass of one example, keeping what the backward pass needs.
+
+    u: (K+1, d) controller states; hpre: (K, d) states before the nonlinearity;
+    mem: (n_mat, M, d) memory embeddings per matrix; prob: (K, M) attention.
+    """
+    hops = cfg[N_HOPS]
+    pe_len = cfg[PE_LEN]
+    dim = E.shape[2]
+    n_mem = m1 - m0
+    u[0, :] = 0.0
+    _add_sentence(u[0], E, cfg[B_MAT], sptr, stok, qs, pe_len, kfrac, pe_ab)
+    for p in range(E.shape[0]):
+        if not used[p]:
+            continue
+        for i in range(n_mem):
+            row = mem[p, i]
+            row[:] = 0.0
+            s = msent[m0 + i]
+            _add_sentence(row, E, p, sptr, stok, s, pe_len, kfrac, pe_ab)
+            spk = sspk[s]
+            if spk != 0:
+                for k in range(dim):
+                    row[k] += E[p, spk, k]
+            t = mtime[m0 + i]
+            if t != 0:
+                for k in range(dim):
+                    row[k] += E[p, t, k]
+    for hop in range(hops):
+        a = cfg[HEADER + hop]
+        c = cfg[HEADER + hops + hop]
+        uk = u[hop]
+        pk = prob[hop]
+        zmax = -np.inf
+        for i in range(n_mem):
+            z = 0.0
+            for k in range(dim):
+                z += uk[k] * mem[a, i, k]
+            pk[i] = z
+            if z > zmax:
+                zmax = z
+        if cfg[USE_SOFTMAX] != 0 and n_mem > 0:
+            # empty slots up to N_SLOTS are zero vectors: score 0, nothing read
+            n_pad = max(cfg[N_SLOTS] - n_mem, 0)
+            if n_pad > 0 and zmax < 0.0:
+                zmax = 0.0
+            total = n_pad * np.exp(-zmax)
+            for i in range(n_mem):
+                e = np.exp(pk[i] - zmax)
+                pk[i] = e
+                total += e
+            for i in range(n_mem):
+                pk[i] /= total
+        h = hpre[hop]
+        if cfg[USE_H] != 0:
+            for r in range(dim):
+                acc = 0.0
+                for k in range(dim):
+                    acc += H[r, k] * uk[k]
+                h[r] = acc
+        else:
+            h[:] = uk
+        for i in range(n_mem):
+            pi = pk[i]
+            for k in range(dim):
+                h[k] += pi * mem[c, i, k]
+        nxt = u[hop + 1]
+        if cfg[USE_RELU] != 0:
+            for k in range(dim):
+                nxt[k] = h[k] if h[k] > 0.0 else 0.0
+        else:
+            nxt[:] = h
+
+
+@njit(cache=True)
+def _backward_one(
+    E,
+    H,
+    cfg,
+    used,
+    kfrac,
+    pe_ab,
+    sptr,
+    stok,
+    sspk,
+    qs,
+    m0,
+    m1,
+    msent,
+    mtime,
+    u,
+    hpre,
+    mem,
+    prob,
+    g_top,
+    dE,
+    dH,
+    dmem,
+    g,
+    gnext,
+    dp,
+):
+    """Backward pass of one example from g_top = dloss/du_K, accumulating into dE and dH."""
+    hops = cfg[N_HOPS]
+    pe_len = cfg[PE_LEN]
+    dim = E.shape[2]
+    n_mem = m1 - m0
+    for p in range(E.shape[0]):
+        if used[p]:
+            for i in range(n_mem):
+                dmem[p, i, :] = 0.0
+    g[:] = g_top
+    for hop in range(hops - 1, -1, -1):
+        a = cfg[HEADER + hop]
+        c = cfg[HEADER + hops + hop]
+        uk = u[hop]
+        pk = prob[hop]
+        if cfg[USE_RELU] != 0:
+            h = hpre[hop]
+            for k in range(dim):
+                if h[k] <= 0.0:
+                    g[k] = 0.0
+        # h = (H u | u) + sum_i p_i c_i
+        if cfg[USE_H] != 0:
+            for r in range(dim):
+                gr = g[r]
+                for k in range(dim):
+                    dH[r, k] += gr * uk[k]
+            for k in range(dim):
+                acc = 0.0
+                for r in range(dim):
+                    acc += H[r, k] * g[r]
+                gnext[k] = acc
+        else:
+            gnext[:] = g
+        for i in range(n_mem):
+            acc = 0.0
+            pi = pk[i]
+            for k in range(dim):
+                acc += g[k] * mem[c, i, k]
+                dmem[c, i, k] += pi * g[k]
+            dp[i] = acc
+        if cfg[USE_SOFTMAX] != 0:
+            dot = 0.0
+            for i in range(n_mem):
+                dot += pk[i] * dp[i]
+            for i in range(n_mem):
+                dp[i] = pk[i] * (dp[i] - dot)
+        # z_i = u . a_i
+        for i in range(n_mem):
+            dz = dp[i]
+            for k in range(dim):
+                gnext[k] += dz * mem[a, i, k]
+                dmem[a, i, k] += dz * uk[k]
+        g[:] = gnext
+    _scatter_sentence(dE, g, cfg[B_MAT], sptr, stok, qs, pe_len, kfrac, pe_ab)
+    for p in range(E.shape[0]):
+        if not used[p]:
+            continue
+        for i in range(n_mem):
+            row = dmem[p, i]
+            s = msent[m0 + i]
+            _scatter_sentence(dE, row, p, sptr, stok, s, pe_len, kfrac, pe_ab)
+            spk = sspk[s]
+            if spk != 0:
+                for k in range(dim):
+                    dE[p, spk, k] += row[k]
+            t = mtime[m0 + i]
+            if t != 0:
+                for k in range(dim):
+                    dE[p, t, k] += row[k]
+
+
+@njit(cache=True)
+def candidate_embeddings(E, w, cptr, ctok, cw, out):
+    """out[j] = sum of E[w, word] * count over the words of candidate j."""
+    dim = E.shape[2]
+    for j in range(cptr.shape[0] - 1):
+        row = out[j]
+        row[:] = 0.0
+        for q in range(cptr[j], cptr[j + 1]):
+            v = ctok[q]
+            wt = cw[q]
+            for k in range(dim):
+                row[k] += wt * E[w, v, k]
+
+
+@njit(cache=True)
+def _match_pairs(e, eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_c, pair_t):
+    """The distinct (candidate, type) matches of example e; returns how many.
+
+    A candidate matches type t when it holds a word that example e mentions as an entity
+    of type t. ``mark`` (n_candidates * n_types) must hold no ``stamp`` on entry.
+    """
+    n = 0
+    for q in range(eptr[e], eptr[e + 1]):
+        v = eword[q]
+        t = etype[q]
+        for r in range(iptr[v], iptr[v + 1]):
+            c = icand[r]
+            slot = c * n_types + t
+            if mark[slot] != stamp:
+                mark[slot] = stamp
+                pair_c[n] = c
+                pair_t[n] = t
+                n += 1
+    return n
+
+
+@njit(cache=True)
+def exp_inplace(x, bits):
+    """x = exp(x) for a float32 vector, in loops that LLVM vectorises.
+
+    Cephes-style: exp(x) = 2^k exp(r) with |r| <= ln(2)/2, exp(r) by a polynomial, 2^k
+    built from exponent bits in the int32 scratch ``bits``. Relative error below 1e-7 for
+    -87 <= x <= 88; smaller inputs give exp(-87) (~1.6e-38) instead of less.
+    """
+    n = x.shape[0]
+    log2e = np.float32(1.4426950408889634)
+    ln2_hi = np.float32(0.693359375)
+    ln2_lo = np.float32(-2.12194440e-4)
+    lo = np.float32(-87.0)
+    for i in range(n):
+        v = x[i]
+        if v < lo:
+            v = lo
+        kf = np.floor(v * log2e + np.float32(0.5))
+        r = v - kf * ln2_hi - kf * ln2_lo
+        p = np.float32(1.9875691500e-4)
+        p = p * r + np.float32(1.3981999507e-3)
+        p = p * r + np.float32(8.3334519073e-3)
+        p = p * r + np.float32(4.1665795894e-2)
+        p = p * r + np.float32(1.6666665459e-1)
+        p = p * r + np.float32(5.0000001201e-1)
+        x[i] = p * r * r + r + np.float32(1.0)
+        bits[i] = (np.int32(kf) + np.int32(127)) << 23
+    scale = bits.view(np.float32)
+    for i in range(n):
+        x[i] *= scale[i]
+
+
+@njit(cache=True)
+def forward_batch(E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch, ws_u, ws_h,
+                  ws_mem, ws_prob, U):  # fmt: skip
+    """Forward pass of the examples ``batch`` up to their final states U (len(batch), d).
+
+    Per-example intermediate values go to the workspace arrays ws_u (B, K+1, d), ws_h
+    (B, K, d), ws_mem (B, n_mat, M, d) and ws_prob (B, K, M), for the backward pass.
+    """
+    hops = cfg[N_HOPS]
+    n_mat, _, dim = E.shape
+    used = _memory_matrices(cfg, n_mat)
+    kfrac = _kfrac(dim, E)
+    pe_ab = np.empty(2, dtype=E.dtype)
+    for bi in range(batch.shape[0]):
+        e = batch[bi]
+        _forward_one(
+            E, H, cfg, used, kfrac, pe_ab, sptr, stok, sspk, qsent[e], mptr[e], mptr[e + 1],
+            msent, mtime, ws_u[bi], ws_h[bi], ws_mem[bi], ws_prob[bi],
+        )  # fmt: skip
+        U[bi, :] = ws_u[bi, hops]
+
+
+@njit(cache=True)
+def softmax_xent(LT, U, E, w, type_tok, eptr, eword, etype, iptr, icand, batch, y, mark, stamp,
+                 gt, bits, fast_exp):  # fmt: skip
+    """Softmax cross-entropy over the transposed logits LT (n_candidates, B), in place.
+
+    Adds the match-type scores to LT, then overwrites LT with dloss/dlogits (softmax minus
+    one-hot) and gt (B, n_types) with each type word's summed logit gradient. ``bits`` is
+    an int32 scratch at least LT's size for :func:`exp_inplace` (``fast_exp``, float32
+    only; else ``np.exp``). Returns (summed loss, n_correct, next stamp).
+    """
+    n_cand, n_b = LT.shape
+    n_types = type_tok.shape[0]
+    dim = U.shape[1]
+    pair_c = np.empty(n_cand * max(n_types, 1), dtype=np.int64)
+    pair_t = np.empty(n_cand * max(n_types, 1), dtype=np.int64)
+    if n_types > 0:
+        st = np.empty(n_types, dtype=LT.dtype)
+        for bi in range(n_b):
+            for t in range(n_types):
+                acc = 0.0
+                for k in range(dim):
+                    acc += U[bi, k] * E[w, type_tok[t], k]
+                st[t] = acc
+            n_pairs = _match_pairs(
+                batch[bi], eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_c, pair_t
+            )
+            stamp += 1
+            for q in range(n_pairs):
+                LT[pair_c[q], bi] += st[pair_t[q]]
+    zmax = LT[0].copy()
+    best = np.zeros(n_b, dtype=np.int64)
+    for c in range(1, n_cand):
+        row = LT[c]
+        for bi in range(n_b):
+            if row[bi] > zmax[bi]:
+                zmax[bi] = row[bi]
+                best[bi] = c
+    loss = 0.0
+    n_correct = 0
+    for bi in range(n_b):
+        target = y[batch[bi]]
+        loss -= LT[target, bi] - zmax[bi]
+        if best[bi] == target:
+            n_correct += 1
+    for c in range(n_cand):
+        row = LT[c]
+        for bi in range(n_b):
+            row[bi] -= zmax[bi]
+    flat = LT.reshape(LT.size)
+    if fast_exp:
+        exp_inplace(flat, bits[: LT.size])
+    else:
+        for i in range(flat.shape[0]):
+            flat[i] = np.exp(flat[i])
+    total = np.zeros(n_b, dtype=np.float64)
+    for c in range(n_cand):
+        row = LT[c]
+        for bi in range(n_b):
+            total[bi] += row[bi]
+    inv = np.empty(n_b, dtype=LT.dtype)
+    for bi in range(n_b):
+        loss += np.log(total[bi])
+        inv[bi] = 1.0 / total[bi]
+    for c in range(n_cand):
+        row = LT[c]
+        for bi in range(n_b):
+            row[bi] *= inv[bi]
+    for bi in range(n_b):
+        LT[y[batch[bi]], bi] -= 1.0
+    if n_types > 0:
+        for bi in range(n_b):
+            n_pairs = _match_pairs(
+                batch[bi], eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_c, pair_t
+            )
+            stamp += 1
+            gt[bi, :] = 0.0
+            for q in range(n_pairs):
+                gt[bi, pair_t[q]] += LT[pair_c[q], bi]
+    return loss, n_correct, stamp
+
+
+@njit(cache=True)
+def backward_batch(E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch, ws_u, ws_h,
+                   ws_mem, ws_prob, U, dU, dWc, gt, cptr, ctok, cw, type_tok, dE, dH):  # fmt: skip
+    """Gradient of the batch loss into dE and dH (both overwritten).
+
+    From dU = dloss/dU, dWc = dloss/d(candidate embeddings) and gt (the type words' logit
+    gradients); dU gets the type words' share added in place.
+    """
+    n_mat, _, dim = E.shape
+    w = cfg[W_MAT]
+    dE[:] = 0.0
+    dH[:] = 0.0
+    for j in range(cptr.shape[0] - 1):
+        for q in range(cptr[j], cptr[j + 1]):
+            v = ctok[q]
+            wt = cw[q]
+            for k in range(dim):
+                dE[w, v, k] += wt * dWc[j, k]
+    n_b = batch.shape[0]
+    for t in range(type_tok.shape[0]):
+        tt = type_tok[t]
+        for bi in range(n_b):
+            g = gt[bi, t]
+            for k in range(dim):
+                dE[w, tt, k] += g * U[bi, k]
+                dU[bi, k] += g * E[w, tt, k]
+    used = _memory_matrices(cfg, n_mat)
+    kfrac = _kfrac(dim, E)
+    pe_ab = np.empty(2, dtype=E.dtype)
+    max_mem = ws_prob.shape[2]
+    dmem = np.empty((n_mat, max_mem, dim), dtype=E.dtype)
+    g = np.empty(dim, dtype=E.dtype)
+    gnext = np.empty(dim, dtype=E.dtype)
+    dp = np.empty(max_mem, dtype=E.dtype)
+    for bi in range(n_b):
+        e = batch[bi]
+        _backward_one(
+            E, H, cfg, used, kfrac, pe_ab, sptr, stok, sspk, qsent[e], mptr[e], mptr[e + 1],
+            msent, mtime, ws_u[bi], ws_h[bi], ws_mem[bi], ws_prob[bi], dU[bi], dE, dH, dmem,
+            g, gnext, dp,
+        )  # fmt: skip
+
+
+class Workspace:
+    """Scratch arrays of one training run, for batches of up to ``batch_size`` examples.
+
+    A plain holder on the Python side (kernels get its arrays); ``max_mem`` is the largest
+    number of memories of any example.
+    """
+
+    def __init__(self, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, n_types, dtype):
+        m = max(max_mem, 1)
+        self.u = np.empty((batch_size, hops + 1, dim), dtype)
+        self.h = np.empty((batch_size, hops, dim), dtype)
+        self.mem = np.empty((batch_size, n_mat, m, dim), dtype)
+        self.prob = np.empty((batch_size, hops, m), dtype)
+        self.U = np.empty((batch_size, dim), dtype)
+        self.Wc = np.empty((n_cand, dim), dtype)
+        self.LT = np.empty((n_cand, batch_size), dtype)
+        self.bits = np.empty(n_cand * batch_size, np.int32)
+        self.gt = np.zeros((batch_size, max(n_types, 1)), dtype)
+        self.mark = np.full(n_cand * max(n_types, 1), -1, dtype=np.int64)
+        self.stamp = 0
+        self.dE = np.empty((n_mat, n_words, dim), dtype)
+        self.dH = np.empty((dim, dim), dtype)
+
+
+def batch_loss_grad(E, H, cfg, data, cands, y, batch, ws):
+    """Summed softmax cross-entropy of the examples ``batch`` and its gradient.
+
+    The training step without the update: the kernels above around three dense products
+    done by numpy's BLAS (several times faster here than numba's ``np.dot``, which calls
+    scipy's BLAS). ``data`` is (sptr, stok, sspk, qsent, mptr, msent, mtime, eptr, eword,
+    etype), ``cands`` is (cptr, ctok, cw, iptr, icand, type_tok). The gradient is left in
+    ``ws.dE`` and ``ws.dH``. Returns (loss, n_correct).
+    """
+    sptr, stok, sspk, qsent, mptr, msent, mtime, eptr, eword, etype = data
+    cptr, ctok, cw, iptr, icand, type_tok = cands
+    nb = batch.shape[0]
+    w = int(cfg[W_MAT])
+    U = ws.U[:nb]
+    forward_batch(
+        E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch, ws.u, ws.h, ws.mem,
+        ws.prob, U,
+    )  # fmt: skip
+    candidate_embeddings(E, w, cptr, ctok, cw, ws.Wc)
+    LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
+    np.matmul(ws.Wc, U.T, out=LT)
+    gt = ws.gt[:nb]
+    loss, n_correct, ws.stamp = softmax_xent(
+        LT, U, E, w, type_tok, eptr, eword, etype, iptr, icand, batch, y, ws.mark, ws.stamp,
+        gt, ws.bits, E.dtype == np.float32,
+    )  # fmt: skip
+    dU = LT.T @ ws.Wc
+    dWc = LT @ U
+    backward_batch(
+        E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch, ws.u, ws.h, ws.mem,
+        ws.prob, U, dU, dWc, gt, cptr, ctok, cw, type_tok, ws.dE, ws.dH,
+    )  # fmt: skip
+    return loss, n_correct
+
+
+@njit(cache=True)
+def _clip(G, max_norm):
+    """Scale G in place so that its Frobenius norm is at most max_norm (<= 0: no clip)."""
+    if max_norm <= 0.0:
+        return
+    sq = 0.0
+    for x in G.ravel():
+        sq += x * x
+    norm = np.sqrt(sq)
+    if norm > max_norm:
+        G *= max_norm / norm
+
+
+@njit(cache=True)
+def _adam_step(x, g, m, v, a, b1, b2, eps):
+    for i in range(x.shape[0]):
+        m[i] = b1 * m[i] + (1.0 - b1) * g[i]
+        v[i] = b2 * v[i] + (1.0 - b2) * g[i] * g[i]
+        x[i] -= a * m[i] / (np.sqrt(v[i]) + eps)
+
+
+@njit(cache=True)
+def _sgd_step(x, g, lr):
+    for i in range(x.shape[0]):
+        x[i] -= lr * g[i]
+
+
+@njit(cache=True)
+def apply_update(E, H, dE, dH, use_h, lr, max_norm, adam, mE, vE, mH, vH, step, b1, b2, eps):
+    """One optimizer step from the batch gradient (dE, dH), clipped per matrix.
+
+    SGD: ``x -= lr * g``. Adam (``adam``): moments in (mE, vE, mH, vH), ``step`` counting
+    from 1, and the bias correction folded into the step size (Kingma & Ba, end of
+    section 2). The nil word (row 0 of every matrix) is held at zero.
+    """
+    for p in range(E.shape[0]):
+        _clip(dE[p], max_norm)
+    if use_h:
+        _clip(dH, max_norm)
+    if adam:
+        a = lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+        n, nh = E.size, H.size
+        _adam_step(E.reshape(n), dE.reshape(n), mE.reshape(n), vE.reshape(n), a, b1, b2, eps)
+        if use_h:
+            _adam_step(
+                H.reshape(nh), dH.reshape(nh), mH.reshape(nh), vH.reshape(nh), a, b1, b2, eps
+            )
+    else:
+        _sgd_step(E.reshape(E.size), dE.reshape(E.size), lr)
+        if use_h:
+            _sgd_step(H.reshape(H.size), dH.reshape(H.size), lr)
+    E[:, 0, :] = 0.0
+
+
+@njit(cache=True)
+def forward_states(E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, rows, attention):
+    """Final controller states u_K of the examples ``rows``, shape (len(rows), d).
+
+    ``attention`` (len(rows), K, M) receives the attention of each hop by memory age (0 =
+    the most recent memory); pass an array with M = 0 to skip it.
+    """
+    hops = cfg[N_HOPS]
+    n_mat, _, dim = E.shape
+    n = rows.shape[0]
+    used = _memory_matrices(cfg, n_mat)
+    kfrac = _kfrac(dim, E)
+    pe_ab = np.empty(2, dtype=E.dtype)
+    max_mem = 1
+    for r in range(n):
+        e = rows[r]
+        max_mem = max(max_mem, mptr[e + 1] - mptr[e])
+    u = np.empty((hops + 1, dim), dtype=E.dtype)
+    hpre = np.empty((hops, dim), dtype=E.dtype)
+    mem = np.empty((n_mat, max_mem, dim), dtype=E.dtype)
+    prob = np.empty((hops, max_mem), dtype=E.dtype)
+    U = np.empty((n, dim), dtype=E.dtype)
+    keep = attention.shape[2]
+    for r in range(n):
+        e = rows[r]
+        m0, m1 = mptr[e], mptr[e + 1]
+        _forward_one(
+            E, H, cfg, used, kfrac, pe_ab, sptr, stok, sspk, qsent[e], m0, m1, msent, mtime,
+            u, hpre, mem, prob,
+        )  # fmt: skip
+        U[r, :] = u[hops]
+        if keep > 0:
+            n_mem = m1 - m0
+            for hop in range(hops):
+                for i in range(n_mem):
+                    age = n_mem - 1 - i
+                    if age < keep:
+                        attention[r, hop, age] = prob[hop, i]
+    return U
+
+
+@njit(cache=True)
+def add_match_types(scores, U, E, w, type_tok, eptr, eword, etype, iptr, icand, rows, mark):
+    """scores[i, j] += u_i . E[w, type_t] for each type t matching (example rows[i], j).
+
+    ``mark`` is an int64 scratch of size n_candidates * n_types holding no value of ``rows``
+    (e.g. all -1); ``rows`` must be distinct.
+    """
+    n_types = type_tok.shape[0]
+    if n_types == 0:
+        return
+    dim = E.shape[2]
+    n_cand = scores.shape[1]
+    pair_c = np.empty(n_cand * n_types, dtype=np.int64)
+    pair_t = np.empty(n_cand * n_types, dtype=np.int64)
+    st = np.empty(n_types, dtype=scores.dtype)
+    for i in range(scores.shape[0]):
+        e = rows[i]
+        for t in range(n_types):
+            acc = 0.0
+            for k in range(dim):
+                acc += U[i, k] * E[w, type_tok[t], k]
+            st[t] = acc
+        n_pairs = _match_pairs(e, eptr, eword, etype, iptr, icand, n_types, mark, e, pair_c, pair_t)
+        for q in range(n_pairs):
+            scores[i, pair_c[q]] += st[pair_t[q]]
+
+
+@njit(cache=True)
+def random_ages(mptr, n_blank, uniforms, memory_size, time_base, mtime):
+    """Time words with random empty memories inserted (random noise, Sukhbaatar 4.2).
+
+    Example e with n memories gets ``n_blank[e]`` blanks: its memories take a random sorted
+    subset of n of the n + n_blank ages (selection sampling on ``uniforms``, one per age),
+    capped at memory_size - 1. The most recent memory gets the smallest age.
+    """
+    pos = 0
+    for e in range(mptr.shape[0] - 1):
+        n = mptr[e + 1] - mptr[e]
+        total = n + n_blank[e]
+        need = n
+        i = mptr[e + 1] - 1  # fill from the most recent memory backwards
+        for age in range(total):
+            left = total - age
+            if uniforms[pos + age] * left < need:
+                mtime[i] = time_base + min(age, memory_size - 1)
+                i -= 1
+                need -= 1
+                if need == 0:
+                    break
+        pos += total

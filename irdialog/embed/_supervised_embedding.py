@@ -1,0 +1,682 @@
+"""Supervised embeddings: bag-of-words embeddings trained for response ranking by a margin loss.
+
+The model of Bordes, Boureau & Weston (2017, section 4.3) and Dodge et al. (2016, section
+3.2): a candidate y is scored against the input x by ``f(x, y) = x^T U^T V y``, the inner
+product of the summed word embeddings of both sides, and U, V are trained with the margin
+ranking loss ``max(0, m - f(x, y) + f(x, y'))``, averaged over negatives y' sampled from
+the candidates. The SGD loop is :func:`irdialog.embed._kernels.se_sgd_epoch`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import nullcontext
+from functools import lru_cache
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import effective_n_jobs
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..features import match_type_matrices, match_type_pairs, type_token
+from ..text import Vocabulary, tokenize
+from . import _kernels
+
+# Contexts scored at once when validating during fit (block x n_candidates float32 scores).
+_VALIDATION_BLOCK = 1024
+# Byte alignment of the training embedding matrices: a 32-float row then spans exactly two
+# cache lines instead of three, which the gather-bound SGD kernel feels.
+_ALIGN = 64
+
+
+@lru_cache(maxsize=1 << 17)
+def _ngrams(text: str, min_n: int, max_n: int) -> tuple[str, ...]:
+    """The n-grams (min_n <= n <= max_n) of one utterance; n-grams never cross utterances."""
+    words = tokenize(text)
+    out: list[str] = []
+    for n in range(min_n, max_n + 1):
+        out.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
+    return tuple(out)
+
+
+def _aligned_copy(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous float32 copy of ``a`` whose data start on a _ALIGN-byte boundary."""
+    a = np.asarray(a, dtype=np.float32)
+    buf = np.empty(a.nbytes + _ALIGN, dtype=np.uint8)
+    start = (-buf.ctypes.data) % _ALIGN
+    out = buf[start : start + a.nbytes].view(np.float32).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def _csr_arrays(m: sp.csr_matrix):
+    """(indptr int64, indices uint32, data float32) of a CSR matrix, as the kernels read them."""
+    return (
+        np.ascontiguousarray(m.indptr, dtype=np.int64),
+        np.ascontiguousarray(m.indices, dtype=np.uint32),
+        np.ascontiguousarray(m.data, dtype=np.float32),
+    )
+
+
+def _binary_bags(token_lists, index: dict[str, int]) -> sp.csr_matrix:
+    """0/1 bags of the tokens found in ``index`` (the match-type word index)."""
+    indptr, indices = [0], []
+    for tokens in token_lists:
+        indices.extend(sorted({index[t] for t in tokens if t in index}))
+        indptr.append(len(indices))
+    return sp.csr_matrix(
+        (np.ones(len(indices), np.float32), np.asarray(indices, np.int64), np.asarray(indptr)),
+        shape=(len(token_lists), len(index)),
+    )
+
+
+class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
+    """Supervised embeddings: ``f(x, y) = x^T U^T V y`` trained with a margin ranking loss.
+
+    The input x (the whole conversation, or the last user utterance) and each candidate y
+    are bags of words (optionally of n-grams); the model sums their word embeddings,
+    U for the input and V for the response (U = V with ``shared_embeddings``), and ranks
+    the candidates by inner product. Training visits the examples in a random order each
+    epoch and, for each, samples ``n_negatives`` candidates y' (uniformly, with
+    replacement, never the gold one) and takes a step on the margin ranking loss
+    ``max(0, margin - f(x, y) + f(x, y'))`` averaged over the sampled y' (the average,
+    not the sum, so that ``learning_rate`` means the same for any ``n_negatives``). The
+    numba kernel is :func:`irdialog.embed._kernels.se_sgd_epoch`.
+
+    Match-type features (section 4.5 of the dialog bAbI paper, Table 10) come in two forms:
+
+    - ``match_type="match"``: with contexts annotated by
+      :class:`~irdialog.features.MatchTypeFeaturizer` (put it first in a ``Pipeline``), a
+      candidate gets the type word of an entity type when it holds an entity of that type
+      that the context mentions (:func:`~irdialog.features.match_type_matrices`), so its
+      bag depends on the context. The input gets one type word per entity type it
+      mentions: then ``U[type] . V[type]`` can learn "an input about a phone number likes
+      a candidate sharing a phone number", which matched words the model has never seen
+      (the OOV test sets) can still trigger.
+    - ``match_type="type"``: the paper's variant for inputs without history: a candidate
+      gets the type word of every ``kb`` entity type among its words, whatever the context
+      says, and the input the type words of the ``kb`` entities among its own words. It
+      needs ``kb`` (no Pipeline), and bags no longer depend on the context.
+
+    Parameters
+    ----------
+    candidates : sequence of str or None, default=None
+        The fixed candidate set (e.g. the dialog bAbI candidate file): the columns of
+        ``decision_function`` and the pool negatives are drawn from. None: the distinct
+        responses seen in ``fit``.
+    embedding_dim : int, default=32
+        Dimension of the word embeddings.
+    learning_rate : float, default=0.01
+        Step size of SGD, or the base step size of Adagrad.
+    margin : float, default=0.01
+        The margin m of the ranking loss.
+    n_negatives : int, default=100
+        Negative candidates sampled per example and epoch.
+    epochs : int, default=10
+        Passes over the training data (the most, with early stopping).
+    shared_embeddings : bool, default=False
+        One dictionary (U = V) rather than two.
+    use_history : bool, default=True
+        Input = the whole conversation (history and last utterance concatenated) or the
+        last user utterance only.
+    normalize_input : bool, default=False
+        Scale each input bag of words to unit L2 norm. The ranking of the candidates for
+        a given input does not change (all its scores scale alike), but training is
+        better conditioned: an SGD step moves the input embedding by the same amount
+        whatever the input's length, where with raw counts it grows with the squared
+        counts of a long conversation, and large learning rates diverge.
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        The n-grams that make the bags; ``(1, 2)`` adds bigrams as in Table 10. N-grams
+        never span two utterances.
+    match_type : {"match", "type"} or None, default=None
+        Match-type features, see above. None: none, even if the contexts are annotated.
+    kb : dict of str to str or None, default=None
+        Entity word -> entity type, for ``match_type="type"`` (e.g. the ``kb`` of
+        :func:`irdialog.datasets.load_dialog_babi` without the ``R_name`` entries for the
+        paper's 7 types). Ignored otherwise.
+    optimizer : {"sgd", "adagrad"}, default="sgd"
+        ``"sgd"``: plain SGD with a constant step, as in the paper. ``"adagrad"``: the
+        row-wise Adagrad of StarSpace (Wu et al. 2018): each word row keeps one
+        accumulator of its mean squared gradient coordinate, and its step is
+        ``learning_rate / sqrt(accumulator)``; robust to the step size and to the number
+        of violating negatives, at the cost of a square root per updated row.
+    init_std : float, default=0.1
+        Standard deviation of the normal initialisation of the embeddings.
+    early_stopping : bool, default=False
+        Score hits@1 on validation data after each epoch, stop when it has not improved
+        for ``n_iter_no_change`` epochs, and keep the parameters of the best epoch. The
+        validation data are ``X_val, y_val`` of ``fit`` if given, else the last
+        ``validation_fraction`` of the training examples in their given order (so the
+        turns of a dialog stay on one side when X comes in dialog order).
+    validation_fraction : float, default=0.1
+        See ``early_stopping``.
+    n_iter_no_change : int, default=5
+        See ``early_stopping``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisation, the example order and the negative sampling; a given
+        seed gives bit-for-bit identical models on a given machine.
+    n_jobs : int or None, default=None
+        Threads of the BLAS matrix products that score candidates in
+        ``decision_function`` (None: leave the BLAS setting alone; -1: all cores).
+        Training is sequential SGD, like the paper's: a Hogwild run over threads would
+        break the bit-for-bit repeatability of a seed.
+    verbose : bool, default=False
+        Show a progress bar over epochs with the mean loss (and validation hits@1).
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+        The candidate responses, the columns of ``decision_function``.
+    vocabulary_ : irdialog.text.Vocabulary
+        The words (n-grams, type words) of the training inputs and gold responses; other
+        words are dropped, so an unknown word contributes nothing.
+    types_ : list of str
+        Entity types with a type word (empty without match-type features).
+    input_embeddings_ : ndarray of shape (n_words, embedding_dim)
+        U, one row per word of ``vocabulary_`` (row 0, the nil word, stays zero).
+    response_embeddings_ : ndarray of shape (n_words, embedding_dim)
+        V; the same array as ``input_embeddings_`` with ``shared_embeddings``.
+    candidate_bags_ : sparse matrix of shape (n_candidates, n_words)
+        The candidates' bags of words over ``vocabulary_``.
+    match_vocabulary_ : dict of str to int or None
+        Column of each candidate word in ``candidate_match_bags_`` (``match_type="match"``).
+    candidate_match_bags_ : sparse matrix or None
+        0/1 bags of the candidates' words, every word kept, so that entities never seen in
+        training still match (``match_type="match"``).
+    n_iter_ : int
+        Epochs run.
+    loss_curve_ : list of float
+        Mean hinge loss per example of each epoch.
+    validation_scores_ : list of float or None
+        Validation hits@1 after each epoch, when there were validation data.
+    best_validation_score_ : float or None
+        The best of ``validation_scores_``.
+
+    See Also
+    --------
+    TfidfRanker : the unlearned matching baseline.
+    irdialog.features.MatchTypeFeaturizer : annotates contexts for ``match_type="match"``.
+
+    References
+    ----------
+    Bordes, Boureau & Weston (2017). Learning End-to-End Goal-Oriented Dialog. ICLR.
+    Sections 4.3 and 4.5, appendix C (Table 8) and D (Table 10).
+    Dodge et al. (2016). Evaluating Prerequisite Qualities for Learning End-to-End Dialog
+    Systems. ICLR. Section 3.2 and appendix A (one or two dictionaries).
+    Wu et al. (2018). StarSpace: Embed All The Things! AAAI (row-wise Adagrad).
+
+    Examples
+    --------
+    >>> from irdialog.embed import SupervisedEmbeddingRanker
+    >>> X = ["i want italian food", "where is it", "in paris please", "book it"]
+    >>> y = ["api_call italian", "it is in paris", "ok paris", "done"]
+    >>> model = SupervisedEmbeddingRanker(
+    ...     embedding_dim=16, n_negatives=3, epochs=40, learning_rate=0.1, margin=0.5,
+    ...     random_state=0).fit(X, y)
+    >>> model.predict(["italian food please", "paris please"]).tolist()
+    ['api_call italian', 'ok paris']
+    >>> model.decision_function(X).shape
+    (4, 4)
+    """
+
+    _parameter_constraints = {
+        "candidates": ["array-like", None],
+        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "margin": [Interval(Real, 0, None, closed="left")],
+        "n_negatives": [Interval(Integral, 1, None, closed="left")],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "shared_embeddings": ["boolean"],
+        "use_history": ["boolean"],
+        "normalize_input": ["boolean"],
+        "ngram_range": [tuple],
+        "match_type": [StrOptions({"match", "type"}), None],
+        "kb": [dict, None],
+        "optimizer": [StrOptions({"sgd", "adagrad"})],
+        "init_std": [Interval(Real, 0, None, closed="neither")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        candidates=None,
+        embedding_dim=32,
+        learning_rate=0.01,
+        margin=0.01,
+        n_negatives=100,
+        epochs=10,
+        shared_embeddings=False,
+        use_history=True,
+        normalize_input=False,
+        ngram_range=(1, 1),
+        match_type=None,
+        kb=None,
+        optimizer="sgd",
+        init_std=0.1,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=5,
+        random_state=None,
+        n_jobs=None,
+        verbose=False,
+    ):
+        self.candidates = candidates
+        self.embedding_dim = embedding_dim
+        self.learning_rate = learning_rate
+        self.margin = margin
+        self.n_negatives = n_negatives
+        self.epochs = epochs
+        self.shared_embeddings = shared_embeddings
+        self.use_history = use_history
+        self.normalize_input = normalize_input
+        self.ngram_range = ngram_range
+        self.match_type = match_type
+        self.kb = kb
+        self.optimizer = optimizer
+        self.init_std = init_std
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ encoding
+
+    def _check_params(self):
+        ngram = self.ngram_range
+        if (
+            len(ngram) != 2
+            or not all(isinstance(n, Integral) for n in ngram)
+            or not 1 <= ngram[0] <= ngram[1]
+        ):
+            raise ValueError(
+                f"ngram_range must be a tuple (min_n, max_n) of integers with "
+                f"1 <= min_n <= max_n, got {ngram!r}."
+            )
+        if self.match_type == "type" and not self.kb:
+            raise ValueError(
+                "match_type='type' types candidate words with a knowledge base: pass kb, a "
+                "non-empty dict entity -> type."
+            )
+
+    def _words(self, text: str) -> tuple[str, ...]:
+        return _ngrams(text, int(self.ngram_range[0]), int(self.ngram_range[1]))
+
+    def _kb_types(self, text: str) -> list[str]:
+        # Types of the kb entities among the (unigram) words of a text, in type order.
+        kb = self._kb_lower
+        found = {kb[w] for w in _ngrams(text, 1, 1) if w in kb}
+        return [t for t in self.types_ if t in found]
+
+    def _texts(self, ctx) -> list[str]:
+        """The utterances that make the input: the history (if used) and the query."""
+        if not self.use_history:
+            return [ctx.query]
+        return [t.text for t in ctx.history] + [ctx.query]
+
+    def _input_type_tokens(self, ctx) -> list[str]:
+        if self.match_type == "match":
+            found = {t for _, t in ctx.entities}
+        elif self.match_type == "type":
+            found = {t for text in self._texts(ctx) for t in self._kb_types(text)}
+        else:
+            return []
+        return [type_token(t) for t in self.types_ if t in found]
+
+    def _input_tokens(self, ctx) -> list[str]:
+        tokens = [w for text in self._texts(ctx) for w in self._words(text)]
+        return tokens + self._input_type_tokens(ctx)
+
+    def _response_tokens(self, text: str) -> list[str]:
+        tokens = list(self._words(text))
+        if self.match_type == "type":
+            tokens.extend(type_token(t) for t in self._kb_types(text))
+        return tokens
+
+    def _input_bags(self, X) -> sp.csr_matrix:
+        """Input bags of words over ``vocabulary_`` (counts, unknown words dropped).
+
+        Same as ``vocabulary_.bags([self._input_tokens(c) for c in X])``, but each distinct
+        utterance is encoded once: the turns of a dialog recur in all its later contexts.
+        """
+        index = self.vocabulary_.index_
+        cache: dict[str, np.ndarray] = {}
+        parts, indptr = [], [0]
+        for ctx in X:
+            n = 0
+            for text in self._texts(ctx):
+                ids = cache.get(text)
+                if ids is None:
+                    words = self._words(text)
+                    ids = cache[text] = np.array([index[w] for w in words if w in index], np.int64)
+                parts.append(ids)
+                n += len(ids)
+            types = [index[t] for t in self._input_type_tokens(ctx) if t in index]
+            parts.append(np.array(types, np.int64))
+            indptr.append(indptr[-1] + n + len(types))
+        indices = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        m = sp.csr_matrix(
+            (np.ones(len(indices), np.float32), indices, np.asarray(indptr, np.int64)),
+            shape=(len(X), len(self.vocabulary_)),
+        )
+        m.sum_duplicates()
+        if self.normalize_input:
+            norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1), dtype=np.float64).ravel())
+            norms[norms == 0] = 1.0  # empty inputs stay empty
+            m.data /= np.repeat(norms, np.diff(m.indptr)).astype(np.float32)
+        return m
+
+    def _response_bags(self, responses) -> sp.csr_matrix:
+        return self.vocabulary_.bags([self._response_tokens(r) for r in responses])
+
+    def _type_rows(self) -> np.ndarray:
+        """Embedding row of each type word added per context (match_type='match' only)."""
+        if self.match_type != "match":
+            return np.zeros(0, dtype=np.int64)
+        return np.array([self.vocabulary_[type_token(t)] for t in self.types_], dtype=np.int64)
+
+    def _entity_arrays(self, X):
+        """CSR (indptr int64, word ids int64, type ids int64) of each context's typed
+        entities that occur among the candidate words; empty rows without match types."""
+        indptr, words, types = [0], [], []
+        if self.match_type == "match":
+            type_pos = {t: k for k, t in enumerate(self.types_)}
+            index = self.match_vocabulary_
+            for ctx in X:
+                for w, t in dict.fromkeys(ctx.entities):
+                    if t in type_pos and w in index:
+                        words.append(index[w])
+                        types.append(type_pos[t])
+                indptr.append(len(words))
+        else:
+            indptr.extend([0] * len(X))
+        return (
+            np.asarray(indptr, dtype=np.int64),
+            np.asarray(words, dtype=np.int64),
+            np.asarray(types, dtype=np.int64),
+        )
+
+    # ------------------------------------------------------------------ fit
+
+    def _training_problem(self, X, y, rng):
+        """Fit the vocabulary and return every array the SGD kernel reads, as a dict.
+
+        Sets ``candidates_``, ``types_``, ``vocabulary_`` and the match-type word index.
+        The benchmarks call this to time the kernel alone.
+        """
+        self._check_params()
+        self.candidates_ = resolve_candidates(self.candidates, y)
+        if self.match_type == "match":
+            self.types_ = sorted({t for ctx in X for _, t in ctx.entities})
+            if not self.types_:
+                warnings.warn(
+                    "match_type='match' but no training context carries entities: put a "
+                    "MatchTypeFeaturizer before the ranker in a Pipeline. Fitting without "
+                    "match-type words.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        elif self.match_type == "type":
+            self._kb_lower = {str(e).lower(): str(t) for e, t in self.kb.items()}
+            self.types_ = sorted(set(self._kb_lower.values()))
+        else:
+            self.types_ = []
+        if len(self.types_) > 62:
+            raise ValueError(f"At most 62 entity types are supported, got {len(self.types_)}.")
+
+        # Response table: the candidates, then gold responses outside the candidate set
+        # (trained on as positives, never drawn as negatives).
+        cand_index = {c: j for j, c in enumerate(self.candidates_)}
+        extra = list(dict.fromkeys(r for r in y if r not in cand_index))
+        table = list(self.candidates_) + extra
+        table_index = {**cand_index, **{r: len(cand_index) + k for k, r in enumerate(extra)}}
+        gold = np.array([table_index[r] for r in y], dtype=np.int64)
+
+        # The vocabulary: the words of the training inputs (each distinct utterance once)
+        # and of the gold responses, then the type words.
+        texts = dict.fromkeys(text for ctx in X for text in self._texts(ctx))
+        response_tokens = [self._response_tokens(r) for r in table]
+        self.vocabulary_ = Vocabulary(extra_tokens=[type_token(t) for t in self.types_])
+        self.vocabulary_.fit(
+            [self._words(text) for text in texts] + [response_tokens[g] for g in np.unique(gold)]
+        )
+        x_bags = self._input_bags(X)
+        r_bags = self.vocabulary_.bags(response_tokens)
+        self.candidate_bags_ = r_bags[: len(self.candidates_)]
+
+        if self.match_type == "match" and self.types_:
+            table_words = [tokenize(r) for r in table]
+            self.match_vocabulary_ = {
+                w: k for k, w in enumerate(dict.fromkeys(w for ws in table_words for w in ws))
+            }
+            m_bags = _binary_bags(table_words, self.match_vocabulary_)
+            self.candidate_match_bags_ = m_bags[: len(self.candidates_)]
+        else:
+            self.match_vocabulary_ = {}
+            self.candidate_match_bags_ = None
+            m_bags = sp.csr_matrix((len(table), 0), dtype=np.float32)
+        e_indptr, e_words, e_types = self._entity_arrays(X)
+        m_indptr, m_indices, _ = _csr_arrays(m_bags)
+
+        n_words, dim = len(self.vocabulary_), self.embedding_dim
+        U = rng.normal(0.0, self.init_std, size=(n_words, dim)).astype(np.float32)
+        U[0] = 0.0  # the nil word
+        U = _aligned_copy(U)
+        if self.shared_embeddings:
+            V = U
+        else:
+            V = rng.normal(0.0, self.init_std, size=(n_words, dim)).astype(np.float32)
+            V[0] = 0.0
+            V = _aligned_copy(V)
+        GU = np.zeros(n_words, dtype=np.float32)
+        GV = GU if self.shared_embeddings else np.zeros(n_words, dtype=np.float32)
+        return dict(
+            U=U,
+            V=V,
+            GU=GU,
+            GV=GV,
+            x=_csr_arrays(x_bags),
+            gold=gold,
+            r=_csr_arrays(r_bags),
+            n_candidates=len(self.candidates_),
+            e=(e_indptr, e_words, e_types),
+            m=(m_indptr, m_indices.astype(np.int64)),
+            type_rows=self._type_rows(),
+            mark=np.zeros(max(len(self.match_vocabulary_), 1), dtype=np.int64),
+            state=np.array([rng.randint(0, 2**63, dtype=np.int64)], dtype=np.uint64),
+        )
+
+    def _run_epoch(self, problem, order, stats):
+        p = problem
+        return _kernels.se_sgd_epoch(
+            p["U"],
+            p["V"],
+            p["GU"],
+            p["GV"],
+            *p["x"],
+            p["gold"],
+            *p["r"],
+            p["n_candidates"],
+            *p["e"],
+            *p["m"],
+            p["type_rows"],
+            p["mark"],
+            order,
+            self.n_negatives,
+            self.learning_rate,
+            self.margin,
+            self.optimizer == "adagrad",
+            p["state"],
+            stats,
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, X_val=None, y_val=None):
+        """Learn the embeddings from contexts X and their gold responses y.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+        X_val, y_val : sequence of Context or str, sequence of str, default=None
+            Validation data (e.g. the dev split): scored after each epoch into
+            ``validation_scores_``, and used for early stopping when
+            ``early_stopping=True``.
+
+        Returns
+        -------
+        self
+        """
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        if (X_val is None) != (y_val is None):
+            raise ValueError("Pass both X_val and y_val, or neither.")
+        if X_val is not None:
+            X_val = check_contexts(X_val, name="X_val")
+            y_val = check_responses(y_val, len(X_val), name="y_val")
+        elif self.early_stopping:
+            n_val = int(round(self.validation_fraction * len(X)))
+            if n_val < 1 or n_val >= len(X):
+                raise ValueError(
+                    f"validation_fraction={self.validation_fraction} of {len(X)} examples "
+                    "leaves no validation or no training example."
+                )
+            X, X_val = X[:-n_val], X[-n_val:]
+            y, y_val = y[:-n_val], y[-n_val:]
+        rng = check_random_state(self.random_state)
+        problem = self._training_problem(X, y, rng)
+        val = self._validation_data(X_val, y_val) if X_val is not None else None
+
+        self.loss_curve_ = []
+        self.validation_scores_ = [] if val is not None else None
+        self.best_validation_score_ = None
+        best = None
+        stats = np.zeros(2, dtype=np.float64)
+        bar = tqdm(range(self.epochs), desc="supervised embeddings", disable=not self.verbose)
+        for epoch in bar:
+            order = rng.permutation(len(X)).astype(np.int64)
+            loss = self._run_epoch(problem, order, stats)
+            self.loss_curve_.append(loss / len(X))
+            if not np.isfinite(loss):
+                raise FloatingPointError(
+                    f"The loss diverged at epoch {epoch + 1}; lower learning_rate "
+                    f"(now {self.learning_rate}) or use optimizer='adagrad'."
+                )
+            postfix = {"loss": f"{loss / len(X):.4g}"}
+            if val is not None:
+                score = self._hits_at_1(problem["U"], problem["V"], val)
+                self.validation_scores_.append(score)
+                postfix["val hits@1"] = f"{score:.4f}"
+                if self.best_validation_score_ is None or score > self.best_validation_score_:
+                    self.best_validation_score_ = score
+                    if self.early_stopping:
+                        best = (epoch, problem["U"].copy(), problem["V"].copy())
+                elif self.early_stopping and epoch - best[0] >= self.n_iter_no_change:
+                    bar.set_postfix(postfix)
+                    break
+            bar.set_postfix(postfix)
+        bar.close()
+        self.n_iter_ = len(self.loss_curve_)
+        U, V = problem["U"], problem["V"]
+        if best is not None:
+            U, V = best[1], best[2]
+        # Fitted state as plain (unaligned is fine for scoring) arrays; V is U when shared.
+        self.input_embeddings_ = np.ascontiguousarray(U)
+        self.response_embeddings_ = (
+            self.input_embeddings_ if self.shared_embeddings else np.ascontiguousarray(V)
+        )
+        return self
+
+    # ------------------------------------------------------------------ scoring
+
+    def _matches(self, X) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+        """Per type, the (context, candidate) pairs that match (match_type='match')."""
+        if self.match_type != "match" or not self.types_:
+            return None
+        mats = match_type_matrices(
+            X, self.candidate_match_bags_, self.match_vocabulary_, self.types_
+        )
+        return [(coo.row, coo.col, k) for k, coo in enumerate(m.tocoo() for m in mats)]
+
+    def _scores(self, E_x, C, V, matches) -> np.ndarray:
+        """Scores of input embeddings E_x against candidate embeddings C, plus the
+        match-type words of ``matches`` (from :meth:`_matches`)."""
+        scores = E_x @ C.T
+        if matches:
+            type_scores = E_x @ V[self._type_rows()].T  # (n_contexts, n_types)
+            for rows, cols, k in matches:
+                scores[rows, cols] += type_scores[rows, k]
+        return scores
+
+    def _validation_data(self, X_val, y_val):
+        """Validation blocks (input bags, matches, gold candidate index), encoded once."""
+        cand_index = {c: j for j, c in enumerate(self.candidates_)}
+        gold = np.array([cand_index.get(r, -1) for r in y_val], dtype=np.int64)
+        x_bags = self._input_bags(X_val)
+        blocks = []
+        for start in range(0, len(X_val), _VALIDATION_BLOCK):
+            sl = slice(start, start + _VALIDATION_BLOCK)
+            blocks.append((x_bags[sl], self._matches(X_val[sl]), gold[sl]))
+        return blocks
+
+    def _hits_at_1(self, U, V, blocks) -> float:
+        C = np.asarray(self.candidate_bags_ @ V, dtype=np.float32)
+        hits = n = 0
+        for x_bags, matches, gold in blocks:
+            scores = self._scores(x_bags @ U, C, V, matches)
+            hits += int(np.sum(np.argmax(scores, axis=1) == gold))
+            n += len(gold)
+        return hits / n
+
+    def _blas_threads(self):
+        if self.n_jobs is None:
+            return nullcontext()
+        return threadpool_limits(limits=effective_n_jobs(self.n_jobs), user_api="blas")
+
+    def decision_function(self, X) -> np.ndarray:
+        """Score every candidate for each context: ``f(x, y) = (U^T x) . (V^T y)``.
+
+        The candidates' embeddings are computed once per call; contexts are scored in
+        blocks (``rank``, ``predict`` and ``score`` call this on bounded blocks).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        U, V = self.input_embeddings_, self.response_embeddings_
+        C = np.asarray(self.candidate_bags_ @ V, dtype=np.float64)
+        out = np.empty((len(X), len(self.candidates_)), dtype=np.float64)
+        with self._blas_threads():
+            for start in range(0, len(X), self._block_size):
+                block = X[start : start + self._block_size]
+                E_x = np.asarray(self._input_bags(block) @ U, dtype=np.float64)
+                out[start : start + len(block)] = self._scores(E_x, C, V, self._matches(block))
+        return out
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        U, V = self.input_embeddings_, self.response_embeddings_
+        E_x = np.asarray(self._input_bags(X) @ U, dtype=np.float64)
+        E_r = np.asarray(self._response_bags(responses) @ V, dtype=np.float64)
+        scores = np.einsum("ij,ij->i", E_x, E_r)
+        if self.match_type == "match" and self.types_:
+            words = [tokenize(r) for r in responses]
+            index = {w: k for k, w in enumerate(dict.fromkeys(w for ws in words for w in ws))}
+            pairs = match_type_pairs(X, _binary_bags(words, index), index, self.types_)
+            scores += np.einsum("ij,ij->i", pairs, E_x @ V[self._type_rows()].T)
+        return scores

@@ -1,0 +1,1037 @@
+"""Numba kernels of the structured SVM: hashed pairwise features, exhaustive search, ASGD.
+
+Everything here is a pure function of contiguous arrays and scalars (DESIGN.md). A batch
+of questions is packed as
+
+- ``tok`` (int64): the token ids of every sentence, concatenated;
+- ``sent`` (int64, n_sentences + 1): sentence ``s`` is ``tok[sent[s]:sent[s + 1]]``;
+- ``qsent`` (int64, n_questions + 1): question ``q`` owns sentences ``qsent[q]`` to
+  ``qsent[q + 1] - 1``: its ``n`` story facts, oldest first, then the question itself;
+- ``later`` / ``near`` (int32) with ``stat_ptr`` (int64, n_sentences + 1): for fact sentence
+  ``s`` of length ``L`` and positions ``(pc, pt)``, entry ``e = stat_ptr[s] + pc * L + pt``,
+  ``later[e]`` is the number of later facts of the same question containing both words
+  ``tok[pc]`` and ``tok[pt]``, and ``near[2 e]`` / ``near[2 e + 1]`` the positions of the
+  previous and next such facts (``-1`` / ``n`` when none; see :func:`story_stats`);
+- ``content`` (bool, n_ids): False for the learned stopwords, words that never count as a
+  match between two sentences;
+- ``link`` (bool, n_ids): the words that link two sentences in the search's pruning;
+- ``n_known``: ids at or above it are words unseen in training; they match each other by
+  identity but carry no word-specific feature.
+
+The stage-1 kernels take the story arrays as one tuple ``st = (tok, sent, later, near,
+stat_ptr, content, n_known)``.
+
+Feature indices are hashes of small non-negative integer tuples (template, slot, words,
+buckets) into ``[0, n_features)``: 32-bit multiply-xorshift rounds (as in MurmurHash). All
+arithmetic stays below 2**63, so the compiled kernels and their pure-Python ``py_func``
+give the same indices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_MASK = 0xFFFFFFFF
+MAX_FEATURES = 1 << 32
+_OFF = 4096  # added to signed values (distances, relative positions) before hashing
+
+# Stage 1, question-fact pair g(x, f) of slot k.
+T_XF_WP = 1  # (k, question word, fact word)
+T_XF_DIST = 2  # (k, distance bucket)
+T_XF_UNI = 3  # (k, fact word)
+T_XF_MPOS = 4  # (k, position in question, position in fact) of a shared content word
+T_XF_MW = 5  # (k, shared content word)
+T_XF_LAT = 6  # (k, fact word t, bucket of later facts holding the shared word and t)
+T_XF_LATP = 7  # (k, offset of t from the shared word, later bucket)
+T_XF_NM = 8  # (k, number of shared content words)
+T_XF_EMPTY = 9  # (k,) the slot holds the empty fact
+T_XF_WPP = 10  # (k, question word, content fact word, its position); content words only
+# Stage 1, fact-fact pair g(f_a, f_b) of slot pair pk (a earlier slot than b).
+T_FF_WP = 20  # (pk, content word of f_a, content word of f_b)
+T_FF_DIST = 21  # (pk, signed distance bucket from f_a to f_b: order and distance)
+T_FF_MPOS = 22  # (pk, position in f_a, position in f_b) of a shared content word
+T_FF_MW = 23  # (pk, shared content word)
+T_FF_LATA = 24  # (pk, word t of f_a, later bucket of (shared word, t) after f_a)
+T_FF_LATB = 25  # (pk, word t of f_b, later bucket after f_b)
+T_FF_LATPA = 26  # (pk, offset of t in f_a, later bucket)
+T_FF_LATPB = 27  # (pk, offset of t in f_b, later bucket)
+T_FF_BTWA = 28  # (pk, word t of f_a, no fact between holding (shared word, t), direction)
+T_FF_BTWB = 29  # (pk, word t of f_b, no fact between holding (shared word, t), direction)
+T_FF_NM = 30  # (pk, number of shared content words)
+T_FF_EMPTYB = 31  # (pk,) f_b is the empty fact
+T_FF_EMPTY2 = 32  # (pk,) both are empty
+T_FF_WPP = 33  # (pk, content word of f_a, its position, content word of f_b, its position)
+# Stage 2, answer features: class-conjoined (phi) and generic (gamma).
+T2_Q = 40  # (question word)
+T2_F = 41  # (slot or ANY_SLOT, fact word)
+T2_QF = 42  # (question word, fact word)
+T2_EMPTY = 43  # (slot)
+T2_UN = 44  # (number of question content words found in no chosen fact)
+T2_UNF = 45  # (that number, fact word)
+T2_MP = 46  # (slot, position in question, position in fact) of a shared content word
+T2_MPU = 47  # (slot, offset from the shared word, fact word)
+T2_MPX = 48  # (slot, question word before the shared word, offset, fact word)
+T2_FF = 49  # (slot a, slot b, offset in a, offset in b) of content words shared by facts
+T2_MPXP = 50  # (slot, position of the shared word in the question, offset, fact word)
+T2_AM = 60  # (slot, position of an answer part in the fact)
+T2_AMQ = 61  # (slot, question word) answer part in the fact
+T2_AMR = 62  # (slot, offset of the answer part from a word shared with the question)
+T2_AMPREV = 63  # (slot, fact word before the answer part)
+T2_AX = 64  # () answer part in the question
+T2_AXQ = 65  # (question word) answer part in the question
+T2_AS = 66  # () answer part somewhere in the story
+T2_ANM = 67  # (number of answer parts found in no chosen fact)
+T2_AMRQ = 68  # (slot, offset, question word)
+T2_APART = 69  # (index of the answer part, slot holding it): the order of list answers
+T2_AMW = 70  # (slot, word of the fact holding an answer part)
+T2_NPARTS = 71  # (number of answer parts, number of chosen facts)
+
+PAIR_SLOTS = ((0, 1), (1, 2), (0, 2))  # slot pairs of the fact-fact features, in order
+ANY_SLOT = 99
+
+
+# --------------------------------------------------------------------------- hashing
+
+
+@njit(cache=True)
+def _mix(h, v):
+    h = ((h ^ v) * 1540483477) & _MASK
+    return h ^ (h >> 13)
+
+
+@njit(cache=True)
+def _fin(h, n_features):
+    h = h ^ (h >> 15)
+    h = (h * 668265261) & _MASK
+    h = h ^ (h >> 16)
+    return h % n_features
+
+
+@njit(cache=True)
+def _h1(t, a):
+    return _mix(_mix(7, t), a)
+
+
+@njit(cache=True)
+def _h2(t, a, b):
+    return _mix(_mix(_mix(7, t), a), b)
+
+
+@njit(cache=True)
+def _h3(t, a, b, c):
+    return _mix(_mix(_mix(_mix(7, t), a), b), c)
+
+
+@njit(cache=True)
+def _h4(t, a, b, c, d):
+    return _mix(_mix(_mix(_mix(_mix(7, t), a), b), c), d)
+
+
+@njit(cache=True)
+def _dist_bucket(d):
+    """0..8 exactly, then one bucket per doubling."""
+    if d <= 8:
+        return d
+    b = 8
+    while d > 8:
+        d = d >> 1
+        b += 1
+    return b
+
+
+@njit(cache=True)
+def _signed_bucket(d):
+    if d < 0:
+        return _OFF - _dist_bucket(-d)
+    return _OFF + _dist_bucket(d)
+
+
+@njit(cache=True)
+def _count_bucket(c):
+    return c if c < 3 else 3
+
+
+# --------------------------------------------------------------------------- story statistics
+
+
+@njit(cache=True)
+def story_stats(tok, sent, s0, n, n_ids, later, near, stat_ptr):
+    """Fill ``later`` and ``near`` for the ``n`` facts starting at sentence ``s0``.
+
+    For every fact ``j`` and every pair of its positions ``(pc, pt)``: how many later facts
+    of the story contain both words ``tok[pc]`` and ``tok[pt]`` (a word pair repeated inside
+    one fact counts once), and the positions of the previous and next facts that do.
+    """
+    total = 0
+    for j in range(n):
+        L = sent[s0 + j + 1] - sent[s0 + j]
+        total += L * L
+    keys = np.empty(total, dtype=np.int64)
+    facts = np.empty(total, dtype=np.int64)
+    slots = np.empty(total, dtype=np.int64)
+    e = 0
+    for j in range(n):
+        a = sent[s0 + j]
+        L = sent[s0 + j + 1] - a
+        for pc in range(L):
+            for pt in range(L):
+                keys[e] = (tok[a + pc] * n_ids + tok[a + pt]) * (n + 1) + j
+                facts[e] = j
+                slots[e] = stat_ptr[s0 + j] + pc * L + pt
+                e += 1
+    order = np.argsort(keys, kind="mergesort")
+    i = 0
+    while i < total:
+        key = keys[order[i]] // (n + 1)
+        k = i
+        while k < total and keys[order[k]] // (n + 1) == key:
+            k += 1
+        # entries i..k-1: one word pair, sorted by fact; count distinct facts
+        distinct = 0
+        last = -1
+        for m in range(i, k):
+            if facts[order[m]] != last:
+                distinct += 1
+                last = facts[order[m]]
+        seen = 0
+        prev_fact = -1
+        for m in range(i, k):
+            f = facts[order[m]]
+            if m > i and f != facts[order[m - 1]]:
+                seen += 1
+                prev_fact = facts[order[m - 1]]
+            nxt = n
+            r = m + 1
+            while r < k and facts[order[r]] == f:
+                r += 1
+            if r < k:
+                nxt = facts[order[r]]
+            slot = slots[order[m]]
+            later[slot] = distinct - seen - 1
+            near[2 * slot] = prev_fact
+            near[2 * slot + 1] = nxt
+        i = k
+
+
+@njit(cache=True)
+def adjacency(tok, sent, s0, n, link, adj):
+    """``adj[i, j]``: sentences ``i`` and ``j`` (``n`` is the question) share a linking
+    word."""
+    for i in range(n + 1):
+        adj[i, i] = False
+    for i in range(n + 1):
+        ai, bi = sent[s0 + i], sent[s0 + i + 1]
+        for j in range(i + 1, n + 1):
+            aj, bj = sent[s0 + j], sent[s0 + j + 1]
+            shared = False
+            for p in range(ai, bi):
+                w = tok[p]
+                if not link[w]:
+                    continue
+                for r in range(aj, bj):
+                    if tok[r] == w:
+                        shared = True
+                        break
+                if shared:
+                    break
+            adj[i, j] = shared
+            adj[j, i] = shared
+
+
+# --------------------------------------------------------------------------- stage 1 features
+#
+# ``st`` is the story tuple of a batch: (tok, sent, later, near, stat_ptr, content, n_known);
+# question q's facts start at sentence ``s0 = qsent[q]`` and there are ``n`` of them, the
+# question itself being sentence ``s0 + n``. Fact index ``n`` stands for the empty fact.
+
+
+@njit(cache=True)
+def _lat_block(buf, m, t_word, t_pos, scope, tok, later, n_known, fa, L, p, sp, nf):
+    """Recency of the shared word at position ``p`` of the fact at ``tok[fa:fa + L]``: for
+    every word t of the fact, the bucketed number of later facts holding both words, by
+    t's identity and by its offset from ``p``."""
+    for pt in range(L):
+        b = _count_bucket(later[sp + p * L + pt])
+        t = tok[fa + pt]
+        if t < n_known:
+            buf[m] = _fin(_h3(t_word, scope, t, b), nf)
+            m += 1
+        buf[m] = _fin(_h3(t_pos, scope, pt - p + _OFF, b), nf)
+        m += 1
+    return m
+
+
+@njit(cache=True)
+def xf_features(buf, m, k, st, s0, n, j, nf):
+    """Append to ``buf[m:]`` the features g(x, f_j) of slot ``k``. Returns the new end."""
+    if j == n:
+        buf[m] = _fin(_h1(T_XF_EMPTY, k), nf)
+        return m + 1
+    tok, sent, stat_ptr, content, n_known = st[0], st[1], st[4], st[5], st[6]
+    xa, xb = sent[s0 + n], sent[s0 + n + 1]
+    fa, fb = sent[s0 + j], sent[s0 + j + 1]
+    L = fb - fa
+    sp = stat_ptr[s0 + j]
+    for pa in range(xa, xb):
+        w = tok[pa]
+        if w >= n_known:
+            continue
+        hw = _h2(T_XF_WP, k, w)
+        hwp = _h2(T_XF_WPP, k, w)
+        for pb in range(fa, fb):
+            u = tok[pb]
+            if u < n_known:
+                buf[m] = _fin(_mix(hw, u), nf)
+                m += 1
+                if content[w] and content[u]:
+                    buf[m] = _fin(_mix(_mix(hwp, u), pb - fa), nf)
+                    m += 1
+    buf[m] = _fin(_h2(T_XF_DIST, k, _dist_bucket(n - j)), nf)
+    m += 1
+    for pb in range(fa, fb):
+        u = tok[pb]
+        if u < n_known:
+            buf[m] = _fin(_h2(T_XF_UNI, k, u), nf)
+            m += 1
+    nm = 0
+    for pa in range(xa, xb):
+        w = tok[pa]
+        if not content[w]:
+            continue
+        for pb in range(fa, fb):
+            if tok[pb] != w:
+                continue
+            nm += 1
+            buf[m] = _fin(_h3(T_XF_MPOS, k, pa - xa, pb - fa), nf)
+            m += 1
+            if w < n_known:
+                buf[m] = _fin(_h2(T_XF_MW, k, w), nf)
+                m += 1
+            m = _lat_block(
+                buf, m, T_XF_LAT, T_XF_LATP, k, tok, st[2], n_known, fa, L, pb - fa, sp, nf
+            )
+            break  # a word's first position in the fact only
+    buf[m] = _fin(_h2(T_XF_NM, k, _count_bucket(nm)), nf)
+    return m + 1
+
+
+@njit(cache=True)
+def _btw_block(buf, m, t_word, pk, tok, near, n_known, fa, L, p, sp, other, forward, nf):
+    """For each word t of the fact at ``tok[fa:fa + L]`` (shared word at ``p``): is there no
+    fact strictly between it and fact ``other`` holding both t and the shared word?
+    ``forward``: the other fact is later in the story."""
+    for pt in range(L):
+        t = tok[fa + pt]
+        if t >= n_known:
+            continue
+        e = sp + p * L + pt
+        if forward:
+            clear = near[2 * e + 1] >= other
+        else:
+            clear = near[2 * e] <= other
+        buf[m] = _fin(_h3(t_word, pk, t, 2 * clear + forward), nf)
+        m += 1
+    return m
+
+
+@njit(cache=True)
+def _ff_head(buf, m, pk, tok, content, n_known, ia, ib, ja, jb, i, j, nf):
+    """The features of a fact pair that do not look at shared words: distance and order,
+    content word pairs (plain and by position)."""
+    buf[m] = _fin(_h2(T_FF_DIST, pk, _signed_bucket(j - i)), nf)
+    m += 1
+    for pa in range(ia, ib):
+        u = tok[pa]
+        if u >= n_known or not content[u]:
+            continue
+        hu = _h2(T_FF_WP, pk, u)
+        hup = _h3(T_FF_WPP, pk, u, pa - ia)
+        for pb in range(ja, jb):
+            v = tok[pb]
+            if v < n_known and content[v]:
+                buf[m] = _fin(_mix(hu, v), nf)
+                buf[m + 1] = _fin(_mix(_mix(hup, v), pb - ja), nf)
+                m += 2
+    return m
+
+
+@njit(cache=True)
+def _ff_shared(buf, m, pk, st, s0, i, j, nf, with_recency):
+    """The shared-word features of the fact pair (i, j): position pair, identity, whether a
+    fact in between holds the word with each other word, and (``with_recency``) the recency
+    blocks. Returns the new end and the number of shared content words."""
+    tok, sent, later, near, stat_ptr, content, n_known = st
+    ia, ja = sent[s0 + i], sent[s0 + j]
+    Li, Lj = sent[s0 + i + 1] - ia, sent[s0 + j + 1] - ja
+    spi, spj = stat_ptr[s0 + i], stat_ptr[s0 + j]
+    nm = 0
+    for pi in range(Li):
+        c = tok[ia + pi]
+        if not content[c]:
+            continue
+        for pj in range(Lj):
+            if tok[ja + pj] != c:
+                continue
+            nm += 1
+            buf[m] = _fin(_h3(T_FF_MPOS, pk, pi, pj), nf)
+            m += 1
+            if c < n_known:
+                buf[m] = _fin(_h2(T_FF_MW, pk, c), nf)
+                m += 1
+            if with_recency:
+                m = _lat_block(
+                    buf, m, T_FF_LATA, T_FF_LATPA, pk, tok, later, n_known, ia, Li, pi, spi, nf
+                )
+                m = _lat_block(
+                    buf, m, T_FF_LATB, T_FF_LATPB, pk, tok, later, n_known, ja, Lj, pj, spj, nf
+                )
+            m = _btw_block(buf, m, T_FF_BTWA, pk, tok, near, n_known, ia, Li, pi, spi, j, j > i, nf)
+            m = _btw_block(buf, m, T_FF_BTWB, pk, tok, near, n_known, ja, Lj, pj, spj, i, i > j, nf)
+            break  # a word's first position in f_j only
+    return m, nm
+
+
+@njit(cache=True)
+def ff_features(buf, m, pk, st, s0, n, i, j, nf):
+    """Append the features g(f_i, f_j) of slot pair ``pk`` (``i`` in the earlier slot);
+    the empty fact ``n`` may only be ``j`` or both."""
+    if i == n:
+        buf[m] = _fin(_h1(T_FF_EMPTY2, pk), nf)
+        return m + 1
+    if j == n:
+        buf[m] = _fin(_h1(T_FF_EMPTYB, pk), nf)
+        return m + 1
+    sent = st[1]
+    ia, ib = sent[s0 + i], sent[s0 + i + 1]
+    ja, jb = sent[s0 + j], sent[s0 + j + 1]
+    m = _ff_head(buf, m, pk, st[0], st[5], st[6], ia, ib, ja, jb, i, j, nf)
+    m, nm = _ff_shared(buf, m, pk, st, s0, i, j, nf, True)
+    buf[m] = _fin(_h2(T_FF_NM, pk, _count_bucket(nm)), nf)
+    return m + 1
+
+
+@njit(cache=True)
+def tuple_features(buf, o, max_facts, st, s0, n, nf):
+    """All stage-1 features of the tuple ``o`` (facts, ``n`` for empty): the joint feature
+    vector Psi(x, o) as a list of indices (with repeats). Returns its length."""
+    m = 0
+    for k in range(max_facts):
+        m = xf_features(buf, m, k, st, s0, n, o[k], nf)
+    for pk in range(3):
+        a, b = PAIR_SLOTS[pk]
+        if b < max_facts:
+            m = ff_features(buf, m, pk, st, s0, n, o[a], o[b], nf)
+    return m
+
+
+@njit(cache=True)
+def feature_buffer_size(tok, sent):
+    """A buffer long enough for the features of any tuple of the batch."""
+    longest = 1
+    for s in range(len(sent) - 1):
+        longest = max(longest, sent[s + 1] - sent[s])
+    # g(x, f) <= 4 L^2 + 3 L + 2 and g(f, f') <= 8 L^2 + 2 L + 3 indices (a shared word
+    # counts at its first position in the other sentence only)
+    return 64 + 40 * longest * longest
+
+
+@njit(cache=True)
+def _dot(w, buf, m):
+    s = 0.0
+    for r in range(m):
+        s += w[buf[r]]
+    return s
+
+
+@njit(cache=True)
+def _lat_tables(w, max_facts, st, s0, n, nf, buf, latA, latB):
+    """The score of every recency block of every fact position, per slot pair, so that a
+    fact pair's score costs its word pairs and shared words only."""
+    tok, sent, stat_ptr, content = st[0], st[1], st[4], st[5]
+    for j in range(n):
+        fa = sent[s0 + j]
+        L = sent[s0 + j + 1] - fa
+        sp = stat_ptr[s0 + j]
+        for p in range(L):
+            if not content[tok[fa + p]]:
+                continue
+            for pk in range(3):
+                if PAIR_SLOTS[pk][1] >= max_facts:
+                    continue
+                mm = _lat_block(
+                    buf, 0, T_FF_LATA, T_FF_LATPA, pk, tok, st[2], st[6], fa, L, p, sp, nf
+                )
+                latA[pk, j, p] = _dot(w, buf, mm)
+                mm = _lat_block(
+                    buf, 0, T_FF_LATB, T_FF_LATPB, pk, tok, st[2], st[6], fa, L, p, sp, nf
+                )
+                latB[pk, j, p] = _dot(w, buf, mm)
+
+
+@njit(cache=True)
+def ff_score(w, pk, st, s0, n, i, j, nf, buf, latA, latB):
+    """``w . g(f_i, f_j)`` for slot pair ``pk``, the same sum as over :func:`ff_features`
+    with the recency blocks read from the tables of :func:`_lat_tables`."""
+    if i == n:
+        return w[_fin(_h1(T_FF_EMPTY2, pk), nf)]
+    if j == n:
+        return w[_fin(_h1(T_FF_EMPTYB, pk), nf)]
+    tok, sent, content = st[0], st[1], st[5]
+    ia, ib = sent[s0 + i], sent[s0 + i + 1]
+    ja, jb = sent[s0 + j], sent[s0 + j + 1]
+    m = _ff_head(buf, 0, pk, tok, content, st[6], ia, ib, ja, jb, i, j, nf)
+    m, nm = _ff_shared(buf, m, pk, st, s0, i, j, nf, False)
+    buf[m] = _fin(_h2(T_FF_NM, pk, _count_bucket(nm)), nf)
+    s = _dot(w, buf, m + 1)
+    for pi in range(ib - ia):
+        c = tok[ia + pi]
+        if not content[c]:
+            continue
+        for pj in range(jb - ja):
+            if tok[ja + pj] == c:
+                s += latA[pk, i, pi] + latB[pk, j, pj]
+                break
+    return s
+
+
+# --------------------------------------------------------------------------- stage 1 search
+
+
+@njit(cache=True)
+def search_question(w, scale, q, gold, loss_weight, max_facts, st, qsent, link, nf, work, best):
+    """Exhaustive search of question ``q``'s best tuple under ``scale * w``.
+
+    Tuples are ordered, hold up to ``max_facts`` distinct facts with empty slots last (the
+    all-empty tuple included), and are pruned as in the paper: each fact shares a linking
+    word (``link``) with the question or with a fact of an earlier slot. With
+    ``loss_weight > 0`` the score is loss-augmented by ``loss_weight`` times the number of
+    slots that differ from ``gold`` (``-1``: empty). ``work`` is :func:`search_workspace`.
+    The tuple goes to ``best`` (``-1`` for empty slots); returns its model score (without
+    the loss).
+    """
+    buf, adj, A, Bt, done, latA, latB = work
+    s0 = qsent[q]
+    n = qsent[q + 1] - s0 - 1
+    E = n
+    adjacency(st[0], st[1], s0, n, link, adj)
+    g = np.empty(3, dtype=np.int64)
+    for k in range(3):
+        g[k] = E if gold[k] < 0 else gold[k]
+    for k in range(max_facts):
+        for i in range(n + 1):
+            mm = xf_features(buf, 0, k, st, s0, n, i, nf)
+            A[k, i] = scale * _dot(w, buf, mm) + (loss_weight if i != g[k] else 0.0)
+    done[:, : n + 1, : n + 1] = False
+    _lat_tables(w, max_facts, st, s0, n, nf, buf, latA, latB)
+    # Bt[pk, i, j] = scale * w . g_pk(f_i, f_j), filled on first use (flag in done); the
+    # empty-fact terms are one feature each.
+    for pk in range(3):
+        Bt[pk, E, E] = scale * w[_fin(_h1(T_FF_EMPTY2, pk), nf)]
+        Bt[pk, :n, E] = scale * w[_fin(_h1(T_FF_EMPTYB, pk), nf)]
+    two = max_facts >= 2
+    three = max_facts == 3
+    b1 = b2 = b3 = -1
+    best_score = A[0, E]  # the all-empty tuple
+    if two:
+        best_score += A[1, E] + Bt[0, E, E]
+    if three:
+        best_score += A[2, E] + Bt[1, E, E] + Bt[2, E, E]
+    for o1 in range(n):
+        if not adj[n, o1]:
+            continue
+        s1 = A[0, o1]
+        s = s1  # (o1, empty, empty)
+        if two:
+            s += A[1, E] + Bt[0, o1, E]
+        if three:
+            s += A[2, E] + Bt[1, E, E] + Bt[2, o1, E]
+        if s > best_score:
+            best_score = s
+            b1, b2, b3 = o1, -1, -1
+        if not two:
+            continue
+        for o2 in range(n):
+            if o2 == o1 or not (adj[n, o2] or adj[o1, o2]):
+                continue
+            if not done[0, o1, o2]:
+                Bt[0, o1, o2] = scale * ff_score(w, 0, st, s0, n, o1, o2, nf, buf, latA, latB)
+                done[0, o1, o2] = True
+            s12 = s1 + A[1, o2] + Bt[0, o1, o2]
+            s = s12  # (o1, o2, empty)
+            if three:
+                s += A[2, E] + Bt[1, o2, E] + Bt[2, o1, E]
+            if s > best_score:
+                best_score = s
+                b1, b2, b3 = o1, o2, -1
+            if not three:
+                continue
+            for o3 in range(n):
+                if o3 == o1 or o3 == o2 or not (adj[n, o3] or adj[o1, o3] or adj[o2, o3]):
+                    continue
+                if not done[1, o2, o3]:
+                    Bt[1, o2, o3] = scale * ff_score(w, 1, st, s0, n, o2, o3, nf, buf, latA, latB)
+                    done[1, o2, o3] = True
+                if not done[2, o1, o3]:
+                    Bt[2, o1, o3] = scale * ff_score(w, 2, st, s0, n, o1, o3, nf, buf, latA, latB)
+                    done[2, o1, o3] = True
+                s = s12 + A[2, o3] + Bt[1, o2, o3] + Bt[2, o1, o3]
+                if s > best_score:
+                    best_score = s
+                    b1, b2, b3 = o1, o2, o3
+    best[0], best[1], best[2] = b1, b2, b3
+    loss = 0.0
+    for k in range(max_facts):
+        if (E if best[k] < 0 else best[k]) != g[k]:
+            loss += loss_weight
+    return best_score - loss
+
+
+def search_workspace(tok, sent, qsent):
+    """The buffers of :func:`search_question`, sized for the largest story of the batch:
+    (feature buffer, adjacency, slot scores, pair scores, pair flags, recency tables x 2)."""
+    n_max = int(np.max(np.diff(qsent))) if len(qsent) > 1 else 1
+    longest = int(np.max(np.diff(sent))) if len(sent) > 1 else 1
+    buf = np.empty(feature_buffer_size(tok, sent), dtype=np.int64)
+    adj = np.zeros((n_max, n_max), dtype=np.bool_)
+    A = np.zeros((3, n_max), dtype=np.float64)
+    Bt = np.zeros((3, n_max, n_max), dtype=np.float64)
+    done = np.zeros((3, n_max, n_max), dtype=np.bool_)
+    latA = np.zeros((3, n_max, max(longest, 1)), dtype=np.float64)
+    latB = np.zeros_like(latA)
+    return buf, adj, A, Bt, done, latA, latB
+
+
+@njit(cache=True)
+def _asgd_step(U, V, state, plus, n_plus, minus, n_minus, lam, eta0):
+    """One averaged-SGD step on w = alpha * U with gradient Psi(minus) - Psi(plus).
+
+    ``state`` = [alpha, beta, gamma, t]: the average of the iterates is
+    ``(beta * U + V) / gamma`` (Xu 2011), so the L2 shrinkage and the averaging cost
+    O(1) and an update touches only its features.
+    """
+    t = state[3] + 1.0
+    eta = eta0 / (1.0 + lam * eta0 * t)
+    alpha = state[0] * (1.0 - lam * eta)
+    beta_prev = state[1]
+    step = eta / alpha
+    for r in range(n_plus):
+        U[plus[r]] += step
+        V[plus[r]] -= beta_prev * step
+    for r in range(n_minus):
+        U[minus[r]] -= step
+        V[minus[r]] += beta_prev * step
+    beta = beta_prev + alpha
+    if alpha < 1e-9:  # fold the scale into U to keep it representable
+        U *= alpha
+        beta /= alpha
+        alpha = 1.0
+    state[0] = alpha
+    state[1] = beta
+    state[2] = t
+    state[3] = t
+
+
+def averaged_weights(U, V, state):
+    """The averaged weight vector of an ASGD run."""
+    if state[3] == 0:
+        return np.zeros_like(U)
+    return (state[1] * U + V) / state[2]
+
+
+@njit(cache=True)
+def stage1_epoch(order, U, V, state, lam, eta0, gold, max_facts, st, qsent, link, nf, work):
+    """One pass of loss-augmented ASGD over the questions in ``order``; returns the number
+    of margin violations."""
+    best = np.empty(3, dtype=np.int64)
+    o = np.empty(3, dtype=np.int64)
+    buf = work[0]
+    buf2 = np.empty_like(buf)
+    violations = 0
+    for q in order:
+        s0 = qsent[q]
+        n = qsent[q + 1] - s0 - 1
+        g = gold[q]
+        alpha = state[0]
+        search_question(U, alpha, q, g, 1.0, max_facts, st, qsent, link, nf, work, best)
+        loss = 0.0
+        for k in range(max_facts):
+            if best[k] != g[k]:
+                loss += 1.0
+        m_minus = 0
+        m_plus = 0
+        if loss > 0:
+            for k in range(3):
+                o[k] = n if best[k] < 0 else best[k]
+            m_minus = tuple_features(buf, o, max_facts, st, s0, n, nf)
+            for k in range(3):
+                o[k] = n if g[k] < 0 else g[k]
+            m_plus = tuple_features(buf2, o, max_facts, st, s0, n, nf)
+            margin = alpha * (_dot(U, buf2, m_plus) - _dot(U, buf, m_minus))
+            if margin < loss:
+                violations += 1
+            else:
+                m_minus = m_plus = 0
+        _asgd_step(U, V, state, buf2, m_plus, buf, m_minus, lam, eta0)
+    return violations
+
+
+@njit(cache=True)
+def stage1_predict(w, max_facts, st, qsent, link, nf, work, out):
+    """The best tuple of every question (``-1``: empty slot), into ``out`` (n_q, 3)."""
+    best = np.empty(3, dtype=np.int64)
+    none = np.full(3, -1, dtype=np.int64)
+    for q in range(len(qsent) - 1):
+        search_question(w, 1.0, q, none, 0.0, max_facts, st, qsent, link, nf, work, best)
+        out[q, 0], out[q, 1], out[q, 2] = best[0], best[1], best[2]
+
+
+@njit(cache=True)
+def batch_tuple_features(tuples, max_facts, st, qsent, nf, buf):
+    """Psi(x_q, tuples[q]) of every question as CSR parts (indptr, indices with repeats)."""
+    nq = len(qsent) - 1
+    indptr = np.zeros(nq + 1, dtype=np.int64)
+    chunks = []
+    o = np.empty(3, dtype=np.int64)
+    for q in range(nq):
+        s0 = qsent[q]
+        n = qsent[q + 1] - s0 - 1
+        for k in range(3):
+            o[k] = n if tuples[q, k] < 0 else tuples[q, k]
+        m = tuple_features(buf, o, max_facts, st, s0, n, nf)
+        chunks.append(buf[:m].copy())
+        indptr[q + 1] = indptr[q] + m
+    indices = np.empty(indptr[nq], dtype=np.int64)
+    for q in range(nq):
+        indices[indptr[q] : indptr[q + 1]] = chunks[q]
+    return indptr, indices
+
+
+# --------------------------------------------------------------------------- stage 2
+
+
+@njit(cache=True)
+def answer_context_features(buf, tuple_, max_facts, q, tok, sent, qsent, content, n_known):
+    """The class-free stage-2 features phi(x, chosen facts) of question ``q``: unfinalised
+    hashes, conjoined with an answer class by :func:`answer_scores`. Returns their number."""
+    s0 = qsent[q]
+    n = qsent[q + 1] - s0 - 1
+    xa, xb = sent[s0 + n], sent[s0 + n + 1]
+    m = 0
+    for pa in range(xa, xb):
+        if tok[pa] < n_known:
+            buf[m] = _h1(T2_Q, tok[pa])
+            m += 1
+    # question content words found in no chosen fact
+    unmatched = 0
+    for pa in range(xa, xb):
+        w = tok[pa]
+        if not content[w]:
+            continue
+        found = False
+        for k in range(max_facts):
+            j = tuple_[k]
+            if j < 0:
+                continue
+            for pb in range(sent[s0 + j], sent[s0 + j + 1]):
+                if tok[pb] == w:
+                    found = True
+                    break
+            if found:
+                break
+        if not found:
+            unmatched += 1
+    ub = _count_bucket(unmatched)
+    buf[m] = _h1(T2_UN, ub)
+    m += 1
+    for k in range(max_facts):
+        j = tuple_[k]
+        if j < 0:
+            buf[m] = _h1(T2_EMPTY, k)
+            m += 1
+            continue
+        fa, fb = sent[s0 + j], sent[s0 + j + 1]
+        for pb in range(fa, fb):
+            u = tok[pb]
+            if u >= n_known:
+                continue
+            buf[m] = _h2(T2_F, k, u)
+            buf[m + 1] = _h2(T2_F, ANY_SLOT, u)
+            buf[m + 2] = _h2(T2_UNF, ub, u)
+            m += 3
+            for pa in range(xa, xb):
+                if tok[pa] < n_known:
+                    buf[m] = _h2(T2_QF, tok[pa], u)
+                    m += 1
+        for pa in range(xa, xb):
+            w = tok[pa]
+            if not content[w]:
+                continue
+            for pm in range(fa, fb):
+                if tok[pm] != w:
+                    continue
+                buf[m] = _h3(T2_MP, k, pa - xa, pm - fa)
+                m += 1
+                prev = tok[pa - 1] if pa > xa else -1
+                for pb in range(fa, fb):
+                    u = tok[pb]
+                    if u >= n_known or pb == pm:
+                        continue
+                    buf[m] = _h3(T2_MPU, k, pb - pm + _OFF, u)
+                    buf[m + 1] = _h4(T2_MPXP, k, pa - xa, pb - pm + _OFF, u)
+                    m += 2
+                    if prev >= 0 and prev < n_known:
+                        buf[m] = _h4(T2_MPX, k, prev, pb - pm + _OFF, u)
+                        m += 1
+                break  # the word's first position in the fact only
+    # content words shared by two chosen facts, by position
+    for ka in range(max_facts):
+        ja = tuple_[ka]
+        if ja < 0:
+            continue
+        for kb in range(ka + 1, max_facts):
+            jb = tuple_[kb]
+            if jb < 0:
+                continue
+            for pa in range(sent[s0 + ja], sent[s0 + ja + 1]):
+                c = tok[pa]
+                if not content[c]:
+                    continue
+                for pb in range(sent[s0 + jb], sent[s0 + jb + 1]):
+                    if tok[pb] == c:
+                        buf[m] = _h4(T2_FF, ka, kb, pa - sent[s0 + ja], pb - sent[s0 + jb])
+                        m += 1
+                        break
+    return m
+
+
+@njit(cache=True)
+def answer_generic_features(
+    buf, tuple_, max_facts, q, parts, tok, sent, qsent, content, n_known, nf
+):
+    """The class-free features gamma(x, chosen facts, answer) of an answer made of the
+    token ids ``parts``: where its parts occur in the chosen facts, question and story.
+    Finalised indices; returns their number."""
+    s0 = qsent[q]
+    n = qsent[q + 1] - s0 - 1
+    xa, xb = sent[s0 + n], sent[s0 + n + 1]
+    m = 0
+    missing = 0
+    filled = 0
+    for k in range(max_facts):
+        if tuple_[k] >= 0:
+            filled += 1
+    buf[m] = _fin(_h2(T2_NPARTS, min(len(parts), 4), filled), nf)
+    m += 1
+    for ai in range(len(parts)):
+        a = parts[ai]
+        anywhere = False
+        for k in range(max_facts):
+            j = tuple_[k]
+            if j < 0:
+                continue
+            fa, fb = sent[s0 + j], sent[s0 + j + 1]
+            for pb in range(fa, fb):
+                if tok[pb] != a:
+                    continue
+                anywhere = True
+                buf[m] = _fin(_h2(T2_AM, k, pb - fa), nf)
+                buf[m + 1] = _fin(_h2(T2_APART, min(ai, 3), k), nf)
+                m += 2
+                for pu in range(fa, fb):
+                    if tok[pu] < n_known and pu != pb:
+                        buf[m] = _fin(_h2(T2_AMW, k, tok[pu]), nf)
+                        m += 1
+                prev = tok[pb - 1] if pb > fa else -1
+                if prev >= 0 and prev < n_known:
+                    buf[m] = _fin(_h2(T2_AMPREV, k, prev), nf)
+                    m += 1
+                for pa in range(xa, xb):
+                    w = tok[pa]
+                    if w < n_known:
+                        buf[m] = _fin(_h2(T2_AMQ, k, w), nf)
+                        m += 1
+                    if not content[w]:
+                        continue
+                    for pm in range(fa, fb):
+                        if tok[pm] == w:
+                            buf[m] = _fin(_h2(T2_AMR, k, pb - pm + _OFF), nf)
+                            m += 1
+                            for pz in range(xa, xb):
+                                if tok[pz] < n_known:
+                                    buf[m] = _fin(_h3(T2_AMRQ, k, pb - pm + _OFF, tok[pz]), nf)
+                                    m += 1
+                            break  # first position of the question word only
+                break  # the part's first position in the fact only
+        if not anywhere:
+            missing += 1
+        in_question = False
+        for pa in range(xa, xb):
+            if tok[pa] == a:
+                in_question = True
+        if in_question:
+            buf[m] = _fin(_h1(T2_AX, 0), nf)
+            m += 1
+            for pa in range(xa, xb):
+                if tok[pa] < n_known:
+                    buf[m] = _fin(_h1(T2_AXQ, tok[pa]), nf)
+                    m += 1
+        in_story = False
+        for p in range(sent[s0], sent[s0 + n]):
+            if tok[p] == a:
+                in_story = True
+                break
+        if in_story:
+            buf[m] = _fin(_h1(T2_AS, 0), nf)
+            m += 1
+    buf[m] = _fin(_h1(T2_ANM, _count_bucket(missing)), nf)
+    return m + 1
+
+
+@njit(cache=True)
+def stage2_features(
+    tuples,
+    max_facts,
+    pairs_q,
+    pairs_c,
+    cand_tok,
+    cand_ptr,
+    tok,
+    sent,
+    qsent,
+    content,
+    n_known,
+    nf,
+):
+    """Phi of every question (CSR over questions) and gamma of every (question, answer)
+    pair listed by ``pairs_q``/``pairs_c`` (CSR over pairs)."""
+    nq = len(qsent) - 1
+    longest = 1
+    for s in range(len(sent) - 1):
+        longest = max(longest, sent[s + 1] - sent[s])
+    parts = 1
+    for c in range(len(cand_ptr) - 1):
+        parts = max(parts, cand_ptr[c + 1] - cand_ptr[c])
+    # phi <= 16 L^2 + 8 L and gamma <= 2 + parts (3 L^2 + 10 L + 14) indices
+    L = longest
+    buf = np.empty(64 + 16 * L * L + 8 * L + parts * (3 * L * L + 10 * L + 14), np.int64)
+    phi_ptr = np.zeros(nq + 1, dtype=np.int64)
+    phi_chunks = []
+    for q in range(nq):
+        m = answer_context_features(
+            buf, tuples[q], max_facts, q, tok, sent, qsent, content, n_known
+        )
+        phi_chunks.append(buf[:m].copy())
+        phi_ptr[q + 1] = phi_ptr[q] + m
+    phi = np.empty(phi_ptr[nq], dtype=np.int64)
+    for q in range(nq):
+        phi[phi_ptr[q] : phi_ptr[q + 1]] = phi_chunks[q]
+    npairs = len(pairs_q)
+    gam_ptr = np.zeros(npairs + 1, dtype=np.int64)
+    gam_chunks = []
+    for r in range(npairs):
+        q = pairs_q[r]
+        c = pairs_c[r]
+        parts = cand_tok[cand_ptr[c] : cand_ptr[c + 1]]
+        m = answer_generic_features(
+            buf, tuples[q], max_facts, q, parts, tok, sent, qsent, content, n_known, nf
+        )
+        gam_chunks.append(buf[:m].copy())
+        gam_ptr[r + 1] = gam_ptr[r] + m
+    gam = np.empty(gam_ptr[npairs], dtype=np.int64)
+    for r in range(npairs):
+        gam[gam_ptr[r] : gam_ptr[r + 1]] = gam_chunks[r]
+    return phi_ptr, phi, gam_ptr, gam
+
+
+@njit(cache=True)
+def _answer_score(w, phi, p0, p1, cls, gam, g0, g1, nf):
+    s = 0.0
+    if cls >= 0:
+        for r in range(p0, p1):
+            s += w[_fin(_mix(phi[r], cls), nf)]
+    for r in range(g0, g1):
+        s += w[gam[r]]
+    return s
+
+
+@njit(cache=True)
+def answer_scores(w, phi_ptr, phi, gam_ptr, gam, pairs_q, pair_cls, nf):
+    """The stage-2 score of each (question, answer) pair."""
+    out = np.empty(len(pairs_q), dtype=np.float64)
+    for r in range(len(pairs_q)):
+        q = pairs_q[r]
+        out[r] = _answer_score(
+            w, phi, phi_ptr[q], phi_ptr[q + 1], pair_cls[r], gam, gam_ptr[r], gam_ptr[r + 1], nf
+        )
+    return out
+
+
+@njit(cache=True)
+def _class_features(buf, m, phi, p0, p1, cls, gam, g0, g1, nf):
+    if cls >= 0:
+        for r in range(p0, p1):
+            buf[m] = _fin(_mix(phi[r], cls), nf)
+            m += 1
+    for r in range(g0, g1):
+        buf[m] = gam[r]
+        m += 1
+    return m
+
+
+@njit(cache=True)
+def stage2_epoch(order, U, V, state, lam, eta0, phi_ptr, phi, gam_ptr, gam, cand_cls, gold, nf):
+    """One pass of loss-augmented multiclass ASGD. Question ``q``'s candidates are pairs
+    ``q * n_cand`` to ``q * n_cand + n_cand - 1`` of ``gam_ptr``; ``gold[q]`` indexes them
+    (``-1``: the gold answer is no candidate, the question only shrinks the weights)."""
+    n_cand = len(cand_cls)
+    longest = 0
+    for q in range(len(phi_ptr) - 1):
+        longest = max(longest, phi_ptr[q + 1] - phi_ptr[q])
+    glong = 0
+    for r in range(len(gam_ptr) - 1):
+        glong = max(glong, gam_ptr[r + 1] - gam_ptr[r])
+    plus = np.empty(longest + glong + 1, dtype=np.int64)
+    minus = np.empty(longest + glong + 1, dtype=np.int64)
+    violations = 0
+    for q in order:
+        gq = gold[q]
+        p0, p1 = phi_ptr[q], phi_ptr[q + 1]
+        n_plus = n_minus = 0
+        if gq >= 0:
+            alpha = state[0]
+            best = -1
+            best_s = -np.inf
+            gold_s = 0.0
+            for c in range(n_cand):
+                r = q * n_cand + c
+                s = alpha * _answer_score(
+                    U, phi, p0, p1, cand_cls[c], gam, gam_ptr[r], gam_ptr[r + 1], nf
+                )
+                if c == gq:
+                    gold_s = s
+                else:
+                    s += 1.0
+                if s > best_s:
+                    best_s = s
+                    best = c
+            if best != gq and best_s > gold_s:
+                violations += 1
+                r = q * n_cand + gq
+                n_plus = _class_features(
+                    plus, 0, phi, p0, p1, cand_cls[gq], gam, gam_ptr[r], gam_ptr[r + 1], nf
+                )
+                r = q * n_cand + best
+                n_minus = _class_features(
+                    minus, 0, phi, p0, p1, cand_cls[best], gam, gam_ptr[r], gam_ptr[r + 1], nf
+                )
+        _asgd_step(U, V, state, plus, n_plus, minus, n_minus, lam, eta0)
+    return violations
+
+
+@njit(cache=True)
+def batch_story_stats(tok, sent, qsent, n_ids, later, near, stat_ptr):
+    """:func:`story_stats` for every question of a batch."""
+    for q in range(len(qsent) - 1):
+        s0 = qsent[q]
+        story_stats(tok, sent, s0, qsent[q + 1] - s0 - 1, n_ids, later, near, stat_ptr)

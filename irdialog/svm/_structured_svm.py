@@ -1,0 +1,386 @@
+"""Structured SVM for bAbI QA: find the supporting facts, then rank the answers.
+
+The strongly supervised classical baseline of the bAbI QA paper (Weston et al. 2016,
+appendix B), without its external coreference and semantic-role tools: two linear models
+over hashed indicator features, trained with a structured hinge loss by averaged SGD
+(Pegasos-style L2 regularisation, loss-augmented inference).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+from tqdm.auto import tqdm
+
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from . import _kernels
+from ._features import PairwiseFeaturizer, answer_parts, gold_tuples
+
+# Initial step size of the averaged SGD; the step decays as eta0 / (1 + lambda eta0 t).
+ETA0 = 1.0
+# A stage stops early after this many passes in a row without a margin violation.
+QUIET_EPOCHS = 3
+# (context, candidate) pairs whose stage-2 features decision_function holds at once.
+PAIR_BLOCK = 1 << 16
+
+
+def _converged(violations) -> bool:
+    """Have the last QUIET_EPOCHS passes of a stage been free of margin violations?"""
+    return len(violations) >= QUIET_EPOCHS and not violations[-QUIET_EPOCHS:].any()
+
+
+def _pseudo_supporting(X, y, featurizer) -> list[tuple[int, ...]]:
+    """Distant supervision when no supporting facts are given: the latest history turn
+    holding a word of the answer, else the latest sharing a content word with the query,
+    else none."""
+    stop = set(featurizer.stopwords_)
+    out = []
+    for ctx, answer in zip(X, y):
+        parts = set(answer_parts(answer)) - stop
+        query = set(answer_parts(ctx.query)) - stop
+        chosen: tuple[int, ...] = ()
+        for keys in (parts, query):
+            for pos in range(len(ctx.history) - 1, -1, -1):
+                if keys.intersection(answer_parts(ctx.history[pos].text)):
+                    chosen = (pos,)
+                    break
+            if chosen:
+                break
+        out.append(chosen)
+    return out
+
+
+class StructuredSVMQA(RankerMixin, BaseEstimator):
+    """Two-stage structured SVM: choose up to three supporting facts, then the answer.
+
+    **Stage 1** scores an ordered tuple o of up to ``max_facts`` distinct story facts (empty
+    slots last) for the question x with a linear function of pairwise indicator features,
+    ``S_O(x, o) = w . (sum_k g_k(x, f_ok) + sum_{k<l} g_kl(f_ok, f_ol))`` (word pairs, pair
+    distance and order, shared words and their recency; see :class:`PairwiseFeaturizer`),
+    and takes the argmax by exhaustive search over the tuples whose facts and question form
+    one graph under "shares a content word" (the paper's pruning, with stopwords learned by
+    document frequency). **Stage 2** scores each candidate answer from the question and the
+    chosen facts: question words, fact words, question x fact word pairs and alignment
+    features, conjoined with the answer, plus answer-generic features saying where the
+    answer's words occur (slot, position, next to which question word).
+
+    Both stages minimise an L2-regularised structured hinge loss, ``lambda/2 |w|^2 +
+    mean_i max_o [Delta(o_i, o) + w . Psi(x_i, o)] - w . Psi(x_i, o_i)`` with ``lambda = 1 /
+    (C n)``, by averaged SGD with loss-augmented inference: Delta is the number of slots
+    that differ from the gold tuple (stage 1) or 1 for a wrong answer (stage 2). Stage 2 is
+    trained on the gold supporting facts.
+
+    Parameters
+    ----------
+    candidates : sequence of str or None, default=None
+        The fixed candidate answers. None: the distinct answers seen in ``fit``.
+    C : float, default=1.0
+        Inverse regularisation strength (``lambda = 1 / (C n_samples)``), both stages.
+    epochs : int, default=20
+        The most passes over the training questions, per stage; a stage stops earlier
+        after three passes in a row without a margin violation.
+    max_facts : {1, 2, 3}, default=3
+        The number of supporting-fact slots. Questions with more supporting facts are
+        trained on their last ``max_facts``.
+    n_features : int, default=2**20
+        Hashed feature indices per stage (the memory of the model: two float64 vectors).
+    max_df : float in (0, 1], default=0.5
+        Stopwords: words in more than this fraction of the training sentences (see
+        :class:`PairwiseFeaturizer`).
+    link_df : "auto" or float in (0, 1], default="auto"
+        The words that link no facts in the search's pruning; ``"auto"``: learned from the
+        supporting facts (see :class:`PairwiseFeaturizer`).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the order of the SGD passes; a seeded fit is bit-for-bit repeatable.
+    verbose : bool, default=False
+        Show a progress bar with the margin violations of each epoch.
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+        The candidate answers, the columns of ``decision_function``.
+    featurizer_ : PairwiseFeaturizer
+        Vocabulary and learned stopwords.
+    coef_support_ : ndarray of shape (n_features,)
+        The averaged weights of stage 1.
+    coef_answer_ : ndarray of shape (n_features,)
+        The averaged weights of stage 2.
+    violations_ : ndarray of shape (2, epochs)
+        Margin violations in each pass of each stage (0 after the last pass).
+    n_iter_ : ndarray of shape (2,)
+        The passes each stage ran.
+    pseudo_supporting_ : bool
+        True when ``fit`` had no supporting facts and used distant supervision: the latest
+        history turn holding a word of the answer, else the latest sharing a content word
+        with the question.
+
+    See Also
+    --------
+    PairwiseFeaturizer : the stage-1 features.
+    irdialog.NGramClassifier : the weakly supervised baseline of the same paper.
+
+    References
+    ----------
+    Weston, Bordes, Chopra, Rush, van Merrienboer, Joulin & Mikolov (2016). Towards
+    AI-Complete Question Answering: A Set of Prerequisite Toy Tasks. ICLR. Appendix B.
+    Tsochantaridis et al. (2005), large margin methods for structured outputs;
+    Shalev-Shwartz et al. (2011), Pegasos; Xu (2011), averaged SGD.
+
+    Examples
+    --------
+    >>> from irdialog.datasets import load_babi_qa
+    >>> from irdialog import StructuredSVMQA
+    >>> train, test = load_babi_qa(1, "train"), load_babi_qa(1, "test")
+    >>> model = StructuredSVMQA(epochs=3, random_state=0)
+    >>> model = model.fit(train.X, train.y, supporting=train.supporting)
+    >>> [turn.text for turn in test.X[0].history], test.X[0].query
+    (['John travelled to the hallway.', 'Mary journeyed to the bathroom.'], 'Where is John?')
+    >>> model.predict_supporting(test.X[:1]), model.predict(test.X[:1])[0]
+    ([(0,)], 'hallway')
+    >>> bool(model.score(test.X, test.y) > 0.95)
+    True
+    """
+
+    _parameter_constraints = {
+        "candidates": ["array-like", None],
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "epochs": [Interval(Integral, 1, None, closed="left")],
+        "max_facts": [Interval(Integral, 1, 3, closed="both")],
+        "n_features": [Interval(Integral, 1, _kernels.MAX_FEATURES, closed="both")],
+        "max_df": [Interval(Real, 0, 1, closed="right")],
+        "link_df": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="right")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        candidates=None,
+        C=1.0,
+        epochs=20,
+        max_facts=3,
+        n_features=2**20,
+        max_df=0.5,
+        link_df="auto",
+        random_state=None,
+        verbose=False,
+    ):
+        self.candidates = candidates
+        self.C = C
+        self.epochs = epochs
+        self.max_facts = max_facts
+        self.n_features = n_features
+        self.max_df = max_df
+        self.link_df = link_df
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, supporting=None):
+        """Train both stages.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+            Story facts in the history (any speaker), question as query.
+        y : sequence of str
+            The answers.
+        supporting : sequence of sequences of int, default=None
+            The supporting facts of each question, as positions into its history, in
+            reasoning order (``load_babi_qa(...).supporting``). None: distant supervision
+            (see ``pseudo_supporting_``).
+
+        Returns
+        -------
+        self : StructuredSVMQA
+        """
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        lengths = [len(c.history) for c in X]
+        self.candidates_ = resolve_candidates(self.candidates, y)
+        self.featurizer_ = PairwiseFeaturizer(
+            n_features=self.n_features,
+            max_df=self.max_df,
+            link_df=self.link_df,
+            max_facts=self.max_facts,
+        )
+        self.pseudo_supporting_ = supporting is None
+        if supporting is None:
+            self.featurizer_.fit(X, answers=self.candidates_)
+            supporting = _pseudo_supporting(X, y, self.featurizer_)
+        else:
+            gold_tuples(supporting, len(X), self.max_facts, lengths)  # validate first
+            self.featurizer_.fit(X, supporting, answers=self.candidates_)
+        gold = gold_tuples(supporting, len(X), self.max_facts, lengths)
+        rng = check_random_state(self.random_state)
+        batch = self.featurizer_.encode(X, answers=self.candidates_)
+        lam = 1.0 / (self.C * len(X))
+        nf = self.n_features
+        bar = tqdm(total=2 * self.epochs, desc="StructuredSVMQA", disable=not self.verbose)
+        self.violations_ = np.zeros((2, self.epochs), dtype=np.int64)
+        self.n_iter_ = np.zeros(2, dtype=np.int64)
+
+        # stage 1: supporting facts
+        U, V, state = np.zeros(nf), np.zeros(nf), np.array([1.0, 0.0, 0.0, 0.0])
+        work = _kernels.search_workspace(batch.tok, batch.sent, batch.qsent)
+        for epoch in range(self.epochs):
+            order = rng.permutation(len(X)).astype(np.int64)
+            self.violations_[0, epoch] = _kernels.stage1_epoch(
+                order,
+                U,
+                V,
+                state,
+                lam,
+                ETA0,
+                gold,
+                self.max_facts,
+                batch.story,
+                batch.qsent,
+                batch.link,
+                nf,
+                work,
+            )
+            bar.set_postfix(stage=1, violations=int(self.violations_[0, epoch]))
+            bar.update()
+            self.n_iter_[0] = epoch + 1
+            if _converged(self.violations_[0, : epoch + 1]):
+                break
+        self.coef_support_ = _kernels.averaged_weights(U, V, state)
+        del U, V, work
+
+        # stage 2: the answer, from the gold supporting facts
+        index = {c: i for i, c in enumerate(self.candidates_)}
+        answer_gold = np.array([index.get(a, -1) for a in y], dtype=np.int64)
+        phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, gold, all_candidates=True)
+        cand_cls = np.arange(len(self.candidates_), dtype=np.int64)
+        U, V, state = np.zeros(nf), np.zeros(nf), np.array([1.0, 0.0, 0.0, 0.0])
+        for epoch in range(self.epochs):
+            order = rng.permutation(len(X)).astype(np.int64)
+            self.violations_[1, epoch] = _kernels.stage2_epoch(
+                order,
+                U,
+                V,
+                state,
+                lam,
+                ETA0,
+                phi_ptr,
+                phi,
+                gam_ptr,
+                gam,
+                cand_cls,
+                answer_gold,
+                nf,
+            )
+            bar.set_postfix(stage=2, violations=int(self.violations_[1, epoch]))
+            bar.update()
+            self.n_iter_[1] = epoch + 1
+            if _converged(self.violations_[1, : epoch + 1]):
+                break
+        bar.close()
+        self.coef_answer_ = _kernels.averaged_weights(U, V, state)
+        return self
+
+    # ------------------------------------------------------------------ inference
+
+    def _stage2_features(self, batch, tuples, all_candidates):
+        """Phi per question and gamma per (question, answer) pair: every candidate of every
+        question, or the i-th of ``batch``'s answers for question i."""
+        nq = batch.n_questions
+        if all_candidates:
+            n_ans = len(batch.answer_ptr) - 1
+            pairs_q = np.repeat(np.arange(nq, dtype=np.int64), n_ans)
+            pairs_c = np.tile(np.arange(n_ans, dtype=np.int64), nq)
+        else:
+            pairs_q = np.arange(nq, dtype=np.int64)
+            pairs_c = np.arange(nq, dtype=np.int64)
+        return _kernels.stage2_features(
+            tuples,
+            self.max_facts,
+            pairs_q,
+            pairs_c,
+            batch.answer_tok,
+            batch.answer_ptr,
+            batch.tok,
+            batch.sent,
+            batch.qsent,
+            batch.content,
+            batch.n_known,
+            self.n_features,
+        )
+
+    def _supporting_tuples(self, batch) -> np.ndarray:
+        out = np.full((batch.n_questions, 3), -1, dtype=np.int64)
+        work = _kernels.search_workspace(batch.tok, batch.sent, batch.qsent)
+        _kernels.stage1_predict(
+            self.coef_support_,
+            self.max_facts,
+            batch.story,
+            batch.qsent,
+            batch.link,
+            self.n_features,
+            work,
+            out,
+        )
+        return out
+
+    def predict_supporting(self, X) -> list[tuple[int, ...]]:
+        """The supporting facts stage 1 chooses: positions into each context's history, in
+        slot order (empty slots left out).
+
+        Returns
+        -------
+        supporting : list of tuple of int
+        """
+        check_is_fitted(self)
+        batch = self.featurizer_.encode(check_contexts(X))
+        return [tuple(int(f) for f in row if f >= 0) for row in self._supporting_tuples(batch)]
+
+    def decision_function(self, X) -> np.ndarray:
+        """The stage-2 score of each candidate answer, given the facts stage 1 chooses.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        step = max(1, PAIR_BLOCK // len(self.candidates_))
+        return np.vstack([self._block_scores(X[i : i + step]) for i in range(0, len(X), step)])
+
+    def _block_scores(self, X) -> np.ndarray:
+        batch = self.featurizer_.encode(X, answers=self.candidates_)
+        tuples = self._supporting_tuples(batch)
+        phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, tuples, all_candidates=True)
+        n_cand = len(self.candidates_)
+        pairs_q = np.repeat(np.arange(len(X), dtype=np.int64), n_cand)
+        pair_cls = np.tile(np.arange(n_cand, dtype=np.int64), len(X))
+        scores = _kernels.answer_scores(
+            self.coef_answer_, phi_ptr, phi, gam_ptr, gam, pairs_q, pair_cls, self.n_features
+        )
+        return scores.reshape(len(X), n_cand)
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        X = check_contexts(X)
+        batch = self.featurizer_.encode(X, answers=list(responses))
+        tuples = self._supporting_tuples(batch)
+        phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, tuples, all_candidates=False)
+        index = {c: i for i, c in enumerate(self.candidates_)}
+        pair_cls = np.array([index.get(r, -1) for r in responses], dtype=np.int64)
+        return _kernels.answer_scores(
+            self.coef_answer_,
+            phi_ptr,
+            phi,
+            gam_ptr,
+            gam,
+            np.arange(len(X), dtype=np.int64),
+            pair_cls,
+            self.n_features,
+        )

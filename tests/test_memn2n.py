@@ -1,0 +1,557 @@
+"""MemN2NRanker: numba kernels against a plain numpy reference, a finite-difference check of
+the whole forward/backward pass, the optimizer steps, and the estimator contract."""
+
+import numpy as np
+import pytest
+from conformance import RankerConformance
+from conftest import TINY_KB, make_tiny_dialogs
+from sklearn.pipeline import make_pipeline
+
+from irdialog.base import Context, Turn
+from irdialog.embed import _memn2n_kernels as K
+from irdialog.embed._memn2n import MemN2NRanker
+from irdialog.features import MatchTypeFeaturizer, match_type_matrices
+from irdialog.text import Vocabulary, tokenize
+
+# --------------------------------------------------------------------------- a tiny problem
+
+
+class Problem:
+    """A random tiny model and batch, built directly as the kernels' arrays.
+
+    12 words (0 is nil, 1-2 speakers, 3-6 time words, 7-8 type words), 6 examples with 0-4
+    memories of 0-5 words (some unknown, i.e. nil), 7 candidates, 2 entity types.
+    """
+
+    def __init__(self, seed, tying="adjacent", pe=True, softmax=True, relu=False, hops=3,
+                 slots=6, dtype=np.float64, dim=5):  # fmt: skip
+        rng = np.random.default_rng(seed)
+        self.V, self.dim, self.hops = 14, dim, hops
+        self.cfg, n_mat = K.make_cfg(hops, tying, 7 if pe else 0, softmax, relu, slots)
+        self.E = (rng.standard_normal((n_mat, self.V, dim)) * 0.5).astype(dtype)
+        self.E[:, 0] = 0
+        self.H = (rng.standard_normal((dim, dim)) * 0.5).astype(dtype)
+        words = np.arange(9, self.V)
+        n_sent = 9
+        sents = []
+        for _ in range(n_sent):
+            n = rng.integers(0, 6)
+            toks = rng.choice(words, n)
+            toks[rng.random(n) < 0.15] = 0  # an unknown word keeps its position
+            sents.append(toks)
+        self.sents = sents
+        self.sptr = np.concatenate([[0], np.cumsum([len(t) for t in sents])]).astype(np.int64)
+        self.stok = np.concatenate(sents).astype(np.int32)
+        self.sspk = rng.choice([0, 1, 2], n_sent).astype(np.int32)
+        n_ex = 6
+        self.qsent = rng.integers(0, n_sent, n_ex).astype(np.int64)
+        mems = [rng.integers(0, n_sent, rng.integers(0, 5)) for _ in range(n_ex)]
+        mems[0] = mems[0][:0]  # an example with no memory
+        self.mems = mems
+        self.mptr = np.concatenate([[0], np.cumsum([len(m) for m in mems])]).astype(np.int64)
+        self.msent = np.concatenate(mems).astype(np.int64)
+        self.mtime = np.concatenate([3 + np.arange(len(m))[::-1] for m in mems]).astype(np.int32)
+        self.mtime[::3] = 0  # some memories without a time word
+        # candidates over words 9..13, and their word lists for match types (ids 0..5)
+        self.n_cand = 7
+        self.bags = np.zeros((self.n_cand, self.V))
+        cand_words = []
+        for c in range(self.n_cand):
+            toks = rng.choice(words, rng.integers(1, 4))
+            for t in toks:
+                self.bags[c, t] += 1
+            cand_words.append(sorted({int(t) - 9 for t in toks} | ({5} if c % 3 == 0 else set())))
+        self.cand_words = cand_words
+        cp, ct, cw = [0], [], []
+        for c in range(self.n_cand):
+            nz = np.flatnonzero(self.bags[c])
+            ct.extend(nz)
+            cw.extend(self.bags[c, nz])
+            cp.append(len(ct))
+        self.cptr = np.asarray(cp, np.int64)
+        self.ctok = np.asarray(ct, np.int32)
+        self.cw = np.asarray(cw, dtype)
+        postings = [[c for c in range(self.n_cand) if v in cand_words[c]] for v in range(6)]
+        self.iptr = np.concatenate([[0], np.cumsum([len(p) for p in postings])]).astype(np.int64)
+        self.icand = np.concatenate(postings).astype(np.int32)
+        self.type_tok = np.asarray([7, 8], np.int32)
+        ents = [
+            [(int(v), int(t)) for v, t in zip(rng.integers(0, 6, 3), rng.integers(0, 2, 3))]
+            for _ in range(n_ex)
+        ]
+        ents[1] = []
+        self.ents = ents
+        self.eptr = np.concatenate([[0], np.cumsum([len(e) for e in ents])]).astype(np.int64)
+        self.eword = np.asarray([v for e in ents for v, _ in e], np.int32)
+        self.etype = np.asarray([t for e in ents for _, t in e], np.int32)
+        self.y = rng.integers(0, self.n_cand, n_ex).astype(np.int64)
+        self.batch = np.asarray([3, 0, 5, 1, 2], np.int64)
+
+    def data(self):
+        return (self.sptr, self.stok, self.sspk, self.qsent, self.mptr, self.msent, self.mtime,
+                self.eptr, self.eword, self.etype)  # fmt: skip
+
+    def cands(self):
+        return self.cptr, self.ctok, self.cw, self.iptr, self.icand, self.type_tok
+
+    def workspace(self, batch_size=None):
+        n_mat = self.E.shape[0]
+        return K.Workspace(n_mat, self.V, self.dim, self.hops, batch_size or len(self.batch),
+                           int(np.diff(self.mptr).max()), self.n_cand, 2, self.E.dtype)  # fmt: skip
+
+    def kernel_loss_grad(self, E=None, H=None):
+        ws = self.workspace()
+        E = self.E if E is None else E
+        H = self.H if H is None else H
+        loss, correct = K.batch_loss_grad(
+            E, H, self.cfg, self.data(), self.cands(), self.y, self.batch, ws
+        )
+        return loss, correct, ws.dE.copy(), ws.dH.copy()
+
+
+# --------------------------------------------------------------------------- numpy reference
+
+
+def _pe(n, dim, J):
+    if J == 0:
+        return np.ones((n, dim))
+    j = np.arange(1, n + 1)[:, None]
+    k = np.arange(1, dim + 1)[None, :]
+    return 1 + 4 * (k - (dim + 1) / 2) * (j - (J + 1) / 2) / (dim * J)
+
+
+def ref_loss_grad(pb: Problem, E, H):
+    """Plain numpy forward and hand-derived backward of the summed batch loss."""
+    hops, b, w, use_pe, use_soft, use_h, use_relu, n_slots = pb.cfg[:8]
+    amat, cmat = pb.cfg[8 : 8 + hops], pb.cfg[8 + hops :]
+    E = E.astype(np.float64)
+    H = H.astype(np.float64)
+    dE, dH = np.zeros_like(E), np.zeros_like(H)
+    dim = E.shape[2]
+    Wc = pb.bags @ E[w]
+    loss, correct, states = 0.0, 0, []
+
+    def embed_sentence(p, s):
+        toks = pb.sents[s]
+        return (_pe(len(toks), dim, use_pe) * E[p, toks]).sum(axis=0)
+
+    def scatter_sentence(p, s, g):
+        toks = pb.sents[s]
+        np.add.at(dE[p], toks, _pe(len(toks), dim, use_pe) * g)
+
+    def memory(p, e):
+        rows = []
+        for i, s in enumerate(pb.mems[e]):
+            m = embed_sentence(p, s) + E[p, pb.sspk[s]]
+            t = pb.mtime[pb.mptr[e] + i]
+            rows.append(m + E[p, t])
+        return np.asarray(rows).reshape(len(pb.mems[e]), dim)
+
+    for e in pb.batch:
+        u = embed_sentence(b, pb.qsent[e])
+        us, hs, ps, Ma, Mc = [u], [], [], [], []
+        for k in range(hops):
+            ma, mc = memory(amat[k], e), memory(cmat[k], e)
+            z = ma @ u
+            if use_soft and len(z):
+                n_pad = max(n_slots - len(z), 0)  # empty slots: zero vectors, score 0
+                top = max(z.max(), 0) if n_pad else z.max()
+                p = np.exp(z - top) / (np.exp(z - top).sum() + n_pad * np.exp(-top))
+            else:
+                p = z
+            h = (H @ u if use_h else u) + p @ mc
+            u = np.maximum(h, 0) if use_relu else h
+            us.append(u), hs.append(h), ps.append(p), Ma.append(ma), Mc.append(mc)
+        match = np.zeros((pb.n_cand, 2))
+        for v, t in pb.ents[e]:
+            for c in range(pb.n_cand):
+                if v in pb.cand_words[c]:
+                    match[c, t] = 1
+        type_emb = E[w, pb.type_tok]  # (2, d)
+        logits = Wc @ u + match @ (type_emb @ u)
+        soft = np.exp(logits - logits.max())
+        loss += np.log(soft.sum()) + logits.max() - logits[pb.y[e]]
+        soft /= soft.sum()
+        correct += int(np.argmax(logits) == pb.y[e])
+        g = soft.copy()
+        g[pb.y[e]] -= 1
+        # logits = Wc u + match (T u)
+        dE[w] += pb.bags.T @ np.outer(g, u)
+        gt = match.T @ g
+        dE[w, pb.type_tok] += np.outer(gt, u)
+        du = Wc.T @ g + type_emb.T @ gt
+        for k in reversed(range(hops)):
+            if use_relu:
+                du = du * (hs[k] > 0)
+            uk = us[k]
+            if use_h:
+                dH += np.outer(du, uk)
+                dnext = H.T @ du
+            else:
+                dnext = du.copy()
+            p = ps[k]
+            dmc = np.outer(p, du)
+            dp = Mc[k] @ du
+            dz = p * (dp - p @ dp) if use_soft else dp
+            dnext += Ma[k].T @ dz
+            dma = np.outer(dz, uk)
+            for p_mat, dm in ((amat[k], dma), (cmat[k], dmc)):
+                for i, s in enumerate(pb.mems[e]):
+                    scatter_sentence(p_mat, s, dm[i])
+                    dE[p_mat, pb.sspk[s]] += dm[i]
+                    dE[p_mat, pb.mtime[pb.mptr[e] + i]] += dm[i]
+            du = dnext
+        scatter_sentence(b, pb.qsent[e], du)
+        states.append((u, ps))
+    dE[:, 0] = 0  # nil: no gradient (its embedding is held at zero)
+    return loss, correct, dE, dH, states
+
+
+# --------------------------------------------------------------------------- kernel tests
+
+CONFIGS = [
+    dict(tying="adjacent", pe=True, softmax=True, relu=False),
+    dict(tying="adjacent", pe=False, softmax=False, relu=False),
+    dict(tying="layerwise", pe=True, softmax=True, relu=True, slots=0),
+    dict(tying="layerwise", pe=False, softmax=True, relu=False, hops=1),
+    dict(tying="adjacent", pe=True, softmax=True, relu=False, slots=0),
+]
+
+
+def test_exp_inplace_matches_numpy():
+    x = np.concatenate([np.linspace(-90, 10, 2001), [0.0, -1e-8, 88.0]]).astype(np.float32)
+    want = np.exp(x.astype(np.float64))
+    got = x.copy()
+    K.exp_inplace(got, np.empty(len(x), np.int32))
+    ok = x >= -87
+    np.testing.assert_allclose(got[ok], want[ok], rtol=2e-7)
+    assert (got[~ok] <= np.float32(np.exp(-87.0)) * 1.0001).all()
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_forward_and_gradient_match_numpy_reference(config, dtype):
+    pb = Problem(0, dtype=dtype, **config)
+    loss, correct, dE, dH = pb.kernel_loss_grad()
+    r_loss, r_correct, r_dE, r_dH, states = ref_loss_grad(pb, pb.E, pb.H)
+    tol = dict(rtol=1e-9, atol=1e-10) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-5)
+    np.testing.assert_allclose(loss, r_loss, **tol)
+    assert correct == r_correct
+    np.testing.assert_allclose(dE, r_dE, **tol)
+    if config["tying"] == "layerwise":
+        np.testing.assert_allclose(dH, r_dH, **tol)
+    # final states and attention from the inference kernel
+    hops = pb.cfg[0]
+    att = np.zeros((len(pb.batch), hops, 4), dtype)
+    U = K.forward_states(pb.E, pb.H, pb.cfg, *pb.data()[:7], pb.batch, att)
+    for i, (u, ps) in enumerate(states):
+        np.testing.assert_allclose(U[i], u, **tol)
+        for k in range(hops):
+            np.testing.assert_allclose(att[i, k, : len(ps[k])], ps[k][::-1], **tol)
+
+
+@pytest.mark.parametrize("config", CONFIGS[:3])
+def test_finite_difference_gradient(config):
+    """Central differences of the whole forward pass (PE, TE, speakers, match types, hops)."""
+    pb = Problem(1, dtype=np.float64, **config)
+    _, _, dE, dH = pb.kernel_loss_grad()
+    eps = 1e-6
+    rng = np.random.default_rng(0)
+    E = pb.E.copy()
+    used = np.flatnonzero(np.abs(dE).sum(axis=(0, 2)) > 0)
+    assert len(used) > 8  # words, speakers, time words and type words all get gradient
+    for p in range(E.shape[0]):
+        for v in range(1, pb.V):
+            for k in range(pb.dim):
+                old = E[p, v, k]
+                E[p, v, k] = old + eps
+                up = pb.kernel_loss_grad(E=E)[0]
+                E[p, v, k] = old - eps
+                down = pb.kernel_loss_grad(E=E)[0]
+                E[p, v, k] = old
+                fd = (up - down) / (2 * eps)
+                assert fd == pytest.approx(dE[p, v, k], rel=1e-5, abs=1e-7), (p, v, k)
+    if config["tying"] == "layerwise":
+        H = pb.H.copy()
+        for r, k in rng.integers(0, pb.dim, (10, 2)):
+            old = H[r, k]
+            H[r, k] = old + eps
+            up = pb.kernel_loss_grad(H=H)[0]
+            H[r, k] = old - eps
+            down = pb.kernel_loss_grad(H=H)[0]
+            H[r, k] = old
+            assert (up - down) / (2 * eps) == pytest.approx(dH[r, k], rel=1e-5, abs=1e-7)
+
+
+def test_partial_batch_uses_its_own_logit_buffer():
+    pb = Problem(2, dtype=np.float64)
+    ws = pb.workspace(batch_size=8)  # batch of 5 < 8
+    loss, _ = K.batch_loss_grad(pb.E, pb.H, pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, ws)
+    assert loss == pytest.approx(ref_loss_grad(pb, pb.E, pb.H)[0], rel=1e-10)
+
+
+def test_sgd_update_clips_each_matrix_and_keeps_nil_at_zero():
+    rng = np.random.default_rng(0)
+    E = rng.standard_normal((3, 6, 4)).astype(np.float32)
+    E[:, 0] = 0
+    H = rng.standard_normal((4, 4)).astype(np.float32)
+    dE = rng.standard_normal(E.shape).astype(np.float32)
+    dE[1] *= 100  # only this matrix is over the norm
+    dH = rng.standard_normal(H.shape).astype(np.float32) * 100
+    want_E = E - 0.1 * dE
+    want_E[1] = E[1] - 0.1 * dE[1] * (40 / np.linalg.norm(dE[1]))
+    want_E[:, 0] = 0
+    want_H = H - 0.1 * dH * (40 / np.linalg.norm(dH))
+    empty3, empty2 = np.zeros((0, 0, 0), np.float32), np.zeros((0, 0), np.float32)
+    K.apply_update(E, H, dE, dH, True, 0.1, 40.0, False, empty3, empty3, empty2, empty2, 1,
+                   0.9, 0.999, 1e-8)  # fmt: skip
+    np.testing.assert_allclose(E, want_E, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(H, want_H, rtol=1e-5, atol=1e-6)
+    assert not E[:, 0].any()
+
+
+def test_adam_update_matches_numpy():
+    rng = np.random.default_rng(1)
+    E = rng.standard_normal((2, 5, 3))
+    H = rng.standard_normal((3, 3))
+    mE, vE, mH, vH = (np.zeros_like(E), np.zeros_like(E), np.zeros_like(H), np.zeros_like(H))
+    ref = [E.copy(), H.copy()]
+    ref_m = [np.zeros_like(E), np.zeros_like(H)]
+    ref_v = [np.zeros_like(E), np.zeros_like(H)]
+    b1, b2, eps, lr = 0.9, 0.999, 1e-8, 0.01
+    for step in range(1, 4):
+        dE, dH = rng.standard_normal(E.shape), rng.standard_normal(H.shape)
+        for i, g in enumerate((dE, dH)):
+            ref_m[i] = b1 * ref_m[i] + (1 - b1) * g
+            ref_v[i] = b2 * ref_v[i] + (1 - b2) * g * g
+            mhat = ref_m[i] / (1 - b1**step)
+            vhat = ref_v[i] / (1 - b2**step)
+            ref[i] = ref[i] - lr * mhat / (np.sqrt(vhat) + eps / np.sqrt(1 - b2**step))
+        ref[0][:, 0] = 0
+        K.apply_update(E, H, dE, dH, True, lr, -1.0, True, mE, vE, mH, vH, step, b1, b2, eps)
+    np.testing.assert_allclose(E, ref[0], rtol=1e-10)
+    np.testing.assert_allclose(H, ref[1], rtol=1e-10)
+
+
+def test_random_ages_insert_blank_ages_in_order():
+    mptr = np.array([0, 3, 3, 8, 10], np.int64)
+    n_blank = np.array([2, 0, 1, 0], np.int64)
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(50):
+        uniforms = rng.random(int((np.diff(mptr) + n_blank).sum()))
+        mtime = np.full(10, -1, np.int32)
+        K.random_ages(mptr, n_blank, uniforms, 5, 100, mtime)
+        ages = mtime - 100
+        first = ages[0:3]
+        assert (np.diff(first) < 0).all() and first.min() >= 0 and first.max() <= 4
+        seen.add(tuple(first))
+        assert ages[3:8].max() == 4  # 5 memories + 1 blank: capped at memory_size - 1
+        assert (np.diff(ages[3:8]) <= 0).all()
+        np.testing.assert_array_equal(ages[8:10], [1, 0])  # no blank: the plain ages
+    assert len(seen) > 3
+
+
+def test_forward_states_without_memories_is_the_query_embedding():
+    pb = Problem(3, tying="adjacent", pe=False)
+    e = 0  # no memory
+    U = K.forward_states(pb.E, pb.H, pb.cfg, *pb.data()[:7], np.array([e]),
+                         np.zeros((1, 0, 0)))  # fmt: skip
+    toks = pb.sents[pb.qsent[e]]
+    np.testing.assert_allclose(U[0], pb.E[0, toks].sum(axis=0))
+
+
+# --------------------------------------------------------------------------- the estimator
+
+
+def _fast(**kw):
+    params = dict(hops=2, embedding_dim=16, epochs=30, batch_size=4, random_state=0)
+    params.update(kw)
+    return MemN2NRanker(**params)
+
+
+class TestMemN2NConformance(RankerConformance):
+    param_grid = {"hops": [1, 2]}
+
+    def make_estimator(self):
+        return _fast(epochs=20)
+
+
+def _story_data():
+    """Where-is questions whose answer is in the most recent mention, plus one two-word
+    answer that the tokenizer keeps as one token."""
+    people, places = ["mary", "john", "sandra"], ["kitchen", "garden", "office", "hallway"]
+    rng = np.random.default_rng(0)
+    X, y = [], []
+    for _ in range(120):
+        facts, where = [], {}
+        for _ in range(4):
+            p, loc = people[rng.integers(3)], places[rng.integers(4)]
+            facts.append(Turn("kb", f"{p} went to the {loc}."))
+            where[p] = loc
+        p = list(where)[rng.integers(len(where))]
+        X.append(Context(tuple(facts), f"Where is {p}?"))
+        y.append(where[p])
+    X.append(Context((Turn("kb", "the garden is north of the office."),), "How do you go?"))
+    y.append("north,west")
+    return X, y
+
+
+def test_learns_where_is_questions_and_multiword_answer_is_one_candidate():
+    X, y = _story_data()
+    model = MemN2NRanker(hops=2, embedding_dim=20, linear_start=10, epochs=60, random_state=0)
+    model.fit(X, y)
+    assert "north,west" in model.candidates_
+    assert "north,west" in model.vocabulary_  # one token, one embedding row
+    assert model.score(X, y) > 0.9
+    att = model.attention(X[:5])
+    assert att.shape == (5, 2, 50)
+    np.testing.assert_allclose(att.sum(axis=2), 1, rtol=1e-5)
+    assert not att[:, :, 4:].any()  # 4 memories: ages 0-3 only
+
+
+def test_same_seed_same_model_and_other_seed_differs():
+    X, y, _ = make_tiny_dialogs()
+    params = dict(random_noise=0.3, linear_start=3, optimizer="sgd")
+    a = _fast(**params).fit(X, y)
+    b = _fast(**params).fit(X, y)
+    c = _fast(**params, random_state=1).fit(X, y)
+    np.testing.assert_array_equal(a.embeddings_, b.embeddings_)
+    assert a.loss_curve_ == b.loss_curve_
+    assert not np.array_equal(a.embeddings_, c.embeddings_)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(weight_tying="layerwise", nonlinearity="relu", learning_rate=0.05),
+        dict(optimizer="adam", learning_rate=0.005),
+        dict(position_encoding=False, temporal_encoding=False),
+        dict(linear_start=5, random_noise=0.1),
+        dict(early_stopping=True, validation_fraction=0.25, n_iter_no_change=3),
+    ],
+)
+def test_options_train(params):
+    X, y, groups = make_tiny_dialogs()
+    model = _fast(**params)
+    model.fit(X, y, groups=groups)
+    assert model.score(X, y) > 0.6
+    assert not model.embeddings_[:, 0].any()
+    assert len(model.loss_curve_) == model.n_iter_
+    if params.get("early_stopping"):
+        assert len(model.validation_scores_) == model.n_iter_
+    else:
+        assert model.loss_curve_[-1] < model.loss_curve_[0]
+
+
+def test_n_init_keeps_the_lowest_training_error():
+    X, y, _ = make_tiny_dialogs()
+    one = _fast(epochs=3, n_init=1, random_state=5).fit(X, y)
+    three = _fast(epochs=3, n_init=3, random_state=5).fit(X, y)
+    assert three.score(X, y) >= one.score(X, y)
+
+
+def test_gold_response_outside_candidates_is_an_error():
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="not among the candidates"):
+        _fast(candidates=list(dict.fromkeys(y))[:-1]).fit(X, y)
+
+
+def test_match_type_scores_follow_match_type_matrices():
+    """decision_function with types = without them + sum_t M_t * (u . W type_t)."""
+    X, y, _ = make_tiny_dialogs()
+    Xa = MatchTypeFeaturizer(TINY_KB).fit(X).transform(X)
+    model = _fast().fit(Xa, y)
+    assert model.types_ == ["R_location"]
+    with_types = model.decision_function(Xa)
+    plain = model.decision_function(X)  # no entities: no type words
+    vocab = Vocabulary().fit(tokenize(c) for c in model.candidates_)
+    bags = vocab.bags([tokenize(c) for c in model.candidates_])
+    (M,) = match_type_matrices(Xa, bags, vocab.index_, model.types_)
+    assert M.nnz > 0
+    U = model._states(model.embeddings_, model.hop_map_, model._encode(Xa), np.arange(len(Xa)))
+    w = model._w_mat
+    type_score = U.astype(np.float64) @ model.embeddings_[w, model._type_tok[0]]
+    np.testing.assert_allclose(with_types - plain, M.toarray() * type_score[:, None], atol=1e-9)
+
+
+def test_match_types_reach_unseen_entities_in_a_pipeline():
+    """Train on ten cities, test on five others: only the type word can carry the city."""
+    cities = [f"city{i}" for i in range(15)]
+    kb = {c: "R_location" for c in cities}
+    cands = [f"api_call {c}" for c in cities] + ["where should it be"]
+
+    def data(names):
+        X = [Context((Turn("user", f"a table in {c} please"),), "<SILENCE>") for c in names]
+        X += [Context((), "can you book a table")] * 2
+        return X, [f"api_call {c}" for c in names] + ["where should it be"] * 2
+
+    train, test = data(cities[:10] * 3), data(cities[10:])
+    plain = _fast(candidates=cands, hops=1, epochs=40).fit(*train)
+    pipe = make_pipeline(MatchTypeFeaturizer(kb), _fast(candidates=cands, hops=1, epochs=40))
+    pipe.fit(*train)
+    assert pipe.score(*train) == 1.0
+    assert pipe.score(*test) == 1.0
+    assert plain.score(*test) < 0.5  # unseen city words are dropped without type words
+
+
+def test_unknown_words_keep_positions_and_empty_history():
+    X, y, _ = make_tiny_dialogs()
+    model = _fast().fit(X, y)
+    scores = model.decision_function([Context((), "zzz in paris please"), ""])
+    assert np.isfinite(scores).all()
+    assert model.attention([""]).sum() == 0
+
+
+def test_empty_slots_take_attention_only_with_pad_memory():
+    X, y = _story_data()
+    short = [Context(X[0].history[:2], X[0].query)]
+    for pad in (True, False):
+        model = _fast(hops=1, epochs=2, pad_memory=pad).fit(X, y)
+        assert model.memory_slots_ == 4  # the longest training history
+        total = model.attention(short).sum()
+        assert total < 1 - 1e-6 if pad else total == pytest.approx(1, rel=1e-6)
+
+
+def test_punctuation_and_candidate_word_options():
+    X, y = _story_data()
+    cands = sorted(set(y)) + ["the cellar"]
+    default = _fast(candidates=cands, epochs=1).fit(X, y)
+    assert "." not in default.vocabulary_ and "?" not in default.vocabulary_
+    assert "cellar" not in default.vocabulary_
+    other = _fast(candidates=cands, epochs=1, drop_punctuation=False, candidate_words=True)
+    other.fit(X, y)
+    assert "." in other.vocabulary_ and "cellar" in other.vocabulary_
+    assert other.sentence_length_ == default.sentence_length_ + 1  # the final "."
+
+
+def test_verbose_progress_bar(capsys):
+    X, y, _ = make_tiny_dialogs()
+    _fast(epochs=2, verbose=True).fit(X, y)
+    err = capsys.readouterr().err
+    assert "loss" in err and "acc" in err
+
+
+# --------------------------------------------------------------------------- real data
+
+
+@pytest.mark.slow
+def test_babi_qa_task1(data_home):
+    from irdialog.datasets import load_babi_qa
+
+    train = load_babi_qa(1, "train", data_home=data_home)
+    test = load_babi_qa(1, "test", data_home=data_home)
+    model = MemN2NRanker(hops=3, embedding_dim=20, linear_start=20, random_noise=0.1,
+                         random_state=0).fit(train.X, train.y)  # fmt: skip
+    assert model.score(test.X, test.y) >= 0.99
+
+
+@pytest.mark.slow
+def test_dialog_babi_task1(data_home):
+    from irdialog.datasets import load_dialog_babi
+
+    train = load_dialog_babi(1, "trn", data_home=data_home)
+    test = load_dialog_babi(1, "tst", data_home=data_home)
+    model = MemN2NRanker(candidates=train.candidates, hops=1, position_encoding=False,
+                         epochs=20, random_state=0).fit(train.X, train.y)  # fmt: skip
+    assert model.score(test.X, test.y) >= 0.99

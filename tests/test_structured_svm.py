@@ -1,0 +1,597 @@
+import gzip
+import itertools
+import re
+
+import numpy as np
+import pytest
+from conformance import RankerConformance
+from conftest import make_tiny_dialogs
+
+from irdialog.base import Context, Turn
+from irdialog.datasets import load_babi_qa
+from irdialog.datasets._base import bundled_data_dir
+from irdialog.svm import PairwiseFeaturizer, StructuredSVMQA
+from irdialog.svm import _kernels as K
+
+NF = 2**12
+
+
+class TestStructuredSVMConformance(RankerConformance):
+    param_grid = {"C": [0.5, 2.0]}
+
+    def make_estimator(self):
+        return StructuredSVMQA(epochs=2, n_features=NF, random_state=0)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def story(facts, query):
+    return Context(history=tuple(Turn("kb", f) for f in facts), query=query)
+
+
+def feature(template, *args, nf=2**20):
+    """The hashed index of a symbolic feature, the way the kernels compute it."""
+    h = K._mix(7, template)
+    for a in args:
+        h = K._mix(h, a)
+    return int(K._fin(h, nf))
+
+
+def psi_indices(featurizer, ctx, tuple_):
+    row = featurizer.transform([ctx], [tuple_])
+    return dict(zip(row.indices.tolist(), row.data.tolist()))
+
+
+MARY = story(
+    ["Mary went to the kitchen.", "John went to the garden.", "Mary went to the office."],
+    "Where is Mary?",
+)
+
+
+def random_stories(rng, n_stories, words="abcdefgh"):
+    out = []
+    for _ in range(n_stories):
+        n = int(rng.integers(1, 6))
+        facts = [" ".join(rng.choice(list(words), size=rng.integers(2, 5))) for _ in range(n)]
+        out.append(story(facts, " ".join(rng.choice(list(words), size=rng.integers(1, 4)))))
+    return out
+
+
+def chained(link_sets, tuple_):
+    """The paper's pruning: every fact shares a linking word with x or an earlier fact."""
+    seen = [link_sets[-1]]
+    for f in tuple_:
+        if not any(link_sets[f] & s for s in seen):
+            return False
+        seen.append(link_sets[f])
+    return True
+
+
+def all_tuples(n, max_facts):
+    for r in range(max_facts + 1):
+        yield from itertools.permutations(range(n), r)
+
+
+def sentence_sets(batch, q, mask):
+    s0, s1 = batch.qsent[q], batch.qsent[q + 1]
+    return [
+        {int(t) for t in batch.tok[batch.sent[s] : batch.sent[s + 1]] if mask[t]}
+        for s in range(s0, s1)
+    ]
+
+
+def tuple_score(w, featurizer, batch, q, facts):
+    n = batch.qsent[q + 1] - batch.qsent[q] - 1
+    o = np.array(list(facts) + [n] * (3 - len(facts)), dtype=np.int64)
+    buf = np.empty(K.feature_buffer_size(batch.tok, batch.sent), dtype=np.int64)
+    m = K.tuple_features(buf, o, featurizer.max_facts, batch.story, batch.qsent[q], n, len(w))
+    return float(w[buf[:m]].sum()), buf[:m].copy()
+
+
+def run_search(w, batch, q, gold, loss_weight, max_facts):
+    work = K.search_workspace(batch.tok, batch.sent, batch.qsent)
+    best = np.empty(3, dtype=np.int64)
+    gold = np.asarray(gold, dtype=np.int64)
+    score = K.search_question(
+        w,
+        1.0,
+        q,
+        gold,
+        loss_weight,
+        max_facts,
+        batch.story,
+        batch.qsent,
+        batch.link,
+        len(w),
+        work,
+        best,
+    )
+    return score, tuple(int(b) for b in best if b >= 0)
+
+
+# --------------------------------------------------------------------------- featurizer
+
+
+def test_featurizer_learns_stopwords_by_document_frequency():
+    feat = PairwiseFeaturizer(max_df=0.7).fit([MARY])
+    # 4 sentences: went/to/the/. in 3 of them (0.75), mary in 3, the rest in 1
+    assert feat.stopwords_ == ["mary", "went", "to", "the", "."]
+    assert list(feat.vocabulary_)[:6] == ["mary", "went", "to", "the", "kitchen", "."]
+    assert feat.nonlinking_ == feat.stopwords_  # no supporting facts: link_df falls back
+
+
+def test_featurizer_learns_linking_words_from_supporting_facts():
+    X = [MARY, story(["Sandra went to the hallway.", "Mary went to the cinema."], "Where is Mary?")]
+    feat = PairwiseFeaturizer(max_df=1.0).fit(X, supporting=[(2,), (1,)])
+    # Only "mary" links each question to its supporting fact: every other word of the
+    # supporting facts can stop linking, most frequent first.
+    assert "mary" not in feat.nonlinking_
+    assert {"went", "to", "the", "."} <= set(feat.nonlinking_)
+    assert feat.stopwords_ == []
+
+
+def test_feature_vector_of_hand_made_story():
+    feat = PairwiseFeaturizer(max_df=1.0, max_facts=1).fit([MARY])
+    v = feat.vocabulary_
+    psi = psi_indices(feat, MARY, (2,))
+    # x = where is mary ? (4 tokens), f2 = mary went to the office . (6 tokens), all content:
+    # 24 word pairs + 24 positioned word pairs + distance + 6 fact words
+    # + the shared word "mary": position pair, identity, 6 + 6 recency features + count
+    assert sum(psi.values()) == 24 + 24 + 1 + 6 + (1 + 1 + 6 + 6) + 1
+    assert feature(K.T_XF_DIST, 0, 1) in psi  # the last fact: one back from the question
+    assert feature(K.T_XF_DIST, 0, 3) in psi_indices(feat, MARY, (0,))
+    assert feature(K.T_XF_MPOS, 0, 2, 0) in psi  # "mary": question position 2, fact position 0
+    assert feature(K.T_XF_WP, 0, v["where"], v["office"]) in psi
+    # recency: no later fact holds (mary, to) after f2; one does after f0
+    lat_last = feature(K.T_XF_LAT, 0, v["to"], 0)
+    lat_one = feature(K.T_XF_LAT, 0, v["to"], 1)
+    assert lat_last in psi and lat_one not in psi
+    psi0 = psi_indices(feat, MARY, (0,))
+    assert lat_one in psi0 and lat_last not in psi0
+    # (went, to) is in the later fact f1 too, but without mary: f1 never counts
+    assert feature(K.T_XF_LAT, 0, v["went"], 0) in psi
+
+
+def test_fact_pair_features_of_hand_made_story():
+    feat = PairwiseFeaturizer(max_df=1.0, max_facts=2).fit([MARY])
+    v = feat.vocabulary_
+    pair = psi_indices(feat, MARY, (0, 2))
+    assert feature(K.T_FF_DIST, 0, K._OFF + 2) in pair  # f0 -> f2: two facts on, forward
+    assert feature(K.T_FF_DIST, 0, K._OFF - 2) in psi_indices(feat, MARY, (2, 0))
+    assert feature(K.T_FF_MW, 0, v["mary"]) in pair
+    assert feature(K.T_FF_WP, 0, v["kitchen"], v["office"]) in pair
+    assert feature(K.T_FF_WPP, 0, v["kitchen"], 4, v["office"], 4) in pair
+    # f1 (between) holds (went, to) but not mary: nothing about mary in between
+    clear_forward = 2 * 1 + 1
+    assert feature(K.T_FF_BTWA, 0, v["to"], clear_forward) in pair
+    # an empty second slot is one feature
+    single = psi_indices(feat, MARY, (0,))
+    assert feature(K.T_FF_EMPTYB, 0) in single
+    assert (
+        sum(single.values())
+        == sum(psi_indices(feat.set_params(max_facts=1), MARY, (0,)).values()) + 2
+    )
+
+
+def test_feature_indices_are_bounded_and_relabelling_invariant():
+    rng = np.random.default_rng(0)
+    X = random_stories(rng, 10)
+    tuples = [tuple(range(min(2, len(c.history)))) for c in X]
+    feat = PairwiseFeaturizer(n_features=97, max_df=0.6).fit(X)
+    psi = feat.transform(X, tuples)
+    assert psi.shape == (10, 97) and psi.indices.max() < 97
+    # the same stories in other letters give the same features
+    table = str.maketrans("abcdefgh", "ωψχφυτσρ")
+    Y = [story([t.text.translate(table) for t in c.history], c.query.translate(table)) for c in X]
+    other = PairwiseFeaturizer(n_features=97, max_df=0.6).fit(Y).transform(Y, tuples)
+    assert (psi != other).nnz == 0
+
+
+def test_feature_counts_stay_within_the_buffer_bounds():
+    # Repeated words are the worst case: a word counts at its first position only.
+    X = [
+        story(["a a b a a b a ."] * 3 + ["b b b a"], "a b a a b ?"),
+        story(["x"], "a a a a a a a a a a a a a"),
+    ]
+    feat = PairwiseFeaturizer(n_features=NF, max_df=1.0).fit(X, answers=["a,b,a", "a"])
+    b = feat.encode(X, answers=["a,b,a", "a"])
+    L = int(np.diff(b.sent).max())
+    big = np.zeros(100_000, dtype=np.int64)
+    bound = K.feature_buffer_size(b.tok, b.sent)
+    for q in range(len(X)):
+        s0, n = b.qsent[q], b.qsent[q + 1] - b.qsent[q] - 1
+        facts = list(range(n)) + [n]
+        for o in itertools.product(facts, repeat=3):
+            assert K.tuple_features(big, np.array(o), 3, b.story, s0, n, NF) <= bound
+        assert max(K.xf_features(big, 0, 0, b.story, s0, n, j, NF) for j in facts) <= (
+            4 * L * L + 3 * L + 2
+        )
+    tuples = np.array([[0, 1, 3], [0, -1, -1]])
+    pq, pc = np.repeat([0, 1], 2), np.tile([0, 1], 2)
+    phi_ptr, _, gam_ptr, _ = K.stage2_features(
+        tuples,
+        3,
+        pq,
+        pc,
+        b.answer_tok,
+        b.answer_ptr,
+        b.tok,
+        b.sent,
+        b.qsent,
+        b.content,
+        b.n_known,
+        NF,
+    )
+    assert np.diff(phi_ptr).max() <= 16 * L * L + 8 * L
+    assert np.diff(gam_ptr).max() <= 2 + 3 * (3 * L * L + 10 * L + 14)
+
+
+def test_story_stats_against_brute_force():
+    rng = np.random.default_rng(1)
+    X = random_stories(rng, 8, words="abcd")
+    feat = PairwiseFeaturizer().fit(X)
+    b = feat.encode(X)
+    for q in range(len(X)):
+        s0 = b.qsent[q]
+        n = b.qsent[q + 1] - s0 - 1
+        sets = [set(b.tok[b.sent[s0 + j] : b.sent[s0 + j + 1]].tolist()) for j in range(n)]
+        for j in range(n):
+            toks = b.tok[b.sent[s0 + j] : b.sent[s0 + j + 1]]
+            L = len(toks)
+            for pc, pt in itertools.product(range(L), repeat=2):
+                e = b.stat_ptr[s0 + j] + pc * L + pt
+                holders = [f for f in range(n) if {toks[pc], toks[pt]} <= sets[f]]
+                assert b.later[e] == sum(f > j for f in holders)
+                assert b.near[2 * e] == max([f for f in holders if f < j], default=-1)
+                assert b.near[2 * e + 1] == min([f for f in holders if f > j], default=n)
+
+
+def test_compiled_kernels_agree_with_python():
+    rng = np.random.default_rng(2)
+    X = random_stories(rng, 6)
+    feat = PairwiseFeaturizer(max_df=0.6).fit(X)
+    b = feat.encode(X)
+    for q in range(len(X)):
+        s0 = b.qsent[q]
+        n = b.qsent[q + 1] - s0 - 1
+        for i, j in itertools.product(range(n + 1), repeat=2):
+            if i == j and i < n or (i == n and j < n):
+                continue
+            out = []
+            for f in (K.ff_features, K.ff_features.py_func):
+                buf = np.zeros(5000, dtype=np.int64)
+                m = f(buf, 0, 1, b.story, s0, n, i, j, 1000)
+                out.append(buf[:m])
+            np.testing.assert_array_equal(out[0], out[1])
+        for j in range(n + 1):
+            out = []
+            for f in (K.xf_features, K.xf_features.py_func):
+                buf = np.zeros(5000, dtype=np.int64)
+                m = f(buf, 0, 2, b.story, s0, n, j, 1000)
+                out.append(buf[:m])
+            np.testing.assert_array_equal(out[0], out[1])
+
+
+# --------------------------------------------------------------------------- search
+
+
+@pytest.mark.parametrize("max_facts", [1, 2, 3])
+@pytest.mark.parametrize("loss_weight", [0.0, 1.0])
+def test_search_matches_brute_force(max_facts, loss_weight):
+    rng = np.random.default_rng(3 + max_facts)
+    X = random_stories(rng, 12)
+    feat = PairwiseFeaturizer(n_features=NF, max_df=0.7, link_df=0.4, max_facts=max_facts)
+    feat.fit(X)
+    b = feat.encode(X)
+    w = rng.normal(size=NF)
+    for q in range(len(X)):
+        n = len(X[q].history)
+        gold = list(rng.permutation(n)[: rng.integers(0, min(n, max_facts) + 1)])
+        gold_slots = gold + [-1] * (3 - len(gold))
+        link_sets = sentence_sets(b, q, b.link)
+        best, best_tuple = -np.inf, None
+        for facts in all_tuples(n, max_facts):
+            if not chained(link_sets, facts):
+                continue
+            slots = list(facts) + [-1] * (3 - len(facts))
+            loss = loss_weight * sum(slots[k] != gold_slots[k] for k in range(max_facts))
+            score = tuple_score(w, feat, b, q, facts)[0]
+            if score + loss > best:
+                best, best_tuple = score + loss, facts
+        got_score, got_tuple = run_search(w, b, q, gold_slots, loss_weight, max_facts)
+        assert got_tuple == best_tuple
+        loss = loss_weight * sum(
+            (list(got_tuple) + [-1] * 3)[k] != gold_slots[k] for k in range(max_facts)
+        )
+        assert got_score == pytest.approx(best - loss, rel=1e-9, abs=1e-9)
+
+
+def test_pair_score_tables_equal_feature_sums():
+    rng = np.random.default_rng(4)
+    X = random_stories(rng, 6)
+    feat = PairwiseFeaturizer(n_features=NF, max_df=0.6).fit(X)
+    b = feat.encode(X)
+    w = rng.normal(size=NF)
+    work = K.search_workspace(b.tok, b.sent, b.qsent)
+    buf, latA, latB = work[0], work[5], work[6]
+    for q in range(len(X)):
+        s0 = b.qsent[q]
+        n = b.qsent[q + 1] - s0 - 1
+        K._lat_tables(w, 3, b.story, s0, n, NF, buf, latA, latB)
+        for pk, i, j in itertools.product(range(3), range(n), range(n)):
+            if i == j:
+                continue
+            fast = K.ff_score(w, pk, b.story, s0, n, i, j, NF, np.empty_like(buf), latA, latB)
+            m = K.ff_features(buf, 0, pk, b.story, s0, n, i, j, NF)
+            assert fast == pytest.approx(w[buf[:m]].sum(), rel=1e-12, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- training
+
+
+def test_structured_hinge_subgradient_matches_finite_differences():
+    """d/dw of lambda/2 |w|^2 + mean_q [max_o (Delta + w.Psi(o)) - w.Psi(gold)] is
+    lambda w + mean_q (Psi(o*) - Psi(gold)), o* the loss-augmented argmax of the search."""
+    rng = np.random.default_rng(5)
+    X = random_stories(rng, 8)
+    gold = [tuple(rng.permutation(len(c.history))[:2]) for c in X]
+    feat = PairwiseFeaturizer(n_features=NF, max_df=0.7, link_df=0.4).fit(X)
+    b = feat.encode(X)
+    slots = [list(g) + [-1] * (3 - len(g)) for g in gold]
+    lam = 0.3
+
+    def loss(w):
+        total = 0.0
+        for q in range(len(X)):
+            best, _ = run_search(w, b, q, slots[q], 1.0, 3)
+            pred = run_search(w, b, q, slots[q], 1.0, 3)[1]
+            delta = sum((list(pred) + [-1] * 3)[k] != slots[q][k] for k in range(3))
+            total += best + delta - tuple_score(w, feat, b, q, gold[q])[0]
+        return 0.5 * lam * w @ w + total / len(X)
+
+    w = rng.normal(size=NF)
+    grad = lam * w
+    for q in range(len(X)):
+        pred = run_search(w, b, q, slots[q], 1.0, 3)[1]
+        grad += np.bincount(tuple_score(w, feat, b, q, pred)[1], minlength=NF) / len(X)
+        grad -= np.bincount(tuple_score(w, feat, b, q, gold[q])[1], minlength=NF) / len(X)
+    for _ in range(3):
+        d = rng.normal(size=NF)
+        eps = 1e-6
+        numeric = (loss(w + eps * d) - loss(w - eps * d)) / (2 * eps)
+        assert numeric == pytest.approx(grad @ d, rel=1e-5, abs=1e-6)
+
+
+def test_answer_hinge_subgradient_matches_finite_differences():
+    """Stage 2: lambda/2 |w|^2 + mean_q [max_c (Delta + w.Psi(q, c)) - w.Psi(q, gold)]."""
+    rng = np.random.default_rng(8)
+    X = random_stories(rng, 10)
+    answers = ["a", "b", "c d", "zz"]
+    feat = PairwiseFeaturizer(n_features=NF, max_df=0.7).fit(X, answers=answers)
+    b = feat.encode(X, answers=answers)
+    tuples = np.full((len(X), 3), -1, dtype=np.int64)
+    for q, c in enumerate(X):
+        facts = rng.permutation(len(c.history))[:2]
+        tuples[q, : len(facts)] = facts
+    nq, nc = len(X), len(answers)
+    pairs_q = np.repeat(np.arange(nq), nc)
+    pairs_c = np.tile(np.arange(nc), nq)
+    phi_ptr, phi, gam_ptr, gam = K.stage2_features(
+        tuples,
+        3,
+        pairs_q,
+        pairs_c,
+        b.answer_tok,
+        b.answer_ptr,
+        b.tok,
+        b.sent,
+        b.qsent,
+        b.content,
+        b.n_known,
+        NF,
+    )
+    cls = pairs_c.copy()
+    cls[pairs_c == 3] = -1  # an answer with no class: generic features only
+    gold = rng.integers(0, nc, size=nq)
+    lam = 0.2
+
+    def scores(w):
+        return K.answer_scores(w, phi_ptr, phi, gam_ptr, gam, pairs_q, cls, NF).reshape(nq, nc)
+
+    def loss(w):
+        s = scores(w)
+        aug = s + (np.arange(nc)[None, :] != gold[:, None])
+        return 0.5 * lam * w @ w + np.mean(aug.max(axis=1) - s[np.arange(nq), gold])
+
+    def features(q, c):
+        buf = np.empty(10000, dtype=np.int64)
+        r = q * nc + c
+        m = K._class_features(
+            buf, 0, phi, phi_ptr[q], phi_ptr[q + 1], cls[r], gam, gam_ptr[r], gam_ptr[r + 1], NF
+        )
+        return np.bincount(buf[:m], minlength=NF)
+
+    w = rng.normal(size=NF)
+    s = scores(w)
+    for q in range(nq):  # Psi . w is the score the kernel gives
+        for c in range(nc):
+            assert features(q, c) @ w == pytest.approx(s[q, c], rel=1e-10, abs=1e-10)
+    pred = (s + (np.arange(nc)[None, :] != gold[:, None])).argmax(axis=1)
+    grad = lam * w + sum(features(q, pred[q]) - features(q, gold[q]) for q in range(nq)) / nq
+    for _ in range(3):
+        d = rng.normal(size=NF)
+        numeric = (loss(w + 1e-6 * d) - loss(w - 1e-6 * d)) / 2e-6
+        assert numeric == pytest.approx(grad @ d, rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("lam, eta0", [(1e-3, 1.0), (0.5, 1.9)])  # the second renormalises
+def test_averaged_sgd_matches_dense_reference(lam, eta0):
+    rng = np.random.default_rng(6)
+    d = 50
+    U, V, state = np.zeros(d), np.zeros(d), np.array([1.0, 0.0, 0.0, 0.0])
+    w, total = np.zeros(d), np.zeros(d)
+    for t in range(1, 41):
+        plus = rng.integers(0, d, size=rng.integers(0, 6))
+        minus = rng.integers(0, d, size=rng.integers(0, 6))
+        K._asgd_step(U, V, state, plus, len(plus), minus, len(minus), lam, eta0)
+        eta = eta0 / (1 + lam * eta0 * t)
+        w *= 1 - lam * eta
+        np.add.at(w, plus, eta)
+        np.add.at(w, minus, -eta)
+        total += w
+        np.testing.assert_allclose(state[0] * U, w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(K.averaged_weights(U, V, state), total / 40, rtol=1e-8, atol=1e-12)
+
+
+def test_fit_finds_the_supporting_fact_on_hand_made_stories():
+    names, places = ["mary", "john", "sandra"], ["kitchen", "garden", "office", "hallway"]
+    rng = np.random.default_rng(7)
+    X, y, sup = [], [], []
+    for _ in range(60):
+        facts, where = [], {}
+        for _ in range(rng.integers(2, 7)):
+            who, place = rng.choice(names), rng.choice(places)
+            facts.append(f"{who} went to the {place}.")
+            where[who] = (len(facts) - 1, place)
+        who = rng.choice(sorted(where))
+        X.append(story(facts, f"where is {who}?"))
+        y.append(where[who][1])
+        sup.append((where[who][0],))
+    model = StructuredSVMQA(epochs=5, n_features=2**14, random_state=0)
+    model.fit(X[:40], y[:40], supporting=sup[:40])
+    assert model.predict_supporting(X[40:]) == sup[40:]
+    assert model.score(X[40:], y[40:]) == 1.0
+
+
+def test_same_seed_same_model_and_different_seed_differs():
+    data = load_babi_qa(1, "train")
+    X, y, sup = data.X[:300], data.y[:300], data.supporting[:300]
+    fits = [
+        StructuredSVMQA(epochs=2, n_features=2**14, random_state=s).fit(X, y, supporting=sup)
+        for s in (0, 0, 1)
+    ]
+    np.testing.assert_array_equal(fits[0].coef_support_, fits[1].coef_support_)
+    np.testing.assert_array_equal(fits[0].coef_answer_, fits[1].coef_answer_)
+    np.testing.assert_array_equal(fits[0].decision_function(X), fits[1].decision_function(X))
+    assert not np.array_equal(fits[0].coef_support_, fits[2].coef_support_)
+
+
+def test_decision_function_in_blocks_and_early_stopping(monkeypatch):
+    from irdialog.svm import _structured_svm
+
+    data = load_babi_qa(1, "train")
+    model = StructuredSVMQA(epochs=50, n_features=2**14, random_state=0)
+    model.fit(data.X[:200], data.y[:200], supporting=data.supporting[:200])
+    # qa1 is separated within a few passes: both stages stop after 3 quiet ones
+    assert (model.n_iter_ < 50).all()
+    assert not model.violations_[:, model.n_iter_.min() - 3 :].any()
+    whole = model.decision_function(data.X[200:260])
+    monkeypatch.setattr(_structured_svm, "PAIR_BLOCK", 7 * len(model.candidates_))
+    np.testing.assert_array_equal(model.decision_function(data.X[200:260]), whole)
+
+
+def test_fit_without_supporting_facts_uses_distant_supervision():
+    X, y, _ = make_tiny_dialogs()
+    model = StructuredSVMQA(epochs=2, n_features=NF, random_state=0).fit(X, y)
+    assert model.pseudo_supporting_
+    data = load_babi_qa(1, "train")
+    weak = StructuredSVMQA(epochs=3, n_features=2**14, random_state=0)
+    weak.fit(data.X[:300], data.y[:300])
+    # the latest fact naming the answer is the supporting fact of qa1
+    assert weak.score(data.X[300:500], data.y[300:500]) > 0.9
+
+
+def test_supporting_is_validated():
+    X = [MARY, MARY]
+    with pytest.raises(ValueError, match="supporting has 1 entries"):
+        StructuredSVMQA().fit(X, ["office", "office"], supporting=[(2,)])
+    with pytest.raises(ValueError, match=r"supporting\[1\].*outside the history"):
+        StructuredSVMQA().fit(X, ["office", "office"], supporting=[(2,), (3,)])
+    with pytest.raises(ValueError, match="repeats"):
+        StructuredSVMQA().fit(X, ["office", "office"], supporting=[(2,), (0, 0)])
+
+
+def test_more_supporting_facts_than_slots_keeps_the_last():
+    model = StructuredSVMQA(max_facts=1, epochs=1, n_features=NF, random_state=0)
+    model.fit([MARY], ["office"], supporting=[(0, 2)])
+    assert model.predict_supporting([MARY]) == [(2,)]
+
+
+# --------------------------------------------------------------------------- languages
+
+
+def _babi_lines(split, n_stories):
+    path = next((bundled_data_dir() / "babi-qa" / "en").glob(f"qa1_*_{split}.txt.gz"))
+    lines, stories = [], 0
+    for line in gzip.open(path, "rt", encoding="utf-8").read().splitlines():
+        if line.split(" ", 1)[0] == "1":
+            stories += 1
+            if stories > n_stories:
+                break
+        lines.append(line)
+    return lines
+
+
+def _translate_line(line, word):
+    ident, rest = line.split(" ", 1)
+    fields = rest.split("\t")
+    fields[:2] = [re.sub(r"[A-Za-z]+", lambda m: word(m.group(0).lower()), f) for f in fields[:2]]
+    return " ".join([ident, "\t".join(fields)])
+
+
+SHUFFLED = str.maketrans("abcdefghijklmnopqrstuvwxyz", "qwertyuiopasdfghjklzxcvbnm")
+DEVANAGARI = "कखगघचछजझटठडढतथदधनपफबभमयरलव"
+
+
+def _hindi_like(word):
+    return "".join(DEVANAGARI[ord(c) - 97] + ("ि" if ord(c) % 2 else "") for c in word)
+
+
+def write_babi_folder(root, lang, word, period="."):
+    folder = root / "babi-qa" / lang
+    folder.mkdir(parents=True)
+    for split, n in (("train", 60), ("test", 20)):
+        lines = [_translate_line(ln, word).replace(".", period) for ln in _babi_lines(split, n)]
+        (folder / f"qa1_single-supporting-fact_{split}.txt").write_text(
+            "\n".join(lines) + "\n", encoding="utf-8"
+        )
+
+
+@pytest.mark.parametrize(
+    "lang, word, period",
+    [("shuffled", lambda w: w.translate(SHUFFLED), "."), ("hn", _hindi_like, "।")],
+)
+def test_same_model_on_a_non_english_babi_folder(tmp_path, lang, word, period):
+    write_babi_folder(tmp_path, "en", lambda w: w)
+    write_babi_folder(tmp_path, lang, word, period)
+    results = []
+    for folder in ("en", lang):
+        train = load_babi_qa(1, "train", lang=folder, data_home=tmp_path)
+        test = load_babi_qa(1, "test", lang=folder, data_home=tmp_path)
+        model = StructuredSVMQA(epochs=3, n_features=2**14, random_state=0)
+        model.fit(train.X, train.y, supporting=train.supporting)
+        results.append((model, test))
+    (en, en_test), (other, other_test) = results
+    assert other_test.X[0].query != en_test.X[0].query
+    np.testing.assert_array_equal(
+        other.decision_function(other_test.X), en.decision_function(en_test.X)
+    )
+    assert other.predict_supporting(other_test.X) == en.predict_supporting(en_test.X)
+    assert list(other.predict(other_test.X)) == [word(a) for a in en.predict(en_test.X)]
+    assert en.score(en_test.X, en_test.y) > 0.9
+
+
+# --------------------------------------------------------------------------- real data
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", [1, 2, 15])
+def test_babi_tasks_pass(data_home, task):
+    train = load_babi_qa(task, "train", data_home=data_home)
+    test = load_babi_qa(task, "test", data_home=data_home)
+    model = StructuredSVMQA(epochs=20, random_state=0)
+    model.fit(train.X, train.y, supporting=train.supporting)
+    assert model.score(test.X, test.y) >= 0.95
+    found = model.predict_supporting(test.X)
+    assert np.mean([set(f) == set(s) for f, s in zip(found, test.supporting)]) >= 0.95

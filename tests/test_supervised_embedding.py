@@ -1,0 +1,596 @@
+"""SupervisedEmbeddingRanker: the numba kernels against plain numpy references, a
+finite-difference check of the margin loss gradient, and the estimator contract."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conformance import RankerConformance
+from conftest import TINY_KB, make_tiny_dialogs
+from sklearn.pipeline import make_pipeline
+
+from irdialog.base import Context, Turn
+from irdialog.embed import SupervisedEmbeddingRanker
+from irdialog.embed import _kernels as K
+from irdialog.features import MatchTypeFeaturizer, type_token
+
+MASK64 = (1 << 64) - 1
+
+# --------------------------------------------------------------------------- references
+
+
+def splitmix64(state: int) -> tuple[int, int]:
+    """(new state, output) of splitmix64, on Python ints."""
+    state = (state + 0x9E3779B97F4A7C15) & MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return state, z ^ (z >> 31)
+
+
+def rand_below(state: int, n: int) -> tuple[int, int]:
+    state, z = splitmix64(state)
+    return state, ((z >> 32) * n) >> 32
+
+
+def dense(indptr, indices, data, n_cols):
+    return sp.csr_matrix(
+        (data.astype(np.float64), indices.astype(np.int64), indptr), shape=(len(indptr) - 1, n_cols)
+    ).toarray()
+
+
+def reference_epoch(P, order, n_negatives, lr, margin, adagrad):
+    """se_sgd_epoch in plain numpy, float64, one contribution at a time.
+
+    Returns (U, V, GU, GV, loss, draws) where draws[i] lists the negatives of example i.
+    """
+    U = P["U"].astype(np.float64)
+    V = U if P["shared"] else P["V"].astype(np.float64)
+    GU = P["GU"].astype(np.float64)
+    GV = GU if P["shared"] else P["GV"].astype(np.float64)
+    n_words, dim = U.shape
+    xb = dense(*P["x"], n_words)
+    rb = dense(*P["r"], n_words)
+    mb = dense(P["m"][0], P["m"][1], np.ones(len(P["m"][1])), P["n_match"]) > 0
+    type_rows = P["type_rows"]
+    e_indptr, e_words, e_types = P["e"]
+    n_cand = P["n_candidates"]
+    state = int(P["state"][0])
+    loss, draws = 0.0, {}
+    K_ = max(n_negatives, 1)
+
+    for i in order:
+        ents = list(
+            zip(e_words[e_indptr[i] : e_indptr[i + 1]], e_types[e_indptr[i] : e_indptr[i + 1]])
+        )
+
+        def bag(r, ents=ents):
+            b = rb[r].copy()
+            for t, row in enumerate(type_rows):
+                if any(mb[r, w] for w, tt in ents if tt == t):
+                    b[row] += 1.0
+            return b
+
+        ex = xb[i] @ U
+        g = P["gold"][i]
+        by = bag(g)
+        pos = ex @ (by @ V)
+        n_excl = n_cand - 1 if g < n_cand else n_cand
+        negs = []
+        for _ in range(n_negatives if n_excl > 0 else 0):
+            state, c = rand_below(state, n_excl)
+            if g < n_cand and c >= g:
+                c += 1
+            negs.append(c)
+        draws[i] = negs
+        viol = [c for c in negs if margin - pos + ex @ (bag(c) @ V) > 0]
+        loss += sum(margin - pos + ex @ (bag(c) @ V) for c in viol) / K_
+        if not viol:
+            continue
+        n = len(viol)
+        gx = sum(bag(c) @ V for c in viol) - n * (by @ V)
+        # contributions in the kernel's order: input words, gold words, violators
+        contribs = [(U, GU, w, xb[i][w] / K_, gx) for w in np.flatnonzero(xb[i])]
+        contribs += [(V, GV, w, -n * by[w] / K_, ex) for w in np.flatnonzero(by)]
+        for c in viol:
+            bc = bag(c)
+            contribs += [(V, GV, w, bc[w] / K_, ex) for w in np.flatnonzero(bc)]
+        for W, G, w, coef, vec in contribs:
+            if adagrad:
+                G[w] += coef**2 * (vec @ vec) / dim
+                W[w] -= lr * coef / np.sqrt(G[w] + 1e-6) * vec
+            else:
+                W[w] -= lr * coef * vec
+    return U, V, GU, GV, loss, draws
+
+
+def csr(rows, n_cols):
+    """CSR arrays (int64 indptr, uint32 indices, float32 data) of lists of (col, value)."""
+    m = sp.csr_matrix(
+        (
+            [v for r in rows for _, v in r],
+            ([i for i, r in enumerate(rows) for _ in r], [c for r in rows for c, _ in r]),
+        ),
+        shape=(len(rows), n_cols),
+        dtype=np.float32,
+    )
+    m.sum_duplicates()
+    return m.indptr.astype(np.int64), m.indices.astype(np.uint32), m.data.astype(np.float32)
+
+
+def make_problem(seed, *, shared=False, types=True, dim=6, n_examples=7):
+    """A random tiny training problem, built directly as the kernel's arrays.
+
+    14 words (0 nil, 12-13 type words), 6 candidates plus one gold response outside the
+    candidate set, bags of 0-4 words with counts, some examples with no input words, and
+    (with types) entity mentions over a match vocabulary of 10 words.
+    """
+    rng = np.random.default_rng(seed)
+    n_words, n_cand, n_match = 14, 6, 10
+    U = rng.normal(0, 0.5, (n_words, dim)).astype(np.float32)
+    U[0] = 0
+    V = U if shared else rng.normal(0, 0.5, (n_words, dim)).astype(np.float32)
+    x_rows = [
+        [(int(w), float(rng.integers(1, 3))) for w in rng.integers(1, 12, rng.integers(0, 5))]
+        for _ in range(n_examples)
+    ]
+    r_rows = [
+        [(int(w), 1.0) for w in rng.choice(np.arange(1, 12), rng.integers(1, 4), replace=False)]
+        for _ in range(n_cand + 1)
+    ]
+    m_rows = [
+        [(int(w), 1.0) for w in rng.choice(n_match, 2, replace=False)] for _ in range(n_cand + 1)
+    ]
+    gold = rng.integers(0, n_cand + 1, n_examples).astype(np.int64)
+    if types:
+        e_rows = [
+            [
+                (int(w), int(t))
+                for w, t in zip(rng.choice(n_match, 2, replace=False), rng.integers(0, 2, 2))
+            ]
+            for _ in range(n_examples)
+        ]
+        type_rows = np.array([12, 13], dtype=np.int64)
+    else:
+        e_rows = [[] for _ in range(n_examples)]
+        type_rows = np.zeros(0, dtype=np.int64)
+    e_indptr = np.cumsum([0] + [len(r) for r in e_rows]).astype(np.int64)
+    m_indptr, m_indices, _ = csr(m_rows, n_match)
+    e_words = np.array([w for r in e_rows for w, _ in r], np.int64)
+    e_types = np.array([t for r in e_rows for _, t in r], np.int64)
+    GU = np.abs(rng.normal(0, 0.1, n_words)).astype(np.float32)
+    return dict(
+        U=U, V=V, GU=GU, GV=GU if shared else GU.copy(), shared=shared,
+        x=csr(x_rows, n_words), r=csr(r_rows, n_words), gold=gold, n_candidates=n_cand,
+        e=(e_indptr, e_words, e_types),
+        m=(m_indptr, m_indices.astype(np.int64)), n_match=n_match, type_rows=type_rows,
+        state=np.array([int(rng.integers(0, 2**62))], dtype=np.uint64),
+    )  # fmt: skip
+
+
+def run_kernel(P, order, n_negatives, lr, margin, adagrad):
+    U, GU = P["U"].copy(), P["GU"].copy()
+    V = U if P["shared"] else P["V"].copy()
+    GV = GU if P["shared"] else P["GV"].copy()
+    state, stats = P["state"].copy(), np.zeros(2)
+    loss = K.se_sgd_epoch(
+        U, V, GU, GV, *P["x"], P["gold"], *P["r"], P["n_candidates"], *P["e"], *P["m"],
+        P["type_rows"], np.zeros(P["n_match"], np.int64), order, n_negatives, lr, margin,
+        adagrad, state, stats,
+    )  # fmt: skip
+    return U, V, GU, GV, loss, stats
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+def test_rng_matches_python_splitmix_and_is_uniform():
+    state = np.array([12345], dtype=np.uint64)
+    ref = 12345
+    for n in (1, 2, 7, 4212, 2**31 + 11):
+        for _ in range(20):
+            ref, expected = rand_below(ref, n)
+            assert K.se_rand_below(state, n) == expected
+    draws = np.array([K.se_rand_below(state, 10) for _ in range(4000)])
+    counts = np.bincount(draws, minlength=10)
+    assert draws.min() >= 0 and draws.max() <= 9
+    assert counts.min() > 320 and counts.max() < 480  # 400 +- 4 standard deviations
+
+
+def test_score_bags_and_bag_add_match_numpy():
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(9, 5)).astype(np.float32)
+    indptr, indices, data = csr(
+        [[(1, 2.0), (3, 1.0), (4, 1.0)], [], [(8, 1.0)], [(2, 1.0), (5, 3.0)]], 9
+    )
+    x = rng.normal(size=5).astype(np.float32)
+    rows = np.array([3, 0, 1, 2, 0], dtype=np.int64)
+    out = np.empty(len(rows), np.float32)
+    K._se_score_bags(W, indptr, indices, data, rows, x, out)
+    B = dense(indptr, indices, data, 9)
+    np.testing.assert_allclose(out, (B[rows] @ W) @ x, rtol=1e-5, atol=1e-6)
+    for r in range(4):
+        acc = np.ones(5, np.float32)
+        K._se_bag_add(W, indices, data, indptr[r], indptr[r + 1], np.float32(-0.5), acc)
+        np.testing.assert_allclose(acc, 1 - 0.5 * B[r] @ W, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("adagrad", [False, True])
+def test_bag_step_matches_numpy(adagrad):
+    rng = np.random.default_rng(1)
+    W = rng.normal(size=(6, 4)).astype(np.float32)
+    G = np.full(6, 0.3, np.float32)
+    indptr, indices, data = csr([[(1, 2.0), (4, 1.0)]], 6)
+    vec = rng.normal(size=4).astype(np.float32)
+    Wr, Gr = W.astype(np.float64), G.astype(np.float64)
+    K._se_bag_step(
+        W,
+        G,
+        indices,
+        data,
+        0,
+        2,
+        np.float32(0.5),
+        vec,
+        np.float32(vec @ vec),
+        np.float32(0.1),
+        adagrad,
+    )
+    for w, v in ((1, 2.0), (4, 1.0)):
+        g = 0.5 * v
+        if adagrad:
+            Gr[w] += g * g * (vec @ vec) / 4
+            Wr[w] -= 0.1 * g / np.sqrt(Gr[w] + 1e-6) * vec
+        else:
+            Wr[w] -= 0.1 * g * vec
+    np.testing.assert_allclose(W, Wr, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(G, Gr, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "shared, types, adagrad, n_negatives, margin",
+    [
+        (False, False, False, 3, 0.5),
+        (True, False, False, 4, 0.5),
+        (False, True, False, 3, 0.5),
+        (True, True, True, 5, 1.0),
+        (False, True, True, 2, 0.2),
+    ],
+)
+def test_sgd_epoch_matches_numpy_reference(shared, types, adagrad, n_negatives, margin):
+    P = make_problem(3, shared=shared, types=types)
+    order = np.array([4, 0, 6, 2, 1, 5, 3, 0], dtype=np.int64)
+    U, V, GU, GV, loss, stats = run_kernel(P, order, n_negatives, 0.05, margin, adagrad)
+    Ur, Vr, GUr, GVr, loss_r, _ = reference_epoch(P, order, n_negatives, 0.05, margin, adagrad)
+    assert loss > 0 and stats[1] > 0
+    np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
+    np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(V, Vr, rtol=1e-4, atol=1e-5)
+    if adagrad:
+        np.testing.assert_allclose(GU, GUr, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(GV, GVr, rtol=1e-4, atol=1e-6)
+    if shared:
+        assert U is V
+    assert not (U == P["U"]).all()
+    np.testing.assert_array_equal(U[0], 0)  # the nil word never moves
+
+
+def test_sgd_epoch_never_draws_the_gold_response():
+    # Two candidates: the only negative of a gold candidate is the other one; a gold
+    # response outside the candidate set may be paired with either.
+    P = make_problem(5, types=False)
+    P["n_candidates"] = 2
+    P["gold"] = np.array([0, 1, 6, 0, 1, 6, 0], dtype=np.int64)
+    _, _, _, _, _, draws = reference_epoch(P, np.arange(7), 4, 0.0, 0.5, False)
+    for i, negs in draws.items():
+        g = P["gold"][i]
+        assert all(c != g and 0 <= c < 2 for c in negs)
+        if g < 2:
+            assert set(negs) == {1 - g}
+
+
+@pytest.mark.parametrize("shared, types", [(False, False), (False, True), (True, True)])
+def test_margin_loss_gradient_by_finite_differences(shared, types):
+    """One example, one step: (W_before - W_after) / lr is the gradient of the mean hinge
+    loss over the step's draws, which we check against central differences."""
+    P = make_problem(11, shared=shared, types=types, dim=4)
+    i, n_neg, margin, lr = 1, 6, 3.0, 1e-3
+    order = np.array([i], dtype=np.int64)
+    _, _, _, _, _, draws = reference_epoch(P, order, n_neg, 0.0, margin, False)
+    negs = draws[i]
+    U, V, *_ = run_kernel(P, order, n_neg, lr, margin, False)
+
+    n_words = P["U"].shape[0]
+    xb = dense(*P["x"], n_words)[i]
+    rb = dense(*P["r"], n_words)
+    mb = dense(P["m"][0], P["m"][1], np.ones(len(P["m"][1])), P["n_match"]) > 0
+    e0, e1 = P["e"][0][i], P["e"][0][i + 1]
+    ents = list(zip(P["e"][1][e0:e1], P["e"][2][e0:e1]))
+
+    def bag(r):
+        b = rb[r].copy()
+        for t, row in enumerate(P["type_rows"]):
+            if any(mb[r, w] for w, tt in ents if tt == t):
+                b[row] += 1.0
+        return b
+
+    def loss(U_, V_):
+        ex = xb @ U_
+        pos = ex @ (bag(P["gold"][i]) @ V_)
+        hinges = [margin - pos + ex @ (bag(c) @ V_) for c in negs]
+        assert min(abs(h) for h in hinges) > 1e-3  # away from the kinks
+        return sum(max(0.0, h) for h in hinges) / n_neg
+
+    U0 = P["U"].astype(np.float64)
+    V0 = U0 if shared else P["V"].astype(np.float64)
+    params = [U0] if shared else [U0, V0]
+    steps = [U] if shared else [U, V]
+    eps = 1e-5
+    for W0, W1, before in zip(params, steps, [P["U"]] if shared else [P["U"], P["V"]]):
+        num = np.zeros_like(W0)
+        for idx in np.ndindex(W0.shape):
+            Wp, Wm = W0.copy(), W0.copy()
+            Wp[idx] += eps
+            Wm[idx] -= eps
+            if shared:
+                num[idx] = (loss(Wp, Wp) - loss(Wm, Wm)) / (2 * eps)
+            elif W0 is U0:
+                num[idx] = (loss(Wp, V0) - loss(Wm, V0)) / (2 * eps)
+            else:
+                num[idx] = (loss(U0, Wp) - loss(U0, Wm)) / (2 * eps)
+        grad = (before.astype(np.float64) - W1.astype(np.float64)) / lr
+        assert np.abs(num).max() > 0.01  # the check has something to check
+        np.testing.assert_allclose(grad, num, rtol=2e-3, atol=2e-4)
+
+
+# --------------------------------------------------------------------------- estimator
+
+FAST = dict(embedding_dim=8, n_negatives=5, epochs=5, learning_rate=0.1, margin=0.5)
+
+
+class TestSupervisedEmbeddingConformance(RankerConformance):
+    param_grid = {"embedding_dim": [4, 8]}
+
+    def make_estimator(self):
+        return SupervisedEmbeddingRanker(random_state=0, **FAST)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_match_type_pipeline_pairs_equal_full_scores(shared):
+    X, y, _ = make_tiny_dialogs()
+    pipe = make_pipeline(
+        MatchTypeFeaturizer(TINY_KB),
+        SupervisedEmbeddingRanker(
+            match_type="match", shared_embeddings=shared, random_state=0, **FAST
+        ),
+    ).fit(X, y)
+    feats, model = pipe[0].transform(X), pipe[-1]
+    lists = [list(model.candidates_)] * len(X)
+    np.testing.assert_allclose(
+        model.rank_candidates(feats, lists), model.decision_function(feats), rtol=1e-6, atol=1e-9
+    )
+    np.testing.assert_array_equal(pipe.predict(X), model.predict(feats))
+
+
+def fit_tiny(**params):
+    X, y, _ = make_tiny_dialogs()
+    return SupervisedEmbeddingRanker(**{"random_state": 0, **FAST, **params}).fit(X, y), X, y
+
+
+def test_learns_the_tiny_dialogs():
+    model, X, y = fit_tiny(epochs=60, embedding_dim=16)
+    assert model.score(X, y) >= 0.9
+    assert model.loss_curve_[-1] < model.loss_curve_[0]
+
+
+def test_same_seed_bitwise_identical_and_other_seed_different():
+    a, X, _ = fit_tiny(random_state=3)
+    b, _, _ = fit_tiny(random_state=3)
+    c, _, _ = fit_tiny(random_state=4)
+    np.testing.assert_array_equal(a.input_embeddings_, b.input_embeddings_)
+    np.testing.assert_array_equal(a.response_embeddings_, b.response_embeddings_)
+    assert a.loss_curve_ == b.loss_curve_
+    assert not np.array_equal(a.input_embeddings_, c.input_embeddings_)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+@pytest.mark.parametrize("shared", [False, True])
+def test_pickle_round_trip(optimizer, shared):
+    model, X, _ = fit_tiny(optimizer=optimizer, shared_embeddings=shared)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    assert (again.input_embeddings_ is again.response_embeddings_) == shared
+
+
+def test_unknown_words_and_empty_history():
+    model, X, _ = fit_tiny()
+    scores = model.decision_function(
+        ["zzqx unseenword", "", Context(history=(), query=""), Context(query="in rome please")]
+    )
+    assert np.isfinite(scores).all()
+    # unknown words are dropped: an all-unknown input scores like the empty input (zero)
+    np.testing.assert_array_equal(scores[0], scores[1])
+    np.testing.assert_array_equal(scores[1], 0.0)
+    # an empty history with a known query differs from the empty input
+    assert np.abs(scores[3]).max() > 0
+    # history is used: the same query with and without history scores differently
+    ctx = X[7]
+    assert ctx.history
+    no_hist = Context(history=(), query=ctx.query)
+    assert not np.allclose(model.decision_function([ctx]), model.decision_function([no_hist]))
+    # ... unless use_history=False
+    flat, _, _ = fit_tiny(use_history=False)
+    np.testing.assert_array_equal(flat.decision_function([ctx]), flat.decision_function([no_hist]))
+
+
+def test_decision_function_is_the_embedding_inner_product():
+    model, X, _ = fit_tiny(shared_embeddings=False, ngram_range=(1, 2))
+    U, V = model.input_embeddings_, model.response_embeddings_
+    x_bags = model.vocabulary_.bags([model._input_tokens(c) for c in X]).toarray()
+    c_bags = model.vocabulary_.bags([model._response_tokens(c) for c in model.candidates_])
+    expected = (x_bags @ U.astype(np.float64)) @ (c_bags.toarray() @ V.astype(np.float64)).T
+    np.testing.assert_allclose(model.decision_function(X), expected, rtol=1e-5, atol=1e-6)
+    assert "in paris" in model.vocabulary_  # a bigram of an utterance
+    assert "please <silence>" not in model.vocabulary_  # never across utterances
+
+
+def test_normalize_input_scales_each_input_to_unit_norm():
+    model, X, _ = fit_tiny(normalize_input=True)
+    bags = model._input_bags(X + [Context(query="")]).toarray()
+    norms = np.linalg.norm(bags, axis=1)
+    np.testing.assert_allclose(norms[:-1], 1.0, rtol=1e-6)
+    assert norms[-1] == 0.0  # the empty input stays empty
+    raw = model.vocabulary_.bags([model._input_tokens(c) for c in X]).toarray()
+    np.testing.assert_allclose(bags[:-1], raw / np.linalg.norm(raw, axis=1)[:, None], rtol=1e-6)
+    # the ranking of an input's candidates does not depend on the scale of its bag
+    scores = model.decision_function(X)
+    C = model.candidate_bags_.toarray() @ model.response_embeddings_.astype(np.float64)
+    unscaled = raw @ model.input_embeddings_.astype(np.float64) @ C.T
+    np.testing.assert_array_equal(np.argmax(scores, axis=1), np.argmax(unscaled, axis=1))
+
+
+def test_match_type_adds_type_words_per_context():
+    X, y, _ = make_tiny_dialogs()
+    kb = dict(TINY_KB, tokyo="R_location")  # tokyo never occurs in training
+    cands = sorted(set(y)) + ["api_call tokyo"]
+    pipe = make_pipeline(
+        MatchTypeFeaturizer(kb),
+        SupervisedEmbeddingRanker(candidates=cands, match_type="match", random_state=0, **FAST),
+    ).fit(X, y)
+    model = pipe[-1]
+    assert model.types_ == ["R_location"]
+    t_row = model.vocabulary_[type_token("R_location")]
+    feats = pipe[0].transform(
+        [Context(history=(Turn("user", "in tokyo please"),), query="<SILENCE>")]
+    )
+    j = cands.index("api_call tokyo")
+    scores = model.decision_function(feats)[0]
+    # the input . V[type] term is added to the one candidate sharing the mentioned entity
+    U, V = model.input_embeddings_.astype(np.float64), model.response_embeddings_.astype(np.float64)
+    tokens = model._input_tokens(feats[0])
+    assert type_token("R_location") in tokens
+    e_x = model.vocabulary_.bags([tokens]).toarray()[0] @ U
+    expected = model.candidate_bags_.toarray() @ V @ e_x
+    expected[j] += e_x @ V[t_row]
+    np.testing.assert_allclose(scores, expected, rtol=1e-6, atol=1e-9)
+    assert abs(e_x @ V[t_row]) > 1e-3
+
+
+def test_match_type_without_annotations_warns():
+    X, y, _ = make_tiny_dialogs()
+    with pytest.warns(UserWarning, match="MatchTypeFeaturizer"):
+        model = SupervisedEmbeddingRanker(match_type="match", random_state=0, **FAST).fit(X, y)
+    assert model.types_ == []
+    assert np.isfinite(model.decision_function(X)).all()
+
+
+def test_match_type_type_types_candidates_regardless_of_context():
+    model, X, _ = fit_tiny(match_type="type", kb=TINY_KB, use_history=False)
+    assert model.types_ == ["R_location"]
+    tok = type_token("R_location")
+    col = model.vocabulary_[tok]
+    typed = [c for c in model.candidates_ if any(city in c.split() for city in TINY_KB)]
+    assert typed
+    bags = model.candidate_bags_.toarray()
+    for j, c in enumerate(model.candidates_):
+        assert bags[j, col] == (1.0 if c in typed else 0.0)
+    assert tok in model._input_tokens(Context(query="in paris please"))
+    assert tok not in model._input_tokens(Context(query="hello"))
+    with pytest.raises(ValueError, match="kb"):
+        fit_tiny(match_type="type")
+
+
+def test_gold_responses_outside_the_candidate_set_are_never_ranked():
+    X, y, _ = make_tiny_dialogs()
+    cands = sorted(set(y))[:5]
+    model = SupervisedEmbeddingRanker(candidates=cands, random_state=0, **FAST).fit(X, y)
+    assert list(model.candidates_) == cands
+    assert model.decision_function(X).shape == (len(X), 5)
+
+
+def test_early_stopping_keeps_the_best_epoch():
+    X, y, _ = make_tiny_dialogs()
+    model = SupervisedEmbeddingRanker(
+        random_state=0, early_stopping=True, n_iter_no_change=2, **{**FAST, "epochs": 30}
+    ).fit(X, y, X_val=X[:8], y_val=y[:8])
+    assert len(model.validation_scores_) == model.n_iter_ <= 30
+    assert model.best_validation_score_ == max(model.validation_scores_)
+    assert model.score(X[:8], y[:8]) == pytest.approx(model.best_validation_score_)
+    # a validation fraction of the training data, taken from its end
+    frac = SupervisedEmbeddingRanker(
+        random_state=0, early_stopping=True, validation_fraction=0.25, **FAST
+    ).fit(X, y)
+    assert len(frac.validation_scores_) == frac.n_iter_
+    # without early stopping, given validation data are only scored
+    scored = SupervisedEmbeddingRanker(random_state=0, **FAST).fit(X, y, X_val=X, y_val=y)
+    assert scored.n_iter_ == FAST["epochs"] == len(scored.validation_scores_)
+    with pytest.raises(ValueError, match="both"):
+        SupervisedEmbeddingRanker(**FAST).fit(X, y, X_val=X)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (dict(ngram_range=(2, 1)), "ngram_range"),
+        (dict(ngram_range=(0, 1)), "ngram_range"),
+        (dict(embedding_dim=0), "embedding_dim"),
+        (dict(optimizer="adam"), "optimizer"),
+        (dict(match_type="yes"), "match_type"),
+        (dict(learning_rate=-1.0), "learning_rate"),
+    ],
+)
+def test_invalid_parameters(params, match):
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match=match):
+        SupervisedEmbeddingRanker(**params).fit(X, y)
+
+
+def test_divergence_is_reported():
+    X, y, _ = make_tiny_dialogs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(FloatingPointError, match="diverged"):
+            SupervisedEmbeddingRanker(learning_rate=1e30, epochs=3, random_state=0).fit(X, y)
+
+
+def test_n_jobs_and_verbose_do_not_change_scores(capsys):
+    model, X, _ = fit_tiny()
+    threaded, _, _ = fit_tiny(n_jobs=1, verbose=True)
+    np.testing.assert_array_equal(model.decision_function(X), threaded.decision_function(X))
+    assert "supervised embeddings" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- real data
+
+
+@pytest.mark.slow
+def test_dialog_babi_task1_reaches_the_paper(data_home):
+    """Table 2: 100 (tst) and 60.0 (tst-OOV) for supervised embeddings on task 1."""
+    from irdialog.datasets import load_dialog_babi
+
+    train, test, oov = (load_dialog_babi(1, s, data_home) for s in ("trn", "tst", "tst-OOV"))
+    model = SupervisedEmbeddingRanker(
+        candidates=train.candidates, embedding_dim=32, learning_rate=0.01, margin=1.0,
+        epochs=300, random_state=0,
+    ).fit(train.X, train.y)  # fmt: skip
+    assert model.score(test.X, test.y) >= 0.99
+    assert model.score(oov.X, oov.y) >= 0.59
+
+
+@pytest.mark.slow
+def test_dialog_babi_task4_match_type_solves_oov(data_home):
+    """Match-type words let the model pick phone numbers and addresses it never saw."""
+    from irdialog.datasets import load_dialog_babi
+
+    train, oov = load_dialog_babi(4, "trn", data_home), load_dialog_babi(4, "tst-OOV", data_home)
+    types = sorted(set(train.kb.values()) - {"R_name"})
+    model = make_pipeline(
+        MatchTypeFeaturizer(train.kb, types=types),
+        SupervisedEmbeddingRanker(
+            candidates=train.candidates, match_type="match", use_history=False,
+            embedding_dim=128, learning_rate=0.05, margin=1.0, epochs=5, random_state=0,
+        ),
+    ).fit(train.X, train.y)  # fmt: skip
+    assert model.score(oov.X, oov.y) >= 0.99
