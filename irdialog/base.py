@@ -149,6 +149,16 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(idx, order, axis=1)
 
 
+def check_has_candidates(estimator) -> None:
+    """Raise a clear error when a fitted ranker has no fixed candidate set to rank."""
+    if len(estimator.candidates_) == 0:
+        raise ValueError(
+            f"{type(estimator).__name__} has no fixed candidates (it was fitted without a "
+            "candidates parameter, e.g. by streaming): score per-example lists with "
+            "rank_candidates(X, candidate_lists), or refit with candidates=..."
+        )
+
+
 class RankerMixin:
     """Mixin giving ``rank``, ``predict``, ``score`` and ``rank_candidates`` to a ranker.
 
@@ -161,6 +171,7 @@ class RankerMixin:
     _block_size = MAX_BLOCK_ROWS
 
     def _blocks(self, X):
+        check_has_candidates(self)
         X = check_contexts(X)
         rows = max(1, min(MAX_BLOCK_ROWS, BLOCK_ELEMENTS // len(self.candidates_)))
         for start in range(0, len(X), rows):

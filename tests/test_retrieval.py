@@ -99,3 +99,12 @@ def test_nearest_neighbor_matches_brute_force():
                         )
                         best = max(best, sim + n / (top + 1))
                 assert model.decision_function([t])[0, j] == pytest.approx(best)
+
+
+def test_streamed_tfidf_without_candidates_says_to_use_rank_candidates():
+    X, y, _ = make_tiny_dialogs()
+    model = TfidfRanker().partial_fit(X, y)
+    for method in (model.decision_function, model.predict):
+        with pytest.raises(ValueError, match="rank_candidates"):
+            method(X)
+    assert model.rank_candidates(X[:1], [["hello", "bye"]]).shape == (1, 2)

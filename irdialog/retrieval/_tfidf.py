@@ -11,7 +11,13 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..base import (
+    RankerMixin,
+    check_contexts,
+    check_has_candidates,
+    check_responses,
+    resolve_candidates,
+)
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import context_tokens, identity_analyzer, tokenize
 
@@ -153,6 +159,7 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         scores : ndarray of shape (n_samples, n_candidates)
         """
         check_is_fitted(self)
+        check_has_candidates(self)
         X, Xt = self._inputs(X)
         C = self.candidate_tfidf_
         num = (Xt @ C.T).toarray()
