@@ -20,8 +20,12 @@ from . import __version__
 from .bench import (
     BABI_QA_MODELS,
     DIALOG_BABI_MODELS,
+    MOVIE_DIALOG_MODELS,
+    UBUNTU_MODELS,
     bench_babi_qa,
     bench_dialog_babi,
+    bench_movie_dialog,
+    bench_ubuntu,
     format_qa_table,
     format_table,
     with_paper,
@@ -75,6 +79,38 @@ def _cmd_bench_babi_qa(args) -> int:
     if not args.quiet:
         print(format_qa_table(result))
         print(f"{result['seconds']:.1f} s")
+    return 0
+
+
+def _cmd_bench_movie_dialog(args) -> int:
+    sweep = {"n_components": args.sweep_n_components} if args.sweep_n_components else None
+    result = bench_movie_dialog(
+        args.task, args.model, args.data_home, progress=_progress(args), sweep=sweep
+    )
+    _write(result, args.output)
+    if not args.quiet:
+        for row in result["rows"]:
+            resp = f" response {row['response']}" if "response" in row else ""
+            paper = "" if row["paper"] is None else f"  (paper {row['paper']})"
+            value = f"{row['metric']}: {row['value']:.2f}"
+            print(f"task {row['task']}{resp} {value}{paper}  n={row['n']}")
+        chosen = {p: v for p, v in result["params"][args.task].items() if p != "grid"}
+        print(f"chosen on held-out dev: {json.dumps(chosen)}")
+        print(f"protocol: {result['protocol']}")
+        print(f"{result['seconds']:.1f} s")
+    return 0
+
+
+def _cmd_bench_ubuntu(args) -> int:
+    result = bench_ubuntu(
+        args.model, args.data_home, _progress(args), chunksize=args.chunksize, split=args.split
+    )
+    _write(result, args.output)
+    if not args.quiet:
+        for row in result["rows"]:
+            ours = f"{row['split']} {row['metric']}: {row['value']:.2f}"
+            print(f"{ours}  paper {row['paper']}  n={row['n']}")
+        print(json.dumps(result["resources"]))
     return 0
 
 
@@ -137,6 +173,30 @@ def build_parser() -> argparse.ArgumentParser:
     qa.add_argument("--joint", action="store_true", help="one model trained on all tasks")
     qa.add_argument("--output", help="write the result as JSON to this file")
     qa.set_defaults(func=_cmd_bench_babi_qa)
+
+    movie = suites.add_parser(
+        "movie-dialog", parents=[common], help="Movie Dialog Table 6 (dev-as-train protocol)"
+    )
+    movie.add_argument("--task", type=int, choices=(1, 2, 3), required=True)
+    movie.add_argument("--model", required=True, choices=sorted(MOVIE_DIALOG_MODELS))
+    movie.add_argument(
+        "--sweep-n-components",
+        type=int,
+        nargs="*",
+        default=None,
+        help="diagnostics only: held-out score of the chosen point at these n_components",
+    )
+    movie.add_argument("--output", help="write the result as JSON to this file")
+    movie.set_defaults(func=_cmd_bench_movie_dialog)
+
+    ubuntu = suites.add_parser(
+        "ubuntu", parents=[common], help="Ubuntu next-utterance ranking, R@k of 2 and of 10"
+    )
+    ubuntu.add_argument("--model", default="tfidf", choices=sorted(UBUNTU_MODELS))
+    ubuntu.add_argument("--chunksize", type=int, default=10_000, help="training rows per chunk")
+    ubuntu.add_argument("--split", choices=("test", "valid"), default="test")
+    ubuntu.add_argument("--output", help="write the result as JSON to this file")
+    ubuntu.set_defaults(func=_cmd_bench_ubuntu)
 
     datasets = sub.add_parser(
         "datasets", parents=[common], help="list the data sets found, and where"

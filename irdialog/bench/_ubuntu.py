@@ -10,29 +10,25 @@ corpus (``ubuntu-sample``): its numbers are a smoke test, not a reproduction.
 Run (from the repository root)::
 
     # the 100-row genuine sample
-    python benchmarks/ubuntu_suite.py --data-home ../shared/data
+    irdialog bench ubuntu --data-home ../shared/data
     # the full-size streaming run on a generated v2-format corpus
     python benchmarks/make_ubuntu_corpus.py --out /tmp/ubuntu-1m
-    python benchmarks/ubuntu_suite.py --data-home /tmp/ubuntu-1m --chunksize 50000
+    irdialog bench ubuntu --data-home /tmp/ubuntu-1m --chunksize 50000
 
-``bench_ubuntu`` is written to move into ``irdialog/bench.py`` unchanged.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import resource
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
 
-from irdialog.datasets import iter_ubuntu
-from irdialog.metrics import recall_at_k
-from irdialog.retrieval import TfidfRanker
+from ..datasets import iter_ubuntu
+from ..metrics import recall_at_k
+from ..retrieval import TfidfRanker
 
 # (metric, k, n): "r1@2" is 1-in-2 R@1, "r5@10" is 1-in-10 R@5.
 UBUNTU_METRICS = [("r1@2", 1, 2), ("r1@10", 1, 10), ("r2@10", 2, 10), ("r5@10", 5, 10)]
@@ -168,28 +164,3 @@ def bench_ubuntu(
             "peak_rss_mib": round(peak_rss_mib(), 1),
         },
     }
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=sorted(UBUNTU_MODELS), default="tfidf")
-    parser.add_argument("--data-home", default=None)
-    parser.add_argument("--chunksize", type=int, default=10_000)
-    parser.add_argument("--split", choices=("test", "valid"), default="test")
-    parser.add_argument("--output", default=None)
-    parser.add_argument("--quiet", action="store_true")
-    args = parser.parse_args(argv)
-    result = bench_ubuntu(
-        args.model, args.data_home, not args.quiet, chunksize=args.chunksize, split=args.split
-    )
-    if args.output:
-        Path(args.output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    for row in result["rows"]:
-        ours = f"{row['split']} {row['metric']}: {row['value']:.2f}"
-        print(f"{ours}  paper {row['paper']}  n={row['n']}")
-    print(json.dumps(result["resources"]))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -15,30 +15,25 @@ them is within k.
 
 Run (from the repository root)::
 
-    NUMBA_NUM_THREADS=1 python benchmarks/movie_dialog_suite.py --task 2 --model svd \\
+    irdialog bench movie-dialog --task 2 --model svd \\
         --data-home ../shared/data --output benchmarks/results/movie-dialog-svd-task2.json
 
-``bench_movie_dialog`` is written to move into ``irdialog/bench.py`` unchanged (it imports the
-package only).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import GroupShuffleSplit, ParameterGrid
 from tqdm.auto import tqdm
 
-from irdialog.datasets import load_movie_dialog, load_movie_entities
-from irdialog.embed._svd import SVDRecommender
-from irdialog.metrics import gold_ranks
-from irdialog.text import tokenize
+from ..datasets import load_movie_dialog, load_movie_entities
+from ..embed._svd import SVDRecommender
+from ..metrics import gold_ranks
+from ..text import tokenize
 
 # Table 6 of the paper (../shared/reference/movie_dialog_table6.csv), in %.
 PAPER_TABLE6 = {
@@ -255,39 +250,3 @@ def bench_movie_dialog(
         f"{test_missing} of {len(test.X)}.",
         "seconds": round(time.perf_counter() - start, 2),
     }
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--task", type=int, choices=(1, 2, 3), required=True)
-    parser.add_argument("--model", choices=sorted(MOVIE_DIALOG_MODELS), required=True)
-    parser.add_argument("--data-home", default=None)
-    parser.add_argument("--output", default=None)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument(
-        "--sweep-n-components",
-        type=int,
-        nargs="*",
-        default=None,
-        help="diagnostics: held-out score of the chosen point at these n_components",
-    )
-    args = parser.parse_args(argv)
-    sweep = {"n_components": args.sweep_n_components} if args.sweep_n_components else None
-    result = bench_movie_dialog(
-        args.task, args.model, args.data_home, progress=not args.quiet, sweep=sweep
-    )
-    text = json.dumps(result, indent=2)
-    if args.output:
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
-    for row in result["rows"]:
-        resp = f" response {row['response']}" if "response" in row else ""
-        paper = "" if row["paper"] is None else f"  (paper {row['paper']})"
-        print(f"task {row['task']}{resp} {row['metric']}: {row['value']:.2f}{paper}  n={row['n']}")
-    chosen = {p: v for p, v in result["params"][args.task].items() if p != "grid"}
-    print(f"chosen: {json.dumps(chosen)}")
-    print(f"{result['seconds']:.1f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

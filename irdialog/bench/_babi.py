@@ -23,10 +23,10 @@ from importlib import resources
 from sklearn.pipeline import Pipeline
 from tqdm.auto import tqdm
 
-from .datasets import load_babi_qa, load_dialog_babi
-from .features import MatchTypeFeaturizer
-from .metrics import per_dialog_accuracy, per_response_accuracy
-from .retrieval import NearestNeighborRanker, TfidfRanker
+from ..datasets import load_babi_qa, load_dialog_babi
+from ..features import MatchTypeFeaturizer
+from ..metrics import per_dialog_accuracy, per_response_accuracy
+from ..retrieval import NearestNeighborRanker, TfidfRanker
 
 DIALOG_BABI_ROWS = [(t, "tst") for t in range(1, 6)] + [(t, "tst-OOV") for t in range(1, 6)]
 DIALOG_BABI_ROWS.append((6, "tst"))
