@@ -2,7 +2,7 @@
 
 The N-gram classifier (weakly supervised, section 5) and the structured SVM (supporting facts,
 appendix B; here without its external coreference and SRL tools), as entries of the bAbI QA
-suite of ``irdialog/bench.py`` (``BABI_QA_MODELS``)::
+suite of ``irdialog/bench`` (``BABI_QA_MODELS``)::
 
     # choose each task's hyper-parameters on a validation split of its training file
     python benchmarks/babi_qa_classical.py tune --model struct-svm --data-home ../shared/data
@@ -14,8 +14,8 @@ suite of ``irdialog/bench.py`` (``BABI_QA_MODELS``)::
 
 Tuning fits each grid point on the first 80% of a training file's stories and keeps the best on
 the last 20%; the test files are never looked at. Its output is the ``*_PRESETS`` below.
-Everything above ``main`` is written to move into ``irdialog/bench.py`` as is (the suite there
-registers models with :func:`babi_qa_specs`).
+Everything from ``PASS_ACCURACY`` to :func:`babi_qa_specs` is written to move into
+``irdialog/bench/_babi.py`` as is, followed by ``BABI_QA_MODELS.update(babi_qa_specs())``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from irdialog import bench
-from irdialog.bench import QAModelSpec, _grid_points, paper_table
+from irdialog.bench import paper_table
+from irdialog.bench._babi import QAModelSpec, _grid_points
 from irdialog.datasets import load_babi_qa
 from irdialog.retrieval._ngram import NGramClassifier
 from irdialog.svm import StructuredSVMQA

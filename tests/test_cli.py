@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from irdialog.bench import bench_dialog_babi, paper_table, with_paper
+from irdialog.bench import bench_babi_qa, bench_dialog_babi, paper_table, with_paper
 from irdialog.cli import main
 
 
@@ -68,3 +68,37 @@ def test_table_2_rows_within_one_point_of_paper(model, data_home):
     for r in rows:
         if (model, r["task"], r["split"]) not in KNOWN_SHORTFALLS:
             assert r["per_response"] >= r["paper_per_response"] - 1.0, r
+
+
+def test_babi_qa_bench_on_bundled_task_1(tmp_path, bundled_only):
+    out = tmp_path / "ngram.json"
+    assert (
+        main(
+            [
+                "bench",
+                "babi-qa",
+                "--model",
+                "ngram",
+                "--tasks",
+                "1",
+                "--output",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    result = json.loads(out.read_text())
+    assert (result["suite"], result["model"], result["joint"]) == ("babi-qa", "ngram", False)
+    (row,) = result["rows"]
+    assert row["task"] == 1 and row["n"] == 1000 and 0.0 <= row["accuracy"] <= 100.0
+
+
+@pytest.mark.slow
+def test_classical_babi_qa_targets(data_home):
+    ngram = bench_babi_qa("ngram", data_home=data_home, progress=False)
+    accs = [r["accuracy"] for r in ngram["rows"]]
+    assert sum(accs) / 20 >= 34.0
+    svm = bench_babi_qa("struct-svm", data_home=data_home, progress=False)
+    accs = [r["accuracy"] for r in svm["rows"]]
+    assert sum(accs) / 20 >= 79.0 and sum(a < 95.0 for a in accs) <= 9

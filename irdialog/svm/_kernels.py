@@ -33,62 +33,67 @@ import numpy as np
 from numba import njit
 
 _MASK = 0xFFFFFFFF
+# Numpy scalars, not Python ints: numba would compile a helper once per literal value.
+_SEED = np.int64(7)
+_ZERO = np.int64(0)
 MAX_FEATURES = 1 << 32
-_OFF = 4096  # added to signed values (distances, relative positions) before hashing
+_OFF = np.int64(4096)  # added to signed values (distances, relative positions) before hashing
 
 # Stage 1, question-fact pair g(x, f) of slot k.
-T_XF_WP = 1  # (k, question word, fact word)
-T_XF_DIST = 2  # (k, distance bucket)
-T_XF_UNI = 3  # (k, fact word)
-T_XF_MPOS = 4  # (k, position in question, position in fact) of a shared content word
-T_XF_MW = 5  # (k, shared content word)
-T_XF_LAT = 6  # (k, fact word t, bucket of later facts holding the shared word and t)
-T_XF_LATP = 7  # (k, offset of t from the shared word, later bucket)
-T_XF_NM = 8  # (k, number of shared content words)
-T_XF_EMPTY = 9  # (k,) the slot holds the empty fact
-T_XF_WPP = 10  # (k, question word, content fact word, its position); content words only
+T_XF_WP = np.int64(1)  # (k, question word, fact word)
+T_XF_DIST = np.int64(2)  # (k, distance bucket)
+T_XF_UNI = np.int64(3)  # (k, fact word)
+T_XF_MPOS = np.int64(4)  # (k, position in question, position in fact) of a shared content word
+T_XF_MW = np.int64(5)  # (k, shared content word)
+T_XF_LAT = np.int64(6)  # (k, fact word t, bucket of later facts holding the shared word and t)
+T_XF_LATP = np.int64(7)  # (k, offset of t from the shared word, later bucket)
+T_XF_NM = np.int64(8)  # (k, number of shared content words)
+T_XF_EMPTY = np.int64(9)  # (k,) the slot holds the empty fact
+T_XF_WPP = np.int64(10)  # (k, question word, content fact word, its position); content words only
 # Stage 1, fact-fact pair g(f_a, f_b) of slot pair pk (a earlier slot than b).
-T_FF_WP = 20  # (pk, content word of f_a, content word of f_b)
-T_FF_DIST = 21  # (pk, signed distance bucket from f_a to f_b: order and distance)
-T_FF_MPOS = 22  # (pk, position in f_a, position in f_b) of a shared content word
-T_FF_MW = 23  # (pk, shared content word)
-T_FF_LATA = 24  # (pk, word t of f_a, later bucket of (shared word, t) after f_a)
-T_FF_LATB = 25  # (pk, word t of f_b, later bucket after f_b)
-T_FF_LATPA = 26  # (pk, offset of t in f_a, later bucket)
-T_FF_LATPB = 27  # (pk, offset of t in f_b, later bucket)
-T_FF_BTWA = 28  # (pk, word t of f_a, no fact between holding (shared word, t), direction)
-T_FF_BTWB = 29  # (pk, word t of f_b, no fact between holding (shared word, t), direction)
-T_FF_NM = 30  # (pk, number of shared content words)
-T_FF_EMPTYB = 31  # (pk,) f_b is the empty fact
-T_FF_EMPTY2 = 32  # (pk,) both are empty
-T_FF_WPP = 33  # (pk, content word of f_a, its position, content word of f_b, its position)
+T_FF_WP = np.int64(20)  # (pk, content word of f_a, content word of f_b)
+T_FF_DIST = np.int64(21)  # (pk, signed distance bucket from f_a to f_b: order and distance)
+T_FF_MPOS = np.int64(22)  # (pk, position in f_a, position in f_b) of a shared content word
+T_FF_MW = np.int64(23)  # (pk, shared content word)
+T_FF_LATA = np.int64(24)  # (pk, word t of f_a, later bucket of (shared word, t) after f_a)
+T_FF_LATB = np.int64(25)  # (pk, word t of f_b, later bucket after f_b)
+T_FF_LATPA = np.int64(26)  # (pk, offset of t in f_a, later bucket)
+T_FF_LATPB = np.int64(27)  # (pk, offset of t in f_b, later bucket)
+T_FF_BTWA = np.int64(28)  # (pk, word t of f_a, no fact between holding (shared word, t), direction)
+T_FF_BTWB = np.int64(29)  # (pk, word t of f_b, no fact between holding (shared word, t), direction)
+T_FF_NM = np.int64(30)  # (pk, number of shared content words)
+T_FF_EMPTYB = np.int64(31)  # (pk,) f_b is the empty fact
+T_FF_EMPTY2 = np.int64(32)  # (pk,) both are empty
+T_FF_WPP = np.int64(
+    33
+)  # (pk, content word of f_a, its position, content word of f_b, its position)
 # Stage 2, answer features: class-conjoined (phi) and generic (gamma).
-T2_Q = 40  # (question word)
-T2_F = 41  # (slot or ANY_SLOT, fact word)
-T2_QF = 42  # (question word, fact word)
-T2_EMPTY = 43  # (slot)
-T2_UN = 44  # (number of question content words found in no chosen fact)
-T2_UNF = 45  # (that number, fact word)
-T2_MP = 46  # (slot, position in question, position in fact) of a shared content word
-T2_MPU = 47  # (slot, offset from the shared word, fact word)
-T2_MPX = 48  # (slot, question word before the shared word, offset, fact word)
-T2_FF = 49  # (slot a, slot b, offset in a, offset in b) of content words shared by facts
-T2_MPXP = 50  # (slot, position of the shared word in the question, offset, fact word)
-T2_AM = 60  # (slot, position of an answer part in the fact)
-T2_AMQ = 61  # (slot, question word) answer part in the fact
-T2_AMR = 62  # (slot, offset of the answer part from a word shared with the question)
-T2_AMPREV = 63  # (slot, fact word before the answer part)
-T2_AX = 64  # () answer part in the question
-T2_AXQ = 65  # (question word) answer part in the question
-T2_AS = 66  # () answer part somewhere in the story
-T2_ANM = 67  # (number of answer parts found in no chosen fact)
-T2_AMRQ = 68  # (slot, offset, question word)
-T2_APART = 69  # (index of the answer part, slot holding it): the order of list answers
-T2_AMW = 70  # (slot, word of the fact holding an answer part)
-T2_NPARTS = 71  # (number of answer parts, number of chosen facts)
+T2_Q = np.int64(40)  # (question word)
+T2_F = np.int64(41)  # (slot or ANY_SLOT, fact word)
+T2_QF = np.int64(42)  # (question word, fact word)
+T2_EMPTY = np.int64(43)  # (slot)
+T2_UN = np.int64(44)  # (number of question content words found in no chosen fact)
+T2_UNF = np.int64(45)  # (that number, fact word)
+T2_MP = np.int64(46)  # (slot, position in question, position in fact) of a shared content word
+T2_MPU = np.int64(47)  # (slot, offset from the shared word, fact word)
+T2_MPX = np.int64(48)  # (slot, question word before the shared word, offset, fact word)
+T2_FF = np.int64(49)  # (slot a, slot b, offset in a, offset in b) of content words shared by facts
+T2_MPXP = np.int64(50)  # (slot, position of the shared word in the question, offset, fact word)
+T2_AM = np.int64(60)  # (slot, position of an answer part in the fact)
+T2_AMQ = np.int64(61)  # (slot, question word) answer part in the fact
+T2_AMR = np.int64(62)  # (slot, offset of the answer part from a word shared with the question)
+T2_AMPREV = np.int64(63)  # (slot, fact word before the answer part)
+T2_AX = np.int64(64)  # () answer part in the question
+T2_AXQ = np.int64(65)  # (question word) answer part in the question
+T2_AS = np.int64(66)  # () answer part somewhere in the story
+T2_ANM = np.int64(67)  # (number of answer parts found in no chosen fact)
+T2_AMRQ = np.int64(68)  # (slot, offset, question word)
+T2_APART = np.int64(69)  # (index of the answer part, slot holding it): the order of list answers
+T2_AMW = np.int64(70)  # (slot, word of the fact holding an answer part)
+T2_NPARTS = np.int64(71)  # (number of answer parts, number of chosen facts)
 
 PAIR_SLOTS = ((0, 1), (1, 2), (0, 2))  # slot pairs of the fact-fact features, in order
-ANY_SLOT = 99
+ANY_SLOT = np.int64(99)
 
 
 # --------------------------------------------------------------------------- hashing
@@ -110,22 +115,22 @@ def _fin(h, n_features):
 
 @njit(cache=True)
 def _h1(t, a):
-    return _mix(_mix(7, t), a)
+    return _mix(_mix(_SEED, t), a)
 
 
 @njit(cache=True)
 def _h2(t, a, b):
-    return _mix(_mix(_mix(7, t), a), b)
+    return _mix(_mix(_mix(_SEED, t), a), b)
 
 
 @njit(cache=True)
 def _h3(t, a, b, c):
-    return _mix(_mix(_mix(_mix(7, t), a), b), c)
+    return _mix(_mix(_mix(_mix(_SEED, t), a), b), c)
 
 
 @njit(cache=True)
 def _h4(t, a, b, c, d):
-    return _mix(_mix(_mix(_mix(_mix(7, t), a), b), c), d)
+    return _mix(_mix(_mix(_mix(_mix(_SEED, t), a), b), c), d)
 
 
 @njit(cache=True)
@@ -149,7 +154,7 @@ def _signed_bucket(d):
 
 @njit(cache=True)
 def _count_bucket(c):
-    return c if c < 3 else 3
+    return np.int64(c if c < 3 else 3)
 
 
 # --------------------------------------------------------------------------- story statistics
@@ -870,7 +875,7 @@ def answer_generic_features(
             if tok[pa] == a:
                 in_question = True
         if in_question:
-            buf[m] = _fin(_h1(T2_AX, 0), nf)
+            buf[m] = _fin(_h1(T2_AX, _ZERO), nf)
             m += 1
             for pa in range(xa, xb):
                 if tok[pa] < n_known:
@@ -882,7 +887,7 @@ def answer_generic_features(
                 in_story = True
                 break
         if in_story:
-            buf[m] = _fin(_h1(T2_AS, 0), nf)
+            buf[m] = _fin(_h1(T2_AS, _ZERO), nf)
             m += 1
     buf[m] = _fin(_h1(T2_ANM, _count_bucket(missing)), nf)
     return m + 1
