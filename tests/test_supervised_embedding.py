@@ -217,6 +217,23 @@ def test_score_bags_and_bag_add_match_numpy():
         np.testing.assert_allclose(acc, 1 - 0.5 * B[r] @ W, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_match_scores_matches_numpy(dtype):
+    rng = np.random.default_rng(2)
+    scores = rng.normal(size=(4, 6)).astype(dtype)
+    type_scores = rng.normal(size=(4, 3)).astype(dtype)
+    rows = np.array([0, 0, 2, 3, 3, 3])
+    cols = np.array([1, 5, 0, 1, 2, 4])
+    types = np.array([2, 0, 1, 0, 0, 2])
+    expected = scores.copy()
+    expected[rows, cols] += type_scores[rows, types]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=4))]).astype(np.int64)
+    K.se_add_match_scores(
+        scores, indptr, cols.astype(np.int64), types.astype(np.int64), type_scores
+    )
+    np.testing.assert_allclose(scores, expected, rtol=1e-6)
+
+
 @pytest.mark.parametrize("adagrad", [False, True])
 def test_bag_step_matches_numpy(adagrad):
     rng = np.random.default_rng(1)

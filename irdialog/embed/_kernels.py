@@ -340,3 +340,13 @@ def se_sgd_epoch(
     stats[0] += loss
     stats[1] += ops
     return loss
+
+
+@njit(cache=True)
+def se_add_match_scores(scores, indptr, cols, types, type_scores):
+    """Add the match-type words' scores: ``scores[i, cols[p]] += type_scores[i, types[p]]``
+    for the positions p of row i of the CSR table ``(indptr, cols, types)`` (the matched
+    candidates of context i, and the entity type of each match)."""
+    for i in range(scores.shape[0]):
+        for p in range(indptr[i], indptr[i + 1]):
+            scores[i, cols[p]] += type_scores[i, types[p]]

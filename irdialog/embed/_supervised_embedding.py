@@ -603,23 +603,30 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ scoring
 
-    def _matches(self, X) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
-        """Per type, the (context, candidate) pairs that match (match_type='match')."""
+    def _matches(self, X):
+        """The (context, candidate) pairs that match, as a CSR table (indptr, candidate,
+        type) over contexts (match_type='match'), or None."""
         if self.match_type != "match" or not self.types_:
             return None
         mats = match_type_matrices(
             X, self.candidate_match_bags_, self.match_vocabulary_, self.types_
         )
-        return [(coo.row, coo.col, k) for k, coo in enumerate(m.tocoo() for m in mats)]
+        coos = [m.tocoo() for m in mats]
+        rows = np.concatenate([c.row for c in coos]).astype(np.int64)
+        cols = np.concatenate([c.col for c in coos]).astype(np.int64)
+        types = np.repeat(np.arange(len(coos), dtype=np.int64), [c.nnz for c in coos])
+        order = np.argsort(rows, kind="stable")
+        indptr = np.zeros(len(X) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=len(X)), out=indptr[1:])
+        return indptr, cols[order], types[order]
 
     def _scores(self, E_x, C, V, matches) -> np.ndarray:
         """Scores of input embeddings E_x against candidate embeddings C, plus the
         match-type words of ``matches`` (from :meth:`_matches`)."""
         scores = E_x @ C.T
-        if matches:
-            type_scores = E_x @ V[self._type_rows()].T  # (n_contexts, n_types)
-            for rows, cols, k in matches:
-                scores[rows, cols] += type_scores[rows, k]
+        if matches is not None:
+            type_scores = np.ascontiguousarray(E_x @ V[self._type_rows()].T, dtype=scores.dtype)
+            _kernels.se_add_match_scores(scores, *matches, type_scores)
         return scores
 
     def _validation_data(self, X_val, y_val):
