@@ -26,12 +26,13 @@ from sklearn.pipeline import Pipeline
 from tqdm.auto import tqdm
 
 from ..datasets import load_babi_qa, load_dialog_babi
-from ..embed import MemN2NRanker
+from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
 from ..embed._memn2n import MEMN2N_BABI_QA_PRESETS, MEMN2N_DIALOG_BABI_PRESETS
 from ..features import MatchTypeFeaturizer
 from ..metrics import per_dialog_accuracy, per_response_accuracy
 from ..retrieval import NearestNeighborRanker, NGramClassifier, TfidfRanker
 from ..svm import StructuredSVMQA
+from ._se_presets import SE_DIALOG_BABI_PRESETS
 
 DIALOG_BABI_ROWS = [(t, "tst") for t in range(1, 6)] + [(t, "tst-OOV") for t in range(1, 6)]
 DIALOG_BABI_ROWS.append((6, "tst"))
@@ -79,6 +80,27 @@ def _memn2n_type(data, **params):
     )
 
 
+def _se(variant):
+    def build(data, types=None, dev=None, **params):
+        # ``dev``: the preset's recorded dev accuracy; ``types``: the match-type set
+        # ("paper": the 7 KB types, "all": and restaurant names), or None for no match type.
+        ranker = SupervisedEmbeddingRanker(candidates=data.candidates, random_state=0, **params)
+        if types is None:
+            return ranker
+        keep = [t for t in sorted(set(data.kb.values())) if types == "all" or t != "R_name"]
+        return Pipeline(
+            [("match_type", MatchTypeFeaturizer(data.kb, types=keep)), ("ranker", ranker)]
+        )
+
+    return ModelSpec(
+        {"se": "supervised_embeddings", "se-type": "se_match_type", "se-bigrams": "se_bigrams"}[
+            variant
+        ],
+        build,
+        presets=lambda task: dict(SE_DIALOG_BABI_PRESETS[task][variant]),
+    )
+
+
 def _memn2n_presets(task):
     return dict(MEMN2N_DIALOG_BABI_PRESETS[task])
 
@@ -89,6 +111,9 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
         "tfidf_type", _tfidf_type, {"use_history": [True, False], "type_weight": [1.0, 3.0]}
     ),
     "nn": ModelSpec("nearest_neighbor", _nn, {"similarity": ["overlap", "jaccard"]}),
+    "se": _se("se"),
+    "se-type": _se("se-type"),
+    "se-bigrams": _se("se-bigrams"),
     "memn2n": ModelSpec("memn2n", _memn2n, presets=_memn2n_presets),
     "memn2n-type": ModelSpec("memn2n_match_type", _memn2n_type, presets=_memn2n_presets),
 }
