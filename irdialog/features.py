@@ -16,15 +16,18 @@ The work is split in two so that every ranker can use it in a ``Pipeline``:
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from dataclasses import replace
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .base import Context, check_contexts
-from .text import context_tokens
+from .base import Context, Turn, check_contexts
+from .text import context_tokens, tokenize
 
 
 def type_token(entity_type: str) -> str:
@@ -176,7 +179,6 @@ def match_type_pairs(
 
 
 # -- Movie Dialog entity parser (Dodge et al. 2016, appendix A) ---------------------------------
-# (Imports are local to the methods below so that this section only appends to the module.)
 
 ENTITY_PREFIX = "ent:"
 
@@ -258,7 +260,6 @@ class EntityParser(TransformerMixin, BaseEstimator):
     # -- fitting --------------------------------------------------------------------------------
 
     def _check_params(self):
-        from numbers import Integral
 
         if (
             isinstance(self.min_count, bool)
@@ -277,9 +278,6 @@ class EntityParser(TransformerMixin, BaseEstimator):
         return names
 
     def _build_entities(self, names):
-        import re
-
-        from .text import tokenize
 
         # Words hold no edge punctuation (tokenize splits it off), so words joined by "_"
         # after "ent:" are always one token; punctuation-only tokens are left out.
@@ -320,7 +318,6 @@ class EntityParser(TransformerMixin, BaseEstimator):
         -------
         self : EntityParser
         """
-        from collections import Counter
 
         names = self._check_params()
         X = check_contexts(X)
@@ -342,7 +339,6 @@ class EntityParser(TransformerMixin, BaseEstimator):
     def _segment(self, text: str) -> list[str]:
         # Left to right, the longest entity starting at each position, else one word;
         # every word is kept (the frequency cut is applied by the callers).
-        from .text import tokenize
 
         words = tokenize(text)
         prefixes, index, names = self._prefixes, self.entity_index_, self.entity_tokens_
@@ -434,7 +430,6 @@ class EntityParser(TransformerMixin, BaseEstimator):
             tokens (:meth:`parse`) joined by spaces.
         """
         check_is_fitted(self)
-        from .base import Turn
 
         cache: dict[str, str] = {}  # history turns recur in every later context of a dialog
 

@@ -13,10 +13,10 @@ from ._babi import (
     bench_dialog_babi,
     format_qa_table,
     format_table,
-    paper_table,
     with_paper,
 )
 from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
+from ._paper import paper_table
 from ._ubuntu import UBUNTU_MODELS, bench_ubuntu
 
 __all__ = [

@@ -13,12 +13,10 @@ with accuracies in percent and ``params`` the chosen hyper-parameters per task. 
 
 from __future__ import annotations
 
-import csv
 import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -32,6 +30,7 @@ from ..features import MatchTypeFeaturizer
 from ..metrics import per_dialog_accuracy, per_response_accuracy
 from ..retrieval import NearestNeighborRanker, NGramClassifier, TfidfRanker
 from ..svm import StructuredSVMQA
+from ._paper import paper_table
 from ._se_presets import SE_DIALOG_BABI_PRESETS
 
 DIALOG_BABI_ROWS = [(t, "tst") for t in range(1, 6)] + [(t, "tst-OOV") for t in range(1, 6)]
@@ -54,15 +53,15 @@ def _tfidf(data, **params):
     return TfidfRanker(candidates=data.candidates, **params)
 
 
+def _with_match_type(data, ranker, types: str):
+    """``ranker`` behind a MatchTypeFeaturizer over the task's KB. ``types``: "paper" for the
+    paper's seven entity types, "all" for those and restaurant names (R_name in the KB)."""
+    keep = [t for t in sorted(set(data.kb.values())) if types == "all" or t != "R_name"]
+    return Pipeline([("match_type", MatchTypeFeaturizer(data.kb, types=keep)), ("ranker", ranker)])
+
+
 def _tfidf_type(data, **params):
-    # The paper's seven entity types: restaurant names (R_name in the loaders' KB) left out.
-    types = sorted(set(data.kb.values()) - {"R_name"})
-    return Pipeline(
-        [
-            ("match_type", MatchTypeFeaturizer(data.kb, types=types)),
-            ("ranker", TfidfRanker(candidates=data.candidates, **params)),
-        ]
-    )
+    return _with_match_type(data, _tfidf(data, **params), "paper")
 
 
 def _nn(data, **params):
@@ -74,23 +73,16 @@ def _memn2n(data, **params):
 
 
 def _memn2n_type(data, **params):
-    # Every KB type, restaurant names included: the setting the presets were chosen with.
-    return Pipeline(
-        [("match_type", MatchTypeFeaturizer(data.kb)), ("ranker", _memn2n(data, **params))]
-    )
+    # Every KB type: the setting the presets were chosen with.
+    return _with_match_type(data, _memn2n(data, **params), "all")
 
 
 def _se(variant):
     def build(data, types=None, dev=None, **params):
-        # ``dev``: the preset's recorded dev accuracy; ``types``: the match-type set
-        # ("paper": the 7 KB types, "all": and restaurant names), or None for no match type.
+        # ``dev``: the preset's recorded dev accuracy; ``types``: the match-type set, or None
+        # for no match type.
         ranker = SupervisedEmbeddingRanker(candidates=data.candidates, random_state=0, **params)
-        if types is None:
-            return ranker
-        keep = [t for t in sorted(set(data.kb.values())) if types == "all" or t != "R_name"]
-        return Pipeline(
-            [("match_type", MatchTypeFeaturizer(data.kb, types=keep)), ("ranker", ranker)]
-        )
+        return ranker if types is None else _with_match_type(data, ranker, types)
 
     return ModelSpec(
         {"se": "supervised_embeddings", "se-type": "se_match_type", "se-bigrams": "se_bigrams"}[
@@ -122,13 +114,6 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
 def _grid_points(grid: dict) -> list[dict]:
     keys = sorted(grid)
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
-
-
-def paper_table(name: str) -> list[dict]:
-    """A result table of the papers (bundled CSV), as a list of rows."""
-    text = resources.files("irdialog").joinpath("data", "reference", name).read_text("utf-8")
-    lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
-    return list(csv.DictReader(lines))
 
 
 def _evaluate(model, data) -> dict:

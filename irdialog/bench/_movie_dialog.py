@@ -34,13 +34,10 @@ from ..datasets import load_movie_dialog, load_movie_entities
 from ..embed._svd import SVDRecommender
 from ..metrics import gold_ranks
 from ..text import tokenize
+from ._paper import paper_table
 
-# Table 6 of the paper (../shared/reference/movie_dialog_table6.csv), in %.
-PAPER_TABLE6 = {
-    "svd": {2: 19.2},
-    "supervised_embeddings": {1: 50.9, 2: 29.2, 3: 65.9},
-    "memn2n": {1: 79.3, 2: 28.6, 3: 81.7},
-}
+# The column of Table 6 (movie_dialog_table6.csv) of each task's metric.
+TABLE6_COLUMN = {1: "qa_hits1", 2: "recs_hits100", 3: "qarecs_hits10"}
 TASK_METRIC = {1: ("hits@1", 1), 2: ("hits@100", 100), 3: ("hits@10", 10)}
 HELDOUT_FRACTION = 0.2
 SPLIT_SEED = 0
@@ -205,7 +202,9 @@ def bench_movie_dialog(
     bar.update()
     bar.close()
 
-    paper = PAPER_TABLE6.get(spec.paper_column, {}).get(task)
+    table6 = {r["method"]: r for r in paper_table("movie_dialog_table6.csv")}
+    cell = table6.get(spec.paper_column, {}).get(TABLE6_COLUMN[task], "")
+    paper = float(cell) if cell else None
     hit = ranks <= k
     rows = [
         {

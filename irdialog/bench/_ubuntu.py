@@ -29,17 +29,25 @@ from tqdm.auto import tqdm
 from ..datasets import iter_ubuntu
 from ..metrics import recall_at_k
 from ..retrieval import TfidfRanker
+from ._paper import paper_table
 
 # (metric, k, n): "r1@2" is 1-in-2 R@1, "r5@10" is 1-in-10 R@5.
 UBUNTU_METRICS = [("r1@2", 1, 2), ("r1@10", 1, 10), ("r2@10", 2, 10), ("r5@10", 5, 10)]
 # ../shared/reference/ubuntu_tables.csv, in %: Lowe et al. Table 4 (v1 corpus) and Dodge et
 # al. Table 7 (v2; their "IR" was run by Lowe et al.; hits@1 of 10 only).
-PAPER_UBUNTU = {
-    "tfidf": {
-        "lowe2015_v1": {"r1@2": 65.9, "r1@10": 41.0, "r2@10": 54.5, "r5@10": 70.8},
-        "dodge2016_v2": {"r1@10": 48.81},
-    },
-}
+# The rows of ubuntu_tables.csv (source, method) each model is compared with.
+PAPER_ROWS = {"tfidf": [("lowe2015_v1", "tfidf"), ("dodge2016_v2", "ir")]}
+
+
+def _paper(model: str) -> dict:
+    """{source: {metric: value}} of the test rows of the papers for this model."""
+    rows = {(r["source"], r["method"], r["split"]): r for r in paper_table("ubuntu_tables.csv")}
+    out = {}
+    for source, method in PAPER_ROWS.get(model, []):
+        row = rows[(source, method, "test")]
+        cells = {m: row[m.replace("@", "_of_")] for m, _, _ in UBUNTU_METRICS}
+        out[source] = {m: float(v) for m, v in cells.items() if v}
+    return out
 
 
 def _tfidf(**params):
@@ -126,7 +134,7 @@ def bench_ubuntu(
     )
     eval_seconds = time.perf_counter() - t0
 
-    papers = PAPER_UBUNTU.get(model, {})
+    papers = _paper(model)
     rows = [
         {
             "task": "ubuntu",
