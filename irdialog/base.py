@@ -30,7 +30,17 @@ MAX_BLOCK_ROWS = 1024
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One utterance of a conversation: its speaker (user, bot or kb) and its text."""
+    """One utterance of a conversation: its speaker (user, bot or kb) and its text.
+
+    Examples
+    --------
+    >>> Turn("kb", "resto_1 R_phone resto_1_phone").speaker
+    'kb'
+    >>> Turn("narrator", "hi")
+    Traceback (most recent call last):
+    ...
+    ValueError: Turn speaker must be one of ('user', 'bot', 'kb'), got 'narrator'.
+    """
 
     speaker: str
     text: str

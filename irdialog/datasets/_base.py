@@ -57,6 +57,12 @@ class DataFormatError(ValueError):
     filename : str
     lineno : int or None
     expected : str
+
+    Examples
+    --------
+    >>> err = DataFormatError("qa1_train.txt", 3, "'ID text' with an integer ID", got="x Mary")
+    >>> print(err)
+    qa1_train.txt, line 3: expected 'ID text' with an integer ID, got 'x Mary'
     """
 
     def __init__(self, filename, lineno: int | None, expected: str, got=None):
