@@ -3,7 +3,7 @@
 from .base import Context, Turn
 from .embed import MemN2NRanker, SupervisedEmbeddingRanker, SVDRecommender
 from .features import EntityParser, MatchTypeFeaturizer
-from .retrieval import NearestNeighborRanker, NGramClassifier, TfidfRanker
+from .retrieval import KBMemoryRetriever, NearestNeighborRanker, NGramClassifier, TfidfRanker
 from .svm import StructuredSVMQA
 
 __version__ = "0.1.0"
@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Context",
     "EntityParser",
+    "KBMemoryRetriever",
     "MatchTypeFeaturizer",
     "MemN2NRanker",
     "NGramClassifier",

@@ -111,3 +111,17 @@ def test_ubuntu_sample_loader_and_tfidf_recall(data_home):
     r = [recall_at_k(scores, k, n) for k, n in [(1, 2), (1, 10), (2, 10), (5, 10)]]
     assert r[1] <= r[2] <= r[3] and r[1] <= r[0]
     assert r[1] > 0.2  # chance is 0.1; TF-IDF found 42% on this sample
+
+
+@pytest.mark.parametrize("model", ["tfidf", "se", "memn2n"])
+def test_bench_ubuntu_runs_every_model_through_rank_candidates(ubuntu_home, model):
+    from irdialog.bench import bench_ubuntu
+
+    result = bench_ubuntu(model, data_home=ubuntu_home, progress=False, chunksize=2)
+    assert result["model"] == model
+    values = {r["metric"]: r["value"] for r in result["rows"]}
+    assert set(values) == {"r1@2"}  # the fixture's test rows have 4 candidates
+    assert 0.0 <= values["r1@2"] <= 100.0
+    assert result["resources"]["train_rows"] == 5
+    streamed = "fit_chunks" in result["protocol"]
+    assert streamed == (model == "tfidf")

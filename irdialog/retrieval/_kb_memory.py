@@ -1,0 +1,138 @@
+"""Long-term memory by hashing: knowledge-base sentences that share a word with the dialog.
+
+Dodge et al. (2016, section 3.1 and table 5) give the memory network a long-term memory:
+"for each word in the last n messages we perform a hash lookup to return all long-term
+memories (sentences) from a database that also contain that word. Words above a certain
+frequency cutoff can be ignored." :class:`KBMemoryRetriever` is that lookup as a Pipeline
+transformer: it puts the retrieved sentences into each context's history as ``kb`` turns, where
+:class:`~irdialog.embed.MemN2NRanker` (or any history-reading ranker) reads them.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, _fit_context
+from ..base import Context, Turn, check_contexts
+from ..text import Vocabulary, tokenize
+
+
+class KBMemoryRetriever(TransformerMixin, BaseEstimator):
+    """Prepend the knowledge-base sentences hashed by the dialog's words to each history.
+
+    Every sentence of ``sentences`` is indexed by its tokens
+    (:func:`irdialog.text.tokenize`; feed texts rewritten by
+    :class:`~irdialog.features.EntityParser` to hash on whole entities). For a context,
+    the tokens of its query and of the ``lookback - 1`` turns before it look up the
+    sentences holding them; tokens found in more than ``max_frequency`` sentences (relation
+    names, function words) are ignored. The retrieved sentences, the ones sharing the most
+    distinct tokens with the context first (ties: file order), at most ``max_memories``,
+    become ``Turn("kb", sentence)`` turns placed before the conversation's own turns, so
+    the conversation stays the most recent memory.
+
+    Parameters
+    ----------
+    sentences : sequence of str
+        The knowledge base, one fact per sentence (e.g. the ``sentences`` of
+        :func:`irdialog.datasets.load_movie_kb`, rewritten by an ``EntityParser``).
+    max_memories : int, default=30
+        The most sentences added to one context.
+    max_frequency : int, default=100
+        Tokens in more sentences than this are not looked up.
+    lookback : int, default=1
+        The query and the ``lookback - 1`` turns before it are hashed (the "last n
+        messages" of the paper).
+
+    Attributes
+    ----------
+    vocabulary_ : irdialog.text.Vocabulary
+        The tokens of the knowledge base.
+    postings_ : scipy.sparse.csc_matrix of shape (n_sentences, n_tokens)
+        0/1 sentence x token incidence; column j lists the sentences holding token j.
+    n_retrieved_ : float
+        Mean number of sentences added per context by the last ``transform``.
+
+    Examples
+    --------
+    >>> from irdialog.retrieval import KBMemoryRetriever
+    >>> kb = ["heat directed_by michael_mann", "heat release_year 1995",
+    ...       "alien directed_by ridley_scott"]
+    >>> retriever = KBMemoryRetriever(kb, max_frequency=2).fit()
+    >>> [t.text for t in retriever.transform(["who directed heat"])[0].history]
+    ['heat directed_by michael_mann', 'heat release_year 1995']
+    """
+
+    _parameter_constraints = {
+        "sentences": ["array-like"],
+        "max_memories": [Interval(Integral, 1, None, closed="left")],
+        "max_frequency": [Interval(Integral, 1, None, closed="left")],
+        "lookback": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, sentences, *, max_memories=30, max_frequency=100, lookback=1):
+        self.sentences = sentences
+        self.max_memories = max_memories
+        self.max_frequency = max_frequency
+        self.lookback = lookback
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X=None, y=None):
+        """Index the knowledge base (X and y are ignored: the index is the model).
+
+        Returns
+        -------
+        self : KBMemoryRetriever
+        """
+        sentences = list(self.sentences)
+        for i, s in enumerate(sentences):
+            if not isinstance(s, str):
+                raise TypeError(f"sentences[{i}] must be a str, got {type(s).__name__}.")
+        if not sentences:
+            raise ValueError("sentences is empty: there is no knowledge base to retrieve from.")
+        self._sentences = np.asarray(sentences, dtype=object)
+        tokens = [tokenize(s) for s in sentences]
+        self.vocabulary_ = Vocabulary().fit(tokens)
+        self.postings_ = sp.csc_matrix(self.vocabulary_.bags(tokens, binary=True))
+        self._frequent = np.diff(self.postings_.indptr) > self.max_frequency
+        return self
+
+    def _retrieve(self, ctx: Context) -> list[int]:
+        texts = [ctx.query, *(t.text for t in ctx.history[len(ctx.history) - self.lookback + 1 :])]
+        index = self.vocabulary_.index_
+        cols = {index[t] for text in texts for t in tokenize(text) if t in index}
+        cols = [j for j in sorted(cols) if not self._frequent[j]]
+        if not cols:
+            return []
+        ptr, rows = self.postings_.indptr, self.postings_.indices
+        hits = np.concatenate([rows[ptr[j] : ptr[j + 1]] for j in cols])
+        ids, counts = np.unique(hits, return_counts=True)
+        # most shared tokens first; np.unique sorted ids, so a stable sort keeps file order
+        keep = np.argsort(-counts, kind="stable")[: self.max_memories]
+        return sorted(ids[keep].tolist())
+
+    def transform(self, X) -> list[Context]:
+        """Contexts with the retrieved sentences as ``kb`` turns before their history.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+
+        Returns
+        -------
+        contexts : list of Context
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        out, total = [], 0
+        for ctx in X:
+            ids = self._retrieve(ctx)
+            total += len(ids)
+            memories = tuple(Turn("kb", s) for s in self._sentences[ids])
+            out.append(Context(memories + ctx.history, ctx.query, ctx.entities))
+        self.n_retrieved_ = total / len(X) if X else 0.0
+        return out

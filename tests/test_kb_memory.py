@@ -1,0 +1,98 @@
+"""KBMemoryRetriever (the hashing lookup of long-term memories) and the entity-symbol setting
+of the Movie Dialog models."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from irdialog import Context, KBMemoryRetriever, MemN2NRanker, SupervisedEmbeddingRanker, Turn
+from irdialog.bench._movie_dialog import EntitySymbolRanker
+
+KB = [
+    "heat directed_by michael_mann",
+    "heat starred_actors al_pacino robert_de_niro",
+    "alien directed_by ridley_scott",
+    "alien starred_actors sigourney_weaver",
+    "collateral directed_by michael_mann",
+]
+
+
+def test_retrieves_sentences_sharing_a_token_most_shared_first():
+    r = KBMemoryRetriever(KB, max_frequency=10).fit()
+    [ctx] = r.transform(["who directed heat"])
+    assert [t.text for t in ctx.history] == KB[:2]
+    assert all(t.speaker == "kb" for t in ctx.history)
+    # two shared tokens beat one; the cap keeps the best ones, in file order
+    [ctx] = KBMemoryRetriever(KB, max_memories=1).fit().transform(["michael_mann directed heat"])
+    assert [t.text for t in ctx.history] == [KB[0]]
+
+
+def test_frequent_tokens_are_not_looked_up_and_unknown_words_retrieve_nothing():
+    r = KBMemoryRetriever(KB, max_frequency=2).fit()  # directed_by is in 3 sentences
+    assert r.transform(["directed_by"])[0].history == ()
+    assert r.transform(["zzz unknown"])[0].history == ()
+    assert r.transform([""])[0].history == ()
+    assert r.n_retrieved_ == 0.0
+
+
+def test_memories_go_before_the_conversation_and_lookback_hashes_earlier_turns():
+    ctx = Context((Turn("user", "tell me about alien"), Turn("bot", "ok")), "who directed it")
+    [plain] = KBMemoryRetriever(KB).fit().transform([ctx])
+    assert plain.history == ctx.history and plain.query == ctx.query
+    [back] = KBMemoryRetriever(KB, lookback=3).fit().transform([ctx])
+    assert [t.text for t in back.history] == [KB[2], KB[3], "tell me about alien", "ok"]
+
+
+def test_bad_knowledge_bases_are_rejected():
+    with pytest.raises(ValueError, match="array-like"):
+        KBMemoryRetriever("heat directed_by x").fit()
+    with pytest.raises(ValueError, match="empty"):
+        KBMemoryRetriever([]).fit()
+    with pytest.raises(TypeError, match=r"sentences\[1\]"):
+        KBMemoryRetriever(["a b", 3]).fit()
+    with pytest.raises(ValueError, match="max_memories"):
+        KBMemoryRetriever(KB, max_memories=0).fit()
+
+
+def test_pickle_round_trip():
+    r = KBMemoryRetriever(KB).fit()
+    again = pickle.loads(pickle.dumps(r))
+    assert again.transform(["heat"]) == r.transform(["heat"])
+
+
+ENTITIES = ["Heat", "Alien", "Collateral", "Michael Mann", "Ridley Scott", "Al Pacino"]
+MOVIE_KB = [
+    "Heat directed_by Michael Mann",
+    "Heat starred_actors Al Pacino",
+    "Alien directed_by Ridley Scott",
+    "Collateral directed_by Michael Mann",
+]
+
+
+@pytest.mark.parametrize(
+    "ranker",
+    [
+        SupervisedEmbeddingRanker(epochs=30, learning_rate=0.1, margin=0.5, random_state=0),
+        MemN2NRanker(hops=1, epochs=60, learning_rate=0.05, candidate_words=True, random_state=0),
+    ],
+    ids=["se", "memn2n"],
+)
+def test_entity_symbol_ranker_columns_are_the_entities(ranker):
+    X = ["who directed heat", "who directed alien", "what did michael mann direct"] * 5
+    y = ["Michael Mann", "Ridley Scott", "Heat, Collateral"] * 5
+    model = EntitySymbolRanker(ranker, ENTITIES, min_count=1, kb=MOVIE_KB).fit(X, y)
+    assert list(model.parser_.entity_names_) == ENTITIES
+    # the answer list gives one example per entity: 5 + 5 + 10
+    assert len(model.ranker_.candidates_) == len(ENTITIES)
+    scores = model.decision_function(X[:3])
+    assert scores.shape == (3, len(ENTITIES))
+    assert [ENTITIES[j] for j in scores.argmax(axis=1)][:2] == ["Michael Mann", "Ridley Scott"]
+    assert ENTITIES[int(np.argmax(scores[2]))] in ("Heat", "Collateral")
+
+
+def test_entity_symbol_ranker_needs_answers_naming_entities():
+    with pytest.raises(ValueError, match="names an entity"):
+        EntitySymbolRanker(SupervisedEmbeddingRanker(), ENTITIES, min_count=1).fit(
+            ["who directed heat"], ["nobody"]
+        )
