@@ -1,6 +1,7 @@
 """Evidence for the Movie Dialog gaps: how much of each test set the dev-as-train data covers.
 
-For each task, over the test examples: the share whose gold answer entity (any of them) occurs
+For each task, over the test examples (trained on dev), and over the held-out 20% of dev used for
+model selection (trained on the other 80%): the share whose gold answer entity (any of them) occurs
 in the dev files (as an input or an answer entity), the share whose input entities all occur
 there, the share where an input entity and a gold answer already appear together in a dev
 example, and, with the KB memory of the MemN2N suite (KBMemoryRetriever with the suite's
@@ -17,16 +18,32 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from sklearn.model_selection import GroupShuffleSplit
+from sklearn.utils import Bunch
 
-from irdialog.bench._movie_dialog import entity_candidates
+from irdialog.bench._movie_dialog import HELDOUT_FRACTION, SPLIT_SEED, entity_candidates
 from irdialog.datasets import load_movie_dialog, load_movie_kb
 from irdialog.features import EntityParser
 from irdialog.retrieval import KBMemoryRetriever
 
 
-def coverage(task: int, data_home, parser: EntityParser, retriever) -> dict:
+def _subset(data, rows):
+    return Bunch(X=[data.X[i] for i in rows], y=[data.y[i] for i in rows])
+
+
+def heldout_split(task: int, data_home):
+    """(fit part, held-out part) of dev, the suite's split."""
     dev = load_movie_dialog(task, "dev", data_home=data_home)
-    test = load_movie_dialog(task, "test", data_home=data_home)
+    fit_idx, held_idx = next(
+        GroupShuffleSplit(n_splits=1, test_size=HELDOUT_FRACTION, random_state=SPLIT_SEED).split(
+            dev.X, groups=dev.groups
+        )
+    )
+    return _subset(dev, fit_idx), _subset(dev, held_idx)
+
+
+def coverage(task: int, dev, test, parser: EntityParser, retriever) -> dict:
+    """Coverage of the examples of ``test`` by the training examples ``dev``."""
 
     def entities(ctx):
         texts = [ctx.query, *(t.text for t in ctx.history)]
@@ -41,7 +58,7 @@ def coverage(task: int, data_home, parser: EntityParser, retriever) -> dict:
     inputs = [entities(ctx) for ctx in test.X]
     out = {
         "task": task,
-        "n_test": len(test.X),
+        "n": len(test.X),
         "gold_entity_in_dev": float(np.mean([bool(g & seen) for g in gold])),
         "all_input_entities_in_dev": float(np.mean([i <= seen for i in inputs])),
         "gold_entity_in_input": float(np.mean([bool(g & i) for g, i in zip(gold, inputs)])),
@@ -71,10 +88,16 @@ def main(argv=None) -> None:
     parser = EntityParser(entity_candidates(args.data_home), min_count=1).fit(kb)
     retriever = KBMemoryRetriever(parser.transform_text(kb)).fit()
     for task in args.tasks:
-        row = coverage(task, args.data_home, parser, retriever)
-        print(
-            " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
-        )
+        fit, held = heldout_split(task, args.data_home)
+        dev = load_movie_dialog(task, "dev", data_home=args.data_home)
+        test = load_movie_dialog(task, "test", data_home=args.data_home)
+        for name, (train, evaluated) in {
+            "dev->test": (dev, test),
+            "dev-fit->heldout": (fit, held),
+        }.items():
+            row = coverage(task, train, evaluated, parser, retriever)
+            cells = (f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+            print(name, " ".join(cells))
 
 
 if __name__ == "__main__":
