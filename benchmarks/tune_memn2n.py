@@ -1,7 +1,8 @@
 """Train MemN2NRanker per task and report test (or dev) accuracy: bAbI QA and dialog bAbI.
 
 bAbI QA (1k training questions per task; single-task by default, ``--joint`` for one model
-over all tasks):
+over all tasks; ``--joint --valid-fraction 0.1`` to tune: fit without the last 10% of the
+stories of each training file, report accuracy on those, test never loaded):
 
     python benchmarks/tune_memn2n.py babi-qa --tasks 1-20 --n-init 5 --output qa.jsonl
 
@@ -29,6 +30,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from irdialog.bench._babi import MEMN2N_QA_JOINT
 from irdialog.datasets import load_babi_qa, load_dialog_babi
 from irdialog.embed._memn2n import (
     MEMN2N_BABI_QA_PRESETS,
@@ -38,9 +40,6 @@ from irdialog.embed._memn2n import (
 from irdialog.features import MatchTypeFeaturizer
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-# Sukhbaatar et al. (2015), PE LS RN, 3 hops, 1k: the same settings for every task.
-BABI_QA_BASE = MEMN2N_BABI_QA_PRESETS[1]
 
 
 def parse_tasks(text):
@@ -62,6 +61,12 @@ def parse_sets(items):
     return params
 
 
+def valid_cut(groups, fraction):
+    """The first story id of the last ``fraction`` of a training file's stories."""
+    n_stories = int(np.max(groups)) + 1
+    return n_stories - max(1, int(round(fraction * n_stories)))
+
+
 def per_dialog_accuracy(pred, y, groups):
     ok = np.asarray(pred == np.asarray(y, dtype=object))
     groups = np.asarray(groups)
@@ -81,25 +86,35 @@ def run_babi_qa(args, overrides):
     tasks = parse_tasks(args.tasks)
     results = {}
     if args.joint:
-        Xs, ys = [], []
+        Xs, ys, gs, held = [], [], [], {}
         for t in tasks:
             d = load_babi_qa(t, "train", lang=args.lang, data_home=data_home)
-            Xs += d.X
-            ys += d.y
-        params = dict(BABI_QA_BASE, embedding_dim=50, epochs=60, anneal_every=15,
-                      linear_start=30)  # fmt: skip
+            keep = np.ones(len(d.y), dtype=bool)
+            if args.valid_fraction:
+                keep = d.groups < valid_cut(d.groups, args.valid_fraction)
+                held[t] = ([x for x, k in zip(d.X, keep) if not k],
+                           [a for a, k in zip(d.y, keep) if not k])  # fmt: skip
+            Xs += [x for x, k in zip(d.X, keep) if k]
+            ys += [a for a, k in zip(d.y, keep) if k]
+            gs += [g + len(gs) for g, k in zip(d.groups, keep) if k]  # stories stay distinct
+        params = dict(MEMN2N_QA_JOINT)  # the bench's: d=50, 30 + 60 epochs, anneal every 15
         params.update(overrides)
         t0 = time.perf_counter()
         model = MemN2NRanker(**params, n_init=args.n_init, random_state=args.seed,
-                             verbose=args.verbose).fit(Xs, ys)  # fmt: skip
+                             verbose=args.verbose).fit(Xs, ys, groups=gs)  # fmt: skip
         fit_time = time.perf_counter() - t0
         for t in tasks:
-            test = load_babi_qa(t, "test", lang=args.lang, data_home=data_home)
-            acc = model.score(test.X, test.y)
+            if args.valid_fraction:  # the held-out stories of the training file, not test
+                X_eval, y_eval = held[t]
+            else:
+                test = load_babi_qa(t, "test", lang=args.lang, data_home=data_home)
+                X_eval, y_eval = test.X, test.y
+            acc = model.score(X_eval, y_eval)
             results[t] = acc
-            emit({"task": t, "accuracy": round(100 * acc, 2), "n": len(test.y), "joint": True,
-                  "lang": args.lang, "fit_seconds": round(fit_time, 1), "params": params},
-                 args.output)  # fmt: skip
+            emit({"task": t, "split": "valid" if args.valid_fraction else "test",
+                  "accuracy": round(100 * acc, 2), "n": len(y_eval), "joint": True,
+                  "lang": args.lang, "fit_seconds": round(fit_time, 1), "n_init": args.n_init,
+                  "seed": args.seed, "params": params}, args.output)  # fmt: skip
     else:
         for t in tasks:
             train = load_babi_qa(t, "train", lang=args.lang, data_home=data_home)
@@ -119,8 +134,9 @@ def run_babi_qa(args, overrides):
                   "seed": args.seed, "params": params}, args.output)  # fmt: skip
     errors = {t: 100 * (1 - a) for t, a in results.items()}
     failed = sorted(t for t, e in errors.items() if e > 5)
+    split = "validation" if args.joint and args.valid_fraction else "test"
     print(
-        f"mean test error {np.mean(list(errors.values())):.2f}% over {len(errors)} tasks; "
+        f"mean {split} error {np.mean(list(errors.values())):.2f}% over {len(errors)} tasks; "
         f"failed (>5%): {len(failed)} {failed}",
         file=sys.stderr,
     )
@@ -167,6 +183,9 @@ def main(argv=None):
     ap.add_argument("--types", nargs="+", help="entity types for match type (default: all)")
     ap.add_argument("--eval", nargs="+", default=["dev"])
     ap.add_argument("--n-init", type=int, default=1)
+    ap.add_argument("--valid-fraction", type=float, default=0.0,
+                    help="babi-qa --joint: fit without the last stories of each training "
+                    "file and report accuracy on them instead of test")  # fmt: skip
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--set", action="append", metavar="NAME=VALUE")
     ap.add_argument("--data-home", default=os.environ.get("IRDIALOG_DATA", DEFAULT_DATA))

@@ -1,0 +1,90 @@
+"""Write a shuffled-letters copy of a bAbI QA language folder, as bAbI v1.2's ``shuffled/``.
+
+Every letter of every file is mapped through one fixed random permutation of ``a``-``z``
+(an uppercase letter goes where its lowercase one goes, uppercased); digits, punctuation,
+tabs, spaces and line structure are unchanged, and so are the file names, so that
+``load_babi_qa(task, split, lang="shuffled", data_home=OUT)`` reads the copy:
+
+    python benchmarks/make_shuffled_babi.py --data-home ../shared/data --output /tmp/babi-shuffled
+    irdialog bench babi-qa --model memn2n --lang shuffled --data-home /tmp/babi-shuffled
+
+reads ``<data-home>/babi-qa/en/qa*_*.txt[.gz]`` and writes
+``<output>/babi-qa/shuffled/`` with the same names (gzip kept). The permutation is drawn
+from ``--seed`` and printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import string
+from pathlib import Path
+
+import numpy as np
+
+from irdialog.datasets import get_data_home
+
+
+def letter_permutation(seed=0) -> dict[str, str]:
+    """A random bijection of the lowercase and (consistently) uppercase ASCII letters."""
+    lower = string.ascii_lowercase
+    image = "".join(np.random.default_rng(seed).permutation(list(lower)))
+    return dict(zip(lower + lower.upper(), image + image.upper()))
+
+
+def shuffle_letters(text: str, mapping: dict[str, str]) -> str:
+    """``text`` with each letter replaced by its image under ``mapping``; anything else kept."""
+    return text.translate(str.maketrans(mapping))
+
+
+def _read(path: Path) -> str:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
+            return f.read()
+    return path.read_bytes().decode("utf-8")  # newlines kept as they are
+
+
+def _write(path: Path, text: str) -> None:
+    if path.suffix == ".gz":
+        # mtime=0: the same input gives byte-identical output
+        with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+            f.write(text.encode("utf-8"))
+    else:
+        path.write_bytes(text.encode("utf-8"))
+
+
+def make_shuffled(data_home, output, src_lang="en", lang="shuffled", seed=0) -> list[Path]:
+    """Copy ``<data_home>/babi-qa/<src_lang>/qa*`` to ``<output>/babi-qa/<lang>/`` with the
+    letters shuffled; returns the files written."""
+    src = get_data_home(data_home) / "babi-qa" / src_lang
+    files = sorted(p for p in src.glob("qa*_*.txt*") if p.suffix in (".txt", ".gz"))
+    if not files:
+        raise FileNotFoundError(f"no bAbI QA files qa*_*.txt[.gz] in {src}")
+    dest = Path(output) / "babi-qa" / lang
+    dest.mkdir(parents=True, exist_ok=True)
+    mapping = letter_permutation(seed)
+    written = []
+    for path in files:
+        out = dest / path.name
+        _write(out, shuffle_letters(_read(path), mapping))
+        written.append(out)
+    return written
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-home", help="source data home (default: $IRDIALOG_DATA, then bundled)")
+    ap.add_argument("--output", required=True, help="data home to write babi-qa/<lang>/ into")
+    ap.add_argument("--src-lang", default="en")
+    ap.add_argument("--lang", default="shuffled")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    written = make_shuffled(args.data_home, args.output, args.src_lang, args.lang, args.seed)
+    mapping = letter_permutation(args.seed)
+    print(f"{len(written)} files written to {written[0].parent}")
+    lower = string.ascii_lowercase
+    print(f"letters: {lower} -> {''.join(mapping[c] for c in lower)}")
+
+
+if __name__ == "__main__":
+    main()

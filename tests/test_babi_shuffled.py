@@ -1,0 +1,82 @@
+"""benchmarks/make_shuffled_babi.py: the shuffled-letters copy of bAbI QA (as bAbI v1.2's
+``shuffled/``) and MemN2N on it, from the bundled task 1."""
+
+import importlib.util
+import string
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from irdialog.datasets import load_babi_qa
+from irdialog.datasets._base import bundled_data_dir
+from irdialog.embed import MemN2NRanker
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "make_shuffled_babi.py"
+
+
+@pytest.fixture(scope="module")
+def msb():
+    spec = importlib.util.spec_from_file_location("make_shuffled_babi", _SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def shuffled_home(msb, tmp_path_factory):
+    out = tmp_path_factory.mktemp("babi-shuffled")
+    msb.make_shuffled(bundled_data_dir(), out, seed=0)
+    return out
+
+
+def test_letter_permutation_is_a_case_consistent_bijection(msb):
+    mapping = msb.letter_permutation(0)
+    letters = string.ascii_letters
+    assert sorted(mapping) == sorted(letters)
+    assert sorted(mapping.values()) == sorted(letters)  # onto, hence one-to-one
+    assert all(mapping[c.upper()] == mapping[c].upper() for c in string.ascii_lowercase)
+    assert any(mapping[c] != c for c in letters)
+    assert msb.letter_permutation(0) == mapping
+    assert msb.letter_permutation(1) != mapping
+    text = "1 Mary moved to the bathroom.\n3 Where is Mary? \tbathroom\t1\n"
+    out = msb.shuffle_letters(text, mapping)
+    assert [c for c in out if not c.isalpha()] == [c for c in text if not c.isalpha()]
+    inverse = {v: k for k, v in mapping.items()}
+    assert msb.shuffle_letters(out, inverse) == text
+
+
+def test_shuffled_copy_is_the_mapped_english(msb, shuffled_home):
+    mapping = msb.letter_permutation(0)
+    for split in ("train", "test"):
+        en = load_babi_qa(1, split, data_home=bundled_data_dir())
+        sh = load_babi_qa(1, split, lang="shuffled", data_home=shuffled_home)
+        assert Path(sh.filename).name == Path(en.filename).name
+        assert sh.y == [msb.shuffle_letters(a, mapping) for a in en.y]
+        assert sh.supporting == en.supporting
+        np.testing.assert_array_equal(sh.groups, en.groups)
+        for a, b in zip(en.X, sh.X):
+            assert b.query == msb.shuffle_letters(a.query, mapping)
+            assert [t.text for t in b.history] == [
+                msb.shuffle_letters(t.text, mapping) for t in a.history
+            ]
+
+
+@pytest.mark.slow
+def test_memn2n_same_accuracy_on_shuffled_letters(msb, shuffled_home):
+    # The vocabulary is sorted, so shuffling the letters reorders the embedding rows and
+    # the random initialisation lands on other words: the predictions are not bit-identical
+    # to the mapped English ones (99.3% agree here), only as accurate.
+    mapping = msb.letter_permutation(0)
+    params = dict(hops=3, embedding_dim=20, linear_start=5, epochs=15, random_noise=0.1)
+    acc, pred = {}, {}
+    for lang, home in (("en", bundled_data_dir()), ("shuffled", shuffled_home)):
+        train = load_babi_qa(1, "train", lang=lang, data_home=home)
+        test = load_babi_qa(1, "test", lang=lang, data_home=home)
+        model = MemN2NRanker(random_state=0, **params).fit(train.X, train.y)
+        pred[lang] = model.predict(test.X)
+        acc[lang] = model.score(test.X, test.y)
+    assert acc["en"] >= 0.98 and acc["shuffled"] >= 0.98
+    assert abs(acc["en"] - acc["shuffled"]) <= 0.02
+    mapped = np.asarray([msb.shuffle_letters(p, mapping) for p in pred["en"]], dtype=object)
+    assert np.mean(mapped == pred["shuffled"]) >= 0.97
