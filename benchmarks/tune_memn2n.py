@@ -30,13 +30,10 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from irdialog import MemN2NRanker
 from irdialog.bench._babi import MEMN2N_QA_JOINT
+from irdialog.bench._memn2n_presets import MEMN2N_BABI_QA_PRESETS, MEMN2N_DIALOG_BABI_PRESETS
 from irdialog.datasets import load_babi_qa, load_dialog_babi
-from irdialog.embed._memn2n import (
-    MEMN2N_BABI_QA_PRESETS,
-    MEMN2N_DIALOG_BABI_PRESETS,
-    MemN2NRanker,
-)
 from irdialog.features import MatchTypeFeaturizer
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

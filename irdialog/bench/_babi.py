@@ -25,11 +25,11 @@ from tqdm.auto import tqdm
 
 from ..datasets import load_babi_qa, load_dialog_babi
 from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
-from ..embed._memn2n import MEMN2N_BABI_QA_PRESETS, MEMN2N_DIALOG_BABI_PRESETS
 from ..features import MatchTypeFeaturizer
 from ..metrics import per_dialog_accuracy, per_response_accuracy
 from ..retrieval import NearestNeighborRanker, NGramClassifier, TfidfRanker
 from ..svm import StructuredSVMQA
+from ._memn2n_presets import MEMN2N_BABI_QA_PRESETS, MEMN2N_DIALOG_BABI_PRESETS
 from ._paper import paper_table
 from ._se_presets import SE_DIALOG_BABI_PRESETS
 
