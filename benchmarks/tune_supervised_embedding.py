@@ -91,7 +91,6 @@ PATIENCE = 20
 # The chosen presets live in irdialog/bench/_se_presets.py (SE_DIALOG_BABI_PRESETS).
 
 
-
 def splits(task):
     return ("tst", "tst-OOV") if task < 6 else ("tst",)
 
