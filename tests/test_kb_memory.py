@@ -96,3 +96,37 @@ def test_entity_symbol_ranker_needs_answers_naming_entities():
         EntitySymbolRanker(SupervisedEmbeddingRanker(), ENTITIES, min_count=1).fit(
             ["who directed heat"], ["nobody"]
         )
+
+
+def _tiny_movie_home(tmp_path):
+    """A Movie Dialog data home with 40 one-question dialogs per split and a 10-film KB."""
+    films = [f"Film {c}" for c in "ABCDEFGHIJ"]
+    people = [f"Director {c}" for c in "KLMNOPQRST"]
+    home = tmp_path / "movie-dialog"
+    home.mkdir()
+    (home / "entities.txt").write_text("\n".join(films + people) + "\n")
+    kb = "".join(f"1 {f} directed_by {p}\n" for f, p in zip(films, people))
+    (home / "substitute_movie_kb_wikimovies.txt").write_text(kb)
+    for split, offset in (("dev", 0), ("test", 3)):
+        lines = [
+            f"1 who directed {films[(i + offset) % 10]}?\t{people[(i + offset) % 10]}\n"
+            for i in range(40)
+        ]
+        (home / f"task1_qa_{split}.txt").write_text("\n".join(lines))
+    return tmp_path
+
+
+@pytest.mark.parametrize("model", ["se", "memn2n"])
+def test_movie_dialog_bench_runs_the_entity_models(tmp_path, model, monkeypatch):
+    from irdialog.bench import _movie_dialog
+    from irdialog.bench._movie_dialog import bench_movie_dialog
+
+    # one small grid point keeps the test fast; the protocol is what is under test
+    spec = _movie_dialog.MOVIE_DIALOG_MODELS[model]
+    monkeypatch.setitem(spec.task_grids, 1, {"ranker__epochs": [5], "min_count": [1]})
+    result = bench_movie_dialog(1, model, data_home=_tiny_movie_home(tmp_path), progress=False)
+    [row] = result["rows"]
+    assert row["metric"] == "hits@1" and row["n"] == 40 and row["split"] == "test"
+    assert 0.0 <= row["value"] <= 100.0
+    assert result["params"][1]["n_fit"] + result["params"][1]["n_heldout"] == 40
+    assert "train on dev" in result["protocol"].lower() or "fit on the dev" in result["protocol"]
