@@ -611,3 +611,28 @@ def test_dialog_babi_task4_match_type_solves_oov(data_home):
         ),
     ).fit(train.X, train.y)  # fmt: skip
     assert model.score(oov.X, oov.y) >= 0.99
+
+
+@pytest.mark.parametrize("candidates", [None, "fixed"])
+def test_fit_chunks_equals_fit_on_the_concatenation(candidates):
+    X, y, _ = make_tiny_dialogs()
+    params = dict(epochs=5, random_state=0, normalize_input=True)
+    if candidates == "fixed":  # some gold responses outside the fixed set, one never gold
+        params["candidates"] = sorted(set(y))[1:] + ["an unused candidate"]
+    whole = SupervisedEmbeddingRanker(**params).fit(X, y)
+    chunks = [(X[i : i + 3], y[i : i + 3]) for i in range(0, len(X), 3)]
+    streamed = SupervisedEmbeddingRanker(**params).fit_chunks(iter(chunks))
+    assert streamed.vocabulary_.tokens_ == whole.vocabulary_.tokens_
+    assert list(streamed.candidates_) == list(whole.candidates_)
+    np.testing.assert_array_equal(streamed.input_embeddings_, whole.input_embeddings_)
+    np.testing.assert_array_equal(streamed.response_embeddings_, whole.response_embeddings_)
+    assert streamed.loss_curve_ == whole.loss_curve_
+
+
+def test_fit_chunks_rejects_what_needs_the_contexts():
+    with pytest.raises(ValueError, match="match_type"):
+        SupervisedEmbeddingRanker(match_type="match").fit_chunks([(["a"], ["b"])])
+    with pytest.raises(ValueError, match="early_stopping"):
+        SupervisedEmbeddingRanker(early_stopping=True).fit_chunks([(["a"], ["b"])])
+    with pytest.raises(ValueError, match="no example"):
+        SupervisedEmbeddingRanker().fit_chunks([])

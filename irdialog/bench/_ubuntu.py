@@ -1,8 +1,10 @@
 """Ubuntu Dialogue Corpus suite: next-utterance ranking, R@1 of 2 and R@1, R@2, R@5 of 10.
 
-Lowe et al. (2015, Table 4) and Dodge et al. (2016, Table 7). The model is fitted on the
-training file by streaming it in chunks (:func:`irdialog.datasets.iter_ubuntu`), so the full
-1M-row corpus needs memory for one chunk and the vocabulary only; each test row's ground truth
+Lowe et al. (2015, Table 4) and Dodge et al. (2016, Table 7). TF-IDF and supervised
+embeddings are fitted on the training file by streaming it in chunks
+(:func:`irdialog.datasets.iter_ubuntu` into ``fit_chunks``), so the full 1M-row corpus needs
+memory for one chunk plus the vocabulary (and, for the embeddings, the training set as integer
+arrays); MemN2N holds its training rows in memory. Each test row's ground truth
 and 9 distractors are scored with ``rank_candidates`` (the ground truth is column 0, scored
 pessimistically on ties). The only genuine Ubuntu data here is a 100-row sample of the v2
 corpus (``ubuntu-sample``): its numbers are a smoke test, not a reproduction.
@@ -54,23 +56,33 @@ def _paper(model: str) -> dict:
     return out
 
 
-# Models and their fixed parameters (no search: the sample has no room for one). The
-# embedding models keep the paper's learning rate and hops for MemN2N (appendix B: 0.001,
-# 1 hop) with 32 dimensions instead of 256 for time, and are fitted in memory on the
-# training rows labelled 1 (context, true response); their candidates are those responses.
+# Models, their fixed parameters (no search: the sample has no room for one) and the
+# training rows they learn from: TF-IDF takes its statistics from every context and
+# response; the embedding models learn from the rows labelled 1 (context, true response),
+# and their candidates are those responses. MemN2N keeps the paper's learning rate and
+# hops (appendix B: 0.001, 1 hop) with 32 dimensions instead of 256 for time.
 UBUNTU_MODELS = {
-    "tfidf": (TfidfRanker, {"use_history": True}),
+    "tfidf": (TfidfRanker, {"use_history": True}, "all"),
     "se": (
         SupervisedEmbeddingRanker,
         {"use_history": True, "normalize_input": True, "learning_rate": 0.1, "margin": 0.1,
          "epochs": 20, "random_state": 0},
+        "positive",
     ),
     "memn2n": (
         MemN2NRanker,
         {"hops": 1, "embedding_dim": 32, "learning_rate": 0.001, "memory_size": 20,
          "position_encoding": False, "epochs": 20, "random_state": 0},
+        "positive",
     ),
 }  # fmt: skip
+
+
+def _positive_rows(chunks):
+    """(X, y) of the rows labelled 1 of each training chunk."""
+    for chunk in chunks:
+        keep = np.flatnonzero(chunk.labels == 1)
+        yield [chunk.X[i] for i in keep], [chunk.y[i] for i in keep]
 
 
 def peak_rss_mib() -> float:
@@ -97,8 +109,9 @@ def bench_ubuntu(
     Parameters
     ----------
     model : str, default="tfidf"
-        A key of ``UBUNTU_MODELS``. A model with ``fit_chunks`` (TF-IDF) is fitted by
-        streaming the training file; the others on its rows labelled 1, held in memory.
+        A key of ``UBUNTU_MODELS``. A model with ``fit_chunks`` (TF-IDF, supervised
+        embeddings) is fitted by streaming the training file; MemN2N holds its training
+        rows in memory.
     data_home : path-like, default=None
         Holds ``ubuntu/`` (the full corpus) or ``ubuntu-sample/``.
     progress : bool, default=True
@@ -117,7 +130,7 @@ def bench_ubuntu(
     """
     if model not in UBUNTU_MODELS:
         raise ValueError(f"unknown ubuntu model {model!r}; choose from {sorted(UBUNTU_MODELS)}")
-    build, params = UBUNTU_MODELS[model]
+    build, params, rows_used = UBUNTU_MODELS[model]
     start = time.perf_counter()
     chunks = iter_ubuntu("train", data_home=data_home, chunksize=chunksize)
     path = None
@@ -131,15 +144,21 @@ def bench_ubuntu(
             yield chunk
 
     ranker = build(**params)
-    if hasattr(ranker, "fit_chunks"):
-        ranker.fit_chunks(counted(chunks))
+    stream = counted(chunks) if rows_used == "all" else _positive_rows(counted(chunks))
+    streamed = hasattr(ranker, "fit_chunks")
+    if streamed:
+        ranker.fit_chunks(stream)
     else:
         X, y = [], []
-        for chunk in counted(chunks):
-            keep = np.flatnonzero(chunk.labels == 1)
-            X.extend(chunk.X[i] for i in keep)
-            y.extend(chunk.y[i] for i in keep)
+        for X_chunk, y_chunk in stream:
+            X.extend(X_chunk)
+            y.extend(y_chunk)
         ranker.fit(X, y)
+    learned = (
+        f"every context and response of {path} ({n_train} rows)"
+        if rows_used == "all"
+        else f"the rows labelled 1 of {path} ({n_train} rows read)"
+    )
     fit_seconds = time.perf_counter() - start
     fit_cpu = cpu_seconds()
     fit_peak = peak_rss_mib()
@@ -179,11 +198,11 @@ def bench_ubuntu(
         "params": dict(params),
         "rows": rows,
         "protocol": (
-            (
-                f"IDF statistics from every context and response of {path} ({n_train} rows), "
-                f"read by streaming in chunks of {chunksize} rows (TfidfRanker.fit_chunks); "
-                if hasattr(ranker, "fit_chunks")
-                else f"fitted in memory on the rows labelled 1 of {path} ({n_train} rows read); "
+            f"{type(ranker).__name__} fitted on {learned}, "
+            + (
+                f"read by streaming in chunks of {chunksize} rows (fit_chunks); "
+                if streamed
+                else "held in memory (fit); "
             )
             + f"{split} rows from {eval_path} scored with rank_candidates, ground truth in "
             "column 0, ties counted against the model; no hyper-parameter search "

@@ -377,6 +377,10 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             (np.ones(len(indices), np.float32), indices, np.asarray(indptr, np.int64)),
             shape=(len(X), len(self.vocabulary_)),
         )
+        return self._finish_input_bags(m)
+
+    def _finish_input_bags(self, m: sp.csr_matrix) -> sp.csr_matrix:
+        """Counts from repeated indices, scaled to unit norm with ``normalize_input``."""
         m.sum_duplicates()
         if self.normalize_input:
             norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1), dtype=np.float64).ravel())
@@ -458,8 +462,13 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         self.vocabulary_.fit(
             [self._words(text) for text in texts] + [response_tokens[g] for g in np.unique(gold)]
         )
-        x_bags = self._input_bags(X)
-        r_bags = self.vocabulary_.bags(response_tokens)
+        return self._problem(self._input_bags(X), table, gold, rng, X)
+
+    def _problem(self, x_bags, table, gold, rng, X=None):
+        """The kernel's arrays from the encoded inputs, the response table and the gold
+        indices (``_training_problem`` after the vocabulary); X, the contexts, only for
+        match-type features."""
+        r_bags = self.vocabulary_.bags([self._response_tokens(r) for r in table])
         self.candidate_bags_ = r_bags[: len(self.candidates_)]
 
         if self.match_type == "match" and self.types_:
@@ -473,7 +482,11 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             self.match_vocabulary_ = {}
             self.candidate_match_bags_ = None
             m_bags = sp.csr_matrix((len(table), 0), dtype=np.float32)
-        e_indptr, e_words, e_types = self._entity_arrays(X)
+        if X is None:  # no contexts, no match types: no entities
+            e_indptr = np.zeros(x_bags.shape[0] + 1, np.int64)
+            e_words = e_types = np.zeros(0, np.int64)
+        else:
+            e_indptr, e_words, e_types = self._entity_arrays(X)
         m_indptr, m_indices, _ = _csr_arrays(m_bags)
 
         n_words, dim = len(self.vocabulary_), self.embedding_dim
@@ -564,7 +577,10 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         problem = self._training_problem(X, y, rng)
         val = self._validation_data(X_val, y_val) if X_val is not None else None
+        return self._train(problem, len(X), rng, val)
 
+    def _train(self, problem, n_examples, rng, val):
+        """The SGD epochs (with validation and early stopping) and the fitted state."""
         self.loss_curve_ = []
         self.validation_scores_ = [] if val is not None else None
         self.best_validation_score_ = None
@@ -572,15 +588,15 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         stats = np.zeros(2, dtype=np.float64)
         bar = tqdm(range(self.epochs), desc="supervised embeddings", disable=not self.verbose)
         for epoch in bar:
-            order = rng.permutation(len(X)).astype(np.int64)
+            order = rng.permutation(n_examples).astype(np.int64)
             loss = self._run_epoch(problem, order, stats)
-            self.loss_curve_.append(loss / len(X))
+            self.loss_curve_.append(loss / n_examples)
             if not np.isfinite(loss):
                 raise FloatingPointError(
                     f"The loss diverged at epoch {epoch + 1}; lower learning_rate "
                     f"(now {self.learning_rate}) or use optimizer='adagrad'."
                 )
-            postfix = {"loss": f"{loss / len(X):.4g}"}
+            postfix = {"loss": f"{loss / n_examples:.4g}"}
             if val is not None:
                 score = self._hits_at_1(problem["U"], problem["V"], val)
                 self.validation_scores_.append(score)
@@ -604,6 +620,94 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             self.input_embeddings_ if self.shared_embeddings else np.ascontiguousarray(V)
         )
         return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_chunks(self, chunks):
+        """Fit on an iterable of chunks read once, keeping only integer arrays in memory.
+
+        For corpora whose contexts do not fit in memory as Python objects (the 1M-row
+        Ubuntu training file): each chunk's inputs and gold responses are encoded to word
+        ids as the chunk arrives and the chunk is then dropped; SGD runs on the compact
+        arrays. The model is the one :meth:`fit` gives on the concatenated chunks (same
+        vocabulary, same random draws). Match-type features and validation data (early
+        stopping) need the contexts and are not supported here.
+
+        Parameters
+        ----------
+        chunks : iterable
+            Each chunk an object with attributes ``X`` and ``y`` or an ``(X, y)`` pair.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> from irdialog import SupervisedEmbeddingRanker
+        >>> chunks = [(["hi there", "bye now"], ["hello", "goodbye"]), (["hi"], ["hello"])]
+        >>> model = SupervisedEmbeddingRanker(epochs=20, random_state=0).fit_chunks(chunks)
+        >>> model.candidates_.tolist()
+        ['hello', 'goodbye']
+        """
+        if self.match_type is not None:
+            raise ValueError("fit_chunks does not support match_type; use fit.")
+        if self.early_stopping:
+            raise ValueError("fit_chunks does not support early_stopping; use fit.")
+        self._check_params()
+        self.types_ = []
+        fixed = None if self.candidates is None else resolve_candidates(self.candidates, None)
+        table_index = {} if fixed is None else {c: j for j, c in enumerate(fixed)}
+        words: dict[str, int] = {}  # word -> provisional id, in order of first sight
+        gold_words: set[str] = set()
+        seen_gold: set[int] = set()
+        parts, lengths, gold = [], [], []
+        for chunk in chunks:
+            X, y = (chunk.X, chunk.y) if hasattr(chunk, "X") else chunk
+            X = check_contexts(X)
+            y = check_responses(y, len(X))
+            cache: dict[str, np.ndarray] = {}  # a dialog's turns recur in its later contexts
+            chunk_parts = []
+            for ctx, response in zip(X, y):
+                n = 0
+                for text in self._texts(ctx):
+                    ids = cache.get(text)
+                    if ids is None:
+                        ids = cache[text] = np.array(
+                            [words.setdefault(w, len(words)) for w in self._words(text)],
+                            dtype=np.int64,
+                        )
+                    chunk_parts.append(ids)
+                    n += len(ids)
+                lengths.append(n)
+                g = table_index.setdefault(response, len(table_index))
+                if g not in seen_gold:
+                    seen_gold.add(g)
+                    gold_words.update(self._response_tokens(response))
+                gold.append(g)
+            if chunk_parts:  # one array per chunk: millions of small arrays would not fit
+                parts.append(np.concatenate(chunk_parts))
+        if not lengths:
+            raise ValueError("chunks held no example: at least one is needed.")
+        table = list(table_index)
+        self.candidates_ = (
+            np.asarray(table, dtype=object) if fixed is None else np.asarray(fixed, dtype=object)
+        )
+        # The vocabulary fit builds (sorted words), then provisional ids mapped onto it.
+        self.vocabulary_ = Vocabulary().fit([list(words), list(gold_words)])
+        index = self.vocabulary_.index_
+        remap = np.array([index[w] for w in words], dtype=np.int64)
+        indices = remap[np.concatenate(parts)] if parts else np.zeros(0, np.int64)
+        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        x_bags = self._finish_input_bags(
+            sp.csr_matrix(
+                (np.ones(len(indices), np.float32), indices, indptr),
+                shape=(len(lengths), len(self.vocabulary_)),
+            )
+        )
+        rng = check_random_state(self.random_state)
+        problem = self._problem(x_bags, table, np.asarray(gold, dtype=np.int64), rng)
+        return self._train(problem, len(lengths), rng, None)
 
     # ------------------------------------------------------------------ scoring
 
