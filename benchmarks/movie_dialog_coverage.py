@@ -51,9 +51,9 @@ def coverage(task: int, dev, test, parser: EntityParser, retriever) -> dict:
 
     seen, pairs = set(), set()
     for ctx, y in zip(dev.X, dev.y):
-        answers = set(parser.entity_ids(y))
-        seen |= entities(ctx) | answers
-        pairs |= {(e, g) for e in entities(ctx) for g in answers}
+        answers, inputs = set(parser.entity_ids(y)), entities(ctx)
+        seen |= inputs | answers
+        pairs |= {(e, g) for e in inputs for g in answers}
     gold = [set(parser.entity_ids(y)) for y in test.y]
     inputs = [entities(ctx) for ctx in test.X]
     out = {

@@ -636,3 +636,5 @@ def test_fit_chunks_rejects_what_needs_the_contexts():
         SupervisedEmbeddingRanker(early_stopping=True).fit_chunks([(["a"], ["b"])])
     with pytest.raises(ValueError, match="no example"):
         SupervisedEmbeddingRanker().fit_chunks([])
+    with pytest.raises(TypeError, match="chunk 1 must"):
+        SupervisedEmbeddingRanker().fit_chunks([(["a"], ["b"]), ["a", "b", "c"]])

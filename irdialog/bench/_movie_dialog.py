@@ -100,6 +100,28 @@ class EntitySymbolRanker(BaseEstimator):
         Knowledge-base sentences for the long-term memory.
     max_memories, max_frequency, lookback : int
         Parameters of the KBMemoryRetriever (with ``kb``).
+
+    Attributes
+    ----------
+    parser_ : EntityParser
+    retriever_ : KBMemoryRetriever or None
+    ranker_ : estimator
+        The fitted clone of ``ranker``.
+    n_unanswerable_ : int
+        Training examples whose gold response names no entity (not trained on).
+
+    Examples
+    --------
+    >>> from irdialog import SupervisedEmbeddingRanker
+    >>> from irdialog.bench._movie_dialog import EntitySymbolRanker
+    >>> entities = ["Heat", "Alien", "Michael Mann", "Ridley Scott"]
+    >>> X = ["who directed heat", "who directed alien"] * 10
+    >>> y = ["Michael Mann", "Ridley Scott"] * 10
+    >>> model = EntitySymbolRanker(
+    ...     SupervisedEmbeddingRanker(epochs=30, learning_rate=0.1, margin=0.5, random_state=0),
+    ...     entities, min_count=1).fit(X, y)
+    >>> [entities[j] for j in model.decision_function(X[:2]).argmax(axis=1)]
+    ['Michael Mann', 'Ridley Scott']
     """
 
     def __init__(
@@ -136,13 +158,15 @@ class EntitySymbolRanker(BaseEstimator):
         Xr = self._rewrite(X)
         tokens = self.parser_.entity_tokens_
         X_fit, y_fit = [], []
+        self.n_unanswerable_ = 0
         for ctx, answer in zip(Xr, y):
-            for e in dict.fromkeys(self.parser_.entity_ids(answer)):
+            gold = dict.fromkeys(self.parser_.entity_ids(answer))
+            self.n_unanswerable_ += not gold
+            for e in gold:
                 X_fit.append(ctx)
                 y_fit.append(tokens[e])
         if not X_fit:
             raise ValueError("no gold response of y names an entity: nothing to train on.")
-        self.n_unanswerable_ = sum(1 for a in y if not self.parser_.entity_ids(a))
         self.ranker_ = clone(self.ranker).set_params(candidates=list(tokens)).fit(X_fit, y_fit)
         return self
 

@@ -661,8 +661,16 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         gold_words: set[str] = set()
         seen_gold: set[int] = set()
         parts, lengths, gold = [], [], []
-        for chunk in chunks:
-            X, y = (chunk.X, chunk.y) if hasattr(chunk, "X") else chunk
+        for k, chunk in enumerate(chunks):
+            if hasattr(chunk, "X"):
+                X, y = chunk.X, chunk.y
+            elif isinstance(chunk, tuple | list) and len(chunk) == 2:
+                X, y = chunk
+            else:
+                raise TypeError(
+                    f"chunk {k} must have attributes X and y or be an (X, y) pair, got "
+                    f"{type(chunk).__name__}."
+                )
             X = check_contexts(X)
             y = check_responses(y, len(X))
             cache: dict[str, np.ndarray] = {}  # a dialog's turns recur in its later contexts

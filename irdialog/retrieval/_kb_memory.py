@@ -101,19 +101,32 @@ class KBMemoryRetriever(TransformerMixin, BaseEstimator):
         self._frequent = np.diff(self.postings_.indptr) > self.max_frequency
         return self
 
-    def _retrieve(self, ctx: Context) -> list[int]:
-        texts = [ctx.query, *(t.text for t in ctx.history[len(ctx.history) - self.lookback + 1 :])]
-        index = self.vocabulary_.index_
-        cols = {index[t] for text in texts for t in tokenize(text) if t in index}
-        cols = [j for j in sorted(cols) if not self._frequent[j]]
-        if not cols:
+    def _looked_back(self, ctx: Context) -> list[str]:
+        """The texts of the ``lookback - 1`` turns before the query."""
+        if self.lookback == 1:
             return []
-        ptr, rows = self.postings_.indptr, self.postings_.indices
-        hits = np.concatenate([rows[ptr[j] : ptr[j + 1]] for j in cols])
-        ids, counts = np.unique(hits, return_counts=True)
-        # most shared tokens first; np.unique sorted ids, so a stable sort keeps file order
-        keep = np.argsort(-counts, kind="stable")[: self.max_memories]
-        return sorted(ids[keep].tolist())
+        return [t.text for t in ctx.history[-(self.lookback - 1) :]]
+
+    def _retrieve(self, X) -> list[np.ndarray]:
+        """The retrieved sentence ids of each context, in file order."""
+        tokens = [
+            [w for t in (ctx.query, *self._looked_back(ctx)) for w in tokenize(t)] for ctx in X
+        ]
+        queries = self.vocabulary_.bags(tokens, binary=True)
+        queries.data[self._frequent[queries.indices]] = 0.0
+        queries.eliminate_zeros()
+        # shared[i, s]: distinct tokens context i and sentence s have in common
+        shared = (queries @ self.postings_.T).tocsr()
+        shared.sort_indices()
+        rows = np.repeat(np.arange(len(X)), np.diff(shared.indptr))
+        # most shared tokens first, ties in file order; the first max_memories of each row
+        order = np.lexsort((shared.indices, -shared.data, rows))
+        rank = np.arange(len(order)) - shared.indptr[rows[order]]
+        keep = order[rank < self.max_memories]
+        keep = keep[np.lexsort((shared.indices[keep], rows[keep]))]
+        bounds = np.searchsorted(rows[keep], np.arange(len(X) + 1))
+        ids = shared.indices[keep]
+        return [ids[bounds[i] : bounds[i + 1]] for i in range(len(X))]
 
     def transform(self, X) -> list[Context]:
         """Contexts with the retrieved sentences as ``kb`` turns before their history.
@@ -129,8 +142,7 @@ class KBMemoryRetriever(TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = check_contexts(X)
         out, total = [], 0
-        for ctx in X:
-            ids = self._retrieve(ctx)
+        for ctx, ids in zip(X, self._retrieve(X)):
             total += len(ids)
             memories = tuple(Turn("kb", s) for s in self._sentences[ids])
             out.append(Context(memories + ctx.history, ctx.query, ctx.entities))

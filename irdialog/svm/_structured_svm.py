@@ -229,64 +229,39 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         self.n_iter_ = np.zeros(2, dtype=np.int64)
 
         # stage 1: supporting facts
-        U, V, state = np.zeros(nf), np.zeros(nf), np.array([1.0, 0.0, 0.0, 0.0])
         work = _kernels.search_workspace(batch.tok, batch.sent, batch.qsent)
-        for epoch in range(self.epochs):
-            order = rng.permutation(len(X)).astype(np.int64)
-            self.violations_[0, epoch] = _kernels.stage1_epoch(
-                order,
-                U,
-                V,
-                state,
-                lam,
-                ETA0,
-                gold,
-                self.max_facts,
-                batch.story,
-                batch.qsent,
-                batch.link,
-                nf,
-                work,
-            )
-            bar.set_postfix(stage=1, violations=int(self.violations_[0, epoch]))
-            bar.update()
-            self.n_iter_[0] = epoch + 1
-            if _converged(self.violations_[0, : epoch + 1]):
-                break
-        self.coef_support_ = _kernels.averaged_weights(U, V, state)
-        del U, V, work
+        self.coef_support_ = self._averaged_sgd(
+            0, _kernels.stage1_epoch, (lam, ETA0, gold, self.max_facts, batch.story,
+            batch.qsent, batch.link, nf, work), len(X), rng, bar,
+        )  # fmt: skip
+        del work
 
         # stage 2: the answer, from the gold supporting facts
         index = {c: i for i, c in enumerate(self.candidates_)}
         answer_gold = np.array([index.get(a, -1) for a in y], dtype=np.int64)
         phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, gold, all_candidates=True)
         cand_cls = np.arange(len(self.candidates_), dtype=np.int64)
+        self.coef_answer_ = self._averaged_sgd(
+            1, _kernels.stage2_epoch, (lam, ETA0, phi_ptr, phi, gam_ptr, gam, cand_cls,
+            answer_gold, nf), len(X), rng, bar,
+        )  # fmt: skip
+        bar.close()
+        return self
+
+    def _averaged_sgd(self, stage, epoch_kernel, args, n_examples, rng, bar):
+        """Averaged-SGD epochs of one stage until the violations stop falling; the averaged
+        weights. ``epoch_kernel(order, U, V, state, *args)`` returns the epoch's violations."""
+        nf = self.n_features
         U, V, state = np.zeros(nf), np.zeros(nf), np.array([1.0, 0.0, 0.0, 0.0])
         for epoch in range(self.epochs):
-            order = rng.permutation(len(X)).astype(np.int64)
-            self.violations_[1, epoch] = _kernels.stage2_epoch(
-                order,
-                U,
-                V,
-                state,
-                lam,
-                ETA0,
-                phi_ptr,
-                phi,
-                gam_ptr,
-                gam,
-                cand_cls,
-                answer_gold,
-                nf,
-            )
-            bar.set_postfix(stage=2, violations=int(self.violations_[1, epoch]))
+            order = rng.permutation(n_examples).astype(np.int64)
+            self.violations_[stage, epoch] = epoch_kernel(order, U, V, state, *args)
+            bar.set_postfix(stage=stage + 1, violations=int(self.violations_[stage, epoch]))
             bar.update()
-            self.n_iter_[1] = epoch + 1
-            if _converged(self.violations_[1, : epoch + 1]):
+            self.n_iter_[stage] = epoch + 1
+            if _converged(self.violations_[stage, : epoch + 1]):
                 break
-        bar.close()
-        self.coef_answer_ = _kernels.averaged_weights(U, V, state)
-        return self
+        return _kernels.averaged_weights(U, V, state)
 
     # ------------------------------------------------------------------ inference
 
