@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -60,19 +60,13 @@ PROTOCOL = (
 
 @dataclass
 class MovieModelSpec:
-    """How the suite builds a model: a factory of (entity candidates, data home, params), the grid
-    searched on the held-out dev dialogs, the tasks it applies to and a protocol note."""
+    """How the suite builds a model: a factory of (entity candidates, data home, params), the
+    grid searched on the held-out dev dialogs for each task it applies to, a protocol note."""
 
     paper_column: str
     build: Callable[..., object]
-    grid: dict | list = field(default_factory=dict)
-    tasks: tuple = (1, 2, 3)
+    grids: dict[int, dict | list]
     note: str = ""
-    task_grids: dict = field(default_factory=dict)
-
-    def grid_for(self, task: int):
-        """The grid searched on task ``task`` (``task_grids`` overrides ``grid``)."""
-        return self.task_grids.get(task, self.grid)
 
 
 class EntitySymbolRanker(BaseEstimator):
@@ -179,30 +173,6 @@ def _svd(candidates, data_home, **params):
     return SVDRecommender(entities=candidates, candidates=candidates, **params)
 
 
-MOVIE_DIALOG_MODELS: dict[str, MovieModelSpec] = {
-    "svd": MovieModelSpec(
-        "svd",
-        _svd,
-        [
-            {"popularity_exponent": [0.0], "max_item_frequency": [1.0, 0.1]},
-            {
-                "popularity_exponent": [0.5],
-                "shrinkage": [0.0, 5.0, 20.0],
-                "max_item_frequency": [1.0, 0.1],
-            },
-        ],
-        tasks=(2,),
-        note=(
-            "SVD: users = dev dialogs (entities of the request + the answer), items = "
-            "entities; n_components fixed at the paper's d=50 (appendix B), because dev "
-            "dialogs of one user (~10 per user) fall on both sides of a held-out split and "
-            "held-out hits@100 then grows with n_components without end (memorisation); "
-            "column weighting and frequent-entity cut chosen on the held-out dialogs."
-        ),
-    ),
-}
-
-
 def _se(candidates, data_home, **params):
     ranker = SupervisedEmbeddingRanker(n_negatives=100, epochs=20, random_state=0)
     return EntitySymbolRanker(ranker, candidates).set_params(**params)
@@ -290,32 +260,55 @@ def _response_positions(groups) -> np.ndarray:
     return pos
 
 
-MOVIE_DIALOG_MODELS["se"] = MovieModelSpec(
-    "supervised_embeddings",
-    _se,
-    task_grids=_SE_TASK_GRIDS,
-    note=(
-        "Supervised embeddings over entity symbols (EntityParser, words under 5 dev "
-        "occurrences dropped); input = the whole dialog (history + query); one training "
-        "example per gold entity; 100 negatives, 50 epochs of Adagrad (plain SGD at the "
-        "paper's rates is far from converged on 8k examples); dimension and dictionaries "
-        "from the paper's appendix B (200 dimensions at most), learning rate and margin "
-        "chosen on the held-out dialogs."
+MOVIE_DIALOG_MODELS: dict[str, MovieModelSpec] = {
+    "svd": MovieModelSpec(
+        "svd",
+        _svd,
+        {
+            2: [
+                {"popularity_exponent": [0.0], "max_item_frequency": [1.0, 0.1]},
+                {
+                    "popularity_exponent": [0.5],
+                    "shrinkage": [0.0, 5.0, 20.0],
+                    "max_item_frequency": [1.0, 0.1],
+                },
+            ]
+        },
+        note=(
+            "SVD: users = dev dialogs (entities of the request + the answer), items = "
+            "entities; n_components fixed at the paper's d=50 (appendix B), because dev "
+            "dialogs of one user (~10 per user) fall on both sides of a held-out split and "
+            "held-out hits@100 then grows with n_components without end (memorisation); "
+            "column weighting and frequent-entity cut chosen on the held-out dialogs."
+        ),
     ),
-)
-MOVIE_DIALOG_MODELS["memn2n"] = MovieModelSpec(
-    "memn2n",
-    _memn2n,
-    task_grids=_MEMN2N_TASK_GRIDS,
-    note=(
-        "MemN2N over entity symbols, 50 dimensions, adjacent tying (the candidate "
-        "embedding is the memory output embedding, so an entity read in memory scores as a "
-        "candidate), time features; long-term memory: the substitute KB's sentences "
-        "hashed by the query's tokens (KBMemoryRetriever, tokens in over 100 sentences "
-        "ignored, at most 30 sentences), placed before the dialog's turns; 15 epochs of "
-        "Adam, batches of 128; hops or learning rate chosen on the held-out dialogs."
+    "se": MovieModelSpec(
+        "supervised_embeddings",
+        _se,
+        _SE_TASK_GRIDS,
+        note=(
+            "Supervised embeddings over entity symbols (EntityParser, words under 5 dev "
+            "occurrences dropped); input = the whole dialog (history + query); one training "
+            "example per gold entity; 100 negatives, 50 epochs of Adagrad (plain SGD at the "
+            "paper's rates is far from converged on 8k examples); dimension and dictionaries "
+            "from the paper's appendix B (200 dimensions at most), learning rate and margin "
+            "chosen on the held-out dialogs."
+        ),
     ),
-)
+    "memn2n": MovieModelSpec(
+        "memn2n",
+        _memn2n,
+        _MEMN2N_TASK_GRIDS,
+        note=(
+            "MemN2N over entity symbols, 50 dimensions, adjacent tying (the candidate "
+            "embedding is the memory output embedding, so an entity read in memory scores as a "
+            "candidate), time features; long-term memory: the substitute KB's sentences "
+            "hashed by the query's tokens (KBMemoryRetriever, tokens in over 100 sentences "
+            "ignored, at most 30 sentences), placed before the dialog's turns; 15 epochs of "
+            "Adam, batches of 128; hops or learning rate chosen on the held-out dialogs."
+        ),
+    ),
+}
 
 
 def bench_movie_dialog(
@@ -349,8 +342,10 @@ def bench_movie_dialog(
             f"unknown movie-dialog model {model!r}; choose from {sorted(MOVIE_DIALOG_MODELS)}"
         )
     spec = MOVIE_DIALOG_MODELS[model]
-    if task not in spec.tasks:
-        raise ValueError(f"model {model!r} applies to Movie Dialog tasks {spec.tasks}, not {task}")
+    if task not in spec.grids:
+        raise ValueError(
+            f"model {model!r} applies to Movie Dialog tasks {sorted(spec.grids)}, not {task}"
+        )
     metric, k = TASK_METRIC[task]
     start = time.perf_counter()
     candidates = entity_candidates(data_home)
@@ -364,7 +359,7 @@ def bench_movie_dialog(
             dev.X, groups=dev.groups
         )
     )
-    points = list(ParameterGrid(spec.grid_for(task)))
+    points = list(ParameterGrid(spec.grids[task]))
     bar = tqdm(
         total=len(points) + 1, desc=f"movie-dialog {model} task {task}", disable=not progress
     )
