@@ -130,3 +130,13 @@ def test_movie_dialog_bench_runs_the_entity_models(tmp_path, model, monkeypatch)
     assert 0.0 <= row["value"] <= 100.0
     assert result["params"][1]["n_fit"] + result["params"][1]["n_heldout"] == 40
     assert "train on dev" in result["protocol"].lower() or "fit on the dev" in result["protocol"]
+
+
+def test_movie_dialog_bench_rejects_a_sweep_the_model_cannot_take(tmp_path):
+    from irdialog.bench._movie_dialog import bench_movie_dialog
+
+    with pytest.raises(ValueError, match="'se' has no parameter n_components to sweep"):
+        bench_movie_dialog(
+            1, "se", data_home=_tiny_movie_home(tmp_path), progress=False,
+            sweep={"n_components": [10]},
+        )  # fmt: skip

@@ -350,6 +350,13 @@ def bench_movie_dialog(
     metric, k = TASK_METRIC[task]
     start = time.perf_counter()
     candidates = entity_candidates(data_home)
+    points = list(ParameterGrid(spec.grids[task]))
+    # Fail before the grid search, not after it, on a sweep the model cannot take.
+    unknown = sorted(
+        set(sweep or {}) - set(spec.build(candidates, data_home, **points[0]).get_params())
+    )
+    if unknown:
+        raise ValueError(f"model {model!r} has no parameter {', '.join(unknown)} to sweep")
     dev = load_movie_dialog(task, "dev", data_home=data_home)
     test = load_movie_dialog(task, "test", data_home=data_home)
     dev_gold, _ = gold_lists(dev.answers, candidates)
@@ -360,7 +367,6 @@ def bench_movie_dialog(
             dev.X, groups=dev.groups
         )
     )
-    points = list(ParameterGrid(spec.grids[task]))
     bar = tqdm(
         total=len(points) + 1, desc=f"movie-dialog {model} task {task}", disable=not progress
     )
