@@ -44,6 +44,40 @@ def numpy_matmul_gflops(
 # --- supervised embeddings ---
 
 
+def supervised_embedding_problem(
+    task: int = 5,
+    data_home=None,
+    *,
+    embedding_dim: int = 32,
+    n_negatives: int = 100,
+    learning_rate: float = 0.01,
+    margin: float = 0.01,
+    use_history: bool = True,
+    random_state: int = 0,
+):
+    """The model, the arrays its SGD kernel reads, the number of training examples and the
+    random generator, for dialog bAbI ``task``'s training set. Defaults: the paper's task
+    5 settings (Bordes et al. 2017, Table 8: learning rate 0.01, margin 0.01, 32
+    dimensions, 100 negatives, whole history as input)."""
+    from irdialog.base import check_contexts, check_responses
+    from irdialog.datasets import load_dialog_babi
+    from irdialog.embed import SupervisedEmbeddingRanker
+
+    data = load_dialog_babi(task, "trn", data_home=data_home)
+    X, y = check_contexts(data.X), check_responses(data.y, len(data.y))
+    model = SupervisedEmbeddingRanker(
+        candidates=data.candidates,
+        embedding_dim=embedding_dim,
+        n_negatives=n_negatives,
+        learning_rate=learning_rate,
+        margin=margin,
+        use_history=use_history,
+        random_state=random_state,
+    )
+    rng = np.random.RandomState(random_state)
+    return model, model._training_problem(X, y, rng), len(X), rng
+
+
 def bench_supervised_embedding(
     task: int = 5,
     data_home=None,
@@ -73,14 +107,9 @@ def bench_supervised_embedding(
         epoch), ``matmul_gflops_1thread`` and ``ratio`` (kernel / same-thread matmul), the
         all-thread matmul figure, and the settings.
     """
-    from irdialog.base import check_contexts, check_responses
-    from irdialog.datasets import load_dialog_babi
-    from irdialog.embed import SupervisedEmbeddingRanker
-
-    data = load_dialog_babi(task, "trn", data_home=data_home)
-    X, y = check_contexts(data.X), check_responses(data.y, len(data.y))
-    model = SupervisedEmbeddingRanker(
-        candidates=data.candidates,
+    model, problem, n_examples, rng = supervised_embedding_problem(
+        task,
+        data_home,
         embedding_dim=embedding_dim,
         n_negatives=n_negatives,
         learning_rate=learning_rate,
@@ -88,19 +117,17 @@ def bench_supervised_embedding(
         use_history=use_history,
         random_state=random_state,
     )
-    rng = np.random.RandomState(random_state)
-    problem = model._training_problem(X, y, rng)
     stats = np.zeros(2)
-    model._run_epoch(problem, np.arange(min(10, len(X)), dtype=np.int64), stats)  # compile
+    model._run_epoch(problem, np.arange(min(10, n_examples), dtype=np.int64), stats)  # compile
 
     per_epoch = []
     for _ in range(epochs):
-        order = rng.permutation(len(X)).astype(np.int64)
+        order = rng.permutation(n_examples).astype(np.int64)
         stats[:] = 0.0
         t, c = time.perf_counter(), time.process_time()
         model._run_epoch(problem, order, stats)
         seconds, cpu = time.perf_counter() - t, time.process_time() - c
-        per_epoch.append((seconds, cpu, 2.0 * embedding_dim * stats[1], stats[0] / len(X)))
+        per_epoch.append((seconds, cpu, 2.0 * embedding_dim * stats[1], stats[0] / n_examples))
     best_s, _, best_flops, _ = min(per_epoch)
     best_cpu, _, cpu_flops, _ = min((cpu, s, f, x) for s, cpu, f, x in per_epoch)
     kernel_gflops = best_flops / best_s / 1e9
@@ -112,8 +139,8 @@ def bench_supervised_embedding(
         "model": "SupervisedEmbeddingRanker",
         "kernel": "irdialog.embed._kernels.se_sgd_epoch",
         "task": task,
-        "n_examples": len(X),
-        "n_candidates": len(data.candidates),
+        "n_examples": n_examples,
+        "n_candidates": len(model.candidates_),
         "n_words": len(model.vocabulary_),
         "settings": {
             "embedding_dim": embedding_dim,
@@ -123,7 +150,7 @@ def bench_supervised_embedding(
             "use_history": use_history,
             "numba_threads": int(os.environ.get("NUMBA_NUM_THREADS", "0")) or None,
         },
-        "examples_per_s": len(X) / best_s,
+        "examples_per_s": n_examples / best_s,
         "s_per_epoch": best_s,
         "s_per_epoch_all": [round(s, 4) for s, _, _, _ in per_epoch],
         "mean_loss_per_epoch": [round(loss, 5) for _, _, _, loss in per_epoch],

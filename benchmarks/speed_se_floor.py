@@ -33,13 +33,10 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from irdialog.base import check_contexts, check_responses
-from irdialog.datasets import load_dialog_babi
-from irdialog.embed import SupervisedEmbeddingRanker
 from irdialog.embed import _kernels as K
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed import numpy_matmul_gflops  # noqa: E402
+from speed import numpy_matmul_gflops, supervised_embedding_problem  # noqa: E402
 
 _FM = K._SE_FASTMATH
 
@@ -113,20 +110,12 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=5, help="best of this many timed passes")
     args = ap.parse_args(argv)
 
-    data = load_dialog_babi(5, "trn", data_home=args.data_home)
-    X, y = check_contexts(data.X), check_responses(data.y, len(data.y))
-    # speed.py's task 5 settings (Bordes et al. 2017, Table 8)
-    model = SupervisedEmbeddingRanker(
-        candidates=data.candidates, embedding_dim=32, n_negatives=100, learning_rate=0.01,
-        margin=0.01, use_history=True, random_state=0,
-    )  # fmt: skip
-    rng = np.random.RandomState(0)
-    problem = model._training_problem(X, y, rng)
+    model, problem, n_examples, rng = supervised_embedding_problem(5, args.data_home)
     stats = np.zeros(2)
     for _ in range(5):  # speed.py times 5 epochs; the count of the last
         stats[:] = 0.0
-        model._run_epoch(problem, rng.permutation(len(X)).astype(np.int64), stats)
-    flop_per_example = 2.0 * model.embedding_dim * stats[1] / len(X)
+        model._run_epoch(problem, rng.permutation(n_examples).astype(np.int64), stats)
+    flop_per_example = 2.0 * model.embedding_dim * stats[1] / n_examples
 
     r_indptr, r_indices, r_data = problem["r"]
     n_cand = problem["n_candidates"]
@@ -149,13 +138,13 @@ def main(argv=None) -> None:
     matmul = numpy_matmul_gflops(threads=1)
 
     print(
-        f"dialog bAbI task 5: {len(X)} examples, {model.n_negatives} negatives of "
+        f"dialog bAbI task 5: {n_examples} examples, {model.n_negatives} negatives of "
         f"{lengths.mean():.1f} words on average (longest {lengths.max()}), d=32; the training "
         f"kernel counts {flop_per_example:,.0f} FLOP per example; matmul {matmul:.1f} GFLOP/s"
     )
     print(f"{'variant':<14} {'us/example':>10} {'bound GFLOP/s':>14} {'% of matmul':>12}")
     for name in VARIANTS:
-        us = 1e6 * best[name] / len(X)
+        us = 1e6 * best[name] / n_examples
         gflops = flop_per_example / (us * 1e3)
         print(f"{name:<14} {us:>10.3f} {gflops:>14.2f} {100 * gflops / matmul:>11.1f}%")
 
