@@ -15,6 +15,7 @@ import json
 import time
 
 import numpy as np
+from sklearn.model_selection import ParameterGrid
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
@@ -22,7 +23,6 @@ from irdialog.bench._babi import (
     NGRAM_GRID,
     STRUCT_SVM_GRID,
     VALID_FRACTION,
-    _grid_points,
     ngram_model,
     struct_svm_model,
 )
@@ -38,7 +38,7 @@ def tune_babi_qa(model, tasks=range(1, 21), lang="en", data_home=None, progress=
     """Each task's best grid point by accuracy on the last 20% of its training stories, the
     model being fitted on the first 80%. Returns ``{task: {**point, "valid_accuracy"}}``."""
     build, grid, strong = TUNING[model]
-    points = _grid_points(grid)
+    points = list(ParameterGrid(grid))
     chosen = {}
     bar = tqdm(total=len(tasks) * len(points), desc=f"tune {model}", disable=not progress)
     for task in tasks:

@@ -18,10 +18,9 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from sklearn.model_selection import GroupShuffleSplit
 from sklearn.utils import Bunch
 
-from irdialog.bench._movie_dialog import HELDOUT_FRACTION, SPLIT_SEED, entity_candidates
+from irdialog.bench._movie_dialog import entity_candidates, heldout_split
 from irdialog.datasets import load_movie_dialog, load_movie_kb
 from irdialog.features import EntityParser
 from irdialog.retrieval import KBMemoryRetriever
@@ -29,17 +28,6 @@ from irdialog.retrieval import KBMemoryRetriever
 
 def _subset(data, rows):
     return Bunch(X=[data.X[i] for i in rows], y=[data.y[i] for i in rows])
-
-
-def heldout_split(task: int, data_home):
-    """(fit part, held-out part) of dev, the suite's split."""
-    dev = load_movie_dialog(task, "dev", data_home=data_home)
-    fit_idx, held_idx = next(
-        GroupShuffleSplit(n_splits=1, test_size=HELDOUT_FRACTION, random_state=SPLIT_SEED).split(
-            dev.X, groups=dev.groups
-        )
-    )
-    return _subset(dev, fit_idx), _subset(dev, held_idx)
 
 
 def coverage(task: int, dev, test, parser: EntityParser, retriever) -> dict:
@@ -88,8 +76,9 @@ def main(argv=None) -> None:
     parser = EntityParser(entity_candidates(args.data_home), min_count=1).fit(kb)
     retriever = KBMemoryRetriever(parser.transform_text(kb)).fit()
     for task in args.tasks:
-        fit, held = heldout_split(task, args.data_home)
         dev = load_movie_dialog(task, "dev", data_home=args.data_home)
+        fit_idx, held_idx = heldout_split(dev.groups)
+        fit, held = _subset(dev, fit_idx), _subset(dev, held_idx)
         test = load_movie_dialog(task, "test", data_home=args.data_home)
         for name, (train, evaluated) in {
             "dev->test": (dev, test),

@@ -20,23 +20,22 @@ import ast
 import json
 
 import numpy as np
-from sklearn.model_selection import GroupShuffleSplit
 
 from irdialog.bench._movie_dialog import (
-    HELDOUT_FRACTION,
     MOVIE_DIALOG_MODELS,
-    SPLIT_SEED,
     TASK_METRIC,
-    _ranks,
+    chosen_point,
     entity_candidates,
     gold_lists,
+    heldout_score,
+    heldout_split,
 )
 from irdialog.datasets import load_movie_dialog
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--task", type=int, required=True)
+    ap.add_argument("--task", type=int, choices=sorted(TASK_METRIC), required=True)
     ap.add_argument("--model", required=True, choices=sorted(MOVIE_DIALOG_MODELS))
     ap.add_argument("--params", required=True, help="bench JSON holding the chosen point")
     ap.add_argument("--data-home", default=None)
@@ -51,7 +50,7 @@ def main(argv=None) -> None:
     )
     args = ap.parse_args(argv)
     chosen = json.load(open(args.params))["params"][str(args.task)]
-    point = {k: v for k, v in chosen.items() if k.startswith("ranker__")}
+    point = chosen_point(args.model, args.task, chosen)
     for item in args.set:
         name, _, value = item.partition("=")
         point[name] = ast.literal_eval(value)
@@ -59,11 +58,7 @@ def main(argv=None) -> None:
     candidates = entity_candidates(args.data_home)
     dev = load_movie_dialog(args.task, "dev", data_home=args.data_home)
     gold, _ = gold_lists(dev.answers, candidates)
-    fit_idx, held_idx = next(
-        GroupShuffleSplit(n_splits=1, test_size=HELDOUT_FRACTION, random_state=SPLIT_SEED).split(
-            dev.X, groups=dev.groups
-        )
-    )
+    fit_idx, held_idx = heldout_split(dev.groups)
     groups = np.asarray(dev.groups)[fit_idx]
     order = np.random.default_rng(0).permutation(np.unique(groups))
     X_held, gold_held = [dev.X[i] for i in held_idx], [gold[i] for i in held_idx]
@@ -73,7 +68,7 @@ def main(argv=None) -> None:
         rows = [i for i, g in zip(fit_idx, groups) if g in keep]
         model = spec.build(candidates, args.data_home, **point)
         model.fit([dev.X[i] for i in rows], [dev.y[i] for i in rows])
-        held = 100.0 * float(np.mean(_ranks(model, X_held, gold_held) <= k))
+        held = heldout_score(model, X_held, gold_held, k)
         print(
             f"task {args.task} {args.model} {args.set} fraction={fraction} n_fit={len(rows)} "
             f"heldout_{metric}={held:.2f}",

@@ -88,12 +88,6 @@ def shared_negatives_epoch(U, V, x_indptr, x_indices, x_data, gold, r_indptr, r_
     return loss
 
 
-def dev_accuracy(model, dev) -> float:
-    index = {c: j for j, c in enumerate(model.candidates_)}
-    gold = np.array([index[r] for r in dev.y])
-    return 100.0 * float(np.mean(model.decision_function(dev.X).argmax(axis=1) == gold))
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch-size", type=int, default=32)
@@ -105,7 +99,8 @@ def main(argv=None) -> None:
     trn = load_dialog_babi(5, "trn", data_home=args.data_home)
     dev = load_dialog_babi(5, "dev", data_home=args.data_home)
     exact = SupervisedEmbeddingRanker(candidates=trn.candidates, random_state=0, **params)
-    print(f"per-example kernel, {params}: dev {dev_accuracy(exact.fit(trn.X, trn.y), dev):.2f}%")
+    exact.fit(trn.X, trn.y)
+    print(f"per-example kernel, {params}: dev {100 * exact.score(dev.X, dev.y):.2f}%")
 
     params["learning_rate"] *= args.lr_scale
     shared = SupervisedEmbeddingRanker(candidates=trn.candidates, random_state=0, **params)
@@ -121,7 +116,7 @@ def main(argv=None) -> None:
     shared._run_epoch = run_epoch  # the estimator's epoch loop, this kernel
     label = f"shared negatives, batches of {args.batch_size}, lr {params['learning_rate']:g}"
     try:
-        print(f"{label}: dev {dev_accuracy(shared.fit(trn.X, trn.y), dev):.2f}%")
+        print(f"{label}: dev {100 * shared.fit(trn.X, trn.y).score(dev.X, dev.y):.2f}%")
     except FloatingPointError as exc:
         print(f"{label}: {exc}")
 

@@ -24,12 +24,14 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from irdialog.bench._memn2n_presets import MEMN2N_BABI_QA_PRESETS
 from irdialog.datasets import load_babi_qa, load_dialog_babi
 from irdialog.embed import _memn2n_kernels as K
 from irdialog.embed._memn2n import MemN2NRanker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tune_memn2n import BABI_QA_BASE, DEFAULT_DATA  # noqa: E402
+from speed import numpy_matmul_gflops  # noqa: E402
+from tune_memn2n import DEFAULT_DATA  # noqa: E402
 
 DIALOG_SETTING = dict(
     hops=3,
@@ -48,15 +50,6 @@ def best_time(fn, repeat):
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
-
-
-def matmul_gflops(repeat, n=1024):
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((n, n)).astype(np.float32)
-    b = rng.standard_normal((n, n)).astype(np.float32)
-    a @ b
-    t = best_time(lambda: [a @ b for _ in range(5)], repeat) / 5
-    return 2 * n**3 / t / 1e9
 
 
 def epoch_flops(model, X):
@@ -98,7 +91,7 @@ def main(argv=None):
         MemN2NRanker(candidates=dialog.candidates, **dict(DIALOG_SETTING, epochs=1)).fit(
             dialog.X[:200], dialog.y[:200]
         )
-        gemm = matmul_gflops(args.repeat)
+        gemm = numpy_matmul_gflops(threads=args.threads)
 
         def fit_dialog(epochs):
             model = MemN2NRanker(candidates=dialog.candidates, epochs=epochs, **DIALOG_SETTING)
@@ -109,9 +102,8 @@ def main(argv=None):
         per_epoch = (tn - t0) / args.epochs
         model = fit_dialog(1)
         flops = epoch_flops(model, dialog.X)
-        qa_fit = best_time(
-            lambda: MemN2NRanker(**BABI_QA_BASE, random_state=0).fit(qa.X, qa.y), args.repeat
-        )
+        qa_model = MemN2NRanker(**MEMN2N_BABI_QA_PRESETS[1], random_state=0)
+        qa_fit = best_time(lambda: qa_model.fit(qa.X, qa.y), args.repeat)
     row = {
         "blas_threads": args.threads,
         "dialog_t1_seconds_per_epoch": round(per_epoch, 4),

@@ -35,6 +35,7 @@ from irdialog.bench._babi import MEMN2N_QA_JOINT
 from irdialog.bench._memn2n_presets import MEMN2N_BABI_QA_PRESETS, MEMN2N_DIALOG_BABI_PRESETS
 from irdialog.datasets import load_babi_qa, load_dialog_babi
 from irdialog.features import MatchTypeFeaturizer
+from irdialog.metrics import per_dialog_accuracy, per_response_accuracy
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -64,13 +65,6 @@ def valid_cut(groups, fraction):
     return n_stories - max(1, int(round(fraction * n_stories)))
 
 
-def per_dialog_accuracy(pred, y, groups):
-    ok = np.asarray(pred == np.asarray(y, dtype=object))
-    groups = np.asarray(groups)
-    uniq = np.unique(groups)
-    return float(np.mean([ok[groups == g].all() for g in uniq]))
-
-
 def emit(row, output):
     print(json.dumps(row), flush=True)
     if output:
@@ -94,7 +88,7 @@ def run_babi_qa(args, overrides):
             Xs += [x for x, k in zip(d.X, keep) if k]
             ys += [a for a, k in zip(d.y, keep) if k]
             gs += [g + len(gs) for g, k in zip(d.groups, keep) if k]  # stories stay distinct
-        params = dict(MEMN2N_QA_JOINT)  # the bench's: d=50, 30 + 60 epochs, anneal every 15
+        params = dict(MEMN2N_QA_JOINT)  # the joint preset of irdialog bench babi-qa
         params.update(overrides)
         t0 = time.perf_counter()
         model = MemN2NRanker(**params, n_init=args.n_init, random_state=args.seed,
@@ -162,10 +156,10 @@ def run_dialog_babi(args, overrides):
                 continue
             d = load_dialog_babi(t, split, data_home=args.data_home)
             pred = model.predict(prep(d.X))
-            acc = float(np.mean(pred == np.asarray(d.y, dtype=object)))
+            acc = per_response_accuracy(d.y, pred)
             emit({"task": t, "split": split, "match_type": args.match_type,
                   "accuracy": round(100 * acc, 2), "n": len(d.y),
-                  "dialog_accuracy": round(100 * per_dialog_accuracy(pred, d.y, d.groups), 2),
+                  "dialog_accuracy": round(100 * per_dialog_accuracy(d.y, pred, d.groups), 2),
                   "fit_seconds": round(fit_time, 1), "n_iter": model.n_iter_,
                   "seed": args.seed, "params": params}, args.output)  # fmt: skip
 

@@ -47,17 +47,14 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from irdialog.bench._babi import DIALOG_BABI_MODELS, DIALOG_BABI_ROWS
+from irdialog.bench._paper import paper_table
 from irdialog.bench._se_presets import SE_DIALOG_BABI_PRESETS
 from irdialog.datasets import load_dialog_babi
 from irdialog.embed import SupervisedEmbeddingRanker
 from irdialog.features import MatchTypeFeaturizer
 
 MODELS = ("se", "se-type", "se-bigrams")
-PAPER_COLUMN = {
-    "se": "supervised_embeddings",
-    "se-type": "se_match_type",
-    "se-bigrams": "se_bigrams",
-}
 
 # Bordes et al. 2017, Table 8 (the paper's dev choices): input, dimension, negatives.
 TABLE8 = {
@@ -70,18 +67,11 @@ TABLE8 = {
 }
 
 # Test per-response accuracy of the paper (dialog_babi_table2.csv), per model and row.
+_TABLE2 = {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
 PAPER = {
-    "se": {(1, "tst"): 100, (2, "tst"): 68.4, (3, "tst"): 64.9, (4, "tst"): 57.2, (5, "tst"): 75.4,
-           (1, "tst-OOV"): 60.0, (2, "tst-OOV"): 68.3, (3, "tst-OOV"): 65.0, (4, "tst-OOV"): 57.0,
-           (5, "tst-OOV"): 58.2, (6, "tst"): 22.6},
-    "se-type": {(1, "tst"): 83.2, (2, "tst"): 68.4, (3, "tst"): 64.9, (4, "tst"): 57.2,
-                (5, "tst"): 76.2, (1, "tst-OOV"): 67.2, (2, "tst-OOV"): 68.3, (3, "tst-OOV"): 65.0,
-                (4, "tst-OOV"): 57.1, (5, "tst-OOV"): 64.4, (6, "tst"): 22.1},
-    "se-bigrams": {(1, "tst"): 98.6, (2, "tst"): 68.3, (3, "tst"): 64.9, (4, "tst"): 57.3,
-                   (5, "tst"): 83.4, (1, "tst-OOV"): 58.8, (2, "tst-OOV"): 68.3,
-                   (3, "tst-OOV"): 62.1, (4, "tst-OOV"): 57.0, (5, "tst-OOV"): 50.4,
-                   (6, "tst"): 21.8},
-}  # fmt: skip
+    m: {row: float(_TABLE2[row][DIALOG_BABI_MODELS[m].paper_column]) for row in DIALOG_BABI_ROWS}
+    for m in MODELS
+}
 
 # Common to every run: the seed, and the early-stopping budget of the search.
 COMMON = dict(random_state=0)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from irdialog.base import Context, Turn
@@ -492,6 +492,12 @@ def test_babi_qa_other_languages_and_crlf(tmp_path):
         load_babi_qa(1, "train", lang="en-10k", data_home=tmp_path)
 
 
+def test_babi_qa_file_without_question_is_an_error(tmp_path):
+    write(tmp_path, "babi-qa/en/qa1_single-supporting-fact_train.txt", "1 Mary went home.\n")
+    with pytest.raises(DataFormatError, match="qa1_single-supporting-fact_train.txt: expected"):
+        load_babi_qa(1, "train", data_home=tmp_path)
+
+
 def test_babi_qa_ambiguous_glob(tmp_path):
     write(tmp_path, "babi-qa/en/qa2_a_test.txt", STORY)
     write(tmp_path, "babi-qa/en/qa2_b_test.txt", STORY)
@@ -545,6 +551,25 @@ def test_movie_dialog_task3_history(tmp_path):
     assert data.X[1].history == (Turn("user", "I like Up. A drama?"), Turn("bot", "Blow Out"))
     assert data.answers == [["Blow Out"], ["John Travolta", "Nancy Allen"], ["Hi, Mom!"]]
     assert data.groups.tolist() == [0, 0, 1]
+
+
+def test_movie_dialog_line_without_answer_is_an_error(tmp_path):
+    # dialog bAbI keeps tab-less lines as KB facts; Movie Dialog has none, so such a line
+    # is a question that lost its answer
+    write(tmp_path, f"{MD}/task1_qa_dev.txt", "1 who directed Heat?\tMichael Mann\n1 and Alien?\n")
+    with pytest.raises(DataFormatError, match=r"task1_qa_dev.txt, line 2: .*\(one tab\)"):
+        load_movie_dialog(1, "dev", data_home=tmp_path)
+
+
+def test_dialog_file_of_facts_only_is_an_error(tmp_path):
+    with pytest.raises(DataFormatError, match="trn.txt: expected at least one 'ID user<TAB>bot'"):
+        load_dialog_babi(1, "trn", data_home=dialog_home(tmp_path, "1 resto_1 R_cuisine thai\n"))
+
+
+def test_dialog_file_without_exchange_is_an_error(tmp_path):
+    write(tmp_path, f"{MD}/task1_qa_dev.txt", "\n")
+    with pytest.raises(DataFormatError, match="task1_qa_dev.txt: expected at least one"):
+        load_movie_dialog(1, "dev", data_home=tmp_path)
 
 
 def test_movie_kb(tmp_path):
@@ -629,6 +654,7 @@ def test_iter_ubuntu_chunks_match_load(tmp_path):
     [
         ("train", "Context,Response,Label\n", 1, "the header Context,Utterance,Label"),
         ("train", "", 1, "a header row"),
+        ("test", "Context,Ground Truth Utterance,Distractor_0\n", None, "at least one row"),
         ("train", "Context,Utterance,Label\na __eot__,b,1\nc __eot__,d\n", 3, "3 comma"),
         ("train", "Context,Utterance,Label\na __eot__,b,yes\n", 2, "a Label of 0 or 1"),
         ("train", "Context,Utterance,Label\n__eou__ __eot__,b,1\n", 2, "non-empty Context"),
@@ -743,6 +769,8 @@ def _babi_file(stories, newline: str) -> str:
 @_HYPOTHESIS
 @given(stories=babi_stories(), newline=st.sampled_from(["\n", "\r\n"]), gz=st.booleans())
 def test_babi_qa_round_trip(stories, newline, gz):
+    # a file with no question is an error (test_babi_qa_file_without_question_is_an_error)
+    assume(any(item[0] != "s" for items in stories for item in items))
     with tempfile.TemporaryDirectory() as tmp:
         write(Path(tmp), QA1, _babi_file(stories, newline), gz=gz)
         data = load_babi_qa(1, "train", data_home=tmp)
@@ -791,6 +819,8 @@ def dialogs(draw):
 @_HYPOTHESIS
 @given(dialog_list=dialogs(), blank_lines=st.booleans(), newline=st.sampled_from(["\n", "\r\n"]))
 def test_dialog_round_trip(dialog_list, blank_lines, newline):
+    # a file with no exchange at all is an error (test_dialog_file_of_facts_only_is_an_error)
+    assume(any(item[0] == "ex" for items in dialog_list for item in items))
     lines = []
     for items in dialog_list:
         for i, item in enumerate(items, 1):

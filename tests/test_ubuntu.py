@@ -125,3 +125,20 @@ def test_bench_ubuntu_runs_every_model_through_rank_candidates(ubuntu_home, mode
     assert result["resources"]["train_rows"] == 5
     streamed = "fit_chunks" in result["protocol"]
     assert streamed == (model != "memn2n")
+
+
+def test_bench_ubuntu_names_a_training_file_without_positive_rows(ubuntu_home):
+    from irdialog.bench import bench_ubuntu
+
+    train = ubuntu_home / "ubuntu" / "train.csv"
+    train.write_text(TRAIN.replace(",1\n", ",0\n"))
+    with pytest.raises(ValueError, match=f"{train}: no row labelled 1"):
+        bench_ubuntu("se", data_home=ubuntu_home, progress=False)
+
+
+def test_bench_ubuntu_skips_a_chunk_of_negatives_only(ubuntu_home):
+    from irdialog.bench import bench_ubuntu
+
+    # chunksize=1: the second training row (label 0) is a chunk with nothing to learn from
+    result = bench_ubuntu("se", data_home=ubuntu_home, progress=False, chunksize=1)
+    assert result["resources"]["train_rows"] == 5

@@ -251,6 +251,26 @@ def _ranks(model, X, gold) -> np.ndarray:
     return np.concatenate(out)
 
 
+def heldout_split(groups) -> tuple[np.ndarray, np.ndarray]:
+    """(fit rows, held-out rows) of the dev examples: the suite's dialog-grouped split,
+    ``HELDOUT_FRACTION`` of the dialogs held out."""
+    splitter = GroupShuffleSplit(n_splits=1, test_size=HELDOUT_FRACTION, random_state=SPLIT_SEED)
+    return next(splitter.split(np.zeros(len(groups)), groups=groups))
+
+
+def heldout_score(model, X, gold, k) -> float:
+    """Percent of the examples with a gold answer ranked in the top ``k``."""
+    return 100.0 * float(np.mean(_ranks(model, X, gold) <= k))
+
+
+def chosen_point(model: str, task: int, params: dict) -> dict:
+    """The grid point a bench result chose, from its ``params[task]`` entry (which also
+    holds the selection's scores)."""
+    grid = MOVIE_DIALOG_MODELS[model].grids[task]
+    names = {name for g in (grid if isinstance(grid, list) else [grid]) for name in g}
+    return {name: value for name, value in params.items() if name in names}
+
+
 def _response_positions(groups) -> np.ndarray:
     """1-based position of each example within its dialog (file order)."""
     groups = np.asarray(groups)
@@ -362,11 +382,7 @@ def bench_movie_dialog(
     dev_gold, _ = gold_lists(dev.answers, candidates)
     test_gold, test_missing = gold_lists(test.answers, candidates)
 
-    fit_idx, held_idx = next(
-        GroupShuffleSplit(n_splits=1, test_size=HELDOUT_FRACTION, random_state=SPLIT_SEED).split(
-            dev.X, groups=dev.groups
-        )
-    )
+    fit_idx, held_idx = heldout_split(dev.groups)
     bar = tqdm(
         total=len(points) + 1, desc=f"movie-dialog {model} task {task}", disable=not progress
     )
@@ -375,7 +391,7 @@ def bench_movie_dialog(
     X_held, gold_held = [dev.X[i] for i in held_idx], [dev_gold[i] for i in held_idx]
     for point in points:
         fitted = spec.build(candidates, data_home, **point).fit(X_fit, y_fit)
-        held = 100.0 * float(np.mean(_ranks(fitted, X_held, gold_held) <= k))
+        held = heldout_score(fitted, X_held, gold_held, k)
         selection.append({**point, f"heldout_{metric}": round(held, 2)})
         bar.update()
     best = int(np.argmax([r[f"heldout_{metric}"] for r in selection]))  # first of equals
@@ -385,7 +401,7 @@ def bench_movie_dialog(
         sweeps[name] = {}
         for value in values:
             fitted = spec.build(candidates, data_home, **{**point, name: value}).fit(X_fit, y_fit)
-            held = 100.0 * float(np.mean(_ranks(fitted, X_held, gold_held) <= k))
+            held = heldout_score(fitted, X_held, gold_held, k)
             sweeps[name][str(value)] = round(held, 2)
     final = spec.build(candidates, data_home, **point).fit(dev.X, dev.y)
     ranks = _ranks(final, test.X, test_gold)

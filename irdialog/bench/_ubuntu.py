@@ -79,10 +79,17 @@ UBUNTU_MODELS = {
 
 
 def _positive_rows(chunks):
-    """(X, y) of the rows labelled 1 of each training chunk."""
+    """(X, y) of the rows labelled 1 of each training chunk; an error naming the file when
+    it has none (a model trained on them would have nothing to learn from)."""
+    n_positive, path = 0, None
     for chunk in chunks:
+        path = chunk.filename
         keep = np.flatnonzero(chunk.labels == 1)
-        yield [chunk.X[i] for i in keep], [chunk.y[i] for i in keep]
+        n_positive += len(keep)
+        if len(keep):  # a chunk of negatives only is skipped, not passed on empty
+            yield [chunk.X[i] for i in keep], [chunk.y[i] for i in keep]
+    if not n_positive:
+        raise ValueError(f"{path}: no row labelled 1, so no response to train on.")
 
 
 def peak_rss_mib() -> float:

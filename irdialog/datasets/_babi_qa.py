@@ -62,6 +62,8 @@ def _parse_babi_qa(path: Path) -> Bunch:
         if len(X) > start:
             groups.extend([n_stories] * (len(X) - start))
             n_stories += 1
+    if not X:
+        raise DataFormatError(path, None, "at least one 'ID question<TAB>answer<TAB>facts' line")
     return Bunch(
         X=X,
         y=y,

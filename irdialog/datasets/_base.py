@@ -372,15 +372,19 @@ def iter_csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
                 yield lineno, row
 
 
-def parse_dialog_file(path: Path) -> tuple[list[Context], list[str], np.ndarray]:
+def parse_dialog_file(
+    path: Path, facts: bool = True
+) -> tuple[list[Context], list[str], np.ndarray]:
     """Parse a dialog file of the bAbI family (dialog bAbI, Movie Dialog).
 
-    Lines are ``ID user<TAB>bot`` exchanges or tab-less ``ID fact`` lines (API results,
-    knowledge-base facts). Each exchange gives one sample: a context whose history is every
-    earlier turn of the dialog (user and bot turns of earlier exchanges, facts as ``kb``
-    turns, oldest first) and whose query is the user utterance (possibly empty, as in six
-    DSTC2 training turns); the target is the bot utterance, which must not be empty. Turn
-    objects are shared between the samples of a dialog.
+    Lines are ``ID user<TAB>bot`` exchanges or, with ``facts``, tab-less ``ID fact`` lines
+    (API results, knowledge-base facts); without ``facts`` (Movie Dialog has none) a
+    tab-less line is an error, not a silently kept fact. Each exchange gives one sample: a
+    context whose history is every earlier turn of the dialog (user and bot turns of
+    earlier exchanges, facts as ``kb`` turns, oldest first) and whose query is the user
+    utterance (possibly empty, as in six DSTC2 training turns); the target is the bot
+    utterance, which must not be empty. Turn objects are shared between the samples of a
+    dialog. A file with no exchange is an error.
 
     Returns
     -------
@@ -399,14 +403,15 @@ def parse_dialog_file(path: Path) -> tuple[list[Context], list[str], np.ndarray]
         start = len(X)
         for line in story:
             fields = line.text.split("\t")
-            if len(fields) == 1:
+            if len(fields) == 1 and facts:
                 turns.append(Turn("kb", fields[0].strip()))
                 continue
             if len(fields) != 2:
                 raise DataFormatError(
                     path,
                     line.lineno,
-                    "'ID user utterance<TAB>bot utterance' or 'ID fact' (at most one tab)",
+                    "'ID user utterance<TAB>bot utterance'"
+                    + (" or 'ID fact' (at most one tab)" if facts else " (one tab)"),
                     f"{line.id} {line.text}",
                 )
             # The user side may be empty: DSTC2 (dialog bAbI task 6) has turns where
@@ -423,4 +428,6 @@ def parse_dialog_file(path: Path) -> tuple[list[Context], list[str], np.ndarray]
         if len(X) > start:
             groups.extend([n_dialogs] * (len(X) - start))
             n_dialogs += 1
+    if not X:
+        raise DataFormatError(path, None, "at least one 'ID user<TAB>bot' exchange")
     return X, y, np.asarray(groups, dtype=np.int64)

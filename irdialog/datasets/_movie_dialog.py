@@ -161,7 +161,7 @@ def load_movie_dialog(task, split, data_home=None) -> Bunch:
         [f"{_DIR}/{_TASK_NAMES[task]}_{split}.txt"],
         f"Movie Dialog task {task}, split {split!r}",
     )
-    X, y, groups = parse_dialog_file(path)
+    X, y, groups = parse_dialog_file(path, facts=False)
     split_entities = _entity_splitter(_entities_if_present(data_home))
     return Bunch(
         X=X,

@@ -71,7 +71,9 @@ def _chunks(path: Path, split: str, chunksize: int) -> Iterator[Bunch]:
         extra.clear()
         return out
 
+    n_rows = 0
     for lineno, row in rows:
+        n_rows += 1
         if len(row) != n_fields:
             raise DataFormatError(
                 path, lineno, f"{n_fields} comma-separated fields like the header", ",".join(row)
@@ -94,6 +96,8 @@ def _chunks(path: Path, split: str, chunksize: int) -> Iterator[Bunch]:
             yield flush()
     if X:
         yield flush()
+    if not n_rows:
+        raise DataFormatError(path, None, "at least one row after the header")
 
 
 def _find(split, data_home) -> Path:
