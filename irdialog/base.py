@@ -232,6 +232,12 @@ class RankerMixin:
             raise ValueError(
                 f"X has {len(X)} contexts but candidate_lists has {len(candidate_lists)} lists."
             )
+        for i, cands in enumerate(candidate_lists):
+            if isinstance(cands, str):  # would be split into characters
+                raise TypeError(
+                    f"candidate_lists[{i}] must be a sequence of str, got a single str "
+                    f"({cands!r:.60}); wrap it in a list."
+                )
         lengths = np.array([len(c) for c in candidate_lists])
         if (lengths == 0).any():
             raise ValueError(f"candidate_lists[{int(np.argmin(lengths))}] is empty.")

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ._compat import Interval, _fit_context
 from .base import Context, Turn, check_contexts
 from .text import context_tokens, tokenize
 
@@ -69,17 +70,47 @@ class MatchTypeFeaturizer(TransformerMixin, BaseEstimator):
     (('cheap', 'R_price'), ('paris', 'R_location'))
     """
 
+    _parameter_constraints = {
+        "kb": [dict, None],  # None: the error below, which says what kb should be
+        "types": ["array-like", None],
+        "use_history": ["boolean"],
+    }
+
     def __init__(self, kb=None, *, types=None, use_history=True):
         self.kb = kb
         self.types = types
         self.use_history = use_history
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X=None, y=None):
+        """Check the knowledge base and keep the entities of the chosen types.
+
+        Parameters
+        ----------
+        X : ignored
+        y : ignored
+
+        Returns
+        -------
+        self : MatchTypeFeaturizer
+        """
         if not isinstance(self.kb, dict) or not self.kb:
             raise ValueError(
                 "MatchTypeFeaturizer needs kb, a non-empty dict entity -> type "
                 f"(got {type(self.kb).__name__})."
             )
+        for entity, entity_type in self.kb.items():
+            if not isinstance(entity, str) or not isinstance(entity_type, str):
+                raise TypeError(
+                    f"kb must map str entities to str types, got {entity!r:.60}: "
+                    f"{entity_type!r:.60}."
+                )
+        if self.types is not None:
+            for i, t in enumerate(self.types):
+                if not isinstance(t, str):
+                    raise TypeError(
+                        f"types[{i}] must be a str, got {type(t).__name__} ({t!r:.60})."
+                    )
         kb_types = sorted(set(self.kb.values()))
         types = kb_types if self.types is None else sorted(set(self.types))
         unknown = set(types) - set(kb_types)
@@ -253,20 +284,18 @@ class EntityParser(TransformerMixin, BaseEstimator):
     'who ent:die_hard'
     """
 
+    _parameter_constraints = {
+        "entities": "no_validation",  # a sequence of str, checked in fit (each position)
+        "min_count": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(self, entities=None, *, min_count=5):
         self.entities = entities
         self.min_count = min_count
 
     # -- fitting --------------------------------------------------------------------------------
 
-    def _check_params(self):
-
-        if (
-            isinstance(self.min_count, bool)
-            or not isinstance(self.min_count, Integral)
-            or self.min_count < 1
-        ):
-            raise ValueError(f"min_count must be a positive integer, got {self.min_count!r}.")
+    def _entity_names(self):
         if self.entities is None:
             return []
         if isinstance(self.entities, str):
@@ -305,6 +334,7 @@ class EntityParser(TransformerMixin, BaseEstimator):
         self.token_index_ = {t: i for i, t in enumerate(tokens)}
         self._prefixes = {key[:n] for key in index for n in range(1, len(key) + 1)}
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Build the entity dictionary and count the words of ``X`` (and ``y``).
 
@@ -319,7 +349,9 @@ class EntityParser(TransformerMixin, BaseEstimator):
         self : EntityParser
         """
 
-        names = self._check_params()
+        if isinstance(self.min_count, bool):  # an Integral, so the constraint lets it by
+            raise ValueError(f"min_count must be a positive integer, got {self.min_count!r}.")
+        names = self._entity_names()
         X = check_contexts(X)
         self._build_entities(names)
         self.vocabulary_ = {}  # nothing dropped while counting

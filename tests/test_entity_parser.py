@@ -109,6 +109,10 @@ def test_errors_clone_and_pickle():
         EntityParser(ENTITIES).parse("x")
     with pytest.raises(ValueError, match="min_count"):
         EntityParser(min_count=0).fit(["x"])
+    with pytest.raises(ValueError, match="'min_count' parameter"):
+        EntityParser(min_count=2.5).fit(["x"])
+    with pytest.raises(ValueError, match="min_count"):
+        EntityParser(min_count=True).fit(["x"])
     with pytest.raises(TypeError, match="single str"):
         EntityParser("Die Hard").fit(["x"])
     with pytest.raises(TypeError, match=r"entities\[1\]"):

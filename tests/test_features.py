@@ -31,6 +31,22 @@ def test_types_restriction_and_errors():
     assert clone(f).get_params() == f.get_params()
 
 
+@pytest.mark.parametrize(
+    "params, error, match",
+    [
+        ({"types": "R_price"}, ValueError, "'types' parameter"),  # not its characters
+        ({"types": ["R_price", 3]}, TypeError, r"types\[1\] must be a str"),
+        ({"use_history": "no"}, ValueError, "'use_history' parameter"),
+        ({"kb": [("paris", "R_location")]}, ValueError, "'kb' parameter"),
+        ({"kb": {"paris": 1}}, TypeError, "kb must map str entities to str types, got 'paris': 1"),
+        ({"kb": {("paris",): "R_location"}}, TypeError, "kb must map str entities"),
+    ],
+)
+def test_parameter_errors(params, error, match):
+    with pytest.raises(error, match=match):
+        MatchTypeFeaturizer(**{"kb": KB, **params}).fit()
+
+
 def test_match_matrices_against_brute_force():
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(12)]

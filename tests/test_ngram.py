@@ -6,7 +6,9 @@ import pytest
 from conformance import RankerConformance
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, GroupKFold
+from sklearn.naive_bayes import BernoulliNB
 from sklearn.svm import LinearSVC
+from sklearn.tree import DecisionTreeClassifier
 
 from irdialog.base import Context, Turn
 from irdialog.datasets import load_babi_qa
@@ -85,6 +87,13 @@ def test_bad_parameters():
         NGramClassifier(ngram_range=(2, 1)).fit([STORY], ["kitchen"])
     with pytest.raises(TypeError, match="classifier"):
         NGramClassifier(classifier="logistic").fit([STORY], ["kitchen"])
+
+
+@pytest.mark.parametrize("classifier", [BernoulliNB(), DecisionTreeClassifier()])
+def test_classifier_without_decision_function_fails_in_fit(classifier):
+    X = [STORY, story(["John went to the garden."], "Where is John?")]
+    with pytest.raises(TypeError, match="decision_function"):
+        NGramClassifier(classifier=classifier).fit(X, ["kitchen", "garden"])
 
 
 def _translated_qa1(tmp_path, lang, word):

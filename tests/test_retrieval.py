@@ -108,3 +108,13 @@ def test_streamed_tfidf_without_candidates_says_to_use_rank_candidates():
         with pytest.raises(ValueError, match="rank_candidates"):
             method(X)
     assert model.rank_candidates(X[:1], [["hello", "bye"]]).shape == (1, 2)
+
+
+def test_rank_candidates_rejects_a_str_candidate_list():
+    X, y, _ = make_tiny_dialogs()
+    model = TfidfRanker().fit(X, y)
+    # A str would be scored as its characters, one candidate each.
+    with pytest.raises(TypeError, match=r"candidate_lists\[1\] must be a sequence of str"):
+        model.rank_candidates(X[:2], [["hello"], "hello bye"])
+    with pytest.raises(TypeError, match=r"candidate_lists\[0\].*single str"):
+        model.rank_candidates(X[:1], ["b c"])

@@ -429,7 +429,7 @@ def test_answer_hinge_subgradient_matches_finite_differences():
 def test_averaged_sgd_matches_dense_reference(lam, eta0):
     rng = np.random.default_rng(6)
     d = 50
-    U, V, state = np.zeros(d), np.zeros(d), np.array([1.0, 0.0, 0.0, 0.0])
+    U, V, state = np.zeros(d), np.zeros(d), np.array([1.0, 0.0, 0.0])
     w, total = np.zeros(d), np.zeros(d)
     for t in range(1, 41):
         plus = rng.integers(0, d, size=rng.integers(0, 6))
@@ -510,6 +510,36 @@ def test_supporting_is_validated():
         StructuredSVMQA().fit(X, ["office", "office"], supporting=[(2,), (3,)])
     with pytest.raises(ValueError, match="repeats"):
         StructuredSVMQA().fit(X, ["office", "office"], supporting=[(2,), (0, 0)])
+
+
+def test_supporting_must_hold_one_sequence_per_context():
+    X = [MARY, MARY]
+    with pytest.raises(TypeError, match=r"supporting\[0\] must be a sequence of ints"):
+        StructuredSVMQA().fit(X, ["office", "office"], supporting=[0, 1])  # flat
+    with pytest.raises(TypeError, match=r"supporting\[1\] must be a sequence of ints"):
+        PairwiseFeaturizer().fit(X, supporting=[(2,), 1])
+    feat = PairwiseFeaturizer(n_features=NF).fit(X)
+    with pytest.raises(TypeError, match=r"tuples\[0\] must be a sequence of ints"):
+        feat.transform(X, [0, 1])
+    with pytest.raises(ValueError, match=r"tuples\[1\].*outside the history"):
+        feat.transform(X, [(0,), (5,)])
+    with pytest.raises(ValueError, match=r"tuples\[0\] has more than max_facts=3"):
+        feat.transform(X, [(0, 1, 2, 3), ()])
+
+
+def test_featurizer_answers_must_be_a_sequence_of_str():
+    with pytest.raises(TypeError, match="answers must be a sequence of str, got a single str"):
+        PairwiseFeaturizer().fit([MARY], answers="kitchen")  # not k, i, t, c, h, e, n
+    with pytest.raises(TypeError, match=r"answers\[1\] must be a str"):
+        PairwiseFeaturizer().fit([MARY], answers=["kitchen", 3])
+    feat = PairwiseFeaturizer(n_features=NF).fit([MARY], answers=["kitchen"])
+    with pytest.raises(TypeError, match="answers must be a sequence of str"):
+        feat.encode([MARY], answers="kitchen")
+
+
+def test_no_answer_among_the_candidates_is_an_error():
+    with pytest.raises(ValueError, match="none of the answers in y is among the candidates"):
+        StructuredSVMQA(candidates=["garden", "hallway"]).fit([MARY], ["office"])
 
 
 def test_more_supporting_facts_than_slots_keeps_the_last():

@@ -146,5 +146,5 @@ class KBMemoryRetriever(TransformerMixin, BaseEstimator):
             total += len(ids)
             memories = tuple(Turn("kb", s) for s in self._sentences[ids])
             out.append(Context(memories + ctx.history, ctx.query, ctx.entities))
-        self.n_retrieved_ = total / len(X) if X else 0.0
+        self.n_retrieved_ = total / len(X)  # check_contexts rejects an empty X
         return out

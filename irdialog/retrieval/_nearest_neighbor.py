@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..metrics import gold_indices
 from ..text import context_tokens, identity_analyzer
 
 # Largest number of (context, training pair) similarities held at once by decision_function.
@@ -91,8 +92,7 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
         input_id = np.fromiter((key_index.setdefault(k, len(key_index)) for k in keys), np.int64)
         first = np.unique(input_id, return_index=True)[1]
         self.train_bags_ = bags[first]
-        cand_index = {c: j for j, c in enumerate(self.candidates_)}
-        cand_id = np.fromiter((cand_index.get(r, -1) for r in y), np.int64)
+        cand_id = gold_indices(y, self.candidates_)
         keep = cand_id >= 0  # responses outside a fixed candidate set cannot be returned
         pairs, counts = np.unique(
             np.stack([cand_id[keep], input_id[keep]], axis=1), axis=0, return_counts=True
@@ -141,8 +141,7 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
     def _score_pairs(self, X, responses) -> np.ndarray:
         B = self._bags(X)
         U = self.train_bags_
-        cand_index = {c: j for j, c in enumerate(self.candidates_)}
-        cand = np.fromiter((cand_index.get(r, -1) for r in responses), np.int64)
+        cand = gold_indices(responses, self.candidates_)
         # (candidate x training pair) incidence, then the pairs each response answers.
         incidence = sp.csr_matrix(
             (

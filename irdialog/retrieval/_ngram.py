@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..metrics import gold_indices
 from ..text import tokenize
 
 _QUESTION = "q"
@@ -208,6 +209,12 @@ class NGramClassifier(RankerMixin, BaseEstimator):
             raise TypeError(
                 f"classifier must be a scikit-learn classifier, got {self.classifier!r}."
             )
+        if self.classifier is not None and not hasattr(self.classifier, "decision_function"):
+            # Candidates are ranked by decision_function margins, predict alone is not enough.
+            raise TypeError(
+                f"classifier must have a decision_function (a linear classifier such as "
+                f"LogisticRegression or LinearSVC), got {self.classifier!r}."
+            )
         self.candidates_ = resolve_candidates(self.candidates, y)
         tokens_of = self._tokenizer()
         sentences = {t.text: None for ctx in X for t in ctx.history}
@@ -223,8 +230,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
         bags = self._bags(docs)
         # Classes are indices into candidates_ (first-appearance order again); answers that
         # are not candidates are left out of training.
-        index = {c: i for i, c in enumerate(self.candidates_)}
-        target = np.array([index.get(a, -1) for a in y], dtype=np.int64)
+        target = gold_indices(y, self.candidates_)
         keep = target >= 0
         if not keep.any():
             raise ValueError("none of the answers in y is among the candidates.")
@@ -241,9 +247,9 @@ class NGramClassifier(RankerMixin, BaseEstimator):
     def _class_scores(self, X) -> np.ndarray:
         """Scores of the classes seen in fit, shape (n_samples, n_seen)."""
         X = check_contexts(X)
-        bags = self._bags(self._documents(X, self._tokenizer()))
         if self.classifier_ is None:
             return np.zeros((len(X), 1))
+        bags = self._bags(self._documents(X, self._tokenizer()))
         scores = np.asarray(self.classifier_.decision_function(bags), dtype=np.float64)
         if scores.ndim == 1:  # binary: one margin, positive for classes_[1]
             scores = np.column_stack([-0.5 * scores, 0.5 * scores])
@@ -267,8 +273,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         full = self.decision_function(X)
-        index = {c: i for i, c in enumerate(self.candidates_)}
-        cols = np.array([index.get(r, -1) for r in responses], dtype=np.int64)
+        cols = gold_indices(responses, self.candidates_)
         rows = np.arange(len(cols))
         unseen = full.min(axis=1) - 1.0  # below every candidate, seen or not
         return np.where(cols >= 0, full[rows, np.maximum(cols, 0)], unseen)

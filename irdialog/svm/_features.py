@@ -92,32 +92,61 @@ def answer_parts(answer: str) -> list[str]:
     return [p for tok in tokenize(answer) for p in _split_punctuation(tok)]
 
 
-def gold_tuples(supporting, n_samples: int, max_facts: int, history_lengths) -> np.ndarray:
+def gold_tuples(
+    supporting,
+    n_samples: int,
+    max_facts: int,
+    history_lengths,
+    *,
+    name: str = "supporting",
+    truncate: bool = True,
+) -> np.ndarray:
     """Supporting facts as an (n_samples, 3) int array, ``-1`` for empty slots.
 
     A question with more than ``max_facts`` supporting facts keeps its last ``max_facts``
-    (in the given order, which for bAbI is the reasoning order).
+    (in the given order, which for bAbI is the reasoning order), or is an error when
+    ``truncate`` is False. ``name`` is the argument named in the error messages.
     """
     if len(supporting) != n_samples:
-        raise ValueError(
-            f"X has {n_samples} contexts but supporting has {len(supporting)} entries."
-        )
+        raise ValueError(f"X has {n_samples} contexts but {name} has {len(supporting)} entries.")
     out = np.full((n_samples, 3), -1, dtype=np.int64)
     for i, facts in enumerate(supporting):
+        if isinstance(facts, (str, bytes)) or not hasattr(facts, "__iter__"):
+            raise TypeError(
+                f"{name}[{i}] must be a sequence of ints (positions into the history of "
+                f"X[{i}]), got {type(facts).__name__} ({facts!r:.60}); {name} holds one "
+                f"sequence per context, e.g. [(0,), (2, 1)]."
+            )
         facts = list(facts)
+        if not truncate and len(facts) > max_facts:
+            raise ValueError(f"{name}[{i}] has more than max_facts={max_facts} facts.")
         for f in facts:
             if isinstance(f, bool) or not isinstance(f, (Integral, np.integer)):
-                raise TypeError(f"supporting[{i}] must hold ints, got {f!r}.")
+                raise TypeError(f"{name}[{i}] must hold ints, got {f!r}.")
             if not 0 <= f < history_lengths[i]:
                 raise ValueError(
-                    f"supporting[{i}] = {tuple(facts)} names a fact outside the history of "
+                    f"{name}[{i}] = {tuple(facts)} names a fact outside the history of "
                     f"X[{i}], which has {history_lengths[i]} turns."
                 )
         if len(set(facts)) != len(facts):
-            raise ValueError(f"supporting[{i}] = {tuple(facts)} repeats a fact.")
+            raise ValueError(f"{name}[{i}] = {tuple(facts)} repeats a fact.")
         kept = facts[-max_facts:] if facts else []
         out[i, : len(kept)] = kept
     return out
+
+
+def _check_answers(answers) -> list[str]:
+    """Answers as a list of str; a single str would be read as its characters."""
+    if isinstance(answers, str):
+        raise TypeError(
+            f"answers must be a sequence of str, got a single str ({answers!r:.60}); "
+            "wrap it in a list."
+        )
+    answers = list(answers)
+    for i, a in enumerate(answers):
+        if not isinstance(a, str):
+            raise TypeError(f"answers[{i}] must be a str, got {type(a).__name__} ({a!r:.60}).")
+    return answers
 
 
 class PairwiseFeaturizer(BaseEstimator):
@@ -231,6 +260,15 @@ class PairwiseFeaturizer(BaseEstimator):
         self : PairwiseFeaturizer
         """
         X = check_contexts(X)
+        answers = _check_answers(answers)
+        gold = None
+        if self.link_df == "auto" and supporting is not None:  # only "auto" uses them
+            gold = gold_tuples(supporting, len(X), self.max_facts, [len(c.history) for c in X])
+        return self._fit(X, gold, answers)
+
+    def _fit(self, X, gold, answers):
+        """:meth:`fit` on checked contexts and answers, with the supporting facts already
+        as :func:`gold_tuples` (or None), which :class:`StructuredSVMQA` computes once."""
         tokens_of = _Tokenizer()
         texts = dict.fromkeys(s for ctx in X for s in (*(t.text for t in ctx.history), ctx.query))
         vocab: dict[str, int] = {}
@@ -255,8 +293,7 @@ class PairwiseFeaturizer(BaseEstimator):
         words = list(vocab)
         n_stop = int(np.sum(self.document_frequency_ > self.max_df))
         stop = [int(i) for i in by_df[:n_stop]]
-        if self.link_df == "auto" and supporting is not None:
-            gold = gold_tuples(supporting, len(X), self.max_facts, [len(c.history) for c in X])
+        if self.link_df == "auto" and gold is not None:
             nonlinking = self._learn_nonlinking(X, gold, by_df, tokens_of)
         else:
             limit = self.max_df if self.link_df == "auto" else self.link_df
@@ -318,6 +355,7 @@ class PairwiseFeaturizer(BaseEstimator):
         """
         check_is_fitted(self)
         X = check_contexts(X)
+        answers = _check_answers(answers)
         vocab = self.vocabulary_
         n_known = len(vocab)
         extra: dict[str, int] = {}
@@ -407,12 +445,8 @@ class PairwiseFeaturizer(BaseEstimator):
         """
         check_is_fitted(self)
         X = check_contexts(X)
-        too_long = [i for i, t in enumerate(tuples) if len(t) > self.max_facts]
-        if too_long:
-            raise ValueError(
-                f"tuples[{too_long[0]}] has more than max_facts={self.max_facts} facts."
-            )
-        o = gold_tuples(tuples, len(X), self.max_facts, [len(c.history) for c in X])
+        lengths = [len(c.history) for c in X]
+        o = gold_tuples(tuples, len(X), self.max_facts, lengths, name="tuples", truncate=False)
         batch = self.encode(X)
         buf = np.empty(_kernels.feature_buffer_size(batch.tok, batch.sent), dtype=np.int64)
         indptr, indices = _kernels.batch_tuple_features(

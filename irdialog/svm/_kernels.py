@@ -611,11 +611,11 @@ def search_workspace(tok, sent, qsent):
 def _asgd_step(U, V, state, plus, n_plus, minus, n_minus, lam, eta0):
     """One averaged-SGD step on w = alpha * U with gradient Psi(minus) - Psi(plus).
 
-    ``state`` = [alpha, beta, gamma, t]: the average of the iterates is
-    ``(beta * U + V) / gamma`` (Xu 2011), so the L2 shrinkage and the averaging cost
-    O(1) and an update touches only its features.
+    ``state`` = [alpha, beta, t]: the average of the t iterates is ``(beta * U + V) / t``
+    (Xu 2011), so the L2 shrinkage and the averaging cost O(1) and an update touches only
+    its features.
     """
-    t = state[3] + 1.0
+    t = state[2] + 1.0
     eta = eta0 / (1.0 + lam * eta0 * t)
     alpha = state[0] * (1.0 - lam * eta)
     beta_prev = state[1]
@@ -634,12 +634,11 @@ def _asgd_step(U, V, state, plus, n_plus, minus, n_minus, lam, eta0):
     state[0] = alpha
     state[1] = beta
     state[2] = t
-    state[3] = t
 
 
 def averaged_weights(U, V, state):
     """The averaged weight vector of an ASGD run."""
-    if state[3] == 0:
+    if state[2] == 0:
         return np.zeros_like(U)
     return (state[1] * U + V) / state[2]
 
@@ -985,11 +984,11 @@ def _class_features(buf, m, phi, p0, p1, cls, gam, g0, g1, nf):
 
 
 @njit(cache=True)
-def stage2_epoch(order, U, V, state, lam, eta0, phi_ptr, phi, gam_ptr, gam, cand_cls, gold, nf):
+def stage2_epoch(order, U, V, state, lam, eta0, phi_ptr, phi, gam_ptr, gam, n_cand, gold, nf):
     """One pass of loss-augmented multiclass ASGD. Question ``q``'s candidates are pairs
-    ``q * n_cand`` to ``q * n_cand + n_cand - 1`` of ``gam_ptr``; ``gold[q]`` indexes them
-    (``-1``: the gold answer is no candidate, the question only shrinks the weights)."""
-    n_cand = len(cand_cls)
+    ``q * n_cand`` to ``q * n_cand + n_cand - 1`` of ``gam_ptr``, candidate ``c`` of class
+    ``c``; ``gold[q]`` indexes them (``-1``: the gold answer is no candidate, the question
+    only shrinks the weights)."""
     longest = 0
     for q in range(len(phi_ptr) - 1):
         longest = max(longest, phi_ptr[q + 1] - phi_ptr[q])
@@ -1010,9 +1009,7 @@ def stage2_epoch(order, U, V, state, lam, eta0, phi_ptr, phi, gam_ptr, gam, cand
             gold_s = 0.0
             for c in range(n_cand):
                 r = q * n_cand + c
-                s = alpha * _answer_score(
-                    U, phi, p0, p1, cand_cls[c], gam, gam_ptr[r], gam_ptr[r + 1], nf
-                )
+                s = alpha * _answer_score(U, phi, p0, p1, c, gam, gam_ptr[r], gam_ptr[r + 1], nf)
                 if c == gq:
                     gold_s = s
                 else:
@@ -1024,11 +1021,11 @@ def stage2_epoch(order, U, V, state, lam, eta0, phi_ptr, phi, gam_ptr, gam, cand
                 violations += 1
                 r = q * n_cand + gq
                 n_plus = _class_features(
-                    plus, 0, phi, p0, p1, cand_cls[gq], gam, gam_ptr[r], gam_ptr[r + 1], nf
+                    plus, 0, phi, p0, p1, gq, gam, gam_ptr[r], gam_ptr[r + 1], nf
                 )
                 r = q * n_cand + best
                 n_minus = _class_features(
-                    minus, 0, phi, p0, p1, cand_cls[best], gam, gam_ptr[r], gam_ptr[r + 1], nf
+                    minus, 0, phi, p0, p1, best, gam, gam_ptr[r], gam_ptr[r + 1], nf
                 )
         _asgd_step(U, V, state, plus, n_plus, minus, n_minus, lam, eta0)
     return violations

@@ -18,6 +18,7 @@ from tqdm.auto import tqdm
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..metrics import gold_indices
 from . import _kernels
 from ._features import PairwiseFeaturizer, answer_parts, gold_tuples
 
@@ -206,6 +207,10 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         y = check_responses(y, len(X))
         lengths = [len(c.history) for c in X]
         self.candidates_ = resolve_candidates(self.candidates, y)
+        # Stage-2 classes; an answer that is no candidate only shrinks the weights.
+        answer_gold = gold_indices(y, self.candidates_)
+        if (answer_gold < 0).all():
+            raise ValueError("none of the answers in y is among the candidates.")
         self.featurizer_ = PairwiseFeaturizer(
             n_features=self.n_features,
             max_df=self.max_df,
@@ -213,13 +218,14 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
             max_facts=self.max_facts,
         )
         self.pseudo_supporting_ = supporting is None
+        answers = list(self.candidates_)
         if supporting is None:
-            self.featurizer_.fit(X, answers=self.candidates_)
+            self.featurizer_._fit(X, None, answers)
             supporting = _pseudo_supporting(X, y, self.featurizer_)
+            gold = gold_tuples(supporting, len(X), self.max_facts, lengths)
         else:
-            gold_tuples(supporting, len(X), self.max_facts, lengths)  # validate first
-            self.featurizer_.fit(X, supporting, answers=self.candidates_)
-        gold = gold_tuples(supporting, len(X), self.max_facts, lengths)
+            gold = gold_tuples(supporting, len(X), self.max_facts, lengths)  # validate first
+            self.featurizer_._fit(X, gold, answers)
         rng = check_random_state(self.random_state)
         batch = self.featurizer_.encode(X, answers=self.candidates_)
         lam = 1.0 / (self.C * len(X))
@@ -237,13 +243,10 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         del work
 
         # stage 2: the answer, from the gold supporting facts
-        index = {c: i for i, c in enumerate(self.candidates_)}
-        answer_gold = np.array([index.get(a, -1) for a in y], dtype=np.int64)
         phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, gold, all_candidates=True)
-        cand_cls = np.arange(len(self.candidates_), dtype=np.int64)
         self.coef_answer_ = self._averaged_sgd(
-            1, _kernels.stage2_epoch, (lam, ETA0, phi_ptr, phi, gam_ptr, gam, cand_cls,
-            answer_gold, nf), len(X), rng, bar,
+            1, _kernels.stage2_epoch, (lam, ETA0, phi_ptr, phi, gam_ptr, gam,
+            len(self.candidates_), answer_gold, nf), len(X), rng, bar,
         )  # fmt: skip
         bar.close()
         return self
@@ -252,7 +255,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         """Averaged-SGD epochs of one stage until the violations stop falling; the averaged
         weights. ``epoch_kernel(order, U, V, state, *args)`` returns the epoch's violations."""
         nf = self.n_features
-        U, V, state = np.zeros(nf), np.zeros(nf), np.array([1.0, 0.0, 0.0, 0.0])
+        U, V, state = np.zeros(nf), np.zeros(nf), np.array([1.0, 0.0, 0.0])
         for epoch in range(self.epochs):
             order = rng.permutation(n_examples).astype(np.int64)
             self.violations_[stage, epoch] = epoch_kernel(order, U, V, state, *args)
@@ -347,8 +350,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         batch = self.featurizer_.encode(X, answers=list(responses))
         tuples = self._supporting_tuples(batch)
         phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, tuples, all_candidates=False)
-        index = {c: i for i, c in enumerate(self.candidates_)}
-        pair_cls = np.array([index.get(r, -1) for r in responses], dtype=np.int64)
+        pair_cls = gold_indices(responses, self.candidates_)  # -1: no class features
         return _kernels.answer_scores(
             self.coef_answer_,
             phi_ptr,
