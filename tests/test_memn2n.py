@@ -457,6 +457,14 @@ def test_gold_response_outside_candidates_is_an_error():
         _fast(candidates=list(dict.fromkeys(y))[:-1]).fit(X, y)
 
 
+def test_early_stopping_without_training_rows_is_an_error():
+    X, y, groups = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="no training or no validation example"):
+        _fast(early_stopping=True).fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match="at least two groups"):
+        _fast(early_stopping=True).fit(X, y, groups=[0] * len(X))
+
+
 def test_match_type_scores_follow_match_type_matrices():
     """decision_function with types = without them + sum_t M_t * (u . W type_t)."""
     X, y, _ = make_tiny_dialogs()

@@ -503,6 +503,21 @@ def test_match_type_without_annotations_warns():
     assert np.isfinite(model.decision_function(X)).all()
 
 
+def test_a_single_candidate_warns_that_nothing_trains():
+    X, y = ["hi", "hello there"], ["yes", "yes"]
+    with pytest.warns(UserWarning, match="2 of 2 training examples have no candidate other"):
+        model = SupervisedEmbeddingRanker(random_state=0, **FAST).fit(X, y)
+    assert model.loss_curve_ == [0.0] * FAST["epochs"]
+    with pytest.warns(UserWarning, match="1 of 1 training examples"):
+        SupervisedEmbeddingRanker(random_state=0, **FAST).fit_chunks([(X[:1], y[:1])])
+    # a gold response outside the candidates has the one candidate as its negative
+    with pytest.warns(UserWarning, match="1 of 2 training examples"):
+        SupervisedEmbeddingRanker(candidates=["yes"], random_state=0, **FAST).fit(X, ["yes", "no"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SupervisedEmbeddingRanker(random_state=0, **FAST).fit(X, ["yes", "no"])
+
+
 def test_match_type_type_types_candidates_regardless_of_context():
     model, X, _ = fit_tiny(match_type="type", kb=TINY_KB, use_history=False)
     assert model.types_ == ["R_location"]
@@ -556,6 +571,8 @@ def test_early_stopping_keeps_the_best_epoch():
         (dict(optimizer="adam"), "optimizer"),
         (dict(match_type="yes"), "match_type"),
         (dict(learning_rate=-1.0), "learning_rate"),
+        (dict(n_jobs=0), "n_jobs"),
+        (dict(n_jobs=1.5), "n_jobs"),
     ],
 )
 def test_invalid_parameters(params, match):

@@ -103,6 +103,20 @@ def test_explicit_ratings_match_dense_numpy():
     np.testing.assert_allclose(model.score_items(Q[:, order]), expected, atol=1e-10)
 
 
+def test_repeated_rating_keeps_the_last():
+    rng = np.random.default_rng(2)
+    users, items = rng.integers(0, 15, 120), rng.integers(0, 8, 120)
+    ratings = rng.integers(1, 6, 120).astype(float)
+    last = {(u, i): r for u, i, r in zip(users.tolist(), items.tolist(), ratings.tolist())}
+    assert len(last) < len(ratings)  # there are repeats, with other ratings first
+    u, i = np.array(list(last)).T
+    once = SVDRecommender(n_components=3).fit_ratings(u, i, list(last.values()))
+    repeated = SVDRecommender(n_components=3).fit_ratings(users, items, ratings)
+    np.testing.assert_array_equal(repeated.singular_values_, once.singular_values_)
+    np.testing.assert_array_equal(repeated.components_, once.components_)
+    np.testing.assert_array_equal(repeated.item_counts_, once.item_counts_)
+
+
 def test_liked_items_are_excluded_unless_asked():
     X = ["Movie A and Movie B", "Movie A, Movie B", "Movie C and Movie D"]
     y = ["Movie C", "Movie C", "Movie A"]
@@ -131,6 +145,34 @@ def test_candidates_dedup_by_case_and_unknown_response_scores_excluded():
     np.testing.assert_allclose(pair[0], [full[1], EXCLUDED_SCORE, (full[0] + full[1]) / 2])
 
 
+@pytest.mark.parametrize("exclude", [True, False])
+def test_pair_scores_are_the_mean_of_the_named_items_scores(exclude):
+    likes = random_likes()
+    X = [" and ".join(MOVIES[j] for j in np.flatnonzero(row)) for row in likes]
+    model = SVDRecommender(n_components=4, entities=MOVIES, exclude_liked=exclude)
+    model.fit(X[:-1], [MOVIES[i % 12] for i in range(len(X) - 1)])
+    rng = np.random.default_rng(3)
+    contexts = [X[i] for i in rng.integers(0, len(X), 30)] + ["nothing"]
+    # responses naming 0 to 4 items, some twice, some not candidates
+    responses = [
+        " then ".join(MOVIES[j] for j in rng.integers(0, 14, rng.integers(0, 5)) if j < 12)
+        or "no film"
+        for _ in contexts
+    ]
+    got = model.rank_candidates(contexts, [[r] for r in responses])[:, 0]
+    full = model.decision_function(contexts)
+    liked = model.item_matrix(contexts).toarray() != 0
+    col = {c.lower(): j for j, c in enumerate(model.candidates_)}
+    for i, text in enumerate(responses):  # the per-pair reference
+        cols = [col[m.lower()] for m in text.split(" then ") if m.lower() in col]
+        if not cols:
+            assert got[i] == EXCLUDED_SCORE
+            continue
+        s = [EXCLUDED_SCORE if exclude and liked[i, j] else full[i, j] for j in cols]
+        np.testing.assert_allclose(got[i], np.mean(s), rtol=1e-12, atol=1e-15)
+    assert (got > EXCLUDED_SCORE).sum() > 10 and len(set(map(len, responses))) > 3
+
+
 def test_frequent_items_left_out_score_zero():
     likes = random_likes(seed=6)
     likes[:, 0] = True  # "Movie A" is in every user's list, like "film" in every request
@@ -155,3 +197,19 @@ def test_fit_ratings_names_and_errors():
         model.score_items(np.ones((1, 3)))
     with pytest.raises(ValueError, match="n_components"):
         SVDRecommender(n_components=0).fit(["Movie A"], ["Movie B"])
+
+
+def test_score_items_rejects_non_finite_and_1d_ratings_and_fit_ratings_a_non_dict():
+    model = SVDRecommender(n_components=1).fit_ratings([1, 1, 2], [10, 20, 10])
+    with pytest.raises(ValueError, match="R contains NaN"):
+        model.score_items([[np.nan, 1.0]])
+    with pytest.raises(ValueError, match="R contains infinity"):
+        model.score_items(sp.csr_matrix([[np.inf, 0.0]]))
+    with pytest.raises(ValueError, match="R must be 2-D"):
+        model.score_items(np.array([1.0, 0.0]))
+    # a dense or coo matrix scores as its csr form
+    np.testing.assert_array_equal(
+        model.score_items([[1.0, 0.0]]), model.score_items(sp.coo_matrix([[1.0, 0.0]]))
+    )
+    with pytest.raises(TypeError, match="item_names must be a dict"):
+        SVDRecommender().fit_ratings([1], [10], item_names=["Emma"])

@@ -224,6 +224,8 @@ def se_sgd_epoch(
     # The type words as a CSR table of one-row bags: type t is the range [t, t + 1).
     t_rows = type_rows.astype(np.uint32)
     t_ones = np.ones(n_types, np.float32)
+    t_indptr = np.arange(n_types + 1)
+    t_all = np.arange(n_types)
     t_scores = np.zeros(n_types, np.float32)
     ex = np.zeros(dim, np.float32)
     ey = np.zeros(dim, np.float32)
@@ -269,9 +271,7 @@ def se_sgd_epoch(
             # match-type words: each type word's score once, added to the bags that match
             for q in range(e_indptr[i], e_indptr[i + 1]):
                 mark[e_words[q]] |= np.int64(1) << e_types[q]
-            _se_score_bags(
-                V, np.arange(n_types + 1), t_rows, t_ones, np.arange(n_types), ex, t_scores
-            )
+            _se_score_bags(V, t_indptr, t_rows, t_ones, t_all, ex, t_scores)
             ops += n_types
             g_mask = _se_type_mask(g, mark, m_indptr, m_indices)
             for t in range(n_types):

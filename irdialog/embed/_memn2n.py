@@ -16,6 +16,7 @@ import unicodedata
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
@@ -52,10 +53,6 @@ class _Encoded:
     def __init__(self, **arrays):
         for name in self.__slots__:
             setattr(self, name, arrays[name])
-
-    @property
-    def n(self) -> int:
-        return self.qsent.shape[0]
 
     def kernel_args(self, mtime=None):
         """(sptr, stok, sspk, qsent, mptr, msent, mtime, eptr, eword, etype)."""
@@ -222,8 +219,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from irdialog.base import Context, Turn
-    >>> from irdialog.embed._memn2n import MemN2NRanker
+    >>> from irdialog import Context, MemN2NRanker, Turn
     >>> X = [Context((Turn("kb", "mary went to the kitchen"),
     ...               Turn("kb", "john went to the garden")), "where is mary"),
     ...      Context((Turn("kb", "john went to the kitchen"),
@@ -472,8 +468,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         for start in range(0, len(rows), self._block_size):
             block = rows[start : start + self._block_size]
             scores = self._scores(E, H, data, block)
-            top = scores.max(axis=1, keepdims=True)
-            logz = np.log(np.exp(scores - top).sum(axis=1)) + top[:, 0]
+            logz = logsumexp(scores, axis=1)
             target = y[block]
             loss += float(np.sum(logz - scores[np.arange(len(block)), target]))
             correct += int(np.sum(scores.argmax(axis=1) == target))
@@ -621,6 +616,14 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
             split_seed = rs.randint(np.iinfo(np.int32).max)
             val_mask = _validation_mask(n, groups, self.validation_fraction, split_seed)
             train_rows, val_rows = rows[~val_mask], rows[val_mask]
+            if not len(train_rows) or not len(val_rows):
+                unit = "examples" if groups is None else "groups"
+                n_units = n if groups is None else len(np.unique(groups))
+                raise ValueError(
+                    f"early_stopping with validation_fraction={self.validation_fraction} of "
+                    f"{n_units} {unit} leaves no training or no validation example: it needs "
+                    f"at least two {unit}."
+                )
         else:
             train_rows, val_rows = rows, rows[:0]
         seeds = rs.randint(np.iinfo(np.int32).max, size=self.n_init)

@@ -65,18 +65,6 @@ def _csr_arrays(m: sp.csr_matrix):
     )
 
 
-def _binary_bags(token_lists, index: dict[str, int]) -> sp.csr_matrix:
-    """0/1 bags of the tokens found in ``index`` (the match-type word index)."""
-    indptr, indices = [0], []
-    for tokens in token_lists:
-        indices.extend(sorted({index[t] for t in tokens if t in index}))
-        indptr.append(len(indices))
-    return sp.csr_matrix(
-        (np.ones(len(indices), np.float32), np.asarray(indices, np.int64), np.asarray(indptr)),
-        shape=(len(token_lists), len(index)),
-    )
-
-
 class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
     """Supervised embeddings: ``f(x, y) = x^T U^T V y`` trained with a margin ranking loss.
 
@@ -189,8 +177,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         V; the same array as ``input_embeddings_`` with ``shared_embeddings``.
     candidate_bags_ : sparse matrix of shape (n_candidates, n_words)
         The candidates' bags of words over ``vocabulary_``.
-    match_vocabulary_ : dict of str to int or None
-        Column of each candidate word in ``candidate_match_bags_`` (``match_type="match"``).
+    match_vocabulary_ : dict of str to int
+        Column of each candidate word in ``candidate_match_bags_`` (``match_type="match"``;
+        column 0 is the nil word of :class:`~irdialog.text.Vocabulary`); empty otherwise.
     candidate_match_bags_ : sparse matrix or None
         0/1 bags of the candidates' words, every word kept, so that entities never seen in
         training still match (``match_type="match"``).
@@ -249,7 +238,12 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
-        "n_jobs": [Integral, None],
+        # joblib's convention: None, -1 (all cores), -2 (all but one)... or a positive count
+        "n_jobs": [
+            Interval(Integral, None, -1, closed="right"),
+            Interval(Integral, 1, None, closed="left"),
+            None,
+        ],
         "verbose": ["verbose"],
     }
 
@@ -436,7 +430,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                     "MatchTypeFeaturizer before the ranker in a Pipeline. Fitting without "
                     "match-type words.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
         elif self.match_type == "type":
             self._kb_lower = {str(e).lower(): str(t) for e, t in self.kb.items()}
@@ -453,6 +447,8 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         table = list(self.candidates_) + extra
         table_index = {**cand_index, **{r: len(cand_index) + k for k, r in enumerate(extra)}}
         gold = np.array([table_index[r] for r in y], dtype=np.int64)
+        # the caller of fit: past fit and the wrapper of _fit_context
+        self._warn_without_negatives(gold, stacklevel=4)
 
         # The vocabulary: the words of the training inputs (each distinct utterance once)
         # and of the gold responses, then the type words.
@@ -464,6 +460,20 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         )
         return self._problem(self._input_bags(X), table, gold, rng, X)
 
+    def _warn_without_negatives(self, gold, stacklevel):
+        """Warn when examples have no negative to draw: the candidates other than their
+        gold response (``gold`` indexes the response table, candidates first)."""
+        n_cand = len(self.candidates_)
+        no_negative = int(np.count_nonzero(n_cand - (gold < n_cand) == 0))
+        if no_negative:
+            warnings.warn(
+                f"{no_negative} of {len(gold)} training examples have no candidate other than "
+                f"their gold response to draw a negative from ({n_cand} candidates): they "
+                "train nothing. Pass at least 2 candidates.",
+                UserWarning,
+                stacklevel=stacklevel + 1,
+            )
+
     def _problem(self, x_bags, table, gold, rng, X=None):
         """The kernel's arrays from the encoded inputs, the response table and the gold
         indices (``_training_problem`` after the vocabulary); X, the contexts, only for
@@ -473,10 +483,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
 
         if self.match_type == "match" and self.types_:
             table_words = [tokenize(r) for r in table]
-            self.match_vocabulary_ = {
-                w: k for k, w in enumerate(dict.fromkeys(w for ws in table_words for w in ws))
-            }
-            m_bags = _binary_bags(table_words, self.match_vocabulary_)
+            words = Vocabulary().fit(table_words)
+            self.match_vocabulary_ = words.index_
+            m_bags = words.bags(table_words, binary=True)
             self.candidate_match_bags_ = m_bags[: len(self.candidates_)]
         else:
             self.match_vocabulary_ = {}
@@ -713,8 +722,10 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                 shape=(len(lengths), len(self.vocabulary_)),
             )
         )
+        gold = np.asarray(gold, dtype=np.int64)
+        self._warn_without_negatives(gold, stacklevel=3)  # past the wrapper of _fit_context
         rng = check_random_state(self.random_state)
-        problem = self._problem(x_bags, table, np.asarray(gold, dtype=np.int64), rng)
+        problem = self._problem(x_bags, table, gold, rng)
         return self._train(problem, len(lengths), rng, None)
 
     # ------------------------------------------------------------------ scoring
@@ -798,8 +809,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         E_r = np.asarray(self._response_bags(responses) @ V, dtype=np.float64)
         scores = np.einsum("ij,ij->i", E_x, E_r)
         if self.match_type == "match" and self.types_:
-            words = [tokenize(r) for r in responses]
-            index = {w: k for k, w in enumerate(dict.fromkeys(w for ws in words for w in ws))}
-            pairs = match_type_pairs(X, _binary_bags(words, index), index, self.types_)
+            # every response word, seen in training or not, can match an entity
+            tokens = [tokenize(r) for r in responses]
+            words = Vocabulary().fit(tokens)
+            pairs = match_type_pairs(X, words.bags(tokens, binary=True), words.index_, self.types_)
             scores += np.einsum("ij,ij->i", pairs, E_x @ V[self._type_rows()].T)
         return scores

@@ -14,13 +14,14 @@ similarity), with ``shrinkage`` keeping items seen by one or two users from domi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
@@ -132,7 +133,7 @@ class SVDRecommender(RankerMixin, BaseEstimator):
 
     Examples
     --------
-    >>> from irdialog.embed._svd import SVDRecommender
+    >>> from irdialog import SVDRecommender
     >>> X = ["I liked Heat and Ronin.", "Ronin, Heat", "I liked Up and Cars.", "Cars, Up"]
     >>> y = ["Collateral", "Collateral", "Toy Story", "Toy Story"]
     >>> movies = ["Heat", "Ronin", "Collateral", "Up", "Cars", "Toy Story"]
@@ -153,8 +154,6 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         "exclude_liked": ["boolean"],
         "random_state": ["random_state"],
     }
-    # Scores are dense (contexts x items) and Movie Dialog has 72k items: rank in small blocks.
-    _block_size = 256
 
     def __init__(
         self,
@@ -316,7 +315,7 @@ class SVDRecommender(RankerMixin, BaseEstimator):
 
         Examples
         --------
-        >>> from irdialog.embed._svd import SVDRecommender
+        >>> from irdialog import SVDRecommender
         >>> users, items = [1, 1, 2, 2, 3, 3], [10, 20, 10, 20, 30, 40]
         >>> model = SVDRecommender(n_components=2).fit_ratings(users, items, [5, 4, 4, 5, 5, 5])
         >>> model.candidates_.tolist()
@@ -325,6 +324,11 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         >>> model.candidates_[model.score_items(liked).argmax()]
         '20'
         """
+        if item_names is not None and not isinstance(item_names, Mapping):
+            raise TypeError(
+                f"item_names must be a dict item id -> name, or None; got "
+                f"{type(item_names).__name__}."
+            )
         users = np.asarray(user_ids)
         items = np.asarray(item_ids)
         values = np.ones(len(users)) if ratings is None else np.asarray(ratings, dtype=np.float64)
@@ -350,14 +354,14 @@ class SVDRecommender(RankerMixin, BaseEstimator):
             names.append(name)
         self._set_items(names, names)
         self.item_ids_ = item_ids_
-        M = sp.coo_matrix(
-            (values, (rows, cols)), shape=(int(rows.max()) + 1, len(item_ids_))
-        ).tocsr()
-        # coo -> csr sums repeats; keep the last rating of a repeated pair instead.
-        last = {(r, c): v for r, c, v in zip(rows.tolist(), cols.tolist(), values.tolist())}
-        if len(last) != len(values):
-            r, c = np.array(list(last)).T
-            M = sp.csr_matrix((list(last.values()), (r, c)), shape=M.shape)
+        # coo -> csr would sum repeats: keep only the last rating of each (user, item) pair,
+        # the first occurrence of its key in the reversed list.
+        key = rows.astype(np.int64) * len(item_ids_) + cols
+        _, first = np.unique(key[::-1], return_index=True)
+        last = len(key) - 1 - first
+        M = sp.csr_matrix(
+            (values[last], (rows[last], cols[last])), shape=(int(rows.max()) + 1, len(item_ids_))
+        )
         M.eliminate_zeros()
         self._factorise(M)
         return self
@@ -377,8 +381,8 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         Parameters
         ----------
         R : array-like or sparse matrix of shape (n_users, n_items)
-            The users' ratings (or 0/1 likes) over ``candidates_``; for ``fit_ratings``
-            models, column j is item ``item_ids_[j]``.
+            The users' ratings (or 0/1 likes, finite) over ``candidates_``; for
+            ``fit_ratings`` models, column j is item ``item_ids_[j]``.
 
         Returns
         -------
@@ -387,7 +391,16 @@ class SVDRecommender(RankerMixin, BaseEstimator):
             ``exclude_liked``.
         """
         check_is_fitted(self)
-        R = sp.csr_matrix(R, dtype=np.float64)
+        if np.ndim(R) != 2:
+            raise ValueError(
+                f"R must be 2-D, one row of item ratings per user (n_users, n_items); got a "
+                f"{np.ndim(R)}-D input. Pass [ratings] for a single user."
+            )
+        R = sp.csr_matrix(
+            check_array(
+                R, accept_sparse="csr", dtype=np.float64, input_name="R", ensure_min_samples=0
+            )
+        )
         if R.shape[1] != len(self.candidates_):
             raise ValueError(
                 f"R has {R.shape[1]} columns but the model has {len(self.candidates_)} items."
@@ -412,19 +425,24 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         return self.score_items(self.item_matrix(X))
 
     def _score_pairs(self, X, responses) -> np.ndarray:
-        # A response scores the mean of its items' scores; one naming no item is excluded.
+        # A response scores the mean of its items' scores (an item it names twice counts
+        # twice); one naming no item is excluded. One entry per (response, item mention),
+        # in text order, so that each mean sums its scores in the order they are named.
         R = self.item_matrix(X)
         latent = self._latent(R)
-        liked = R.tolil().rows
         cache: dict = {}
         item = self.item_index_
+        named = [
+            [int(item[e]) for e in self._entity_ids(t, cache) if item[e] >= 0] for t in responses
+        ]
+        counts = np.array([len(c) for c in named], dtype=np.int64)
+        rows = np.repeat(np.arange(len(responses)), counts)
+        cols = np.fromiter((j for c in named for j in c), dtype=np.int64, count=len(rows))
+        # A (1 x k) @ (k x 1) matmul per entry, summed the way BLAS sums decision_function's
+        # products; einsum rounds otherwise (a score that cancels to ~0 can change sign).
+        scores = (latent[rows][:, None, :] @ self.components_.T[cols][:, :, None]).ravel()
+        if self.exclude_liked:
+            scores[np.asarray(R[rows, cols]).ravel() != 0] = EXCLUDED_SCORE
+        sums = np.bincount(rows, weights=scores, minlength=len(responses))
         out = np.full(len(responses), EXCLUDED_SCORE)
-        for i, text in enumerate(responses):
-            cols = [int(item[e]) for e in self._entity_ids(text, cache) if item[e] >= 0]
-            if not cols:
-                continue
-            s = latent[i] @ self.components_[:, cols]
-            if self.exclude_liked:
-                s[np.isin(cols, liked[i])] = EXCLUDED_SCORE
-            out[i] = s.mean()
-        return out
+        return np.divide(sums, counts, out=out, where=counts > 0)
