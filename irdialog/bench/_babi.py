@@ -131,6 +131,31 @@ def bench_dialog_babi(
     For each task: fit on trn with every point of the model's grid, keep the point with the
     best dev per-response accuracy, refit nothing (the chosen model is the one fitted on
     trn) and score tst and tst-OOV.
+
+    Parameters
+    ----------
+    model : str
+        A key of ``DIALOG_BABI_MODELS``.
+    tasks : sequence of int, default=(1, 2, 3, 4, 5, 6)
+    data_home : path-like, default=None
+        See :func:`irdialog.datasets.get_data_home` (None: the bundled data).
+    progress : bool, default=True
+
+    Returns
+    -------
+    result : dict
+        ``{"suite", "model", "params", "rows", "seconds"}``; rows ``{"task", "split",
+        "per_response", "per_dialog", "n"}`` in percent, ``params`` the chosen point and
+        its dev accuracy per task.
+
+    Examples
+    --------
+    >>> from irdialog.bench import bench_dialog_babi, format_table, with_paper
+    >>> result = bench_dialog_babi("tfidf", tasks=[1], progress=False)
+    >>> print(format_table(with_paper(result), "tfidf"))
+    task  split          n          tfidf (ours)           paper  diff
+    1     tst         5936             5.8 (0.0)       5.6 (0.0)  +0.2
+    1     tst-OOV     6020             5.8 (0.0)       5.8 (0.0)  +0.0
     """
     if model not in DIALOG_BABI_MODELS:
         raise ValueError(
@@ -174,7 +199,25 @@ def bench_dialog_babi(
 
 
 def with_paper(result: dict) -> list[dict]:
-    """The rows of a dialog bAbI result next to the paper's numbers for that model."""
+    """The rows of a dialog bAbI result next to the paper's numbers for that model.
+
+    Parameters
+    ----------
+    result : dict
+        A result of :func:`bench_dialog_babi`.
+
+    Returns
+    -------
+    rows : list of dict
+        Its rows with ``paper_per_response`` and ``paper_per_dialog`` added.
+
+    Examples
+    --------
+    >>> result = {"model": "tfidf", "rows": [
+    ...     {"task": 1, "split": "tst", "per_response": 5.8, "per_dialog": 0.0, "n": 5936}]}
+    >>> with_paper(result)[0]["paper_per_response"]
+    5.6
+    """
     column = DIALOG_BABI_MODELS[result["model"]].paper_column
     paper = {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
     out = []
@@ -191,7 +234,27 @@ def with_paper(result: dict) -> list[dict]:
 
 
 def format_table(rows: list[dict], model: str) -> str:
-    """A plain-text table of per-response (per-dialog) accuracy, ours next to the paper."""
+    """A plain-text table of per-response (per-dialog) accuracy, ours next to the paper.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`with_paper`.
+    model : str
+        The column title.
+
+    Returns
+    -------
+    table : str
+
+    Examples
+    --------
+    >>> rows = [{"task": 1, "split": "tst", "n": 5936, "per_response": 5.8,
+    ...          "per_dialog": 0.0, "paper_per_response": 5.6, "paper_per_dialog": 0.0}]
+    >>> print(format_table(rows, "tfidf"))
+    task  split          n          tfidf (ours)           paper  diff
+    1     tst         5936             5.8 (0.0)       5.6 (0.0)  +0.2
+    """
     lines = [f"{'task':<6}{'split':<9}{'n':>7}  {model + ' (ours)':>20}  {'paper':>14}  diff"]
     for r in rows:
         ours = f"{r['per_response']:.1f} ({r['per_dialog']:.1f})"
@@ -252,6 +315,33 @@ def bench_babi_qa(
     trained on the train splits of all ``tasks`` together, scored on each test split.
     Hyper-parameters are the model's presets (chosen on validation data carved from train,
     see the model's entry in ``BABI_QA_MODELS``).
+
+    Parameters
+    ----------
+    model : str
+        A key of ``BABI_QA_MODELS``.
+    tasks : sequence of int, default=1..20
+    lang : str, default="en"
+        The bAbI language folder (``en``, ``hn``, ``shuffled``, ...).
+    joint : bool, default=False
+    data_home : path-like, default=None
+        See :func:`irdialog.datasets.get_data_home` (None: the bundled data).
+    progress : bool, default=True
+
+    Returns
+    -------
+    result : dict
+        ``{"suite", "model", "joint", "lang", "params", "rows", "seconds"}``; rows
+        ``{"task", "accuracy", "n"}`` (accuracy in percent) plus the model's extra metrics.
+
+    Examples
+    --------
+    >>> from irdialog.bench import bench_babi_qa, format_qa_table
+    >>> result = bench_babi_qa("ngram", tasks=[1], progress=False)
+    >>> print(format_qa_table(result))
+    task       n    ours   paper
+    1       1000    60.0      36
+    mean accuracy 60.0%, 1 tasks under 95%
     """
     if model not in BABI_QA_MODELS:
         raise ValueError(f"unknown babi-qa model {model!r}; choose from {sorted(BABI_QA_MODELS)}")
@@ -297,7 +387,25 @@ def bench_babi_qa(
 
 def format_qa_table(result: dict) -> str:
     """Per-task test accuracy, with the paper's where ``paper_column`` names one, and the
-    model's extra row metrics (e.g. supporting-fact accuracy) after it."""
+    model's extra row metrics (e.g. supporting-fact accuracy) after it.
+
+    Parameters
+    ----------
+    result : dict
+        A result of :func:`bench_babi_qa`.
+
+    Returns
+    -------
+    table : str
+
+    Examples
+    --------
+    >>> result = {"model": "ngram", "rows": [{"task": 1, "accuracy": 60.0, "n": 1000}]}
+    >>> print(format_qa_table(result))
+    task       n    ours   paper
+    1       1000    60.0      36
+    mean accuracy 60.0%, 1 tasks under 95%
+    """
     column = BABI_QA_MODELS[result["model"]].paper_column
     table = paper_table("babi_qa_table3.csv") if column else []
     paper = {int(r["task"]): r for r in table if r["task"].isdigit()}  # not the "mean" row

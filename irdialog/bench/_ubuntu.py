@@ -134,6 +134,24 @@ def bench_ubuntu(
         hold the fit and scoring wall times, the process CPU time (user + system, since
         start, imports included) at the end of the fit and at the end, the rows and
         vocabulary seen and the peak RSS (``resource.getrusage``).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from irdialog.bench import bench_ubuntu
+    >>> home = pathlib.Path(tempfile.mkdtemp())
+    >>> (home / "ubuntu").mkdir()
+    >>> _ = (home / "ubuntu" / "train.csv").write_text(
+    ...     "Context,Utterance,Label\\n"
+    ...     "mount usb __eou__ __eot__,sudo mount usb __eou__,1\\n"
+    ...     "no sound __eou__ __eot__,restart pulseaudio __eou__,1\\n")
+    >>> _ = (home / "ubuntu" / "test.csv").write_text(
+    ...     "Context,Ground Truth Utterance,Distractor_0\\n"
+    ...     "how to mount usb __eou__ __eot__,sudo mount usb __eou__,restart pulseaudio __eou__\\n"
+    ...     "pulseaudio silent __eou__ __eot__,restart pulseaudio __eou__,sudo mount usb __eou__\\n")
+    >>> result = bench_ubuntu("tfidf", data_home=home, progress=False)
+    >>> [(row["metric"], row["value"]) for row in result["rows"]]
+    [('r1@2', 100.0)]
     """
     if model not in UBUNTU_MODELS:
         raise ValueError(f"unknown ubuntu model {model!r}; choose from {sorted(UBUNTU_MODELS)}")
