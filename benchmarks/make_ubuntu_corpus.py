@@ -134,7 +134,7 @@ def write_split(path: Path, gen: Generator, n_rows: int, train: bool, block: int
                 cols += [gen.responses(gen.rng.integers(0, n_topics, size=n)) for _ in range(9)]
                 rows = [(c, *rs) for c, rs in zip(contexts, zip(*cols))]
             for row in rows:
-                text = " ".join(str(x) for x in row)
+                text = " ".join(row[:2] if train else row)  # not the Label of a train row
                 words += len(text.split()) - text.count("__eou__") - text.count("__eot__")
             out.writerows(rows)
     return words

@@ -357,6 +357,16 @@ def bench_movie_dialog(
         rows ``{"task", "metric", "value", "split", "n", "paper"}`` with values in percent
         (task 3 also per response position, ``"response": 1|2|3``); ``params`` holds the
         chosen point, its held-out score and every grid point's held-out score.
+
+    Examples
+    --------
+    Movie Dialog is not bundled (it needs ``movie-dialog/`` in ``data_home``, see
+    ``irdialog.datasets.load_movie_dialog``), so this example is not run by the doctests:
+
+    >>> from irdialog.bench import bench_movie_dialog
+    >>> result = bench_movie_dialog(2, "svd", data_home="../shared/data")  # doctest: +SKIP
+    >>> [(row["metric"], round(row["value"], 2)) for row in result["rows"]]  # doctest: +SKIP
+    [('hits@100', 19.46)]
     """
     if model not in MOVIE_DIALOG_MODELS:
         raise ValueError(

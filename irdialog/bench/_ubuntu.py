@@ -147,8 +147,8 @@ def bench_ubuntu(
     ...     "no sound __eou__ __eot__,restart pulseaudio __eou__,1\\n")
     >>> _ = (home / "ubuntu" / "test.csv").write_text(
     ...     "Context,Ground Truth Utterance,Distractor_0\\n"
-    ...     "how to mount usb __eou__ __eot__,sudo mount usb __eou__,restart pulseaudio __eou__\\n"
-    ...     "pulseaudio silent __eou__ __eot__,restart pulseaudio __eou__,sudo mount usb __eou__\\n")
+    ...     "mount usb __eou__ __eot__,sudo mount usb __eou__,restart pulseaudio __eou__\\n"
+    ...     "pulseaudio mute __eou__ __eot__,restart pulseaudio __eou__,sudo mount usb __eou__\\n")
     >>> result = bench_ubuntu("tfidf", data_home=home, progress=False)
     >>> [(row["metric"], row["value"]) for row in result["rows"]]
     [('r1@2', 100.0)]
