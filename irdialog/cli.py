@@ -6,6 +6,8 @@ Examples
 
     irdialog run                                   # bundled dialog bAbI task 1, every ranker
     irdialog bench dialog-babi --model tfidf --data-home ../shared/data --output tfidf.json
+    irdialog bench dialog-babi --model se --seeds 5 --data-home ../shared/data
+    irdialog bench report                          # BENCHMARKS.md tables from the JSON files
     irdialog datasets
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,8 +31,9 @@ from .bench import (
     bench_ubuntu,
     format_qa_table,
     format_table,
-    with_paper,
+    run_suite,
 )
+from .bench._report import update_markdown
 from .datasets import list_datasets
 
 
@@ -41,76 +45,119 @@ def _cmd_run(args) -> int:
     print(f"irdialog {__version__}: dialog bAbI task 1 on the bundled data (test split)")
     print("hyper-parameters chosen on the dev split; accuracy in %, per-dialog in brackets\n")
     for model in DIALOG_BABI_MODELS:
-        result = bench_dialog_babi(
+        run = bench_dialog_babi(
             model, tasks=[1], data_home=args.data_home, progress=_progress(args)
         )
-        print(format_table(with_paper(result), model))
-        print(f"chosen: {result['params'][1]}  ({result['seconds']:.1f} s)\n")
+        chosen = run["chosen"][0]
+        print(format_table(run))
+        print(f"chosen: {chosen['params']}  ({run['seconds']:.1f} s)\n")
     return 0
 
 
-def _write(result: dict, output) -> None:
-    if output:
-        Path(output).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+def check_output(path) -> Path | None:
+    """The ``--output`` path, checked before any training: its folder must exist and be
+    writable, and the path must not be a folder."""
+    if path is None:
+        return None
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ValueError(f"--output {path} is a directory; give a file name such as result.json")
+    if not folder.is_dir():
+        raise ValueError(f"--output {path}: the directory {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ValueError(f"--output {path}: not writable")
+    return path
 
 
-def _cmd_bench_dialog_babi(args) -> int:
-    result = bench_dialog_babi(
-        args.model, tasks=args.tasks, data_home=args.data_home, progress=_progress(args)
-    )
-    _write(result, args.output)
-    if not args.quiet:
-        print(format_table(with_paper(result), args.model))
-        print(f"chosen per task: {json.dumps(result['params'])}")
-        print(f"{result['seconds']:.1f} s")
-    return 0
+def _check_data_home(data_home) -> None:
+    if data_home is not None and not Path(data_home).is_dir():
+        raise ValueError(f"--data-home {data_home} is not a directory")
 
 
-def _cmd_bench_babi_qa(args) -> int:
-    result = bench_babi_qa(
-        args.model,
-        tasks=args.tasks,
-        lang=args.lang,
-        joint=args.joint,
+def _print_movie(result) -> None:
+    for row in result["rows"]:
+        resp = f" response {row['response']}" if "response" in row else ""
+        paper = "" if row["paper"] is None else f"  (paper {row['paper']})"
+        std = f" ± {row['value_std']:.2f}" if "value_std" in row else ""
+        value = f"{row['metric']}: {row['value']:.2f}{std}"
+        print(f"task {row['task']}{resp} {value}{paper}  n={row['n']}")
+    for run in result["runs"]:
+        print(
+            f"seed {run['seed']}, chosen on held-out dev: {json.dumps(run['chosen'][0]['params'])}"
+        )
+    print(f"protocol: {result['protocol']}")
+
+
+def _print_ubuntu(result) -> None:
+    for row in result["rows"]:
+        ours = f"{row['split']} {row['metric']}: {row['value']:.2f}"
+        print(f"{ours}  paper {row['paper']}  n={row['n']}")
+    print(json.dumps(result["resources"]))
+
+
+def _print_chosen(result) -> None:
+    for run in result["runs"]:
+        chosen = {c.get("task"): c["params"] for c in run["chosen"]}
+        print(f"seed {run['seed']}, chosen per task: {json.dumps(chosen)}")
+
+
+# Per suite: the suite function, the options it takes from the command line, the printer.
+_SUITES = {
+    "dialog-babi": (
+        bench_dialog_babi,
+        lambda a: {"model": a.model, "tasks": a.tasks},
+        lambda r: (print(format_table(r)), _print_chosen(r)),
+    ),
+    "babi-qa": (
+        bench_babi_qa,
+        lambda a: {"model": a.model, "tasks": a.tasks, "lang": a.lang, "joint": a.joint},
+        lambda r: print(format_qa_table(r)),
+    ),
+    "movie-dialog": (
+        bench_movie_dialog,
+        lambda a: {
+            "task": a.task,
+            "model": a.model,
+            "sweep": {"n_components": a.sweep_n_components} if a.sweep_n_components else None,
+        },
+        _print_movie,
+    ),
+    "ubuntu": (
+        bench_ubuntu,
+        lambda a: {"model": a.model, "chunksize": a.chunksize, "split": a.split},
+        _print_ubuntu,
+    ),
+}
+
+
+def _cmd_bench(args) -> int:
+    output = check_output(args.output)
+    _check_data_home(args.data_home)
+    suite_fn, options, show = _SUITES[args.suite]
+    result = run_suite(
+        suite_fn,
+        seeds=range(args.seeds),
         data_home=args.data_home,
+        command=["irdialog", *args.argv],
         progress=_progress(args),
+        **options(args),
     )
-    _write(result, args.output)
+    if output is not None:
+        output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     if not args.quiet:
-        print(format_qa_table(result))
-        print(f"{result['seconds']:.1f} s")
+        show(result)
+        print(f"{result['seconds']:.1f} s over {len(result['seeds'])} seed(s)")
     return 0
 
 
-def _cmd_bench_movie_dialog(args) -> int:
-    sweep = {"n_components": args.sweep_n_components} if args.sweep_n_components else None
-    result = bench_movie_dialog(
-        args.task, args.model, args.data_home, progress=_progress(args), sweep=sweep
-    )
-    _write(result, args.output)
-    if not args.quiet:
-        for row in result["rows"]:
-            resp = f" response {row['response']}" if "response" in row else ""
-            paper = "" if row["paper"] is None else f"  (paper {row['paper']})"
-            value = f"{row['metric']}: {row['value']:.2f}"
-            print(f"task {row['task']}{resp} {value}{paper}  n={row['n']}")
-        chosen = {p: v for p, v in result["params"][args.task].items() if p != "grid"}
-        print(f"chosen on held-out dev: {json.dumps(chosen)}")
-        print(f"protocol: {result['protocol']}")
-        print(f"{result['seconds']:.1f} s")
-    return 0
-
-
-def _cmd_bench_ubuntu(args) -> int:
-    result = bench_ubuntu(
-        args.model, args.data_home, _progress(args), chunksize=args.chunksize, split=args.split
-    )
-    _write(result, args.output)
-    if not args.quiet:
-        for row in result["rows"]:
-            ours = f"{row['split']} {row['metric']}: {row['value']:.2f}"
-            print(f"{ours}  paper {row['paper']}  n={row['n']}")
-        print(json.dumps(result["resources"]))
+def _cmd_report(args) -> int:
+    changed = update_markdown(args.markdown, args.results, check=args.check)
+    if args.check and changed:
+        print(f"{args.markdown} is out of date with {args.results}: run irdialog bench report")
+        return 1
+    if not args.check:
+        print(f"{args.markdown}: {'updated' if changed else 'already up to date'}")
     return 0
 
 
@@ -119,6 +166,13 @@ def _cmd_datasets(args) -> int:
         status = f"found at {info['path']}" if info["found"] else "not found"
         print(f"{family:<16} {status}")
     return 0
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -144,59 +198,64 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="reproduce a paper table on the real data")
     suites = bench.add_subparsers(dest="suite", required=True)
-    dialog = suites.add_parser(
-        "dialog-babi", parents=[common], help="dialog bAbI Table 2 (11 rows)"
+    runs = argparse.ArgumentParser(add_help=False, parents=[common])
+    runs.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="run with seeds 0..N-1 and report the mean and standard deviation (default: 1)",
     )
+    runs.add_argument("--output", help="write the result, with its provenance, as JSON here")
+    runs.set_defaults(func=_cmd_bench)
+
+    dialog = suites.add_parser("dialog-babi", parents=[runs], help="dialog bAbI Table 2 (11 rows)")
     dialog.add_argument("--model", required=True, choices=sorted(DIALOG_BABI_MODELS))
     dialog.add_argument(
-        "--tasks",
-        nargs="+",
-        type=int,
-        default=[1, 2, 3, 4, 5, 6],
-        choices=range(1, 7),
+        "--tasks", nargs="+", type=int, default=[1, 2, 3, 4, 5, 6], choices=range(1, 7),
         metavar="TASK",
-    )
-    dialog.add_argument("--output", help="write the result as JSON to this file")
-    dialog.set_defaults(func=_cmd_bench_dialog_babi)
+    )  # fmt: skip
 
-    qa = suites.add_parser("babi-qa", parents=[common], help="bAbI QA, 20 tasks (Table 3)")
+    qa = suites.add_parser("babi-qa", parents=[runs], help="bAbI QA, 20 tasks (Table 3)")
     qa.add_argument("--model", required=True, choices=sorted(BABI_QA_MODELS))
     qa.add_argument(
-        "--tasks",
-        nargs="+",
-        type=int,
-        default=list(range(1, 21)),
-        choices=range(1, 21),
+        "--tasks", nargs="+", type=int, default=list(range(1, 21)), choices=range(1, 21),
         metavar="TASK",
-    )
+    )  # fmt: skip
     qa.add_argument("--lang", default="en", help="language folder of babi-qa/ (en, hn, ...)")
     qa.add_argument("--joint", action="store_true", help="one model trained on all tasks")
-    qa.add_argument("--output", help="write the result as JSON to this file")
-    qa.set_defaults(func=_cmd_bench_babi_qa)
 
     movie = suites.add_parser(
-        "movie-dialog", parents=[common], help="Movie Dialog Table 6 (dev-as-train protocol)"
+        "movie-dialog", parents=[runs], help="Movie Dialog Table 6 (dev-as-train protocol)"
     )
     movie.add_argument("--task", type=int, choices=(1, 2, 3), required=True)
     movie.add_argument("--model", required=True, choices=sorted(MOVIE_DIALOG_MODELS))
     movie.add_argument(
         "--sweep-n-components",
-        type=int,
+        type=_positive_int,
         nargs="*",
         default=None,
         help="diagnostics only: held-out score of the chosen point at these n_components",
     )
-    movie.add_argument("--output", help="write the result as JSON to this file")
-    movie.set_defaults(func=_cmd_bench_movie_dialog)
 
     ubuntu = suites.add_parser(
-        "ubuntu", parents=[common], help="Ubuntu next-utterance ranking, R@k of 2 and of 10"
+        "ubuntu", parents=[runs], help="Ubuntu next-utterance ranking, R@k of 2 and of 10"
     )
     ubuntu.add_argument("--model", default="tfidf", choices=sorted(UBUNTU_MODELS))
-    ubuntu.add_argument("--chunksize", type=int, default=10_000, help="training rows per chunk")
+    ubuntu.add_argument(
+        "--chunksize", type=_positive_int, default=10_000, help="training rows per chunk"
+    )
     ubuntu.add_argument("--split", choices=("test", "valid"), default="test")
-    ubuntu.add_argument("--output", help="write the result as JSON to this file")
-    ubuntu.set_defaults(func=_cmd_bench_ubuntu)
+
+    report = suites.add_parser(
+        "report", help="render the result JSON files as the tables of BENCHMARKS.md"
+    )
+    report.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
+    report.add_argument("--markdown", default="BENCHMARKS.md", help="the file to update")
+    report.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 if the file is out of date"
+    )
+    report.set_defaults(func=_cmd_report)
 
     datasets = sub.add_parser(
         "datasets", parents=[common], help="list the data sets found, and where"
@@ -207,9 +266,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["run"])
+    args.argv = argv
     try:
         return args.func(args)
     except (FileNotFoundError, ValueError) as exc:

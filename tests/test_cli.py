@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from irdialog.bench import bench_babi_qa, bench_dialog_babi, paper_table, with_paper
+from irdialog.bench import bench_babi_qa, bench_dialog_babi, paper_table
 from irdialog.cli import main
 
 
@@ -17,14 +17,56 @@ def test_bench_writes_json_on_bundled_task_1(tmp_path, bundled_only, capsys):
         main(["bench", "dialog-babi", "--model", "nn", "--tasks", "1", "--output", str(out)]) == 0
     )
     result = json.loads(out.read_text())
-    assert set(result) == {"suite", "model", "params", "rows", "seconds"}
+    assert set(result) == {
+        "suite", "model", "options", "seeds", "rows", "runs", "seconds", "wall_seconds",
+        "provenance",
+    }  # fmt: skip
     assert (result["suite"], result["model"]) == ("dialog-babi", "nn")
     assert [(r["task"], r["split"]) for r in result["rows"]] == [(1, "tst"), (1, "tst-OOV")]
     row = result["rows"][0]
-    assert set(row) == {"task", "split", "per_response", "per_dialog", "n"}
+    assert set(row) == {
+        "task", "split", "per_response", "per_dialog", "n", "paper_per_response",
+        "paper_per_dialog",
+    }  # fmt: skip
     assert row["n"] == 5936 and 0.0 <= row["per_response"] <= 100.0
-    assert "dev_per_response" in result["params"]["1"]
+    assert row["paper_per_response"] == 55.1
+    [chosen] = result["runs"][0]["chosen"]
+    assert chosen["task"] == 1 and set(chosen["params"]) == {"similarity"}
+    assert "dev_per_response" in chosen["selection"]
+    prov = result["provenance"]
+    assert prov["command"].startswith("irdialog bench dialog-babi --model nn")
+    assert prov["seeds"] == [0] and prov["irdialog"]
+    assert {"numpy", "scipy", "numba", "scikit-learn", "python"} <= set(prov["libraries"])
+    assert [f["path"] for f in prov["data"]] == [
+        f"dialog-babi/dialog-babi-task1-API-calls-{s}.txt.gz" for s in ("trn",)
+    ] + ["dialog-babi/dialog-babi-candidates.txt.gz", "dialog-babi/dialog-babi-kb-all.txt.gz"] + [
+        f"dialog-babi/dialog-babi-task1-API-calls-{s}.txt.gz" for s in ("dev", "tst", "tst-OOV")
+    ]
+    assert all(len(f["sha256"]) == 64 for f in prov["data"])
     assert "paper" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "output, message",
+    [("{tmp}/missing/out.json", "does not exist"), ("{tmp}", "is a directory")],
+)
+def test_bad_output_fails_before_any_training(tmp_path, monkeypatch, capsys, output, message):
+    from irdialog import cli
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the suite ran before --output was checked")
+
+    monkeypatch.setitem(cli._SUITES, "dialog-babi", (no_training, *cli._SUITES["dialog-babi"][1:]))
+    argv = ["bench", "dialog-babi", "--model", "nn", "--output", output.format(tmp=tmp_path)]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_data_home_and_seeds_fail_at_once(tmp_path, capsys):
+    assert main(["bench", "babi-qa", "--model", "ngram", "--data-home", str(tmp_path / "x")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["bench", "babi-qa", "--model", "ngram", "--seeds", "0"])
 
 
 def test_datasets_command_lists_bundled(bundled_only, capsys):
@@ -63,7 +105,7 @@ KNOWN_SHORTFALLS = {("tfidf-type", 4, "tst"), ("tfidf-type", 4, "tst-OOV")}
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["tfidf", "tfidf-type", "nn"])
 def test_table_2_rows_within_one_point_of_paper(model, data_home):
-    rows = with_paper(bench_dialog_babi(model, data_home=data_home, progress=False))
+    rows = bench_dialog_babi(model, data_home=data_home, progress=False)["rows"]
     assert len(rows) == 11
     for r in rows:
         if (model, r["task"], r["split"]) not in KNOWN_SHORTFALLS:
@@ -89,7 +131,8 @@ def test_babi_qa_bench_on_bundled_task_1(tmp_path, bundled_only):
         == 0
     )
     result = json.loads(out.read_text())
-    assert (result["suite"], result["model"], result["joint"]) == ("babi-qa", "ngram", False)
+    assert (result["suite"], result["model"]) == ("babi-qa", "ngram")
+    assert result["options"] == {"tasks": [1], "lang": "en", "joint": False}
     (row,) = result["rows"]
     assert row["task"] == 1 and row["n"] == 1000 and 0.0 <= row["accuracy"] <= 100.0
 

@@ -128,7 +128,8 @@ def test_movie_dialog_bench_runs_the_entity_models(tmp_path, model, monkeypatch)
     [row] = result["rows"]
     assert row["metric"] == "hits@1" and row["n"] == 40 and row["split"] == "test"
     assert 0.0 <= row["value"] <= 100.0
-    assert result["params"][1]["n_fit"] + result["params"][1]["n_heldout"] == 40
+    selection = result["chosen"][0]["selection"]
+    assert selection["n_fit"] + selection["n_heldout"] == 40
     assert "train on dev" in result["protocol"].lower() or "fit on the dev" in result["protocol"]
 
 

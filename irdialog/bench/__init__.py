@@ -1,22 +1,25 @@
 """Benchmark suites: the rows of the papers' tables, reproduced on the real data.
 
 One module per data family: dialog bAbI and bAbI QA (``_babi``), Movie Dialog
-(``_movie_dialog``), Ubuntu (``_ubuntu``). Each suite returns a JSON-ready dict with
-``suite``, ``model``, ``params`` (chosen on held-out data, never test), ``rows`` and
-``seconds``; the ``irdialog bench`` command prints and saves it.
+(``_movie_dialog``), Ubuntu (``_ubuntu``). A suite function runs one seed and returns the
+rows of its table next to the paper's; :func:`run_suite` runs it over seeds and adds the
+provenance record (``_harness``, ``_provenance``); ``_report`` renders the result files as
+the Markdown tables of BENCHMARKS.md. ``irdialog bench`` is the command over all of it.
 """
 
 from ._babi import (
     BABI_QA_MODELS,
     DIALOG_BABI_MODELS,
+    Preset,
     bench_babi_qa,
     bench_dialog_babi,
     format_qa_table,
     format_table,
-    with_paper,
 )
+from ._harness import merge_runs, reseed, run_suite
 from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
+from ._provenance import provenance
 from ._ubuntu import UBUNTU_MODELS, bench_ubuntu
 
 __all__ = [
@@ -24,12 +27,16 @@ __all__ = [
     "DIALOG_BABI_MODELS",
     "MOVIE_DIALOG_MODELS",
     "UBUNTU_MODELS",
+    "Preset",
     "bench_babi_qa",
     "bench_dialog_babi",
     "bench_movie_dialog",
     "bench_ubuntu",
     "format_qa_table",
     "format_table",
+    "merge_runs",
     "paper_table",
-    "with_paper",
+    "provenance",
+    "reseed",
+    "run_suite",
 ]

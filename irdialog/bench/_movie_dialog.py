@@ -28,18 +28,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import GroupShuffleSplit, ParameterGrid
 from tqdm.auto import tqdm
 
-from ..base import check_contexts, check_responses
 from ..datasets import load_movie_dialog, load_movie_entities, load_movie_kb
-from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
+from ..embed import EntitySymbolRanker, MemN2NRanker, SupervisedEmbeddingRanker
 from ..embed._svd import SVDRecommender
-from ..features import EntityParser
 from ..metrics import gold_ranks
-from ..retrieval import KBMemoryRetriever
 from ..text import tokenize
+from ._harness import reseed
 from ._paper import paper_table
 
 # The column of Table 6 (movie_dialog_table6.csv) of each task's metric.
@@ -67,105 +64,6 @@ class MovieModelSpec:
     build: Callable[..., object]
     grids: dict[int, dict | list]
     note: str = ""
-
-
-class EntitySymbolRanker(BaseEstimator):
-    """A ranker whose candidates are the entities, as single dictionary symbols.
-
-    The setting of the Movie Dialog models (Dodge et al. 2016, appendix A): contexts are
-    rewritten by an :class:`~irdialog.features.EntityParser` (entities become one token,
-    words seen fewer than ``min_count`` times are dropped), the candidates of ``ranker`` are
-    the entity tokens, in the order of ``entities`` (so the columns of ``decision_function``
-    are the entities), and a gold response naming several entities (a QA answer list)
-    gives one training example per entity. With ``kb``, a
-    :class:`~irdialog.retrieval.KBMemoryRetriever` over the rewritten knowledge-base
-    sentences adds the sentences hashed by each context's words to its history (the
-    long-term memory of the memory network, section 3.1).
-
-    Parameters
-    ----------
-    ranker : estimator
-        A ranker with a ``candidates`` parameter (SupervisedEmbeddingRanker, MemN2NRanker).
-    entities : sequence of str
-        The entity names (``entities.txt``).
-    min_count : int, default=5
-        The parser's frequency cut (words of the training texts and of the KB).
-    kb : sequence of str or None, default=None
-        Knowledge-base sentences for the long-term memory.
-    max_memories, max_frequency, lookback : int
-        Parameters of the KBMemoryRetriever (with ``kb``).
-
-    Attributes
-    ----------
-    parser_ : EntityParser
-    retriever_ : KBMemoryRetriever or None
-    ranker_ : estimator
-        The fitted clone of ``ranker``.
-    n_unanswerable_ : int
-        Training examples whose gold response names no entity (not trained on).
-
-    Examples
-    --------
-    >>> from irdialog import SupervisedEmbeddingRanker
-    >>> from irdialog.bench._movie_dialog import EntitySymbolRanker
-    >>> entities = ["Heat", "Alien", "Michael Mann", "Ridley Scott"]
-    >>> X = ["who directed heat", "who directed alien"] * 10
-    >>> y = ["Michael Mann", "Ridley Scott"] * 10
-    >>> model = EntitySymbolRanker(
-    ...     SupervisedEmbeddingRanker(epochs=30, learning_rate=0.1, margin=0.5, random_state=0),
-    ...     entities, min_count=1).fit(X, y)
-    >>> [entities[j] for j in model.decision_function(X[:2]).argmax(axis=1)]
-    ['Michael Mann', 'Ridley Scott']
-    """
-
-    def __init__(
-        self, ranker, entities, *, min_count=5, kb=None, max_memories=30, max_frequency=100,
-        lookback=1,
-    ):  # fmt: skip
-        self.ranker = ranker
-        self.entities = entities
-        self.min_count = min_count
-        self.kb = kb
-        self.max_memories = max_memories
-        self.max_frequency = max_frequency
-        self.lookback = lookback
-
-    def _rewrite(self, X):
-        X = self.parser_.transform(X)
-        return X if self.retriever_ is None else self.retriever_.transform(X)
-
-    def fit(self, X, y):
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
-        kb = [] if self.kb is None else list(self.kb)
-        self.parser_ = EntityParser(self.entities, min_count=self.min_count).fit(
-            X + kb, list(y) + [""] * len(kb)
-        )
-        self.retriever_ = None
-        if kb:
-            self.retriever_ = KBMemoryRetriever(
-                self.parser_.transform_text(kb),
-                max_memories=self.max_memories,
-                max_frequency=self.max_frequency,
-                lookback=self.lookback,
-            ).fit()
-        Xr = self._rewrite(X)
-        tokens = self.parser_.entity_tokens_
-        X_fit, y_fit = [], []
-        self.n_unanswerable_ = 0
-        for ctx, answer in zip(Xr, y):
-            gold = dict.fromkeys(self.parser_.entity_ids(answer))
-            self.n_unanswerable_ += not gold
-            for e in gold:
-                X_fit.append(ctx)
-                y_fit.append(tokens[e])
-        if not X_fit:
-            raise ValueError("no gold response of y names an entity: nothing to train on.")
-        self.ranker_ = clone(self.ranker).set_params(candidates=list(tokens)).fit(X_fit, y_fit)
-        return self
-
-    def decision_function(self, X):
-        return self.ranker_.decision_function(self._rewrite(check_contexts(X)))
 
 
 def _svd(candidates, data_home, **params):
@@ -263,14 +161,6 @@ def heldout_score(model, X, gold, k) -> float:
     return 100.0 * float(np.mean(_ranks(model, X, gold) <= k))
 
 
-def chosen_point(model: str, task: int, params: dict) -> dict:
-    """The grid point a bench result chose, from its ``params[task]`` entry (which also
-    holds the selection's scores)."""
-    grid = MOVIE_DIALOG_MODELS[model].grids[task]
-    names = {name for g in (grid if isinstance(grid, list) else [grid]) for name in g}
-    return {name: value for name, value in params.items() if name in names}
-
-
 def _response_positions(groups) -> np.ndarray:
     """1-based position of each example within its dialog (file order)."""
     groups = np.asarray(groups)
@@ -333,7 +223,12 @@ MOVIE_DIALOG_MODELS: dict[str, MovieModelSpec] = {
 
 
 def bench_movie_dialog(
-    task: int, model: str, data_home=None, progress: bool = True, sweep: dict | None = None
+    task: int,
+    model: str,
+    data_home=None,
+    progress: bool = True,
+    sweep: dict | None = None,
+    seed: int = 0,
 ) -> dict:
     """Reproduce a model's Movie Dialog Table 6 cell under the dev-as-train protocol.
 
@@ -349,14 +244,17 @@ def bench_movie_dialog(
         Diagnostics only: for each parameter, the held-out score of the chosen point with
         that parameter set to each listed value (e.g. ``{"n_components": [10, 50, 200]}``).
         Never used for the choice.
+    seed : int, default=0
+        The ``random_state`` of the models (the held-out split stays at ``SPLIT_SEED``).
 
     Returns
     -------
-    result : dict
-        ``{"suite": "movie-dialog", "model", "params", "rows", "protocol", "seconds"}``;
-        rows ``{"task", "metric", "value", "split", "n", "paper"}`` with values in percent
-        (task 3 also per response position, ``"response": 1|2|3``); ``params`` holds the
-        chosen point, its held-out score and every grid point's held-out score.
+    run : dict
+        ``{"suite": "movie-dialog", "model", "options", "chosen", "rows", "protocol",
+        "seconds"}``; rows ``{"task", "metric", "value", "split", "n", "paper"}`` with
+        values in percent (task 3 also per response position, ``"response": 1|2|3``);
+        ``chosen`` holds the chosen point, and apart from it its held-out score and every
+        grid point's held-out score.
 
     Examples
     --------
@@ -364,8 +262,8 @@ def bench_movie_dialog(
     ``irdialog.datasets.load_movie_dialog``), so this example is not run by the doctests:
 
     >>> from irdialog.bench import bench_movie_dialog
-    >>> result = bench_movie_dialog(2, "svd", data_home="../shared/data")  # doctest: +SKIP
-    >>> [(row["metric"], round(row["value"], 2)) for row in result["rows"]]  # doctest: +SKIP
+    >>> run = bench_movie_dialog(2, "svd", data_home="../shared/data")  # doctest: +SKIP
+    >>> [(row["metric"], round(row["value"], 2)) for row in run["rows"]]  # doctest: +SKIP
     [('hits@100', 19.46)]
     """
     if model not in MOVIE_DIALOG_MODELS:
@@ -381,10 +279,12 @@ def bench_movie_dialog(
     start = time.perf_counter()
     candidates = entity_candidates(data_home)
     points = list(ParameterGrid(spec.grids[task]))
+
+    def build(point):
+        return reseed(spec.build(candidates, data_home, **point), seed)
+
     # Fail before the grid search, not after it, on a sweep the model cannot take.
-    unknown = sorted(
-        set(sweep or {}) - set(spec.build(candidates, data_home, **points[0]).get_params())
-    )
+    unknown = sorted(set(sweep or {}) - set(build(points[0]).get_params()))
     if unknown:
         raise ValueError(f"model {model!r} has no parameter {', '.join(unknown)} to sweep")
     dev = load_movie_dialog(task, "dev", data_home=data_home)
@@ -400,7 +300,7 @@ def bench_movie_dialog(
     X_fit, y_fit = [dev.X[i] for i in fit_idx], [dev.y[i] for i in fit_idx]
     X_held, gold_held = [dev.X[i] for i in held_idx], [dev_gold[i] for i in held_idx]
     for point in points:
-        fitted = spec.build(candidates, data_home, **point).fit(X_fit, y_fit)
+        fitted = build(point).fit(X_fit, y_fit)
         held = heldout_score(fitted, X_held, gold_held, k)
         selection.append({**point, f"heldout_{metric}": round(held, 2)})
         bar.update()
@@ -410,10 +310,10 @@ def bench_movie_dialog(
     for name, values in (sweep or {}).items():
         sweeps[name] = {}
         for value in values:
-            fitted = spec.build(candidates, data_home, **{**point, name: value}).fit(X_fit, y_fit)
+            fitted = build({**point, name: value}).fit(X_fit, y_fit)
             held = heldout_score(fitted, X_held, gold_held, k)
             sweeps[name][str(value)] = round(held, 2)
-    final = spec.build(candidates, data_home, **point).fit(dev.X, dev.y)
+    final = build(point).fit(dev.X, dev.y)
     ranks = _ranks(final, test.X, test_gold)
     bar.update()
     bar.close()
@@ -450,18 +350,22 @@ def bench_movie_dialog(
     return {
         "suite": "movie-dialog",
         "model": model,
-        "params": {
-            task: {
-                **point,
-                f"heldout_{metric}": selection[best][f"heldout_{metric}"],
-                "grid": selection,
-                **({"heldout_sweep": sweeps} if sweeps else {}),
-                "n_fit": len(fit_idx),
-                "n_heldout": len(held_idx),
+        "options": {"task": task, **({"sweep": sweep} if sweep else {})},
+        "chosen": [
+            {
+                "task": task,
+                "params": point,
+                "selection": {
+                    f"heldout_{metric}": selection[best][f"heldout_{metric}"],
+                    "grid": selection,
+                    **({"heldout_sweep": sweeps} if sweeps else {}),
+                    "n_fit": len(fit_idx),
+                    "n_heldout": len(held_idx),
+                },
             }
-        },
+        ],
         "rows": rows,
         "protocol": f"{PROTOCOL} {spec.note} Test answers not among the candidates: "
         f"{test_missing} of {len(test.X)}.",
-        "seconds": round(time.perf_counter() - start, 2),
+        "seconds": time.perf_counter() - start,
     }

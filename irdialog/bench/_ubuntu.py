@@ -32,6 +32,7 @@ from ..datasets import iter_ubuntu
 from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
 from ..metrics import recall_at_k
 from ..retrieval import TfidfRanker
+from ._harness import reseed
 from ._paper import paper_table
 
 # (metric, k, n): "r1@2" is 1-in-2 R@1, "r5@10" is 1-in-10 R@5.
@@ -110,6 +111,7 @@ def bench_ubuntu(
     progress: bool = True,
     chunksize: int = 10_000,
     split: str = "test",
+    seed: int = 0,
 ) -> dict:
     """Fit on the Ubuntu training file by streaming, report R@k on ``split``.
 
@@ -125,11 +127,14 @@ def bench_ubuntu(
     chunksize : int, default=10000
         Rows per chunk, both when fitting and when scoring.
     split : {"test", "valid"}, default="test"
+    seed : int, default=0
+        The ``random_state`` of the model.
 
     Returns
     -------
-    result : dict
-        ``{"suite": "ubuntu", "model", "params", "rows", "protocol", "seconds", "resources"}``;
+    run : dict
+        ``{"suite": "ubuntu", "model", "options", "chosen", "rows", "protocol", "seconds",
+        "resources"}``;
         rows ``{"task", "split", "metric", "value", "n", "paper"}`` in percent; resources
         hold the fit and scoring wall times, the process CPU time (user + system, since
         start, imports included) at the end of the fit and at the end, the rows and
@@ -149,8 +154,8 @@ def bench_ubuntu(
     ...     "Context,Ground Truth Utterance,Distractor_0\\n"
     ...     "mount usb __eou__ __eot__,sudo mount usb __eou__,restart pulseaudio __eou__\\n"
     ...     "pulseaudio mute __eou__ __eot__,restart pulseaudio __eou__,sudo mount usb __eou__\\n")
-    >>> result = bench_ubuntu("tfidf", data_home=home, progress=False)
-    >>> [(row["metric"], row["value"]) for row in result["rows"]]
+    >>> run = bench_ubuntu("tfidf", data_home=home, progress=False)
+    >>> [(row["metric"], row["value"]) for row in run["rows"]]
     [('r1@2', 100.0)]
     """
     if model not in UBUNTU_MODELS:
@@ -168,7 +173,7 @@ def bench_ubuntu(
             n_train += len(chunk.X)
             yield chunk
 
-    ranker = build(**params)
+    ranker = reseed(build(**params), seed)
     stream = counted(chunks) if rows_used == "all" else _positive_rows(counted(chunks))
     streamed = hasattr(ranker, "fit_chunks")
     if streamed:
@@ -220,7 +225,8 @@ def bench_ubuntu(
     return {
         "suite": "ubuntu",
         "model": model,
-        "params": dict(params),
+        "options": {"split": split, "chunksize": chunksize},
+        "chosen": [{"params": dict(params), "selection": {"search": None}}],
         "rows": rows,
         "protocol": (
             f"{type(ranker).__name__} fitted on {learned}, "
@@ -233,7 +239,7 @@ def bench_ubuntu(
             "column 0, ties counted against the model; no hyper-parameter search "
             "(use_history=True, as Lowe et al. match the whole context)."
         ),
-        "seconds": round(time.perf_counter() - start, 2),
+        "seconds": time.perf_counter() - start,
         "resources": {
             "fit_seconds": round(fit_seconds, 2),
             "fit_cpu_seconds": round(fit_cpu, 2),

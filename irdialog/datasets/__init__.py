@@ -13,7 +13,7 @@ set, task, split and the paths looked at.
 """
 
 from ._babi_qa import load_babi_qa
-from ._base import DataFormatError, get_data_home, list_datasets
+from ._base import DataFormatError, get_data_home, list_datasets, record_data_files
 from ._dialog_babi import load_dialog_babi
 from ._movie_dialog import (
     load_movie_dialog,
@@ -37,4 +37,5 @@ __all__ = [
     "load_movielens_ratings",
     "load_reddit_candidates",
     "load_ubuntu",
+    "record_data_files",
 ]

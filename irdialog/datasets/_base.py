@@ -20,6 +20,8 @@ import gzip
 import os
 import zlib
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import NamedTuple
 
@@ -44,6 +46,10 @@ _FAMILIES = {
 }
 
 _GOT_WIDTH = 80  # characters of an offending line quoted in an error message
+
+# The data files found while a `record_data_files` block runs (for the provenance of
+# benchmark results); None outside such a block.
+_RECORDED: ContextVar[list[Path] | None] = ContextVar("irdialog_recorded_files", default=None)
 
 
 class DataFormatError(ValueError):
@@ -189,6 +195,9 @@ def find_data_file(data_home, relpaths: Sequence[str], what: str) -> Path:
                     f"{', '.join(str(m) for m in matches)}; keep only one."
                 )
             if matches:
+                recorded = _RECORDED.get()
+                if recorded is not None and matches[0] not in recorded:
+                    recorded.append(matches[0])
                 return matches[0]
     missing_home = (
         ""
@@ -200,6 +209,31 @@ def find_data_file(data_home, relpaths: Sequence[str], what: str) -> Path:
         f"{missing_home}. Looked for: {', '.join(str(p) for p in tried)}. Pass data_home= "
         f"or set {ENV_VAR} to a directory with that file (layout of ../shared/data)."
     )
+
+
+@contextmanager
+def record_data_files() -> Iterator[list[Path]]:
+    """Collect the data files every loader finds inside the ``with`` block, in first-use order.
+
+    Yields
+    ------
+    files : list of pathlib.Path
+        Filled as the loaders run; each file once.
+
+    Examples
+    --------
+    >>> from irdialog.datasets import load_babi_qa, record_data_files
+    >>> with record_data_files() as files:
+    ...     _ = load_babi_qa(1, "train")
+    >>> [f.name for f in files]
+    ['qa1_single-supporting-fact_train.txt.gz']
+    """
+    files: list[Path] = []
+    token = _RECORDED.set(files)
+    try:
+        yield files
+    finally:
+        _RECORDED.reset(token)
 
 
 def list_datasets(data_home=None) -> dict[str, Bunch]:

@@ -1,0 +1,150 @@
+"""One way to run a suite: over seeds, with its data recorded, into one result record.
+
+A suite function (``bench_dialog_babi``, ``bench_babi_qa``, ``bench_movie_dialog``,
+``bench_ubuntu``) runs one seed and returns a *run*: ``rows`` (one per table cell, with the
+paper's value beside ours), ``chosen`` (the hyper-parameters per task, with the held-out
+scores that chose them kept apart), and optional ``summary``, ``protocol`` and
+``resources``. :func:`run_suite` runs it once per seed and merges the runs:
+
+- a metric of a row (any number that is not an id, a count or a paper value) becomes the
+  mean over the seeds, with ``<metric>_std`` (sample standard deviation) and
+  ``<metric>_by_seed`` beside it when there are several seeds;
+- ``runs`` keeps each seed's ``chosen``, ``summary`` and ``seconds``;
+- ``provenance`` records the code, libraries, command, seeds, date and data files.
+
+Percentages are rounded to 2 decimals and seconds to 1, once, here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..datasets import get_data_home, record_data_files
+from ._provenance import data_record, provenance
+
+# Row keys that identify a cell or describe it, never averaged over seeds.
+ID_KEYS = frozenset({"task", "split", "n", "metric", "response", "model"})
+DECIMALS = 2
+
+
+def _is_metric(key, value) -> bool:
+    return (
+        key not in ID_KEYS
+        and not key.startswith("paper")
+        and isinstance(value, (int, float, np.number))
+        and not isinstance(value, bool)
+    )
+
+
+def round_metric(value):
+    """A percentage rounded to ``DECIMALS``; None and non-finite values as they are."""
+    if value is None or not math.isfinite(value):
+        return value
+    return round(float(value), DECIMALS)
+
+
+def _merge(records: list[dict]) -> dict:
+    """One row (or summary) from the same row of each seed's run."""
+    first = records[0]
+    out = {}
+    for key, value in first.items():
+        if not _is_metric(key, value):
+            out[key] = value
+            continue
+        values = [float(r[key]) for r in records]
+        out[key] = round_metric(float(np.mean(values)))
+        if len(records) > 1:
+            out[f"{key}_std"] = round_metric(float(np.std(values, ddof=1)))
+            out[f"{key}_by_seed"] = [round_metric(v) for v in values]
+    return out
+
+
+def merge_runs(runs: list[dict], seeds) -> dict:
+    """The result record of several seeds' runs of one suite (see the module docstring).
+
+    Examples
+    --------
+    >>> from irdialog.bench import merge_runs
+    >>> runs = [{"suite": "s", "model": "m", "chosen": [], "seconds": 1.0,
+    ...          "rows": [{"task": 1, "n": 10, "accuracy": a, "paper": 50.0}]}
+    ...         for a in (60.0, 70.0)]
+    >>> row = merge_runs(runs, seeds=[0, 1])["rows"][0]
+    >>> row["accuracy"], row["accuracy_std"], row["accuracy_by_seed"], row["paper"]
+    (65.0, 7.07, [60.0, 70.0], 50.0)
+    """
+    first = runs[0]
+    layout = [[(r.get("task"), r.get("split"), r.get("metric"), r.get("response"))
+               for r in run["rows"]] for run in runs]  # fmt: skip
+    if any(keys != layout[0] for keys in layout):
+        raise RuntimeError("the seeds' runs have different rows; they cannot be averaged")
+    result = {k: v for k, v in first.items() if k not in ("rows", "chosen", "summary", "seconds")}
+    result["seeds"] = [int(s) for s in seeds]
+    result["rows"] = [_merge([run["rows"][i] for run in runs]) for i in range(len(first["rows"]))]
+    if "summary" in first:
+        result["summary"] = _merge([run["summary"] for run in runs])
+    result["runs"] = [
+        {
+            "seed": int(seed),
+            "chosen": run["chosen"],
+            **({"summary": run["summary"]} if "summary" in run else {}),
+            "seconds": round(float(run["seconds"]), 1),
+        }
+        for seed, run in zip(seeds, runs)
+    ]
+    result["seconds"] = round(sum(float(run["seconds"]) for run in runs), 1)
+    return result
+
+
+def run_suite(suite_fn, *, seeds=(0,), data_home=None, command=None, **options) -> dict:
+    """Run a suite once per seed and merge the runs into one result with provenance.
+
+    Parameters
+    ----------
+    suite_fn : callable
+        A suite function taking ``seed=``, ``data_home=`` and ``options``.
+    seeds : sequence of int, default=(0,)
+        Every ``random_state`` of the models is set to each seed in turn.
+    data_home : path-like, default=None
+    command : sequence of str, default=None
+        The command line to record (None: ``sys.argv``).
+    **options
+        Passed to ``suite_fn`` (model, tasks, progress, ...).
+
+    Returns
+    -------
+    result : dict
+        See :func:`merge_runs`, plus ``provenance``.
+
+    Examples
+    --------
+    >>> from irdialog.bench import bench_babi_qa, run_suite
+    >>> result = run_suite(bench_babi_qa, model="ngram", tasks=[1], progress=False,
+    ...                    command=["irdialog", "bench", "babi-qa", "--model", "ngram"])
+    >>> result["rows"][0]["accuracy"], result["rows"][0]["paper"]
+    (60.0, 36.0)
+    >>> [f["path"].split("/")[-1] for f in result["provenance"]["data"]]
+    ['qa1_single-supporting-fact_train.txt.gz', 'qa1_single-supporting-fact_test.txt.gz']
+    """
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    home = get_data_home(data_home)
+    # The code's state is read before the runs: edits made while they run do not count.
+    record = provenance(command=command, seeds=seeds, files=[], data_home=home)
+    start = time.perf_counter()
+    with record_data_files() as files:
+        runs = [suite_fn(seed=seed, data_home=data_home, **options) for seed in seeds]
+    result = merge_runs(runs, seeds)
+    result["wall_seconds"] = round(time.perf_counter() - start, 1)
+    result["provenance"] = {**record, "data": data_record(files, home)}
+    return result
+
+
+def reseed(estimator, seed: int):
+    """``estimator`` with every ``random_state`` parameter (nested ones included) set to
+    ``seed``; a suite builds its models at seed 0 and runs them at the seed asked for."""
+    names = [name for name in estimator.get_params() if name.split("__")[-1] == "random_state"]
+    return estimator.set_params(**dict.fromkeys(names, int(seed))) if names else estimator

@@ -1,0 +1,280 @@
+"""BENCHMARKS.md's result tables, rendered from the result JSON files.
+
+The Markdown file marks each generated block with the result files it shows::
+
+    <!-- results: dialog-babi-tfidf dialog-babi-nn -->
+    ... (written by this module; edits here are overwritten) ...
+    <!-- end results -->
+
+and :func:`update_markdown` rewrites every block from ``<results>/<name>.json``, so the
+text and the JSON cannot disagree (``irdialog bench report --check`` fails when they do).
+A block's files are of one suite; its table has the layout of that suite's paper table,
+with the paper's value next to ours and, over several seeds, ours as mean ± standard
+deviation. Under each table come the seeds, times and chosen hyper-parameters of each file
+and the code and library versions that produced it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+_BLOCK = re.compile(
+    r"(<!-- results: (?P<names>[^>]*?) -->\n)(?P<body>.*?)(<!-- end results -->)", re.DOTALL
+)
+PASS_ACCURACY = 95.0
+
+
+def _load(results: Path, name: str) -> dict:
+    path = results / f"{name}.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"BENCHMARKS.md names result {name!r}, but {path} does not exist")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _num(value, digits=1) -> str:
+    if value is None:
+        return ""
+    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+
+
+def _cell(row: dict, key: str, digits: int = 1) -> str:
+    """Ours, with ± the standard deviation over seeds when there are several."""
+    std = row.get(f"{key}_std")
+    return _num(row[key], digits) + ("" if std is None else f" ± {std:.{digits}f}")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def _seeds(result: dict) -> str:
+    seeds = result.get("seeds", [0])
+    return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}"
+
+
+def _params(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in params.items())
+
+
+def _chosen(result: dict) -> str:
+    """The hyper-parameters of the first seed per task, with the held-out score that chose
+    them; the other seeds' choices when they differ."""
+    runs = result["runs"]
+    parts = []
+    for entry in runs[0]["chosen"]:
+        scores = {k: v for k, v in entry["selection"].items() if isinstance(v, (int, float))}
+        score = "; ".join(f"{k} {v}" for k, v in scores.items())
+        preset = entry["selection"].get("preset")
+        if preset:
+            score = "; ".join(
+                [f"preset of `{preset['search']}`"]
+                + [f"{k} {v}" for k, v in preset.items() if k != "search"]
+                + ([score] if score else [])
+            )
+        task = f"task {entry['task']}: " if entry.get("task") is not None else ""
+        parts.append(f"{task}{_params(entry['params'])}" + (f" ({score})" if score else ""))
+    differ = any(run["chosen"] != runs[0]["chosen"] for run in runs[1:])
+    note = " Other seeds chose differently (see the JSON's `runs`)." if differ else ""
+    return "; ".join(parts) + "." + note
+
+
+def _footer(results: list[tuple[str, dict]]) -> list[str]:
+    lines = [""]
+    for name, r in results:
+        lines.append(f"- `{name}.json`: {_seeds(r)}, {r['seconds']:.0f} s; chosen: {_chosen(r)}")
+    versions = set()
+    for _, r in results:
+        p = r["provenance"]
+        git = p.get("git") or {}
+        commit = (git.get("commit") or "no checkout")[:10] + (
+            " (dirty)" if git.get("dirty") else ""
+        )
+        libs = p["libraries"]
+        versions.add(
+            f"irdialog {p['irdialog']} at {commit}, Python {libs['python']}, numpy "
+            f"{libs['numpy']}, scipy {libs['scipy']}, numba {libs['numba']}, scikit-learn "
+            f"{libs['scikit-learn']}; {p['date'][:10]}"
+        )
+    lines.append("")
+    lines.append("Produced by " + "; ".join(sorted(versions)) + ". Commands and data checksums: "
+                 "each JSON's `provenance`.")  # fmt: skip
+    return lines
+
+
+def _dialog_babi(results):
+    header = ["task", "split", "n"]
+    for _name, r in results:
+        header += [f"{r['model']} (ours)", "paper"]
+    body = []
+    for i, row in enumerate(results[0][1]["rows"]):
+        line = [str(row["task"]), row["split"], str(row["n"])]
+        for _, r in results:
+            cell = r["rows"][i]
+            ours = f"{_cell(cell, 'per_response')} ({_cell(cell, 'per_dialog')})"
+            if round(cell["per_response"], 1) < cell["paper_per_response"]:
+                ours += " **short**"
+            paper = f"{cell['paper_per_response']:.1f} ({cell['paper_per_dialog']:.1f})"
+            line += [ours, paper]
+        body.append(line)
+    return _table(header, body)
+
+
+def _qa_label(r: dict) -> str:
+    opts = r["options"]
+    label = r["model"] + (" joint" if opts["joint"] else "")
+    return label + ("" if opts["lang"] == "en" else f" {opts['lang']}")
+
+
+def _babi_qa(results):
+    header = ["task"]
+    extras = {}
+    for name, r in results:
+        keys = [k for k in r["rows"][0] if k not in ("task", "n", "accuracy", "paper")]
+        extras[name] = [k for k in keys if not k.endswith(("_std", "_by_seed"))]
+        header += [f"{_qa_label(r)} (ours)"] + [f"{k.replace('_', ' ')}" for k in extras[name]]
+        header.append("paper")
+    body = []
+    for i, row in enumerate(results[0][1]["rows"]):
+        line = [str(row["task"])]
+        for name, r in results:
+            cell = r["rows"][i]
+            line += [_cell(cell, "accuracy")] + [_cell(cell, k) for k in extras[name]]
+            line.append(_num(cell.get("paper"), 0) if cell.get("paper") is not None else "")
+        body.append(line)
+    mean, failed = ["**mean**"], ["**failed (under 95%)**"]
+    for name, r in results:
+        s = r["summary"]
+        mean.append(f"**{_cell(s, 'mean_accuracy')}**")
+        failed.append(f"**{_cell(s, 'failed')}**")
+        for k in extras[name]:
+            values = [row[k] for row in r["rows"]]
+            mean.append(f"{sum(values) / len(values):.1f}")
+            failed.append("")
+        mean.append(_num(s.get("paper_mean_accuracy")))
+        failed.append(_num(s.get("paper_failed")))
+    return _table(header, body + [mean, failed])
+
+
+def _movie_dialog(results):
+    header = ["model", "task", "metric", "test (ours)", "paper", "held-out dev", "time (s)"]
+    body = []
+    for _name, r in results:
+        entry = r["runs"][0]["chosen"][0]["selection"]
+        held = next((f"{v}" for k, v in entry.items() if k.startswith("heldout_hits")), "")
+        for row in r["rows"]:
+            task = str(row["task"]) + (f", response {row['response']}" if "response" in row else "")
+            body.append(
+                [
+                    r["model"],
+                    task,
+                    row["metric"],
+                    _cell(row, "value", 2),
+                    _num(row["paper"]),
+                    held if "response" not in row else "",
+                    f"{r['seconds']:.0f}" if "response" not in row else "",
+                ]
+            )
+    return _table(header, body)
+
+
+def _ubuntu(results):
+    metrics = ["r1@2", "r1@10", "r2@10", "r5@10"]
+    header = ["model", "data", "split", *metrics, "paper", "peak RSS (MiB)", "time (s)"]
+    body = []
+    for _name, r in results:
+        values = {row["metric"]: row for row in r["rows"]}
+        paper = {}
+        for row in r["rows"]:
+            for source, value in (row.get("paper") or {}).items():
+                paper.setdefault(source, []).append(f"{row['metric']} {value}")
+        data = ", ".join(sorted({f["path"].split("/")[0] for f in r["provenance"]["data"]}))
+        body.append(
+            [
+                r["model"],
+                data,
+                r["options"]["split"],
+                *(_cell(values[m], "value") if m in values else "" for m in metrics),
+                "; ".join(f"{s}: {', '.join(v)}" for s, v in paper.items()),
+                f"{r['resources']['peak_rss_mib']:,.0f}",
+                f"{r['seconds']:.0f}",
+            ]
+        )
+    return _table(header, body)
+
+
+_RENDERERS = {
+    "dialog-babi": _dialog_babi,
+    "babi-qa": _babi_qa,
+    "movie-dialog": _movie_dialog,
+    "ubuntu": _ubuntu,
+}
+
+
+def render_block(names: list[str], results_dir) -> str:
+    """The Markdown of one block: the table of the named result files and their notes.
+
+    Parameters
+    ----------
+    names : list of str
+        Result file names without ``.json``, all of one suite.
+    results_dir : path-like
+
+    Returns
+    -------
+    markdown : str
+    """
+    results = [(name, _load(Path(results_dir), name)) for name in names]
+    suites = {r["suite"] for _, r in results}
+    if len(suites) != 1:
+        raise ValueError(f"a results block shows one suite; {names} are of {sorted(suites)}")
+    lines = _RENDERERS[suites.pop()](results) + _footer(results)
+    return "\n".join(lines) + "\n"
+
+
+def update_markdown(markdown, results_dir, check: bool = False) -> bool:
+    """Re-render every results block of ``markdown`` from ``results_dir``.
+
+    Parameters
+    ----------
+    markdown : path-like
+        The Markdown file (BENCHMARKS.md).
+    results_dir : path-like
+        The folder of the result JSON files.
+    check : bool, default=False
+        Write nothing; only report whether the file is out of date.
+
+    Returns
+    -------
+    changed : bool
+        Whether a block differed from its rendering (and, unless ``check``, was rewritten).
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from irdialog.bench import bench_babi_qa, run_suite
+    >>> from irdialog.bench._report import update_markdown
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> result = run_suite(bench_babi_qa, model="ngram", tasks=[1], progress=False, command=[])
+    >>> _ = (folder / "qa.json").write_text(json.dumps(result))
+    >>> md = folder / "BENCH.md"
+    >>> _ = md.write_text("# Results\\n<!-- results: qa -->\\n<!-- end results -->\\n")
+    >>> update_markdown(md, folder), update_markdown(md, folder)
+    (True, False)
+    >>> print(md.read_text().splitlines()[4])
+    | 1 | 60.0 | 36 |
+    """
+    path = Path(markdown)
+    text = path.read_text(encoding="utf-8")
+
+    def render(match):
+        names = match.group("names").split()
+        return match.group(1) + render_block(names, results_dir) + match.group(4)
+
+    new = _BLOCK.sub(render, text)
+    changed = new != text
+    if changed and not check:
+        path.write_text(new, encoding="utf-8")
+    return changed

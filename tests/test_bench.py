@@ -1,0 +1,193 @@
+"""The benchmark harness: seeds, provenance, the rendered BENCHMARKS.md, and re-runs of the
+committed results."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from irdialog import MemN2NRanker, TfidfRanker
+from irdialog.bench import (
+    bench_babi_qa,
+    bench_dialog_babi,
+    bench_movie_dialog,
+    bench_ubuntu,
+    merge_runs,
+    reseed,
+    run_suite,
+)
+from irdialog.bench._report import render_block, update_markdown
+from irdialog.datasets import load_babi_qa, record_data_files
+from irdialog.features import MatchTypeFeaturizer
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+SUITES = {
+    "dialog-babi": bench_dialog_babi,
+    "babi-qa": bench_babi_qa,
+    "movie-dialog": bench_movie_dialog,
+    "ubuntu": bench_ubuntu,
+}
+
+
+def _run(seed, data_home=None, values=(60.0,)):
+    return {
+        "suite": "s",
+        "model": "m",
+        "chosen": [{"task": 1, "params": {"C": 1.0}, "selection": {}}],
+        "rows": [{"task": 1, "n": 10, "accuracy": values[seed], "paper": 50.0}],
+        "summary": {"mean_accuracy": values[seed], "failed": 1},
+        "seconds": 1.0,
+    }
+
+
+def test_merge_runs_reports_mean_std_and_each_seed():
+    runs = [_run(s, values=(60.0, 70.0, 80.0)) for s in range(3)]
+    result = merge_runs(runs, seeds=[0, 1, 2])
+    [row] = result["rows"]
+    assert row["accuracy"] == 70.0 and row["accuracy_std"] == 10.0
+    assert row["accuracy_by_seed"] == [60.0, 70.0, 80.0]
+    assert row["paper"] == 50.0 and "paper_std" not in row and "n_std" not in row
+    assert result["summary"]["failed"] == 1.0 and result["summary"]["failed_std"] == 0.0
+    assert [r["seed"] for r in result["runs"]] == [0, 1, 2]
+    assert result["seconds"] == 3.0
+
+
+def test_merge_runs_with_one_seed_adds_no_spread():
+    [row] = merge_runs([_run(0)], seeds=[0])["rows"]
+    assert row == {"task": 1, "n": 10, "accuracy": 60.0, "paper": 50.0}
+
+
+def test_merge_runs_rejects_runs_of_other_rows():
+    other = _run(0)
+    other["rows"][0]["task"] = 2
+    with pytest.raises(RuntimeError, match="different rows"):
+        merge_runs([_run(0), other], seeds=[0, 1])
+
+
+def test_run_suite_passes_each_seed_and_records_provenance():
+    seen = []
+
+    def suite(seed, data_home, values):
+        seen.append(seed)
+        load_babi_qa(1, "test")
+        return _run(seed, values=values)
+
+    result = run_suite(suite, seeds=[0, 1], values=(1.0, 3.0), command=["irdialog", "x"])
+    assert seen == [0, 1]
+    assert result["rows"][0]["accuracy"] == 2.0
+    prov = result["provenance"]
+    assert prov["command"] == "irdialog x" and prov["seeds"] == [0, 1]
+    [data] = prov["data"]
+    assert data["path"] == "babi-qa/en/qa1_single-supporting-fact_test.txt.gz"
+    with pytest.raises(ValueError, match="at least one seed"):
+        run_suite(suite, seeds=[], values=())
+
+
+def test_record_data_files_only_inside_the_block():
+    with record_data_files() as files:
+        load_babi_qa(1, "test")
+        load_babi_qa(1, "test")
+    load_babi_qa(1, "train")
+    assert [f.name for f in files] == ["qa1_single-supporting-fact_test.txt.gz"]
+
+
+def test_reseed_sets_every_random_state_in_a_pipeline():
+    from sklearn.pipeline import make_pipeline
+
+    pipe = make_pipeline(MatchTypeFeaturizer({}), MemN2NRanker(random_state=0))
+    assert reseed(pipe, 3).get_params()["memn2nranker__random_state"] == 3
+    tfidf = TfidfRanker()
+    assert reseed(tfidf, 3) is tfidf  # no random_state: unchanged
+
+
+def test_seeded_dialog_run_is_repeatable():
+    a = run_suite(bench_dialog_babi, seeds=[1], model="nn", tasks=[1], progress=False, command=[])
+    b = run_suite(bench_dialog_babi, seeds=[1], model="nn", tasks=[1], progress=False, command=[])
+    assert a["rows"] == b["rows"]
+
+
+def _results():
+    return sorted(RESULTS.glob("*.json"))
+
+
+@pytest.mark.parametrize("path", _results(), ids=lambda p: p.stem)
+def test_every_committed_result_has_provenance(path):
+    result = json.loads(path.read_text())
+    prov = result["provenance"]
+    assert prov["git"] and len(prov["git"]["commit"]) == 40
+    assert prov["command"].startswith("irdialog bench ")
+    assert prov["seeds"] == result["seeds"] and prov["date"]
+    assert {"python", "numpy", "scipy", "numba", "scikit-learn"} <= set(prov["libraries"])
+    assert prov["data"] and all(len(f["sha256"]) == 64 for f in prov["data"])
+    for row in result["rows"]:
+        assert any(k.startswith("paper") for k in row), row
+
+
+def test_benchmarks_md_is_rendered_from_the_results():
+    assert not update_markdown(ROOT / "BENCHMARKS.md", RESULTS, check=True), (
+        "BENCHMARKS.md disagrees with benchmarks/results: run `irdialog bench report`"
+    )
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    for path in _results():
+        assert path.stem in text, f"{path.name} is shown nowhere in BENCHMARKS.md"
+
+
+def test_render_block_refuses_mixed_suites(tmp_path):
+    for name, suite in (("a", "babi-qa"), ("b", "dialog-babi")):
+        (tmp_path / f"{name}.json").write_text(json.dumps({"suite": suite}))
+    with pytest.raises(ValueError, match="one suite"):
+        render_block(["a", "b"], tmp_path)
+    with pytest.raises(FileNotFoundError, match="c.json"):
+        render_block(["c"], tmp_path)
+
+
+def _rerun(name, data_home, seeds=None, **override):
+    committed = json.loads((RESULTS / f"{name}.json").read_text())
+    options = {**committed["options"], **override}
+    options.pop("sweep", None)  # diagnostics only: the rows do not depend on it
+    result = run_suite(
+        SUITES[committed["suite"]],
+        seeds=committed["seeds"] if seeds is None else seeds,
+        data_home=data_home,
+        command=[],
+        model=committed["model"],
+        progress=False,
+        **options,
+    )
+    return committed, result
+
+
+# The deterministic suites: a re-run on the real data must give the committed rows exactly.
+EXACT = [
+    "dialog-babi-tfidf",
+    "dialog-babi-tfidf-type",
+    "dialog-babi-nn",
+    "babi-qa-ngram",
+    "babi-qa-struct-svm",
+    "movie-dialog-svd-task2",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", EXACT)
+def test_cheap_suites_reproduce_their_committed_rows_exactly(name, data_home):
+    committed, result = _rerun(name, data_home)
+    assert result["rows"] == committed["rows"]
+
+
+# Seed-sensitive suites, re-run at seed 0 on their cheapest tasks: each row must land
+# inside the spread the committed result reports over its seeds.
+SPREAD = [("dialog-babi-se", [1, 2, 4]), ("dialog-babi-memn2n", [1, 2])]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, tasks", SPREAD)
+def test_seeded_suites_land_inside_their_committed_spread(name, tasks, data_home):
+    committed, result = _rerun(name, data_home, seeds=[0], tasks=tasks)
+    assert len(committed["seeds"]) > 1
+    ref = {(r["task"], r["split"]): r for r in committed["rows"]}
+    for row in result["rows"]:
+        c = ref[row["task"], row["split"]]
+        low, high = min(c["per_response_by_seed"]), max(c["per_response_by_seed"])
+        assert low - 0.05 <= row["per_response"] <= high + 0.05, (row, c)
