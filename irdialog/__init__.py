@@ -1,7 +1,7 @@
 """irdialog: classical, CPU-only response ranking for dialog and question answering."""
 
 from .base import Context, Turn
-from .embed import MemN2NRanker, SupervisedEmbeddingRanker, SVDRecommender
+from .embed import EntitySymbolRanker, MemN2NRanker, SupervisedEmbeddingRanker, SVDRecommender
 from .features import EntityParser, MatchTypeFeaturizer
 from .retrieval import KBMemoryRetriever, NearestNeighborRanker, NGramClassifier, TfidfRanker
 from .svm import StructuredSVMQA
@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Context",
     "EntityParser",
+    "EntitySymbolRanker",
     "KBMemoryRetriever",
     "MatchTypeFeaturizer",
     "MemN2NRanker",

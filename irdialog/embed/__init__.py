@@ -1,7 +1,9 @@
-"""Embedding models: supervised embeddings, end-to-end memory networks, the SVD recommender."""
+"""Embedding models: supervised embeddings, end-to-end memory networks, the SVD recommender,
+and the entity-symbol wrapper that ranks entities with them."""
 
+from ._entity_symbol import EntitySymbolRanker
 from ._memn2n import MemN2NRanker
 from ._supervised_embedding import SupervisedEmbeddingRanker
 from ._svd import SVDRecommender
 
-__all__ = ["MemN2NRanker", "SVDRecommender", "SupervisedEmbeddingRanker"]
+__all__ = ["EntitySymbolRanker", "MemN2NRanker", "SVDRecommender", "SupervisedEmbeddingRanker"]
