@@ -5,7 +5,7 @@ Every letter of every file is mapped through one fixed random permutation of ``a
 tabs, spaces and line structure are unchanged, and so are the file names, so that
 ``load_babi_qa(task, split, lang="shuffled", data_home=OUT)`` reads the copy:
 
-    python benchmarks/make_shuffled_babi.py --data-home ../shared/data --output /tmp/babi-shuffled
+    python -m benchmarks.make_shuffled_babi --data-home ../shared/data --output /tmp/babi-shuffled
     irdialog bench babi-qa --model memn2n --lang shuffled --data-home /tmp/babi-shuffled
 
 reads ``<data-home>/babi-qa/en/qa*_*.txt[.gz]`` and writes

@@ -13,7 +13,7 @@ signal to find (its recall here measures nothing about Ubuntu).
 
 Run::
 
-    python benchmarks/make_ubuntu_corpus.py --out /tmp/ubuntu-1m   # writes /tmp/ubuntu-1m/ubuntu/
+    python -m benchmarks.make_ubuntu_corpus --out /tmp/ubuntu-1m   # writes /tmp/ubuntu-1m/ubuntu/
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ reading only those memories).
 
 Usage::
 
-    python benchmarks/movie_dialog_coverage.py --data-home ../shared/data
+    python -m benchmarks.movie_dialog_coverage --data-home ../shared/data
 """
 
 from __future__ import annotations

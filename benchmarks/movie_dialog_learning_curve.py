@@ -9,7 +9,7 @@ and epoch comparisons of BENCHMARKS.md). Test is never read.
 
 Usage::
 
-    python benchmarks/movie_dialog_learning_curve.py --task 1 --model memn2n \\
+    python -m benchmarks.movie_dialog_learning_curve --task 1 --model memn2n \\
         --params benchmarks/results/movie-dialog-memn2n-task1.json --data-home ../shared/data
 """
 
@@ -24,7 +24,6 @@ import numpy as np
 from irdialog.bench._movie_dialog import (
     MOVIE_DIALOG_MODELS,
     TASK_METRIC,
-    chosen_point,
     entity_candidates,
     gold_lists,
     heldout_score,
@@ -49,8 +48,11 @@ def main(argv=None) -> None:
         "e.g. ranker__epochs=30 ranker__optimizer='sgd'",
     )
     args = ap.parse_args(argv)
-    chosen = json.load(open(args.params))["params"][str(args.task)]
-    point = chosen_point(args.model, args.task, chosen)
+    result = json.loads(open(args.params, encoding="utf-8").read())
+    if (result["suite"], result["model"]) != ("movie-dialog", args.model):
+        ap.error(f"{args.params} is not a movie-dialog {args.model} result")
+    [chosen] = result["runs"][0]["chosen"]  # seed 0's choice
+    point = dict(chosen["params"])
     for item in args.set:
         name, _, value = item.partition("=")
         point[name] = ast.literal_eval(value)

@@ -1,6 +1,6 @@
 """Speed of MemN2NRanker training, next to numpy's float32 matmul in the same process.
 
-    python benchmarks/speed_memn2n.py [--threads 1] [--repeat 3] [--output speed.json]
+    python -m benchmarks.speed_memn2n [--threads 1] [--repeat 3] [--output speed.json]
 
 Measures (best of ``--repeat``, since the machine may be shared):
 
@@ -17,21 +17,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from irdialog.bench._memn2n_presets import MEMN2N_BABI_QA_PRESETS
+from irdialog.bench import load_presets
 from irdialog.datasets import load_babi_qa, load_dialog_babi
 from irdialog.embed import _memn2n_kernels as K
 from irdialog.embed._memn2n import MemN2NRanker
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed import numpy_matmul_gflops  # noqa: E402
-from tune_memn2n import DEFAULT_DATA  # noqa: E402
+from .speed import numpy_matmul_gflops
 
 DIALOG_SETTING = dict(
     hops=3,
@@ -81,7 +77,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--epochs", type=int, default=10)
-    ap.add_argument("--data-home", default=os.environ.get("IRDIALOG_DATA", DEFAULT_DATA))
+    ap.add_argument("--data-home", default=None, help="default: $IRDIALOG_DATA, then bundled")
     ap.add_argument("--output")
     args = ap.parse_args(argv)
     dialog = load_dialog_babi(1, "trn", data_home=args.data_home)
@@ -102,7 +98,8 @@ def main(argv=None):
         per_epoch = (tn - t0) / args.epochs
         model = fit_dialog(1)
         flops = epoch_flops(model, dialog.X)
-        qa_model = MemN2NRanker(**MEMN2N_BABI_QA_PRESETS[1], random_state=0)
+        preset = {**load_presets("babi-qa", "memn2n")[1].params, "n_init": 1}
+        qa_model = MemN2NRanker(**preset, random_state=0)
         qa_fit = best_time(lambda: qa_model.fit(qa.X, qa.y), args.repeat)
     row = {
         "blas_threads": args.threads,

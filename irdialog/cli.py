@@ -14,8 +14,10 @@ Examples
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -32,6 +34,8 @@ from .bench import (
     format_qa_table,
     format_table,
     run_suite,
+    search_babi_qa,
+    write_presets,
 )
 from .bench._report import update_markdown
 from .datasets import list_datasets
@@ -106,12 +110,18 @@ def _print_chosen(result) -> None:
 _SUITES = {
     "dialog-babi": (
         bench_dialog_babi,
-        lambda a: {"model": a.model, "tasks": a.tasks},
+        lambda a: {"model": a.model, "tasks": a.tasks, **_tuning(a)},
         lambda r: (print(format_table(r)), _print_chosen(r)),
     ),
     "babi-qa": (
         bench_babi_qa,
-        lambda a: {"model": a.model, "tasks": a.tasks, "lang": a.lang, "joint": a.joint},
+        lambda a: {
+            "model": a.model,
+            "tasks": a.tasks,
+            "lang": a.lang,
+            "joint": a.joint,
+            **_tuning(a),
+        },  # fmt: skip
         lambda r: print(format_qa_table(r)),
     ),
     "movie-dialog": (
@@ -131,7 +141,44 @@ _SUITES = {
 }
 
 
+def _tuning(args) -> dict:
+    """The held-out mode and parameter overrides of a tuning run (``--heldout --set``)."""
+    out = {}
+    if args.heldout:
+        out["heldout"] = True
+    if args.set:
+        out["overrides"] = dict(args.set)
+    return out
+
+
+def _cmd_search(args) -> int:
+    output = check_output(args.presets_output)
+    _check_data_home(args.data_home)
+    chosen = search_babi_qa(
+        args.model, args.tasks, lang=args.lang, data_home=args.data_home, progress=_progress(args)
+    )
+    if output is not None:
+        write_presets(
+            output,
+            suite="babi-qa",
+            model=args.model,
+            search=shlex.join(["irdialog", *args.argv]),
+            chosen=chosen,
+            notes=[
+                "Each task's best point of the grid by accuracy on the last 20% of the stories "
+                "of its training file, the model fitted on the first 80% (test never loaded)."
+            ],
+        )
+    if not args.quiet:
+        for entry in chosen:
+            score = entry["selection"]["valid_accuracy"]
+            print(f"task {entry['task']}: {json.dumps(entry['params'])}  valid {score}")
+    return 0
+
+
 def _cmd_bench(args) -> int:
+    if getattr(args, "search", False):
+        return _cmd_search(args)
     output = check_output(args.output)
     _check_data_home(args.data_home)
     suite_fn, options, show = _SUITES[args.suite]
@@ -166,6 +213,16 @@ def _cmd_datasets(args) -> int:
         status = f"found at {info['path']}" if info["found"] else "not found"
         print(f"{family:<16} {status}")
     return 0
+
+
+def _assignment(text: str) -> tuple[str, object]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        return name, ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return name, value  # a bare word, e.g. optimizer=adam
 
 
 def _positive_int(text: str) -> int:
@@ -209,14 +266,31 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_argument("--output", help="write the result, with its provenance, as JSON here")
     runs.set_defaults(func=_cmd_bench)
 
-    dialog = suites.add_parser("dialog-babi", parents=[runs], help="dialog bAbI Table 2 (11 rows)")
+    tuning = argparse.ArgumentParser(add_help=False)
+    tuning.add_argument(
+        "--heldout",
+        action="store_true",
+        help="score held-out data instead of test (dialog bAbI: dev; bAbI QA: the last "
+        "stories of each training file); the test files are not loaded",
+    )
+    tuning.add_argument(
+        "--set",
+        type=_assignment,
+        action="append",
+        metavar="NAME=VALUE",
+        help="override a hyper-parameter of the presets or grid (repeatable; for tuning)",
+    )
+
+    dialog = suites.add_parser(
+        "dialog-babi", parents=[runs, tuning], help="dialog bAbI Table 2 (11 rows)"
+    )
     dialog.add_argument("--model", required=True, choices=sorted(DIALOG_BABI_MODELS))
     dialog.add_argument(
         "--tasks", nargs="+", type=int, default=[1, 2, 3, 4, 5, 6], choices=range(1, 7),
         metavar="TASK",
     )  # fmt: skip
 
-    qa = suites.add_parser("babi-qa", parents=[runs], help="bAbI QA, 20 tasks (Table 3)")
+    qa = suites.add_parser("babi-qa", parents=[runs, tuning], help="bAbI QA, 20 tasks (Table 3)")
     qa.add_argument("--model", required=True, choices=sorted(BABI_QA_MODELS))
     qa.add_argument(
         "--tasks", nargs="+", type=int, default=list(range(1, 21)), choices=range(1, 21),
@@ -224,6 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     qa.add_argument("--lang", default="en", help="language folder of babi-qa/ (en, hn, ...)")
     qa.add_argument("--joint", action="store_true", help="one model trained on all tasks")
+    qa.add_argument(
+        "--search",
+        action="store_true",
+        help="choose each task's hyper-parameters on its validation stories (the model's "
+        "grid) instead of running the bench",
+    )
+    qa.add_argument("--presets-output", help="with --search: write the chosen presets here")
 
     movie = suites.add_parser(
         "movie-dialog", parents=[runs], help="Movie Dialog Table 6 (dev-as-train protocol)"

@@ -191,3 +191,70 @@ def test_seeded_suites_land_inside_their_committed_spread(name, tasks, data_home
         c = ref[row["task"], row["split"]]
         low, high = min(c["per_response_by_seed"]), max(c["per_response_by_seed"])
         assert low - 0.05 <= row["per_response"] <= high + 0.05, (row, c)
+
+
+def test_heldout_dialog_run_scores_dev_and_never_reads_test():
+    with record_data_files() as files:
+        run = bench_dialog_babi(
+            "nn", tasks=[1], progress=False, heldout=True, overrides={"similarity": "jaccard"}
+        )
+    assert not any("tst" in f.name for f in files)
+    [row] = run["rows"]
+    assert row["split"] == "dev" and row["paper_per_response"] is None
+    assert run["chosen"][0]["params"] == {"similarity": "jaccard"}
+    assert run["options"] == {"tasks": [1], "heldout": True, "overrides": {"similarity": "jaccard"}}
+
+
+def test_heldout_qa_run_scores_the_last_stories_of_train():
+    with record_data_files() as files:
+        run = bench_babi_qa("ngram", tasks=[1], progress=False, heldout=True)
+    assert [f.name for f in files] == ["qa1_single-supporting-fact_train.txt.gz"]
+    train = load_babi_qa(1, "train")
+    [row] = run["rows"]
+    assert row["paper"] is None
+    assert row["n"] == sum(g >= 160 for g in train.groups)  # 200 stories, the last 20%
+
+
+def test_search_chooses_on_validation_and_round_trips_as_presets(tmp_path):
+    from irdialog.bench import read_presets, search_babi_qa, write_presets
+
+    chosen = search_babi_qa("struct-svm", tasks=[1], progress=False)
+    [entry] = chosen
+    assert set(entry["params"]) == {"C"}
+    grid = entry["selection"]["grid"]
+    assert len(grid) == 2 and max(p["valid_accuracy"] for p in grid) == (
+        entry["selection"]["valid_accuracy"]
+    )
+    path = tmp_path / "p.json"
+    write_presets(path, suite="babi-qa", model="struct-svm", search="cmd", chosen=chosen)
+    preset = read_presets(path)["presets"][1]
+    assert preset.params == entry["params"] and preset.record["search"] == "cmd"
+    with pytest.raises(ValueError, match="no grid"):
+        search_babi_qa("memn2n", tasks=[1], progress=False)
+
+
+@pytest.mark.parametrize(
+    "suite, model, tasks",
+    [
+        ("dialog-babi", "se", range(1, 7)),
+        ("dialog-babi", "se-type", range(1, 7)),
+        ("dialog-babi", "se-bigrams", range(1, 7)),
+        ("dialog-babi", "memn2n", range(1, 7)),
+        ("babi-qa", "ngram", range(1, 21)),
+        ("babi-qa", "struct-svm", range(1, 21)),
+        ("babi-qa", "memn2n", [*range(1, 21), None]),
+    ],
+)
+def test_every_preset_file_covers_its_tasks_with_valid_parameters(suite, model, tasks):
+    from irdialog.bench import BABI_QA_MODELS, DIALOG_BABI_MODELS, load_presets
+    from irdialog.datasets import load_dialog_babi
+
+    presets = load_presets(suite, model)
+    assert sorted(presets, key=str) == sorted(tasks, key=str)
+    for preset in presets.values():
+        assert preset.search and "dev" not in preset.params
+        if suite == "babi-qa":
+            BABI_QA_MODELS[model].build(**preset.params)  # set_params validates the names
+        else:
+            data = load_dialog_babi(1, "trn")
+            DIALOG_BABI_MODELS[model].build(data, **preset.params)

@@ -145,3 +145,26 @@ def test_classical_babi_qa_targets(data_home):
     svm = bench_babi_qa("struct-svm", data_home=data_home, progress=False)
     accs = [r["accuracy"] for r in svm["rows"]]
     assert sum(accs) / 20 >= 79.0 and sum(a < 95.0 for a in accs) <= 9
+
+
+def test_set_and_heldout_tune_without_test(tmp_path, bundled_only, capsys):
+    out = tmp_path / "tune.json"
+    argv = ["bench", "dialog-babi", "--model", "nn", "--tasks", "1", "--heldout"]
+    assert main([*argv, "--set", "similarity='jaccard'", "--output", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert result["options"]["overrides"] == {"similarity": "jaccard"}
+    assert [r["split"] for r in result["rows"]] == ["dev"]
+    assert not any("tst" in f["path"] for f in result["provenance"]["data"])
+    with pytest.raises(SystemExit):
+        main([*argv, "--set", "similarity"])
+
+
+def test_search_writes_a_preset_file(tmp_path, bundled_only, capsys):
+    from irdialog.bench import read_presets
+
+    out = tmp_path / "presets.json"
+    argv = ["bench", "babi-qa", "--model", "ngram", "--tasks", "1", "--search"]
+    assert main([*argv, "--presets-output", str(out)]) == 0
+    doc = read_presets(out)
+    assert doc["search"].startswith("irdialog bench babi-qa --model ngram")
+    assert set(doc["presets"]) == {1} and "valid" in capsys.readouterr().out

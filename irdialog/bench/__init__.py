@@ -1,24 +1,19 @@
 """Benchmark suites: the rows of the papers' tables, reproduced on the real data.
 
-One module per data family: dialog bAbI and bAbI QA (``_babi``), Movie Dialog
-(``_movie_dialog``), Ubuntu (``_ubuntu``). A suite function runs one seed and returns the
+One module per suite: dialog bAbI (``_dialog_babi``), bAbI QA (``_babi_qa``), Movie Dialog
+(``_movie_dialog``), Ubuntu (``_ubuntu``); hyper-parameters chosen beforehand are data
+(``_presets``, ``irdialog/data/presets/*.json``). A suite function runs one seed and returns the
 rows of its table next to the paper's; :func:`run_suite` runs it over seeds and adds the
 provenance record (``_harness``, ``_provenance``); ``_report`` renders the result files as
 the Markdown tables of BENCHMARKS.md. ``irdialog bench`` is the command over all of it.
 """
 
-from ._babi import (
-    BABI_QA_MODELS,
-    DIALOG_BABI_MODELS,
-    Preset,
-    bench_babi_qa,
-    bench_dialog_babi,
-    format_qa_table,
-    format_table,
-)
+from ._babi_qa import BABI_QA_MODELS, bench_babi_qa, format_qa_table, search_babi_qa
+from ._dialog_babi import DIALOG_BABI_MODELS, bench_dialog_babi, format_table
 from ._harness import merge_runs, reseed, run_suite
 from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
+from ._presets import Preset, load_presets, read_presets, write_presets
 from ._provenance import provenance
 from ._ubuntu import UBUNTU_MODELS, bench_ubuntu
 
@@ -34,9 +29,13 @@ __all__ = [
     "bench_ubuntu",
     "format_qa_table",
     "format_table",
+    "load_presets",
     "merge_runs",
     "paper_table",
     "provenance",
+    "read_presets",
     "reseed",
     "run_suite",
+    "search_babi_qa",
+    "write_presets",
 ]

@@ -96,7 +96,7 @@ def _movie_kb_sentences(data_home):
 # dictionaries per task (dimensions above 200, the paper's 1000 for task 3, cut to 200 for
 # time). Trained on 8k dev examples instead of the paper's 96k-1M, plain SGD at the paper's
 # rates barely moves (held-out task 2 hits@100 4.70 at 0.005, 9.50 at 0.05, 12.60 with 100
-# epochs; benchmarks/movie_dialog_learning_curve.py --set, see BENCHMARKS.md): Adagrad (50
+# epochs; python -m benchmarks.movie_dialog_learning_curve --set, see BENCHMARKS.md): Adagrad (50
 # epochs) gave 23-26, so the grid is over its learning rate and margin.
 _SE_COMMON = {
     "ranker__optimizer": ["adagrad"],
@@ -114,7 +114,7 @@ _SE_TASK_GRIDS = {
 # MemN2N: the paper's 1 hop for tasks 1 and 2 and 3 hops for task 3 (appendix B) against
 # one alternative each. Adam with batches of 128: plain SGD at the paper's rates was far from
 # converged in our epoch budget (task 1 held-out hits@1 26.63 after 12 epochs of SGD at 0.01;
-# Adam figures in BENCHMARKS.md, from benchmarks/movie_dialog_learning_curve.py --set).
+# Adam figures in BENCHMARKS.md, from python -m benchmarks.movie_dialog_learning_curve --set).
 _MEMN2N_TASK_GRIDS = {
     1: {"ranker__hops": [1], "ranker__learning_rate": [0.005, 0.01]},
     2: {"ranker__hops": [1], "ranker__learning_rate": [0.005, 0.01]},

@@ -14,7 +14,7 @@ Run (from the repository root)::
     # the 100-row genuine sample
     irdialog bench ubuntu --data-home ../shared/data
     # the full-size streaming run on a generated v2-format corpus
-    python benchmarks/make_ubuntu_corpus.py --out /tmp/ubuntu-1m
+    python -m benchmarks.make_ubuntu_corpus --out /tmp/ubuntu-1m
     irdialog bench ubuntu --data-home /tmp/ubuntu-1m --chunksize 50000
 
 """

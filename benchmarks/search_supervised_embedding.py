@@ -1,5 +1,5 @@
-"""Choose SupervisedEmbeddingRanker hyper-parameters on the dialog bAbI dev sets and report
-dev and test per-response accuracy next to the paper (Bordes et al. 2017, Tables 2 and 10).
+"""Choose SupervisedEmbeddingRanker hyper-parameters on the dialog bAbI dev sets (Bordes et
+al. 2017, Tables 2 and 10): the search that wrote ``irdialog/data/presets/dialog-babi-se*.json``.
 
 Three models, as in the paper's supervised-embedding columns:
 
@@ -9,7 +9,7 @@ Three models, as in the paper's supervised-embedding columns:
   history, the paper's "type regardless of a match" variant (``match_type="type"``);
 - ``se-bigrams``: unigrams and bigrams (Table 10).
 
-Protocol (test data never enter a choice):
+Protocol (the test files are never loaded):
 
 1. ``use_history``, ``embedding_dim`` and ``n_negatives`` are the paper's own dev choices per
    task (Table 8, ``../shared/reference/dialog_babi_hyperparameters.csv``).
@@ -22,39 +22,37 @@ Protocol (test data never enter a choice):
    only what it adds: the match-type variant (``"match"``; also ``"type"`` for inputs
    without history) and the type set (the paper's 7 KB types, or all types including
    restaurant names).
-4. The chosen model scores tst and tst-OOV.
 
-The chosen points are recorded below in ``SE_DIALOG_BABI_PRESETS``. A preset fitted with its
-recorded ``epochs`` and no early stopping reproduces the chosen model bit for bit (the
-seed fixes the initialisation, the example order and the negatives; validation draws no
-random numbers), which ``--presets`` does.
+A preset fitted with its recorded ``epochs`` and no early stopping reproduces the chosen
+model bit for bit (the seed fixes the initialisation, the example order and the negatives;
+validation draws no random numbers): ``irdialog bench dialog-babi --model se`` fits them.
 
 Usage (each call under about 10 minutes on one core; split the longest searches, those of
 task 5, with ``--points``)::
 
-    NUMBA_NUM_THREADS=1 python benchmarks/tune_supervised_embedding.py --data-home ../shared/data \
-        --tasks 1 2 --models se
-    NUMBA_NUM_THREADS=1 python benchmarks/tune_supervised_embedding.py --data-home ../shared/data \
-        --presets --tasks 5
+    NUMBA_NUM_THREADS=1 python -m benchmarks.search_supervised_embedding \
+        --data-home ../shared/data --tasks 1 2 --models se --presets-output /tmp/se.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
 import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from irdialog.bench._babi import DIALOG_BABI_MODELS, DIALOG_BABI_ROWS
-from irdialog.bench._paper import paper_table
-from irdialog.bench._se_presets import SE_DIALOG_BABI_PRESETS
+from irdialog.bench import load_presets, read_presets, write_presets
+from irdialog.bench._presets import preset_path
 from irdialog.datasets import load_dialog_babi
 from irdialog.embed import SupervisedEmbeddingRanker
 from irdialog.features import MatchTypeFeaturizer
 
 MODELS = ("se", "se-type", "se-bigrams")
+COMMAND = ("python", "-m", "benchmarks.search_supervised_embedding")
 
 # Bordes et al. 2017, Table 8 (the paper's dev choices): input, dimension, negatives.
 TABLE8 = {
@@ -66,23 +64,10 @@ TABLE8 = {
     6: dict(use_history=False, embedding_dim=128, n_negatives=100),
 }
 
-# Test per-response accuracy of the paper (dialog_babi_table2.csv), per model and row.
-_TABLE2 = {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
-PAPER = {
-    m: {row: float(_TABLE2[row][DIALOG_BABI_MODELS[m].paper_column]) for row in DIALOG_BABI_ROWS}
-    for m in MODELS
-}
-
 # Common to every run: the seed, and the early-stopping budget of the search.
 COMMON = dict(random_state=0)
 MAX_EPOCHS = {True: 300, False: 150}  # by use_history: long inputs learn more slowly
 PATIENCE = 20
-
-# The chosen presets live in irdialog/bench/_se_presets.py (SE_DIALOG_BABI_PRESETS).
-
-
-def splits(task):
-    return ("tst", "tst-OOV") if task < 6 else ("tst",)
 
 
 def kb_types(kb, types):
@@ -91,11 +76,11 @@ def kb_types(kb, types):
 
 
 class TaskData:
-    """A task's trn, dev and test splits, and their match-type annotations (cached)."""
+    """A task's trn and dev splits, and their match-type annotations (cached)."""
 
     def __init__(self, task, data_home=None):
         self.task = task
-        self.data = {s: load_dialog_babi(task, s, data_home) for s in ("trn", "dev", *splits(task))}
+        self.data = {s: load_dialog_babi(task, s, data_home) for s in ("trn", "dev")}
         self.trn = self.data["trn"]
         self._annotated = {}
 
@@ -112,7 +97,6 @@ class TaskData:
         """The ranker of a preset/grid point and the type set its inputs need (or None)."""
         params = dict(params)
         types = params.pop("types", None)
-        params.pop("dev", None)
         if params.get("match_type") == "type":
             keep = set(kb_types(self.trn.kb, types))
             params["kb"] = {e: t for e, t in self.trn.kb.items() if t in keep}
@@ -121,13 +105,6 @@ class TaskData:
             candidates=self.trn.candidates, **COMMON, **params, **extra
         )
         return model, types
-
-
-def evaluate(model, td: TaskData, types) -> dict:
-    out = {}
-    for split in ("dev", *splits(td.task)):
-        out[split] = 100.0 * model.score(td.X(split, types), td.data[split].y)
-    return out
 
 
 def grid(task, model, presets) -> list[dict]:
@@ -149,14 +126,14 @@ def grid(task, model, presets) -> list[dict]:
         return [dict(point, ngram_range=(1, 2)) for point in grid(task, "se", presets)]
     if task not in presets or "se" not in presets[task]:
         raise SystemExit(f"{model} starts from the se preset of task {task}: search se first.")
-    base = {k: v for k, v in presets[task]["se"].items() if k not in ("epochs", "dev")}
+    base = {k: v for k, v in presets[task]["se"].items() if k != "epochs"}
     modes = ("match",) if t8["use_history"] else ("match", "type")
     return [dict(base, match_type=mode, types=ts) for mode in modes for ts in ("paper", "all")]
 
 
 def search(td: TaskData, model: str, presets, log, points=None) -> dict:
     """Fit every grid point (or those numbered in ``points``) with early stopping on dev;
-    return the best as a preset, with the test scores of the chosen model."""
+    return the best as a preset entry ``{"task", "params", "selection"}``."""
     best = None
     for number, point in enumerate(grid(td.task, model, presets)):
         if points is not None and number not in points:
@@ -181,36 +158,15 @@ def search(td: TaskData, model: str, presets, log, points=None) -> dict:
             f"({seconds:.0f}s)"
         )
         if best is None or dev > best[0]:
-            best = (dev, dict(point, epochs=best_epoch), ranker, types)
-    dev, preset, ranker, types = best
-    preset["dev"] = round(dev, 2)
-    return preset, evaluate(ranker, td, types)
-
-
-def fit_preset(td: TaskData, preset: dict):
-    ranker, types = td.ranker(preset)
-    ranker.fit(td.X("trn", types), td.trn.y)
-    return evaluate(ranker, td, types)
-
-
-def report(rows: list[dict]) -> str:
-    head = f"{'model':<11}{'task':<5}{'split':<9}{'dev':>7}{'test':>8}{'paper':>8}{'diff':>7}  ok"
-    lines = [head]
-    for r in rows:
-        diff = r["test"] - r["paper"]
-        ok = "yes" if diff >= -1.0 else "NO"
-        lines.append(
-            f"{r['model']:<11}{r['task']:<5}{r['split']:<9}{r['dev']:>7.2f}{r['test']:>8.2f}"
-            f"{r['paper']:>8.1f}{diff:>+7.2f}  {ok}"
-        )
-    return "\n".join(lines)
+            best = (dev, dict(point, epochs=best_epoch))
+    dev, preset = best
+    return {"task": td.task, "params": preset, "selection": {"dev_per_response": round(dev, 2)}}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
-    parser.add_argument("--presets", action="store_true", help="fit the recorded presets only")
     parser.add_argument(
         "--points",
         type=int,
@@ -219,40 +175,47 @@ def main(argv=None):
         help="search only these grid points (numbered from 0), to split a long search in "
         "parts; the preset is then the best dev score over the parts",
     )
-    parser.add_argument("--data-home", default=None)
-    parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    parser.add_argument("--data-home", default=None, help="default: $IRDIALOG_DATA, then bundled")
+    parser.add_argument(
+        "--presets-output",
+        default=None,
+        help="write each model's chosen presets to this file (the model's name is appended "
+        "before .json when several models are searched)",
+    )
     args = parser.parse_args(argv)
     threadpool_limits(1)  # like NUMBA_NUM_THREADS=1: one core per experiment
-    presets = {t: dict(m) for t, m in SE_DIALOG_BABI_PRESETS.items()}
-    rows, chosen = [], {}
+    # se-type starts from the se preset of its task: the recorded one, or the one found here.
+    presets = {t: {"se": p.params} for t, p in load_presets("dialog-babi", "se").items()}
+    chosen = {model: [] for model in args.models}
     for task in args.tasks:
         td = TaskData(task, args.data_home)
         for model in [m for m in MODELS if m in args.models]:
             start = time.perf_counter()
-            if args.presets:
-                preset = presets[task][model]
-                scores = fit_preset(td, preset)
-            else:
-                print(f"task {task} {model}: searching", flush=True)
-                log = lambda s: print(s, flush=True)  # noqa: E731
-                preset, scores = search(td, model, presets, log, args.points)
-                presets.setdefault(task, {})[model] = preset
-            chosen.setdefault(task, {})[model] = preset
-            print(f"task {task} {model}: {preset} -> {scores} ({time.perf_counter() - start:.0f}s)")
-            for split in splits(task):
-                rows.append(
-                    dict(model=model, task=task, split=split, dev=scores["dev"],
-                         test=scores[split], paper=PAPER[model][(task, split)])
-                )  # fmt: skip
-    print()
-    print(report(rows))
-    if not args.presets:
-        print("\nSE_DIALOG_BABI_PRESETS entries:")
-        print(json.dumps({str(t): m for t, m in chosen.items()}, indent=1))
-    if args.json:
-        with open(args.json, "w") as f:
-            out = {"rows": rows, "presets": {str(t): m for t, m in chosen.items()}}
-            json.dump(out, f, indent=1)
+            print(f"task {task} {model}: searching", flush=True)
+            entry = search(td, model, presets, lambda s: print(s, flush=True), args.points)
+            presets.setdefault(task, {})[model] = entry["params"]
+            chosen[model].append(entry)
+            print(f"task {task} {model}: {json.dumps(entry)} ({time.perf_counter() - start:.0f}s)")
+    if args.presets_output:
+        for model, entries in chosen.items():
+            path = args.presets_output
+            if len(chosen) > 1:
+                path = path.removesuffix(".json") + f"-{model}.json"
+            write_presets(
+                path,
+                suite="dialog-babi",
+                model=model,
+                search=shlex.join(
+                    [
+                        "python",
+                        "-m",
+                        "benchmarks.search_supervised_embedding",
+                        *(argv or sys.argv[1:]),
+                    ]
+                ),
+                chosen=entries,
+                notes=read_presets(preset_path("dialog-babi", model))["notes"],
+            )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,278 @@
+"""Dialog bAbI suite (Bordes et al. 2017, Table 2): per-response and per-dialog accuracy.
+
+For each task, a model is fitted on trn for every point of its grid (or with its preset,
+``irdialog/data/presets/dialog-babi-<model>.json``), the point with the best dev accuracy is
+kept and scored on tst and tst-OOV. With ``heldout=True`` only dev is scored (the test
+files are never loaded): with ``overrides`` this is how presets are tuned
+(``irdialog bench dialog-babi --heldout --set NAME=VALUE``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sklearn.model_selection import ParameterGrid
+from sklearn.pipeline import Pipeline
+from tqdm.auto import tqdm
+
+from ..datasets import load_dialog_babi
+from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
+from ..features import MatchTypeFeaturizer
+from ..metrics import per_dialog_accuracy, per_response_accuracy
+from ..retrieval import NearestNeighborRanker, TfidfRanker
+from ._harness import reseed, round_metric, with_spread
+from ._paper import paper_table
+from ._presets import load_presets
+
+DIALOG_BABI_ROWS = [(t, "tst") for t in range(1, 6)] + [(t, "tst-OOV") for t in range(1, 6)]
+DIALOG_BABI_ROWS.append((6, "tst"))
+
+
+@dataclass
+class ModelSpec:
+    """How a suite builds a model: a factory of (task data, params) and the dev grid."""
+
+    paper_column: str
+    build: Callable[..., object]
+    grid: dict = field(default_factory=dict)
+    # The preset file (irdialog/data/presets/dialog-babi-<presets>.json) of hyper-parameters
+    # chosen beforehand on dev, for models too slow to grid-search in the bench; replaces
+    # the grid.
+    presets: str | None = None
+
+
+def _tfidf(data, **params):
+    return TfidfRanker(candidates=data.candidates, **params)
+
+
+def _with_match_type(data, ranker, types: str):
+    """``ranker`` behind a MatchTypeFeaturizer over the task's KB. ``types``: "paper" for the
+    paper's seven entity types, "all" for those and restaurant names (R_name in the KB)."""
+    keep = [t for t in sorted(set(data.kb.values())) if types == "all" or t != "R_name"]
+    return Pipeline([("match_type", MatchTypeFeaturizer(data.kb, types=keep)), ("ranker", ranker)])
+
+
+def _tfidf_type(data, **params):
+    return _with_match_type(data, _tfidf(data, **params), "paper")
+
+
+def _nn(data, **params):
+    return NearestNeighborRanker(candidates=data.candidates, **params)
+
+
+def _memn2n(data, **params):
+    return MemN2NRanker(candidates=data.candidates, random_state=0, **params)
+
+
+def _memn2n_type(data, **params):
+    # Every KB type: the setting the presets were chosen with.
+    return _with_match_type(data, _memn2n(data, **params), "all")
+
+
+def _se(variant):
+    def build(data, types=None, **params):
+        # ``types``: the match-type set, or None for no match type.
+        ranker = SupervisedEmbeddingRanker(candidates=data.candidates, random_state=0, **params)
+        return ranker if types is None else _with_match_type(data, ranker, types)
+
+    return ModelSpec(
+        {"se": "supervised_embeddings", "se-type": "se_match_type", "se-bigrams": "se_bigrams"}[
+            variant
+        ],
+        build,
+        presets=variant,
+    )
+
+
+DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
+    "tfidf": ModelSpec("tfidf", _tfidf, {"use_history": [True, False]}),
+    "tfidf-type": ModelSpec(
+        "tfidf_type", _tfidf_type, {"use_history": [True, False], "type_weight": [1.0, 3.0]}
+    ),
+    "nn": ModelSpec("nearest_neighbor", _nn, {"similarity": ["overlap", "jaccard"]}),
+    "se": _se("se"),
+    "se-type": _se("se-type"),
+    "se-bigrams": _se("se-bigrams"),
+    # One preset per task serves both columns.
+    "memn2n": ModelSpec("memn2n", _memn2n, presets="memn2n"),
+    "memn2n-type": ModelSpec("memn2n_match_type", _memn2n_type, presets="memn2n"),
+}
+
+
+def _evaluate(model, data) -> dict:
+    pred = model.predict(data.X)
+    return {
+        "per_response": 100.0 * per_response_accuracy(data.y, pred),
+        "per_dialog": 100.0 * per_dialog_accuracy(data.y, pred, data.groups),
+        "n": len(data.y),
+    }
+
+
+def _dialog_paper():
+    return {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
+
+
+def bench_dialog_babi(
+    model: str,
+    tasks=(1, 2, 3, 4, 5, 6),
+    data_home=None,
+    progress: bool = True,
+    seed: int = 0,
+    heldout: bool = False,
+    overrides: dict | None = None,
+) -> dict:
+    """Reproduce a model's column of dialog bAbI Table 2 (Bordes et al. 2017), one seed.
+
+    For each task: fit on trn with every point of the model's grid (or its preset), keep
+    the point with the best dev per-response accuracy, refit nothing (the chosen model is
+    the one fitted on trn) and score tst and tst-OOV. Every data file is loaded before the
+    first fit, so a missing file fails at once.
+
+    Parameters
+    ----------
+    model : str
+        A key of ``DIALOG_BABI_MODELS``.
+    tasks : sequence of int, default=(1, 2, 3, 4, 5, 6)
+    data_home : path-like, default=None
+        See :func:`irdialog.datasets.get_data_home` (None: the bundled data).
+    progress : bool, default=True
+    seed : int, default=0
+        The ``random_state`` of the models.
+    heldout : bool, default=False
+        Score the dev split only (rows of split ``"dev"``, no paper values); the test files
+        are not loaded.
+    overrides : dict, default=None
+        Parameters set on top of every grid point or preset (for tuning, with ``heldout``).
+
+    Returns
+    -------
+    run : dict
+        ``{"suite", "model", "options", "chosen", "rows", "seconds"}``; rows ``{"task",
+        "split", "n", "per_response", "per_dialog", "paper_per_response",
+        "paper_per_dialog"}`` in percent; ``chosen`` one ``{"task", "params", "selection"}``
+        per task, ``selection`` holding the dev accuracy of the chosen point. Use
+        :func:`run_suite` for several seeds and the provenance record.
+
+    Examples
+    --------
+    >>> from irdialog.bench import bench_dialog_babi, format_table
+    >>> run = bench_dialog_babi("tfidf", tasks=[1], progress=False)
+    >>> print(format_table(run))
+    task  split          n          tfidf (ours)           paper  diff
+    1     tst         5936             5.8 (0.0)       5.6 (0.0)  +0.2
+    1     tst-OOV     6020             5.8 (0.0)       5.8 (0.0)  +0.0
+    """
+    if model not in DIALOG_BABI_MODELS:
+        raise ValueError(
+            f"unknown dialog-babi model {model!r}; choose from {sorted(DIALOG_BABI_MODELS)}"
+        )
+    spec = DIALOG_BABI_MODELS[model]
+    tasks = [int(t) for t in tasks]
+    unknown = set(tasks) - set(range(1, 7))
+    if unknown:
+        raise ValueError(f"dialog bAbI tasks are 1-6, got {sorted(unknown)}")
+    overrides = dict(overrides or {})
+    presets = load_presets("dialog-babi", spec.presets) if spec.presets else {}
+    start = time.perf_counter()
+    scored = [("dev", "dev")] if heldout else [("tst", "tst"), ("tst-OOV", "tst-OOV")]
+    data = {
+        (task, split): load_dialog_babi(task, split, data_home=data_home)
+        for task in tasks
+        for split in ("trn", "dev", "tst", "tst-OOV")
+        if split in ("trn", "dev") or (not heldout and (task, split) in DIALOG_BABI_ROWS)
+    }
+    paper = _dialog_paper()
+    rows, chosen = [], []
+    n_points = 1 if spec.presets else len(ParameterGrid(spec.grid))
+    bar = tqdm(total=len(tasks) * (n_points + 2), desc=f"dialog-babi {model}", disable=not progress)
+    for task in tasks:
+        if spec.presets:
+            preset = presets[task]
+            points, preset_selection = [preset.params], {"preset": preset.record}
+        else:
+            points, preset_selection = list(ParameterGrid(spec.grid)), {}
+        points = [{**point, **overrides} for point in points]
+        train, dev = data[task, "trn"], data[task, "dev"]
+        best = None
+        for point in points:
+            fitted = reseed(spec.build(train, **point), seed).fit(train.X, train.y)
+            dev_acc = _evaluate(fitted, dev)["per_response"]
+            if best is None or dev_acc > best[0]:
+                best = (dev_acc, point, fitted)
+            bar.update()
+        dev_acc, point, fitted = best
+        chosen.append(
+            {
+                "task": task,
+                "params": dict(point),
+                "selection": {"dev_per_response": round_metric(dev_acc), **preset_selection},
+            }
+        )
+        for split, row_split in scored:
+            if (task, split) in data:
+                ref = paper.get((task, row_split), {}) if not heldout else {}
+                column = spec.paper_column
+                rows.append(
+                    {
+                        "task": task,
+                        "split": split,
+                        **_evaluate(fitted, data[task, split]),
+                        "paper_per_response": float(ref[column]) if ref else None,
+                        "paper_per_dialog": float(ref[f"{column}_dialog"]) if ref else None,
+                    }
+                )
+        bar.update(2)
+    bar.close()
+    if not heldout:
+        rows.sort(key=lambda r: DIALOG_BABI_ROWS.index((r["task"], r["split"])))
+    return {
+        "suite": "dialog-babi",
+        "model": model,
+        "options": {
+            "tasks": tasks,
+            **({"heldout": True} if heldout else {}),
+            **({"overrides": overrides} if overrides else {}),
+        },
+        "chosen": chosen,
+        "rows": rows,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def format_table(result: dict) -> str:
+    """A plain-text table of per-response (per-dialog) accuracy, ours next to the paper.
+
+    Parameters
+    ----------
+    result : dict
+        A result of :func:`bench_dialog_babi` or :func:`run_suite` over it (with several
+        seeds, ours is the mean ± standard deviation).
+
+    Returns
+    -------
+    table : str
+
+    Examples
+    --------
+    >>> result = {"model": "tfidf", "rows": [{"task": 1, "split": "tst", "n": 5936,
+    ...     "per_response": 5.8, "per_dialog": 0.0, "paper_per_response": 5.6,
+    ...     "paper_per_dialog": 0.0}]}
+    >>> print(format_table(result))
+    task  split          n          tfidf (ours)           paper  diff
+    1     tst         5936             5.8 (0.0)       5.6 (0.0)  +0.2
+    """
+    model = result["model"]
+    lines = [f"{'task':<6}{'split':<9}{'n':>7}  {model + ' (ours)':>20}  {'paper':>14}  diff"]
+    for r in result["rows"]:
+        ours = f"{with_spread(r, 'per_response')} ({with_spread(r, 'per_dialog')})"
+        if r["paper_per_response"] is None:  # held-out rows: the paper reports test only
+            paper, diff = "", ""
+        else:
+            paper = f"{r['paper_per_response']:.1f} ({r['paper_per_dialog']:.1f})"
+            diff = f"{r['per_response'] - r['paper_per_response']:+.1f}"
+        lines.append(
+            f"{r['task']:<6}{r['split']:<9}{r['n']:>7}  {ours:>20}  {paper:>14}  {diff}"
+        )
+    return "\n".join(lines)
