@@ -23,14 +23,8 @@ from pathlib import Path
 
 from . import __version__
 from .bench import (
-    BABI_QA_MODELS,
-    DIALOG_BABI_MODELS,
-    MOVIE_DIALOG_MODELS,
-    UBUNTU_MODELS,
-    bench_babi_qa,
+    SUITES,
     bench_dialog_babi,
-    bench_movie_dialog,
-    bench_ubuntu,
     format_qa_table,
     format_table,
     run_suite,
@@ -48,7 +42,7 @@ def _progress(args) -> bool:
 def _cmd_run(args) -> int:
     print(f"irdialog {__version__}: dialog bAbI task 1 on the bundled data (test split)")
     print("hyper-parameters chosen on the dev split; accuracy in %, per-dialog in brackets\n")
-    for model in DIALOG_BABI_MODELS:
+    for model in SUITES["dialog-babi"].models:
         run = bench_dialog_babi(
             model, tasks=[1], data_home=args.data_home, progress=_progress(args)
         )
@@ -106,15 +100,13 @@ def _print_chosen(result) -> None:
         print(f"seed {run['seed']}, chosen per task: {json.dumps(chosen)}")
 
 
-# Per suite: the suite function, the options it takes from the command line, the printer.
-_SUITES = {
+# Per suite of the registry: the options it takes from the command line, the printer.
+_COMMAND_LINE = {
     "dialog-babi": (
-        bench_dialog_babi,
         lambda a: {"model": a.model, "tasks": a.tasks, **_tuning(a)},
         lambda r: (print(format_table(r)), _print_chosen(r)),
     ),
     "babi-qa": (
-        bench_babi_qa,
         lambda a: {
             "model": a.model,
             "tasks": a.tasks,
@@ -125,7 +117,6 @@ _SUITES = {
         lambda r: print(format_qa_table(r)),
     ),
     "movie-dialog": (
-        bench_movie_dialog,
         lambda a: {
             "task": a.task,
             "model": a.model,
@@ -134,7 +125,6 @@ _SUITES = {
         _print_movie,
     ),
     "ubuntu": (
-        bench_ubuntu,
         lambda a: {"model": a.model, "chunksize": a.chunksize, "split": a.split},
         _print_ubuntu,
     ),
@@ -181,9 +171,9 @@ def _cmd_bench(args) -> int:
         return _cmd_search(args)
     output = check_output(args.output)
     _check_data_home(args.data_home)
-    suite_fn, options, show = _SUITES[args.suite]
+    options, show = _COMMAND_LINE[args.suite]
     result = run_suite(
-        suite_fn,
+        SUITES[args.suite].run,
         seeds=range(args.seeds),
         data_home=args.data_home,
         command=["irdialog", *args.argv],
@@ -284,14 +274,14 @@ def build_parser() -> argparse.ArgumentParser:
     dialog = suites.add_parser(
         "dialog-babi", parents=[runs, tuning], help="dialog bAbI Table 2 (11 rows)"
     )
-    dialog.add_argument("--model", required=True, choices=sorted(DIALOG_BABI_MODELS))
+    dialog.add_argument("--model", required=True, choices=sorted(SUITES["dialog-babi"].models))
     dialog.add_argument(
         "--tasks", nargs="+", type=int, default=[1, 2, 3, 4, 5, 6], choices=range(1, 7),
         metavar="TASK",
     )  # fmt: skip
 
     qa = suites.add_parser("babi-qa", parents=[runs, tuning], help="bAbI QA, 20 tasks (Table 3)")
-    qa.add_argument("--model", required=True, choices=sorted(BABI_QA_MODELS))
+    qa.add_argument("--model", required=True, choices=sorted(SUITES["babi-qa"].models))
     qa.add_argument(
         "--tasks", nargs="+", type=int, default=list(range(1, 21)), choices=range(1, 21),
         metavar="TASK",
@@ -310,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
         "movie-dialog", parents=[runs], help="Movie Dialog Table 6 (dev-as-train protocol)"
     )
     movie.add_argument("--task", type=int, choices=(1, 2, 3), required=True)
-    movie.add_argument("--model", required=True, choices=sorted(MOVIE_DIALOG_MODELS))
+    movie.add_argument("--model", required=True, choices=sorted(SUITES["movie-dialog"].models))
     movie.add_argument(
         "--sweep-n-components",
         type=_positive_int,
@@ -322,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     ubuntu = suites.add_parser(
         "ubuntu", parents=[runs], help="Ubuntu next-utterance ranking, R@k of 2 and of 10"
     )
-    ubuntu.add_argument("--model", default="tfidf", choices=sorted(UBUNTU_MODELS))
+    ubuntu.add_argument("--model", default="tfidf", choices=sorted(SUITES["ubuntu"].models))
     ubuntu.add_argument(
         "--chunksize", type=_positive_int, default=10_000, help="training rows per chunk"
     )

@@ -8,10 +8,9 @@ import pytest
 
 from irdialog import MemN2NRanker, TfidfRanker
 from irdialog.bench import (
+    SUITES,
     bench_babi_qa,
     bench_dialog_babi,
-    bench_movie_dialog,
-    bench_ubuntu,
     merge_runs,
     reseed,
     run_suite,
@@ -22,12 +21,6 @@ from irdialog.features import MatchTypeFeaturizer
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-SUITES = {
-    "dialog-babi": bench_dialog_babi,
-    "babi-qa": bench_babi_qa,
-    "movie-dialog": bench_movie_dialog,
-    "ubuntu": bench_ubuntu,
-}
 
 
 def _run(seed, data_home=None, values=(60.0,)):
@@ -147,7 +140,7 @@ def _rerun(name, data_home, seeds=None, **override):
     options = {**committed["options"], **override}
     options.pop("sweep", None)  # diagnostics only: the rows do not depend on it
     result = run_suite(
-        SUITES[committed["suite"]],
+        SUITES[committed["suite"]].run,
         seeds=committed["seeds"] if seeds is None else seeds,
         data_home=data_home,
         command=[],
@@ -222,8 +215,9 @@ def test_search_chooses_on_validation_and_round_trips_as_presets(tmp_path):
     [entry] = chosen
     assert set(entry["params"]) == {"C"}
     grid = entry["selection"]["grid"]
-    assert len(grid) == 2 and max(p["valid_accuracy"] for p in grid) == (
-        entry["selection"]["valid_accuracy"]
+    assert (
+        len(grid) == 2
+        and max(p["valid_accuracy"] for p in grid) == (entry["selection"]["valid_accuracy"])
     )
     path = tmp_path / "p.json"
     write_presets(path, suite="babi-qa", model="struct-svm", search="cmd", chosen=chosen)

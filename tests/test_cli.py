@@ -51,12 +51,12 @@ def test_bench_writes_json_on_bundled_task_1(tmp_path, bundled_only, capsys):
     [("{tmp}/missing/out.json", "does not exist"), ("{tmp}", "is a directory")],
 )
 def test_bad_output_fails_before_any_training(tmp_path, monkeypatch, capsys, output, message):
-    from irdialog import cli
+    from irdialog.bench import SUITES, Suite
 
     def no_training(*args, **kwargs):
         raise AssertionError("the suite ran before --output was checked")
 
-    monkeypatch.setitem(cli._SUITES, "dialog-babi", (no_training, *cli._SUITES["dialog-babi"][1:]))
+    monkeypatch.setitem(SUITES, "dialog-babi", Suite(no_training, SUITES["dialog-babi"].models))
     argv = ["bench", "dialog-babi", "--model", "nn", "--output", output.format(tmp=tmp_path)]
     assert main(argv) == 2
     assert message in capsys.readouterr().err

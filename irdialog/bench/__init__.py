@@ -15,14 +15,17 @@ from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
 from ._presets import Preset, load_presets, read_presets, write_presets
 from ._provenance import provenance
+from ._registry import SUITES, Suite
 from ._ubuntu import UBUNTU_MODELS, bench_ubuntu
 
 __all__ = [
     "BABI_QA_MODELS",
+    "SUITES",
     "DIALOG_BABI_MODELS",
     "MOVIE_DIALOG_MODELS",
     "UBUNTU_MODELS",
     "Preset",
+    "Suite",
     "bench_babi_qa",
     "bench_dialog_babi",
     "bench_movie_dialog",

@@ -272,7 +272,5 @@ def format_table(result: dict) -> str:
         else:
             paper = f"{r['paper_per_response']:.1f} ({r['paper_per_dialog']:.1f})"
             diff = f"{r['per_response'] - r['paper_per_response']:+.1f}"
-        lines.append(
-            f"{r['task']:<6}{r['split']:<9}{r['n']:>7}  {ours:>20}  {paper:>14}  {diff}"
-        )
+        lines.append(f"{r['task']:<6}{r['split']:<9}{r['n']:>7}  {ours:>20}  {paper:>14}  {diff}")
     return "\n".join(lines)

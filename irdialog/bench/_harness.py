@@ -70,6 +70,9 @@ def _merge(records: list[dict]) -> dict:
         if not _is_metric(key, value):
             out[key] = value
             continue
+        if len(records) == 1:  # one seed: the value itself (an int stays an int)
+            out[key] = value if isinstance(value, int) else round_metric(float(value))
+            continue
         values = [float(r[key]) for r in records]
         out[key] = round_metric(float(np.mean(values)))
         if len(records) > 1:

@@ -33,8 +33,9 @@ def sha256(path: Path) -> str:
 
 def git_commit(directory: Path | None = None) -> dict | None:
     """The commit of the git checkout holding ``directory`` (default: this package), and
-    whether its work tree has uncommitted changes; None outside a checkout."""
-    directory = Path(__file__).resolve().parent if directory is None else Path(directory)
+    whether the code under ``directory`` has uncommitted changes (result files written
+    elsewhere in the checkout do not count); None outside a checkout."""
+    directory = Path(__file__).resolve().parent.parent if directory is None else Path(directory)
 
     def git(*args):
         return subprocess.run(
@@ -45,7 +46,7 @@ def git_commit(directory: Path | None = None) -> dict | None:
         head = git("rev-parse", "HEAD")
         if head.returncode != 0:
             return None
-        status = git("status", "--porcelain", "--untracked-files=no")
+        status = git("status", "--porcelain", "--untracked-files=no", "--", ".")
     except (OSError, subprocess.SubprocessError):
         return None
     return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}

@@ -68,12 +68,9 @@ def _chosen(result: dict) -> str:
         scores = {k: v for k, v in entry["selection"].items() if isinstance(v, (int, float))}
         score = "; ".join(f"{k} {v}" for k, v in scores.items())
         preset = entry["selection"].get("preset")
-        if preset:
-            score = "; ".join(
-                [f"preset of `{preset['search']}`"]
-                + [f"{k} {v}" for k, v in preset.items() if k != "search"]
-                + ([score] if score else [])
-            )
+        if preset:  # its search command is in the preset file
+            recorded = [f"preset's {k} {v}" for k, v in preset.items() if k != "search"]
+            score = "; ".join(["preset"] + recorded + ([score] if score else []))
         task = f"task {entry['task']}: " if entry.get("task") is not None else ""
         parts.append(f"{task}{_params(entry['params'])}" + (f" ({score})" if score else ""))
     differ = any(run["chosen"] != runs[0]["chosen"] for run in runs[1:])
@@ -85,7 +82,7 @@ def _footer(results: list[tuple[str, dict]]) -> list[str]:
     lines = [""]
     for name, r in results:
         lines.append(f"- `{name}.json`: {_seeds(r)}, {r['seconds']:.0f} s; chosen: {_chosen(r)}")
-    versions = set()
+    versions = {}
     for _, r in results:
         p = r["provenance"]
         git = p.get("git") or {}
@@ -93,14 +90,21 @@ def _footer(results: list[tuple[str, dict]]) -> list[str]:
             " (dirty)" if git.get("dirty") else ""
         )
         libs = p["libraries"]
-        versions.add(
+        text = (
             f"irdialog {p['irdialog']} at {commit}, Python {libs['python']}, numpy "
             f"{libs['numpy']}, scipy {libs['scipy']}, numba {libs['numba']}, scikit-learn "
-            f"{libs['scikit-learn']}; {p['date'][:10]}"
+            f"{libs['scikit-learn']}, {p['date'][:10]}"
         )
+        versions.setdefault(text, []).append(f"`{name}`")
     lines.append("")
-    lines.append("Produced by " + "; ".join(sorted(versions)) + ". Commands and data checksums: "
-                 "each JSON's `provenance`.")  # fmt: skip
+    produced = [
+        text if len(versions) == 1 else f"{', '.join(names)}: {text}"
+        for text, names in versions.items()
+    ]
+    lines.append(
+        "Produced by " + "; ".join(produced) + ". Commands and data checksums: each JSON's "
+        "`provenance`."
+    )
     return lines
 
 
