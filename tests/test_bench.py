@@ -252,3 +252,17 @@ def test_every_preset_file_covers_its_tasks_with_valid_parameters(suite, model, 
         else:
             data = load_dialog_babi(1, "trn")
             DIALOG_BABI_MODELS[model].build(data, **preset.params)
+
+
+def test_ubuntu_missing_evaluation_file_fails_before_the_fit(tmp_path, monkeypatch):
+    from irdialog.bench import _ubuntu
+
+    (tmp_path / "ubuntu").mkdir()
+    (tmp_path / "ubuntu" / "train.csv").write_text("Context,Utterance,Label\na __eou__,b,1\n")
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("fitted before the evaluation file was checked")
+
+    monkeypatch.setitem(_ubuntu.UBUNTU_MODELS, "tfidf", (no_fit, {}, "all"))
+    with pytest.raises(FileNotFoundError, match="'test'"):
+        _ubuntu.bench_ubuntu("tfidf", data_home=tmp_path, progress=False)

@@ -162,6 +162,8 @@ def bench_ubuntu(
         raise ValueError(f"unknown ubuntu model {model!r}; choose from {sorted(UBUNTU_MODELS)}")
     build, params, rows_used = UBUNTU_MODELS[model]
     start = time.perf_counter()
+    # Fail before the (long) fit on a missing or malformed evaluation file.
+    next(iter(iter_ubuntu(split, data_home=data_home, chunksize=1)), None)
     chunks = iter_ubuntu("train", data_home=data_home, chunksize=chunksize)
     path = None
     n_train = 0
