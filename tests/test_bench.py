@@ -266,3 +266,14 @@ def test_ubuntu_missing_evaluation_file_fails_before_the_fit(tmp_path, monkeypat
     monkeypatch.setitem(_ubuntu.UBUNTU_MODELS, "tfidf", (no_fit, {}, "all"))
     with pytest.raises(FileNotFoundError, match="'test'"):
         _ubuntu.bench_ubuntu("tfidf", data_home=tmp_path, progress=False)
+
+
+def test_a_cached_movie_kb_still_counts_as_read(tmp_path):
+    from irdialog.bench._movie_dialog import _movie_kb_sentences
+
+    (tmp_path / "movie-dialog").mkdir()
+    (tmp_path / "movie-dialog" / "movie_kb.txt").write_text("1 Heat directed_by Michael Mann\n")
+    for _ in range(2):  # the second load comes from the cache
+        with record_data_files() as files:
+            assert _movie_kb_sentences(tmp_path)
+        assert [f.name for f in files] == ["movie_kb.txt"]

@@ -195,9 +195,7 @@ def find_data_file(data_home, relpaths: Sequence[str], what: str) -> Path:
                     f"{', '.join(str(m) for m in matches)}; keep only one."
                 )
             if matches:
-                recorded = _RECORDED.get()
-                if recorded is not None and matches[0] not in recorded:
-                    recorded.append(matches[0])
+                note_data_file(matches[0])
                 return matches[0]
     missing_home = (
         ""
@@ -209,6 +207,14 @@ def find_data_file(data_home, relpaths: Sequence[str], what: str) -> Path:
         f"{missing_home}. Looked for: {', '.join(str(p) for p in tried)}. Pass data_home= "
         f"or set {ENV_VAR} to a directory with that file (layout of ../shared/data)."
     )
+
+
+def note_data_file(path: Path) -> None:
+    """Count ``path`` as read by the ``record_data_files`` block running, if any (for data
+    that a cache serves without finding its file again)."""
+    recorded = _RECORDED.get()
+    if recorded is not None and path not in recorded:
+        recorded.append(path)
 
 
 @contextmanager
