@@ -41,6 +41,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
+from .text import LabelIndex
+
 __all__ = [
     "gold_indices",
     "gold_ranks",
@@ -526,40 +528,25 @@ def per_dialog_accuracy(y_true, y_pred, groups) -> float:
     return float(np.mean(wrong == 0))
 
 
-def _lookup(candidates) -> dict:
+def _lookup(candidates) -> LabelIndex:
     if isinstance(candidates, str):
         raise TypeError("candidates must be a sequence of responses, got a single str.")
-    lookup: dict = {}
-    for i, c in enumerate(candidates):
-        lookup.setdefault(c, i)  # a duplicate keeps its first index, the one `rank` prefers
-    return lookup
+    return LabelIndex(candidates)  # a duplicate keeps its first index, the one `rank` prefers
 
 
-def _indices(y, lookup: dict, name: str = "y") -> np.ndarray:
-    if isinstance(y, str):
-        raise TypeError(f"{name} must be a sequence of responses, got a single str.")
-    y = list(y)
-    try:
-        return np.fromiter((lookup.get(r, -1) for r in y), dtype=np.int64, count=len(y))
-    except TypeError:
-        i = next(i for i, r in enumerate(y) if not _hashable(r))
-        raise TypeError(
-            f"{name}[{i}] must be a response string, got {type(y[i]).__name__} ({y[i]!r:.60}); "
-            f"for several answers per example map each list: "
-            f"[gold_indices(answers, candidates) for answers in {name}]."
-        ) from None
-
-
-def _hashable(x) -> bool:
-    try:
-        hash(x)
-    except TypeError:
-        return False
-    return True
+def _indices(y, lookup: LabelIndex, name: str = "y") -> np.ndarray:
+    return lookup.encode(
+        y,
+        name=name,
+        hint=f"For several answers per example map each list: "
+        f"[gold_indices(answers, candidates) for answers in {name}].",
+    )
 
 
 def gold_indices(y, candidates) -> np.ndarray:
     """Map gold responses to their indices into ``candidates``; ``-1`` for an absent one.
+
+    The label encoding of the models (:func:`irdialog.text.encode_labels`), for metrics.
 
     Parameters
     ----------

@@ -1,4 +1,14 @@
-"""Tokenizer, vocabulary and bag-of-words encodings shared by every model.
+"""The one path from text to arrays: tokenizer, Vocabulary, encoded contexts and labels.
+
+Every model goes through this module, as scikit-learn's vectorizers share ``_VectorizerMixin``:
+
+- :func:`tokenize` splits a text into tokens, and :class:`Analyzer` turns each distinct text
+  of a fit (or of a scoring call) into its tokens, then its n-grams, exactly once, with the one
+  punctuation policy (:func:`is_punctuation`);
+- :class:`Vocabulary` maps tokens to indices (the nil token at 0);
+- :func:`encode_contexts` turns contexts into :class:`EncodedContexts`, flat integer arrays
+  with each distinct sentence encoded once, which the numba kernels read;
+- :class:`LabelIndex` (and :func:`encode_labels`) maps gold responses to candidate indices.
 
 Nothing here knows a language: words are maximal runs of non-space characters, and
 punctuation (any Unicode ``P*`` character) at the edge of a word is split off as a token of
@@ -13,7 +23,8 @@ import re
 import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -50,6 +61,20 @@ def tokenize(text: str, lowercase: bool = True) -> list[str]:
     if lowercase:
         text = text.lower()
     return _TOKEN_RE.findall(text)
+
+
+def is_punctuation(token: str) -> bool:
+    """Whether a token is made only of punctuation (Unicode category ``P*``, any script).
+
+    The one punctuation policy of the package: :func:`tokenize` splits such characters off
+    the edges of words, and models that drop punctuation drop exactly these tokens.
+
+    Examples
+    --------
+    >>> [is_punctuation(t) for t in ["?", "।", "north,west", "$"]]
+    [True, True, False, False]
+    """
+    return all(unicodedata.category(ch).startswith("P") for ch in token)
 
 
 def identity_analyzer(tokens: Sequence[str]) -> Sequence[str]:
@@ -152,3 +177,368 @@ class Vocabulary:
         if binary:
             m.data[:] = 1.0
         return m
+
+
+class Analyzer:
+    """Texts to tokens and n-grams, each distinct text analysed once.
+
+    The tokens of a text are those of :func:`tokenize`, without the punctuation tokens
+    (:func:`is_punctuation`) when ``drop_punctuation``; its words are the n-grams of its
+    tokens (never across two texts). Both are memoised on the instance: a model makes one
+    analyzer per fit (or per scoring call) and passes it to every step that needs a text's
+    tokens, so no text is tokenised twice, and nothing outlives the call.
+
+    Parameters
+    ----------
+    drop_punctuation : bool, default=False
+        Drop the tokens made only of punctuation.
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        The n-grams that make the words; an n-gram is its tokens joined by a space.
+
+    Examples
+    --------
+    >>> a = Analyzer(drop_punctuation=True, ngram_range=(1, 2))
+    >>> a.tokens("Where is Mary?")
+    ('where', 'is', 'mary')
+    >>> a.words("Where is Mary?")
+    ('where', 'is', 'mary', 'where is', 'is mary')
+    """
+
+    def __init__(self, *, drop_punctuation: bool = False, ngram_range: tuple[int, int] = (1, 1)):
+        self.drop_punctuation = drop_punctuation
+        self.ngram_range = (int(ngram_range[0]), int(ngram_range[1]))
+        self._tokens: dict[str, tuple[str, ...]] = {}
+        self._words: dict[str, tuple[str, ...]] = {}
+
+    def tokens(self, text: str) -> tuple[str, ...]:
+        """The tokens of one text."""
+        got = self._tokens.get(text)
+        if got is None:
+            tokens = tokenize(text)
+            if self.drop_punctuation:
+                tokens = [t for t in tokens if not is_punctuation(t)]
+            got = self._tokens[text] = tuple(tokens)
+        return got
+
+    def words(self, text: str) -> tuple[str, ...]:
+        """The n-grams of one text's tokens, shortest first (its tokens for ``(1, 1)``)."""
+        lo, hi = self.ngram_range
+        if lo == hi == 1:
+            return self.tokens(text)
+        got = self._words.get(text)
+        if got is None:
+            tokens = self.tokens(text)
+            out: list[str] = []
+            for n in range(lo, hi + 1):
+                out.extend(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+            got = self._words[text] = tuple(out)
+        return got
+
+
+def _ragged(lists: Sequence[Sequence[int]], dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate integer lists into (indptr int64, data)."""
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lists], out=ptr[1:])
+    data = np.fromiter((v for x in lists for v in x), dtype=dtype, count=int(ptr[-1]))
+    return ptr, data
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedContexts:
+    """Contexts as flat integer arrays, each distinct sentence encoded once.
+
+    The turns of a dialog recur in all its later contexts: a sentence (a text, with its
+    speaker when speakers are encoded) is stored once and contexts point at it. Every
+    attribute is a plain C-contiguous ndarray, as the numba kernels read them.
+
+    Attributes
+    ----------
+    sptr : ndarray of int64, shape (n_sentences + 1,)
+        The word ids of sentence s are ``stok[sptr[s] : sptr[s + 1]]``.
+    stok : ndarray of int32
+        Word ids of the sentences, in text order.
+    sspk : ndarray of int32, shape (n_sentences,)
+        The speaker word of each sentence (0 for a query, or without speakers).
+    qsent : ndarray of int64, shape (n_contexts,)
+        The sentence of each context's query.
+    mptr : ndarray of int64, shape (n_contexts + 1,)
+        The history sentences of context i are ``msent[mptr[i] : mptr[i + 1]]``, oldest first.
+    msent : ndarray of int64
+    eptr : ndarray of int64, shape (n_contexts + 1,)
+        The typed entities of context i are ``eword[eptr[i] : eptr[i + 1]]`` (word ids) with
+        types ``etype[...]`` (indices into the entity types); each pair once.
+    eword, etype : ndarray of int32
+    """
+
+    sptr: np.ndarray
+    stok: np.ndarray
+    sspk: np.ndarray
+    qsent: np.ndarray
+    mptr: np.ndarray
+    msent: np.ndarray
+    eptr: np.ndarray
+    eword: np.ndarray
+    etype: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.qsent)
+
+    def context_words(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr int64, word ids int64) of each context: its history, then its query.
+
+        Examples
+        --------
+        >>> from irdialog.base import Context, Turn
+        >>> X = [Context((Turn("user", "a b"),), "c"), Context(query="a")]
+        >>> encode_contexts(X, tokenize, {"a": 1, "b": 2, "c": 3}).context_words()
+        (array([0, 3, 4]), array([1, 2, 3, 1]))
+        """
+        n = len(self.qsent)
+        cptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.diff(self.mptr) + 1, out=cptr[1:])
+        sents = np.empty(cptr[-1], dtype=np.int64)
+        is_query = np.zeros(len(sents), dtype=bool)
+        is_query[cptr[1:] - 1] = True
+        sents[is_query] = self.qsent
+        sents[~is_query] = self.msent
+        lengths = np.diff(self.sptr)[sents]
+        ends = np.zeros(len(sents) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ends[1:])
+        offsets = np.arange(ends[-1], dtype=np.int64) - np.repeat(ends[:-1], lengths)
+        ids = self.stok[np.repeat(self.sptr[sents], lengths) + offsets].astype(np.int64)
+        return ends[cptr], ids
+
+
+def encode_contexts(
+    X: Sequence,
+    words: Callable[[str], Sequence[str]],
+    index: dict[str, int],
+    *,
+    unknown: str = "drop",
+    max_history: int | None = None,
+    speakers: Mapping[str, int] | None = None,
+    entity_types: Sequence[str] = (),
+    entity_words: Mapping[str, int] | None = None,
+) -> EncodedContexts:
+    """Encode contexts into :class:`EncodedContexts`, each distinct sentence once.
+
+    Parameters
+    ----------
+    X : sequence of Context
+        Checked contexts (:func:`irdialog.base.check_contexts`).
+    words : callable
+        A text's words, e.g. the ``tokens`` or ``words`` of an :class:`Analyzer`.
+    index : dict of str to int
+        Word -> id, e.g. a :class:`Vocabulary`'s ``index_``.
+    unknown : {"drop", "nil", "add"}, default="drop"
+        A word missing from ``index`` is dropped, encoded as the nil word 0 (so that word
+        positions are kept), or added to ``index`` with the next id.
+    max_history : int or None, default=None
+        Keep only the last ``max_history`` turns of each history (0: none); None: all.
+    speakers : mapping of str to int or None, default=None
+        Speaker -> id of its speaker word. Given, a sentence is a (speaker, text) pair and
+        ``sspk`` holds its speaker word (0 for queries); None: a sentence is a text.
+    entity_types : sequence of str, default=()
+        The entity types to encode (``etype`` indexes them); empty: no entities.
+    entity_words : mapping of str to int or None, default=None
+        Entity word -> id; entities whose type or word is missing are left out.
+
+    Returns
+    -------
+    EncodedContexts
+
+    Examples
+    --------
+    >>> from irdialog.base import Context, Turn
+    >>> X = [Context((Turn("user", "hi"), Turn("bot", "hello")), "hi"), Context(query="hi")]
+    >>> enc = encode_contexts(X, tokenize, {"hi": 1, "hello": 2}, unknown="nil")
+    >>> enc.qsent.tolist(), enc.msent.tolist(), enc.stok.tolist()
+    ([0, 0], [0, 1], [1, 2])
+    """
+    if unknown == "drop":
+
+        def ids(tokens):
+            return [index[t] for t in tokens if t in index]
+
+    elif unknown == "nil":
+
+        def ids(tokens):
+            return [index.get(t, 0) for t in tokens]
+
+    elif unknown == "add":
+
+        def ids(tokens):
+            return [index.setdefault(t, len(index)) for t in tokens]
+
+    else:
+        raise ValueError(f"unknown must be 'drop', 'nil' or 'add', got {unknown!r}.")
+    sent_id: dict = {}
+    sent_words: list[list[int]] = []
+    sent_spk: list[int] = []
+
+    def sentence(speaker, text):
+        key = text if speakers is None else (speaker, text)
+        s = sent_id.get(key)
+        if s is None:
+            s = sent_id[key] = len(sent_words)
+            sent_words.append(ids(words(text)))
+            sent_spk.append(speakers[speaker] if speaker and speakers is not None else 0)
+        return s
+
+    n = len(X)
+    qsent = np.empty(n, dtype=np.int64)
+    mem_lists: list[list[int]] = []
+    ent_words: list[list[int]] = []
+    ent_types: list[list[int]] = []
+    type_index = {t: k for k, t in enumerate(entity_types)}
+    entity_words = {} if entity_words is None else entity_words
+    for i, ctx in enumerate(X):
+        qsent[i] = sentence("", ctx.query)
+        if max_history is None:
+            hist = ctx.history
+        else:
+            hist = ctx.history[-max_history:] if max_history > 0 else ()
+        mem_lists.append([sentence(t.speaker, t.text) for t in hist])
+        e_words, e_types = [], []
+        if type_index:
+            for w, t in dict.fromkeys(ctx.entities):
+                k = type_index.get(t)
+                v = entity_words.get(w)
+                if k is not None and v is not None:
+                    e_words.append(v)
+                    e_types.append(k)
+        ent_words.append(e_words)
+        ent_types.append(e_types)
+    sptr, stok = _ragged(sent_words)
+    mptr, msent = _ragged(mem_lists, np.int64)
+    eptr, eword = _ragged(ent_words)
+    _, etype = _ragged(ent_types)
+    return EncodedContexts(
+        sptr=sptr,
+        stok=stok,
+        sspk=np.asarray(sent_spk, dtype=np.int32),
+        qsent=qsent,
+        mptr=mptr,
+        msent=msent,
+        eptr=eptr,
+        eword=eword,
+        etype=etype,
+    )
+
+
+_UNKNOWN_LABELS = ("ignore", "error", "extend")
+
+
+class LabelIndex:
+    """Labels (response strings) <-> indices: the given labels in their order, then any
+    label added by ``encode(..., unknown="extend")``.
+
+    The one home of label encoding (as scikit-learn's ``LabelEncoder``, but keeping the
+    given order, since candidate sets are ordered): models encode gold responses with it,
+    and :func:`irdialog.metrics.gold_indices` is :func:`encode_labels`.
+
+    Parameters
+    ----------
+    labels : sequence of str, default=()
+        E.g. a fitted model's ``candidates_``. A label listed twice maps to its first index.
+
+    Attributes
+    ----------
+    labels_ : list of str
+        The labels, given ones first; ``labels_[i]`` is the label of index i.
+    index_ : dict of str to int
+        Label -> its (first) index.
+
+    Examples
+    --------
+    >>> table = LabelIndex(["hello", "ok"])
+    >>> table.encode(["ok", "bye", "hello"]).tolist()
+    [1, -1, 0]
+    >>> table.encode(["ok", "bye", "bye"], unknown="extend").tolist(), table.labels_
+    ([1, 2, 2], ['hello', 'ok', 'bye'])
+    """
+
+    def __init__(self, labels: Iterable[str] = ()):
+        if isinstance(labels, str):
+            raise TypeError("labels must be a sequence of responses, got a single str.")
+        self.labels_: list[str] = list(labels)
+        self.index_: dict[str, int] = {}
+        for i, label in enumerate(self.labels_):
+            self.index_.setdefault(label, i)  # a duplicate keeps its first index
+
+    def __len__(self) -> int:
+        return len(self.labels_)
+
+    def encode(self, y, *, unknown: str = "ignore", name: str = "y", hint: str = "") -> np.ndarray:
+        """The index of each label of ``y``, as int64.
+
+        Parameters
+        ----------
+        y : sequence of str
+        unknown : {"ignore", "error", "extend"}, default="ignore"
+            A label that is not in the index maps to -1, raises a ValueError, or is added
+            at the end (in order of first appearance).
+        name : str, default="y"
+            The name of ``y`` in error messages.
+        hint : str, default=""
+            Appended to error messages (what the caller expects of ``y``).
+
+        Returns
+        -------
+        codes : ndarray of int64 of shape (len(y),)
+        """
+        if unknown not in _UNKNOWN_LABELS:
+            raise ValueError(f"unknown must be one of {_UNKNOWN_LABELS}, got {unknown!r}.")
+        if isinstance(y, str):
+            raise TypeError(f"{name} must be a sequence of responses, got a single str.")
+        y = list(y)
+        index = self.index_
+        try:
+            if unknown == "extend":
+                for label in y:
+                    if label not in index:
+                        index[label] = len(self.labels_)
+                        self.labels_.append(label)
+                return np.fromiter((index[r] for r in y), dtype=np.int64, count=len(y))
+            codes = np.fromiter((index.get(r, -1) for r in y), dtype=np.int64, count=len(y))
+        except TypeError:
+            i = next(i for i, r in enumerate(y) if not _hashable(r))
+            raise TypeError(
+                f"{name}[{i}] must be a response string, got {type(y[i]).__name__} "
+                f"({y[i]!r:.60}).{' ' + hint if hint else ''}"
+            ) from None
+        if unknown == "error" and (codes < 0).any():
+            missing = list(dict.fromkeys(r for r, c in zip(y, codes) if c < 0))
+            raise ValueError(
+                f"{len(missing)} distinct response(s) of {name} are not among the candidates "
+                f"({len(self.labels_)} of them), e.g. {missing[0]!r:.80}."
+                f"{' ' + hint if hint else ''}"
+            )
+        return codes
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def encode_labels(
+    y, labels, *, unknown: str = "ignore", name: str = "y", hint: str = ""
+) -> np.ndarray:
+    """Map labels to their indices into ``labels``; ``-1`` for an absent one.
+
+    ``LabelIndex(labels).encode(y, ...)``, see :class:`LabelIndex`.
+
+    Examples
+    --------
+    >>> encode_labels(["ok", "bye", "hello"], ["hello", "api_call rome", "ok"])
+    array([ 2, -1,  0])
+    >>> encode_labels(["bye"], ["hello"], unknown="error")
+    Traceback (most recent call last):
+    ...
+    ValueError: 1 distinct response(s) of y are not among the candidates (1 of them), e.g. 'bye'.
+    """
+    return LabelIndex(labels).encode(y, unknown=unknown, name=name, hint=hint)

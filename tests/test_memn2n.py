@@ -451,6 +451,23 @@ def test_n_init_keeps_the_lowest_training_error():
     assert three.score(X, y) >= one.score(X, y)
 
 
+def test_validation_embeds_the_candidates_once_per_evaluation(monkeypatch):
+    X, y, groups = make_tiny_dialogs()
+    params = dict(epochs=4, early_stopping=True, validation_fraction=0.5, n_iter_no_change=9)
+    whole = _fast(**params).fit(X, y, groups=groups)
+    calls = []
+    embed = MemN2NRanker._candidate_matrix
+    monkeypatch.setattr(
+        MemN2NRanker, "_candidate_matrix", lambda self, E: calls.append(1) or embed(self, E)
+    )
+    blocks = _fast(**params)
+    blocks._block_size = 2  # several scoring blocks per evaluation
+    blocks.fit(X, y, groups=groups)
+    assert len(calls) == blocks.n_iter_ == 4
+    assert blocks.validation_scores_ == whole.validation_scores_
+    np.testing.assert_array_equal(blocks.embeddings_, whole.embeddings_)
+
+
 def test_gold_response_outside_candidates_is_an_error():
     X, y, _ = make_tiny_dialogs()
     with pytest.raises(ValueError, match="not among the candidates"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-import unicodedata
+from dataclasses import dataclass, fields
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,7 +26,16 @@ from tqdm.auto import tqdm
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_pairs, type_token
-from ..text import SPEAKER_TOKENS, Vocabulary, time_token, tokenize
+from ..text import (
+    SPEAKER_TOKENS,
+    Analyzer,
+    EncodedContexts,
+    LabelIndex,
+    Vocabulary,
+    _ragged,
+    encode_contexts,
+    time_token,
+)
 from . import _memn2n_kernels as K
 
 # Adam's moment decay rates and epsilon (Kingma & Ba 2015 defaults).
@@ -34,25 +43,12 @@ _ADAM_BETAS = (0.9, 0.999)
 _ADAM_EPS = 1e-8
 
 
-class _Encoded:
-    """Contexts as the flat integer arrays the kernels read (see _memn2n_kernels)."""
+@dataclass(frozen=True, slots=True)
+class _Encoded(EncodedContexts):
+    """The encoded contexts (:func:`irdialog.text.encode_contexts`) and the time word of
+    each memory: the arrays the kernels read (see _memn2n_kernels)."""
 
-    __slots__ = (
-        "sptr",
-        "stok",
-        "sspk",
-        "qsent",
-        "mptr",
-        "msent",
-        "mtime",
-        "eptr",
-        "eword",
-        "etype",
-    )
-
-    def __init__(self, **arrays):
-        for name in self.__slots__:
-            setattr(self, name, arrays[name])
+    mtime: np.ndarray
 
     def kernel_args(self, mtime=None):
         """(sptr, stok, sspk, qsent, mptr, msent, mtime, eptr, eword, etype)."""
@@ -61,18 +57,6 @@ class _Encoded:
             self.sptr, self.stok, self.sspk, self.qsent, self.mptr, self.msent, mtime,
             self.eptr, self.eword, self.etype,
         )  # fmt: skip
-
-
-def _is_punctuation(token: str) -> bool:
-    return all(unicodedata.category(ch).startswith("P") for ch in token)
-
-
-def _csr(lists, dtype=np.int32):
-    """Concatenate integer lists into (indptr, data)."""
-    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
-    np.cumsum([len(x) for x in lists], out=ptr[1:])
-    data = np.fromiter((v for x in lists for v in x), dtype=dtype, count=int(ptr[-1]))
-    return ptr, data
 
 
 class MemN2NRanker(RankerMixin, BaseEstimator):
@@ -337,93 +321,53 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         )
         return cfg
 
-    def _tokens(self, text):
-        tokens = tokenize(text)
-        if self.drop_punctuation:
-            tokens = [t for t in tokens if not _is_punctuation(t)]
-        return tokens
+    def _analyzer(self) -> Analyzer:
+        """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
+        return Analyzer(drop_punctuation=self.drop_punctuation)
 
-    def _encode(self, X) -> _Encoded:
+    def _encode(self, X, analyzer=None) -> _Encoded:
         """Sentences (deduplicated), queries, memories, time words and entities of X."""
         index = self.vocabulary_.index_
-        sent_id: dict[tuple[str, str], int] = {}
-        sent_tokens: list[list[int]] = []
-        sent_spk: list[int] = []
-
-        def sid(speaker, text):
-            key = (speaker, text)
-            s = sent_id.get(key)
-            if s is None:
-                s = sent_id[key] = len(sent_tokens)
-                # Unknown words stay as nil (index 0) so word positions are kept.
-                sent_tokens.append([index.get(t, 0) for t in self._tokens(text)])
-                sent_spk.append(index[SPEAKER_TOKENS[speaker]] if speaker else 0)
-            return s
-
-        n = len(X)
-        qsent = np.empty(n, dtype=np.int64)
-        mem_lists, ent_words, ent_types = [], [], []
-        type_index = {t: k for k, t in enumerate(self.types_)}
-        word_index = self._cand_word_index
-        for i, ctx in enumerate(X):
-            qsent[i] = sid("", ctx.query)
-            hist = ctx.history[-self.memory_size :]
-            mem_lists.append([sid(t.speaker, t.text) for t in hist])
-            words, types = [], []
-            if type_index:
-                for w, t in ctx.entities:
-                    k = type_index.get(t)
-                    v = word_index.get(w)
-                    if k is not None and v is not None:
-                        words.append(v)
-                        types.append(k)
-            ent_words.append(words)
-            ent_types.append(types)
-        sptr, stok = _csr(sent_tokens)
-        mptr, msent = _csr(mem_lists, np.int64)
-        eptr, eword = _csr(ent_words)
-        _, etype = _csr(ent_types)
-        counts = np.diff(mptr)
+        enc = encode_contexts(
+            X,
+            (analyzer or self._analyzer()).tokens,
+            index,
+            unknown="nil",  # unknown words stay as nil (index 0) so word positions are kept
+            max_history=self.memory_size,
+            speakers={s: index[tok] for s, tok in SPEAKER_TOKENS.items()},
+            entity_types=self.types_,
+            entity_words=self._cand_word_index,
+        )
+        mptr = enc.mptr
         if self.temporal_encoding:
             # age of memory i of n (oldest first) is n - 1 - i
-            ages = np.repeat(mptr[1:] - 1, counts) - np.arange(mptr[-1])
+            ages = np.repeat(mptr[1:] - 1, np.diff(mptr)) - np.arange(mptr[-1])
             mtime = (self._time_base + ages).astype(np.int32)
         else:
             mtime = np.zeros(mptr[-1], dtype=np.int32)
-        return _Encoded(
-            sptr=sptr,
-            stok=stok,
-            sspk=np.asarray(sent_spk, dtype=np.int32),
-            qsent=qsent,
-            mptr=mptr,
-            msent=msent,
-            mtime=mtime,
-            eptr=eptr,
-            eword=eword,
-            etype=etype,
-        )
+        return _Encoded(**{f.name: getattr(enc, f.name) for f in fields(enc)}, mtime=mtime)
 
-    def _build_vocabulary(self, X, y):
+    def _build_vocabulary(self, X, y, analyzer):
         extra = list(SPEAKER_TOKENS.values())
         if self.temporal_encoding:
             extra += [time_token(a) for a in range(self.memory_size)]
         extra += [type_token(t) for t in self.types_]
         texts = {t.text for ctx in X for t in ctx.history}
         texts.update(ctx.query for ctx in X)
-        tokens = {t: self._tokens(t) for t in sorted(texts)}
+        tokens = {t: analyzer.tokens(t) for t in sorted(texts)}
         # J of the position encoding: the longest training sentence, plus one as in the
         # authors' code (where the time word takes the last position)
         self.sentence_length_ = 1 + max(len(t) for t in tokens.values())
         outputs = set(y) | (set(self.candidates_) if self.candidate_words else set())
-        tokens.update((t, self._tokens(t)) for t in sorted(outputs - texts))
+        tokens.update((t, analyzer.tokens(t)) for t in sorted(outputs - texts))
         self.vocabulary_ = Vocabulary(extra_tokens=extra).fit(tokens.values())
         index = self.vocabulary_.index_
         self._time_base = index[time_token(0)] if self.temporal_encoding else 0
         self._type_tok = np.asarray([index[type_token(t)] for t in self.types_], dtype=np.int32)
 
-    def _build_candidates(self):
+    def _build_candidates(self, analyzer):
         index = self.vocabulary_.index_
-        cand_tokens = [self._tokens(c) for c in self.candidates_]
+        cand_tokens = [analyzer.tokens(c) for c in self.candidates_]
         bags, weights = [], []
         for toks in cand_tokens:
             counts: dict[int, int] = {}
@@ -433,7 +377,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
                     counts[v] = counts.get(v, 0) + 1
             bags.append(list(counts))
             weights.append(list(counts.values()))
-        self._cand_ptr, self._cand_tok = _csr(bags)
+        self._cand_ptr, self._cand_tok = _ragged(bags)
         self._cand_w = np.fromiter(
             (w for ws in weights for w in ws), dtype=np.float32, count=len(self._cand_tok)
         )
@@ -448,7 +392,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
                     postings.append([])
                 postings[v].append(j)
         self._cand_word_index = word_index
-        self._inv_ptr, self._inv_cand = _csr(postings)
+        self._inv_ptr, self._inv_cand = _ragged(postings)
 
     # ------------------------------------------------------------------ training
 
@@ -465,9 +409,10 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
             return 0.0, 0.0
         loss = 0.0
         correct = 0
+        C = self._candidate_matrix(E)
         for start in range(0, len(rows), self._block_size):
             block = rows[start : start + self._block_size]
-            scores = self._scores(E, H, data, block)
+            scores = self._scores(E, H, data, block, C)
             logz = logsumexp(scores, axis=1)
             target = y[block]
             loss += float(np.sum(logz - scores[np.arange(len(block)), target]))
@@ -593,21 +538,18 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         X = check_contexts(X)
         y = check_responses(y, len(X))
         self.candidates_ = resolve_candidates(self.candidates, y)
-        cand_index = {c: j for j, c in enumerate(self.candidates_)}
-        missing = [r for r in dict.fromkeys(y) if r not in cand_index]
-        if missing:
-            raise ValueError(
-                f"{len(missing)} gold responses of y are not among the candidates, e.g. "
-                f"{missing[0]!r}; MemN2NRanker is trained to pick the gold response from "
-                "the candidates."
-            )
-        y_idx = np.fromiter((cand_index[r] for r in y), dtype=np.int64, count=len(y))
+        y_idx = LabelIndex(self.candidates_).encode(
+            y,
+            unknown="error",
+            hint="MemN2NRanker is trained to pick the gold response from the candidates.",
+        )
         self.types_ = sorted({t for ctx in X for _, t in ctx.entities}) if self.match_type else []
-        self._build_vocabulary(X, y)
-        self._build_candidates()
+        analyzer = self._analyzer()  # every text of the fit is tokenised once, here
+        self._build_vocabulary(X, y, analyzer)
+        self._build_candidates(analyzer)
         self._n_matrices = K.make_cfg(self.hops, self.weight_tying, 0, True, False, 0)[1]
         self.memory_slots_ = min(self.memory_size, max(len(ctx.history) for ctx in X))
-        data = self._encode(X)
+        data = self._encode(X, analyzer)
 
         rs = check_random_state(self.random_state)
         n = len(X)
@@ -677,10 +619,13 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
     def _w_mat(self):
         return int(self._cfg()[K.W_MAT])
 
-    def _scores(self, E, H, data: _Encoded, rows):
-        """Float64 scores of the examples ``rows`` against every candidate."""
+    def _scores(self, E, H, data: _Encoded, rows, C=None):
+        """Float64 scores of the examples ``rows`` against every candidate (whose
+        embeddings ``C``, from :meth:`_candidate_matrix`, are computed when not given)."""
         U = self._states(E, H, data, rows).astype(np.float64)
-        scores = U @ self._candidate_matrix(E).T
+        if C is None:
+            C = self._candidate_matrix(E)
+        scores = U @ C.T
         if len(self.types_):
             mark = np.full(scores.shape[1] * len(self.types_), -1, dtype=np.int64)
             K.add_match_types(
@@ -704,17 +649,17 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
     def _score_pairs(self, X, responses) -> np.ndarray:
         check_is_fitted(self)
         X = check_contexts(X)
-        data = self._encode(X)
+        analyzer = self._analyzer()
+        data = self._encode(X, analyzer)
         E = self.embeddings_
         U = self._states(E, self.hop_map_, data, np.arange(len(X))).astype(np.float64)
-        bags = self.vocabulary_.bags([self._tokens(r) for r in responses])
+        tokens = [analyzer.tokens(r) for r in responses]
+        bags = self.vocabulary_.bags(tokens)
         R = np.asarray(bags @ E[self._w_mat].astype(np.float64))
         if len(self.types_):
             # match_type_pairs needs the responses' words, seen in training or not
-            words = Vocabulary().fit(self._tokens(r) for r in responses)
-            matches = match_type_pairs(
-                X, words.bags([self._tokens(r) for r in responses]), words.index_, self.types_
-            )
+            words = Vocabulary().fit(tokens)
+            matches = match_type_pairs(X, words.bags(tokens), words.index_, self.types_)
             R += matches @ E[self._w_mat, self._type_tok].astype(np.float64)
         return np.einsum("ij,ij->i", U, R)
 

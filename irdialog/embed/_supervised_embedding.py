@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import warnings
 from contextlib import nullcontext
-from functools import lru_cache
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,7 +25,7 @@ from tqdm.auto import tqdm
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_matrices, match_type_pairs, type_token
-from ..text import Vocabulary, tokenize
+from ..text import Analyzer, EncodedContexts, LabelIndex, Vocabulary, encode_contexts
 from . import _kernels
 
 # Contexts scored at once when validating during fit (block x n_candidates float32 scores).
@@ -34,16 +33,6 @@ _VALIDATION_BLOCK = 1024
 # Byte alignment of the training embedding matrices: a 32-float row then spans exactly two
 # cache lines instead of three, which the gather-bound SGD kernel feels.
 _ALIGN = 64
-
-
-@lru_cache(maxsize=1 << 17)
-def _ngrams(text: str, min_n: int, max_n: int) -> tuple[str, ...]:
-    """The n-grams (min_n <= n <= max_n) of one utterance; n-grams never cross utterances."""
-    words = tokenize(text)
-    out: list[str] = []
-    for n in range(min_n, max_n + 1):
-        out.extend(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
-    return tuple(out)
 
 
 def _aligned_copy(a: np.ndarray) -> np.ndarray:
@@ -311,13 +300,15 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                 "non-empty dict entity -> type."
             )
 
-    def _words(self, text: str) -> tuple[str, ...]:
-        return _ngrams(text, int(self.ngram_range[0]), int(self.ngram_range[1]))
+    def _analyzer(self) -> Analyzer:
+        """A fresh analyzer: one per fit or scoring call, so each text is tokenised once.
+        Its words are the n-grams of ``ngram_range``, never across two utterances."""
+        return Analyzer(ngram_range=self.ngram_range)
 
-    def _kb_types(self, text: str) -> list[str]:
+    def _kb_types(self, text: str, analyzer: Analyzer) -> list[str]:
         # Types of the kb entities among the (unigram) words of a text, in type order.
         kb = self._kb_lower
-        found = {kb[w] for w in _ngrams(text, 1, 1) if w in kb}
+        found = {kb[w] for w in analyzer.tokens(text) if w in kb}
         return [t for t in self.types_ if t in found]
 
     def _texts(self, ctx) -> list[str]:
@@ -326,52 +317,70 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             return [ctx.query]
         return [t.text for t in ctx.history] + [ctx.query]
 
-    def _input_type_tokens(self, ctx) -> list[str]:
+    def _input_type_tokens(self, ctx, analyzer: Analyzer) -> list[str]:
         if self.match_type == "match":
             found = {t for _, t in ctx.entities}
         elif self.match_type == "type":
-            found = {t for text in self._texts(ctx) for t in self._kb_types(text)}
+            found = {t for text in self._texts(ctx) for t in self._kb_types(text, analyzer)}
         else:
             return []
         return [type_token(t) for t in self.types_ if t in found]
 
-    def _input_tokens(self, ctx) -> list[str]:
-        tokens = [w for text in self._texts(ctx) for w in self._words(text)]
-        return tokens + self._input_type_tokens(ctx)
+    def _input_tokens(self, ctx, analyzer=None) -> list[str]:
+        """The words of one input (the bag :meth:`_input_bags` counts), type words last."""
+        analyzer = analyzer or self._analyzer()
+        tokens = [w for text in self._texts(ctx) for w in analyzer.words(text)]
+        return tokens + self._input_type_tokens(ctx, analyzer)
 
-    def _response_tokens(self, text: str) -> list[str]:
-        tokens = list(self._words(text))
+    def _response_tokens(self, text: str, analyzer=None) -> list[str]:
+        analyzer = analyzer or self._analyzer()
+        tokens = list(analyzer.words(text))
         if self.match_type == "type":
-            tokens.extend(type_token(t) for t in self._kb_types(text))
+            tokens.extend(type_token(t) for t in self._kb_types(text, analyzer))
         return tokens
 
-    def _input_bags(self, X) -> sp.csr_matrix:
+    def _encode(self, X, analyzer: Analyzer, *, entities: bool = False) -> EncodedContexts:
+        """The inputs' utterances over ``vocabulary_`` (unknown words dropped), each distinct
+        utterance once; with ``entities``, the typed entities among the candidate words
+        (``match_type="match"``)."""
+        match = entities and self.match_type == "match"
+        return encode_contexts(
+            X,
+            analyzer.words,
+            self.vocabulary_.index_,
+            unknown="drop",
+            max_history=None if self.use_history else 0,
+            entity_types=self.types_ if match else (),
+            entity_words=self.match_vocabulary_ if match else None,
+        )
+
+    def _bags(self, X, enc: EncodedContexts, analyzer: Analyzer) -> sp.csr_matrix:
+        """Input bags of the encoded contexts ``enc`` of X: word counts plus type words."""
+        indptr, ids = enc.context_words()
+        shape = (len(X), len(self.vocabulary_))
+        if self.match_type is None:
+            m = sp.csr_matrix((np.ones(len(ids), np.float32), ids, indptr), shape=shape)
+        else:  # the type words of each input after its words
+            index = self.vocabulary_.index_
+            types = [
+                [index[t] for t in self._input_type_tokens(ctx, analyzer) if t in index]
+                for ctx in X
+            ]
+            n_types = [len(t) for t in types]
+            rows = np.arange(len(X), dtype=np.int64)
+            rows = np.concatenate([np.repeat(rows, np.diff(indptr)), np.repeat(rows, n_types)])
+            cols = np.concatenate([ids, np.fromiter((v for t in types for v in t), np.int64)])
+            m = sp.coo_matrix((np.ones(len(cols), np.float32), (rows, cols)), shape=shape).tocsr()
+        return self._finish_input_bags(m)
+
+    def _input_bags(self, X, analyzer=None) -> sp.csr_matrix:
         """Input bags of words over ``vocabulary_`` (counts, unknown words dropped).
 
         Same as ``vocabulary_.bags([self._input_tokens(c) for c in X])``, but each distinct
         utterance is encoded once: the turns of a dialog recur in all its later contexts.
         """
-        index = self.vocabulary_.index_
-        cache: dict[str, np.ndarray] = {}
-        parts, indptr = [], [0]
-        for ctx in X:
-            n = 0
-            for text in self._texts(ctx):
-                ids = cache.get(text)
-                if ids is None:
-                    words = self._words(text)
-                    ids = cache[text] = np.array([index[w] for w in words if w in index], np.int64)
-                parts.append(ids)
-                n += len(ids)
-            types = [index[t] for t in self._input_type_tokens(ctx) if t in index]
-            parts.append(np.array(types, np.int64))
-            indptr.append(indptr[-1] + n + len(types))
-        indices = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-        m = sp.csr_matrix(
-            (np.ones(len(indices), np.float32), indices, np.asarray(indptr, np.int64)),
-            shape=(len(X), len(self.vocabulary_)),
-        )
-        return self._finish_input_bags(m)
+        analyzer = analyzer or self._analyzer()
+        return self._bags(X, self._encode(X, analyzer), analyzer)
 
     def _finish_input_bags(self, m: sp.csr_matrix) -> sp.csr_matrix:
         """Counts from repeated indices, scaled to unit norm with ``normalize_input``."""
@@ -382,8 +391,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             m.data /= np.repeat(norms, np.diff(m.indptr)).astype(np.float32)
         return m
 
-    def _response_bags(self, responses) -> sp.csr_matrix:
-        return self.vocabulary_.bags([self._response_tokens(r) for r in responses])
+    def _response_bags(self, responses, analyzer=None) -> sp.csr_matrix:
+        analyzer = analyzer or self._analyzer()
+        return self.vocabulary_.bags([self._response_tokens(r, analyzer) for r in responses])
 
     def _type_rows(self) -> np.ndarray:
         """Embedding row of each type word added per context (match_type='match' only)."""
@@ -391,33 +401,13 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             return np.zeros(0, dtype=np.int64)
         return np.array([self.vocabulary_[type_token(t)] for t in self.types_], dtype=np.int64)
 
-    def _entity_arrays(self, X):
-        """CSR (indptr int64, word ids int64, type ids int64) of each context's typed
-        entities that occur among the candidate words; empty rows without match types."""
-        indptr, words, types = [0], [], []
-        if self.match_type == "match":
-            type_pos = {t: k for k, t in enumerate(self.types_)}
-            index = self.match_vocabulary_
-            for ctx in X:
-                for w, t in dict.fromkeys(ctx.entities):
-                    if t in type_pos and w in index:
-                        words.append(index[w])
-                        types.append(type_pos[t])
-                indptr.append(len(words))
-        else:
-            indptr.extend([0] * len(X))
-        return (
-            np.asarray(indptr, dtype=np.int64),
-            np.asarray(words, dtype=np.int64),
-            np.asarray(types, dtype=np.int64),
-        )
-
     # ------------------------------------------------------------------ fit
 
-    def _training_problem(self, X, y, rng):
+    def _training_problem(self, X, y, rng, analyzer=None):
         """Fit the vocabulary and return every array the SGD kernel reads, as a dict.
 
         Sets ``candidates_``, ``types_``, ``vocabulary_`` and the match-type word index.
+        ``analyzer`` (default: a fresh one) tokenises every text of X and y once.
         The benchmarks call this to time the kernel alone.
         """
         self._check_params()
@@ -442,23 +432,25 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
 
         # Response table: the candidates, then gold responses outside the candidate set
         # (trained on as positives, never drawn as negatives).
-        cand_index = {c: j for j, c in enumerate(self.candidates_)}
-        extra = list(dict.fromkeys(r for r in y if r not in cand_index))
-        table = list(self.candidates_) + extra
-        table_index = {**cand_index, **{r: len(cand_index) + k for k, r in enumerate(extra)}}
-        gold = np.array([table_index[r] for r in y], dtype=np.int64)
+        labels = LabelIndex(self.candidates_)
+        gold = labels.encode(y, unknown="extend")
+        table = labels.labels_
         # the caller of fit: past fit and the wrapper of _fit_context
         self._warn_without_negatives(gold, stacklevel=4)
 
         # The vocabulary: the words of the training inputs (each distinct utterance once)
         # and of the gold responses, then the type words.
+        analyzer = analyzer or self._analyzer()
         texts = dict.fromkeys(text for ctx in X for text in self._texts(ctx))
-        response_tokens = [self._response_tokens(r) for r in table]
+        response_tokens = [self._response_tokens(r, analyzer) for r in table]
         self.vocabulary_ = Vocabulary(extra_tokens=[type_token(t) for t in self.types_])
         self.vocabulary_.fit(
-            [self._words(text) for text in texts] + [response_tokens[g] for g in np.unique(gold)]
+            [analyzer.words(text) for text in texts] + [response_tokens[g] for g in np.unique(gold)]
         )
-        return self._problem(self._input_bags(X), table, gold, rng, X)
+        r_bags, m_bags = self._response_arrays(table, response_tokens, analyzer)
+        enc = self._encode(X, analyzer, entities=True)
+        entities = (enc.eptr, enc.eword.astype(np.int64), enc.etype.astype(np.int64))
+        return self._problem(self._bags(X, enc, analyzer), r_bags, m_bags, gold, rng, entities)
 
     def _warn_without_negatives(self, gold, stacklevel):
         """Warn when examples have no negative to draw: the candidates other than their
@@ -474,15 +466,14 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                 stacklevel=stacklevel + 1,
             )
 
-    def _problem(self, x_bags, table, gold, rng, X=None):
-        """The kernel's arrays from the encoded inputs, the response table and the gold
-        indices (``_training_problem`` after the vocabulary); X, the contexts, only for
-        match-type features."""
-        r_bags = self.vocabulary_.bags([self._response_tokens(r) for r in table])
+    def _response_arrays(self, table, response_tokens, analyzer):
+        """Bags of the response table (candidates first) over ``vocabulary_``, and 0/1 bags
+        of all their words for ``match_type="match"``; sets ``candidate_bags_``,
+        ``match_vocabulary_`` and ``candidate_match_bags_``."""
+        r_bags = self.vocabulary_.bags(response_tokens)
         self.candidate_bags_ = r_bags[: len(self.candidates_)]
-
         if self.match_type == "match" and self.types_:
-            table_words = [tokenize(r) for r in table]
+            table_words = [analyzer.tokens(r) for r in table]
             words = Vocabulary().fit(table_words)
             self.match_vocabulary_ = words.index_
             m_bags = words.bags(table_words, binary=True)
@@ -491,11 +482,17 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             self.match_vocabulary_ = {}
             self.candidate_match_bags_ = None
             m_bags = sp.csr_matrix((len(table), 0), dtype=np.float32)
-        if X is None:  # no contexts, no match types: no entities
+        return r_bags, m_bags
+
+    def _problem(self, x_bags, r_bags, m_bags, gold, rng, entities=None):
+        """The kernel's arrays from the input bags, the response table's bags (from
+        :meth:`_response_arrays`), the gold indices into the table and the entities
+        (indptr, word, type) of the inputs, None without match types."""
+        if entities is None:  # no contexts, no match types: no entities
             e_indptr = np.zeros(x_bags.shape[0] + 1, np.int64)
             e_words = e_types = np.zeros(0, np.int64)
         else:
-            e_indptr, e_words, e_types = self._entity_arrays(X)
+            e_indptr, e_words, e_types = entities
         m_indptr, m_indices, _ = _csr_arrays(m_bags)
 
         n_words, dim = len(self.vocabulary_), self.embedding_dim
@@ -584,8 +581,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             X, X_val = X[:-n_val], X[-n_val:]
             y, y_val = y[:-n_val], y[-n_val:]
         rng = check_random_state(self.random_state)
-        problem = self._training_problem(X, y, rng)
-        val = self._validation_data(X_val, y_val) if X_val is not None else None
+        analyzer = self._analyzer()  # every text of the fit is tokenised once, here
+        problem = self._training_problem(X, y, rng, analyzer)
+        val = self._validation_data(X_val, y_val, analyzer) if X_val is not None else None
         return self._train(problem, len(X), rng, val)
 
     def _train(self, problem, n_examples, rng, val):
@@ -635,11 +633,12 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         """Fit on an iterable of chunks read once, keeping only integer arrays in memory.
 
         For corpora whose contexts do not fit in memory as Python objects (the 1M-row
-        Ubuntu training file): each chunk's inputs and gold responses are encoded to word
-        ids as the chunk arrives and the chunk is then dropped; SGD runs on the compact
-        arrays. The model is the one :meth:`fit` gives on the concatenated chunks (same
-        vocabulary, same random draws). Match-type features and validation data (early
-        stopping) need the contexts and are not supported here.
+        Ubuntu training file): each chunk's inputs are encoded to word ids as the chunk
+        arrives (each distinct text of a chunk tokenised once) and the chunk is then
+        dropped; only the word ids and the distinct responses are kept. SGD runs on the
+        compact arrays. The model is the one :meth:`fit` gives on the
+        concatenated chunks (same vocabulary, same random draws). Match-type features and
+        validation data (early stopping) need the contexts and are not supported here.
 
         Parameters
         ----------
@@ -665,10 +664,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         self._check_params()
         self.types_ = []
         fixed = None if self.candidates is None else resolve_candidates(self.candidates, None)
-        table_index = {} if fixed is None else {c: j for j, c in enumerate(fixed)}
+        labels = LabelIndex(() if fixed is None else fixed)
         words: dict[str, int] = {}  # word -> provisional id, in order of first sight
-        gold_words: set[str] = set()
-        seen_gold: set[int] = set()
+        response_tokens: dict[int, list[str]] = {}  # of the responses seen so far
         parts, lengths, gold = [], [], []
         for k, chunk in enumerate(chunks):
             if hasattr(chunk, "X"):
@@ -682,38 +680,39 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                 )
             X = check_contexts(X)
             y = check_responses(y, len(X))
-            cache: dict[str, np.ndarray] = {}  # a dialog's turns recur in its later contexts
-            chunk_parts = []
-            for ctx, response in zip(X, y):
-                n = 0
-                for text in self._texts(ctx):
-                    ids = cache.get(text)
-                    if ids is None:
-                        ids = cache[text] = np.array(
-                            [words.setdefault(w, len(words)) for w in self._words(text)],
-                            dtype=np.int64,
-                        )
-                    chunk_parts.append(ids)
-                    n += len(ids)
-                lengths.append(n)
-                g = table_index.setdefault(response, len(table_index))
-                if g not in seen_gold:
-                    seen_gold.add(g)
-                    gold_words.update(self._response_tokens(response))
-                gold.append(g)
-            if chunk_parts:  # one array per chunk: millions of small arrays would not fit
-                parts.append(np.concatenate(chunk_parts))
+            # Each distinct text of the chunk is tokenised once (a dialog's turns recur in
+            # its later contexts, its responses in its later histories); only the word ids
+            # and the tokens of the responses outlive the chunk.
+            analyzer = self._analyzer()
+            enc = encode_contexts(
+                X,
+                analyzer.words,
+                words,
+                unknown="add",
+                max_history=None if self.use_history else 0,
+            )
+            indptr, ids = enc.context_words()
+            lengths.append(np.diff(indptr))
+            if len(ids):  # one array per chunk: millions of small arrays would not fit
+                parts.append(ids)
+            codes = labels.encode(y, unknown="extend")
+            for g, response in zip(codes.tolist(), y):
+                if g not in response_tokens:
+                    response_tokens[g] = self._response_tokens(response, analyzer)
+            gold.append(codes)
         if not lengths:
             raise ValueError("chunks held no example: at least one is needed.")
-        table = list(table_index)
+        table = labels.labels_
         self.candidates_ = (
             np.asarray(table, dtype=object) if fixed is None else np.asarray(fixed, dtype=object)
         )
+        gold = np.concatenate(gold)
         # The vocabulary fit builds (sorted words), then provisional ids mapped onto it.
-        self.vocabulary_ = Vocabulary().fit([list(words), list(gold_words)])
+        self.vocabulary_ = Vocabulary().fit([list(words), *response_tokens.values()])
         index = self.vocabulary_.index_
         remap = np.array([index[w] for w in words], dtype=np.int64)
         indices = remap[np.concatenate(parts)] if parts else np.zeros(0, np.int64)
+        lengths = np.concatenate(lengths)
         indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
         x_bags = self._finish_input_bags(
@@ -722,10 +721,15 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                 shape=(len(lengths), len(self.vocabulary_)),
             )
         )
-        gold = np.asarray(gold, dtype=np.int64)
         self._warn_without_negatives(gold, stacklevel=3)  # past the wrapper of _fit_context
         rng = check_random_state(self.random_state)
-        problem = self._problem(x_bags, table, gold, rng)
+        analyzer = self._analyzer()  # the candidates never seen as a gold response
+        tokens = [
+            response_tokens[j] if j in response_tokens else self._response_tokens(r, analyzer)
+            for j, r in enumerate(table)
+        ]
+        r_bags, m_bags = self._response_arrays(table, tokens, analyzer)
+        problem = self._problem(x_bags, r_bags, m_bags, gold, rng)
         return self._train(problem, len(lengths), rng, None)
 
     # ------------------------------------------------------------------ scoring
@@ -756,11 +760,10 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             _kernels.se_add_match_scores(scores, *matches, type_scores)
         return scores
 
-    def _validation_data(self, X_val, y_val):
+    def _validation_data(self, X_val, y_val, analyzer):
         """Validation blocks (input bags, matches, gold candidate index), encoded once."""
-        cand_index = {c: j for j, c in enumerate(self.candidates_)}
-        gold = np.array([cand_index.get(r, -1) for r in y_val], dtype=np.int64)
-        x_bags = self._input_bags(X_val)
+        gold = LabelIndex(self.candidates_).encode(y_val, name="y_val")  # -1: not a candidate
+        x_bags = self._input_bags(X_val, analyzer)
         blocks = []
         for start in range(0, len(X_val), _VALIDATION_BLOCK):
             sl = slice(start, start + _VALIDATION_BLOCK)
@@ -805,12 +808,13 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         U, V = self.input_embeddings_, self.response_embeddings_
-        E_x = np.asarray(self._input_bags(X) @ U, dtype=np.float64)
-        E_r = np.asarray(self._response_bags(responses) @ V, dtype=np.float64)
+        analyzer = self._analyzer()
+        E_x = np.asarray(self._input_bags(X, analyzer) @ U, dtype=np.float64)
+        E_r = np.asarray(self._response_bags(responses, analyzer) @ V, dtype=np.float64)
         scores = np.einsum("ij,ij->i", E_x, E_r)
         if self.match_type == "match" and self.types_:
             # every response word, seen in training or not, can match an entity
-            tokens = [tokenize(r) for r in responses]
+            tokens = [analyzer.tokens(r) for r in responses]
             words = Vocabulary().fit(tokens)
             pairs = match_type_pairs(X, words.bags(tokens, binary=True), words.index_, self.types_)
             scores += np.einsum("ij,ij->i", pairs, E_x @ V[self._type_rows()].T)

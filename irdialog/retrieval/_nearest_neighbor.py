@@ -10,8 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..metrics import gold_indices
-from ..text import context_tokens, identity_analyzer
+from ..text import context_tokens, encode_labels, identity_analyzer
 
 # Largest number of (context, training pair) similarities held at once by decision_function.
 _BLOCK_ELEMENTS = 1 << 22
@@ -92,7 +91,7 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
         input_id = np.fromiter((key_index.setdefault(k, len(key_index)) for k in keys), np.int64)
         first = np.unique(input_id, return_index=True)[1]
         self.train_bags_ = bags[first]
-        cand_id = gold_indices(y, self.candidates_)
+        cand_id = encode_labels(y, self.candidates_)
         keep = cand_id >= 0  # responses outside a fixed candidate set cannot be returned
         pairs, counts = np.unique(
             np.stack([cand_id[keep], input_id[keep]], axis=1), axis=0, return_counts=True
@@ -141,7 +140,7 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
     def _score_pairs(self, X, responses) -> np.ndarray:
         B = self._bags(X)
         U = self.train_bags_
-        cand = gold_indices(responses, self.candidates_)
+        cand = encode_labels(responses, self.candidates_)
         # (candidate x training pair) incidence, then the pairs each response answers.
         incidence = sp.csr_matrix(
             (

@@ -18,15 +18,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..metrics import gold_indices
-from ..text import tokenize
+from ..text import Analyzer, encode_labels
 
 _QUESTION = "q"
 _STORY = "s"
 
 
 def _is_punctuation(token: str) -> bool:
-    # tokenize() splits edge punctuation off as one-character tokens.
+    # irdialog.text.tokenize splits edge punctuation off as one-character tokens.
     return len(token) == 1 and not token.isalnum() and not token.isspace()
 
 
@@ -173,15 +172,8 @@ class NGramClassifier(RankerMixin, BaseEstimator):
 
     @staticmethod
     def _tokenizer():
-        cache: dict[str, list[str]] = {}
-
-        def tokens_of(text):
-            tokens = cache.get(text)
-            if tokens is None:
-                tokens = cache[text] = tokenize(text)
-            return tokens
-
-        return tokens_of
+        """A text's tokens, memoised: each distinct text is tokenised once per fit or call."""
+        return Analyzer().tokens
 
     # ------------------------------------------------------------------ estimator
 
@@ -230,7 +222,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
         bags = self._bags(docs)
         # Classes are indices into candidates_ (first-appearance order again); answers that
         # are not candidates are left out of training.
-        target = gold_indices(y, self.candidates_)
+        target = encode_labels(y, self.candidates_)
         keep = target >= 0
         if not keep.any():
             raise ValueError("none of the answers in y is among the candidates.")
@@ -273,7 +265,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         full = self.decision_function(X)
-        cols = gold_indices(responses, self.candidates_)
+        cols = encode_labels(responses, self.candidates_)
         rows = np.arange(len(cols))
         unseen = full.min(axis=1) - 1.0  # below every candidate, seen or not
         return np.where(cols >= 0, full[rows, np.maximum(cols, 0)], unseen)
