@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 from conformance import RankerConformance
 from conftest import make_tiny_dialogs
+from sklearn.utils.validation import check_is_fitted
 
 from irdialog.base import Context, Turn
 from irdialog.datasets import load_babi_qa
 from irdialog.datasets._base import bundled_data_dir
 from irdialog.svm import PairwiseFeaturizer, StructuredSVMQA
 from irdialog.svm import _kernels as K
+from irdialog.svm import _reference as R
 
 NF = 2**12
 
@@ -30,12 +32,9 @@ def story(facts, query):
     return Context(history=tuple(Turn("kb", f) for f in facts), query=query)
 
 
-def feature(template, *args, nf=2**20):
-    """The hashed index of a symbolic feature, the way the kernels compute it."""
-    h = K._mix(7, template)
-    for a in args:
-        h = K._mix(h, a)
-    return int(K._fin(h, nf))
+def feature(template, *args):
+    """The hashed index of a symbolic feature, by the reference hash."""
+    return R.feature_index(template, *args)
 
 
 def psi_indices(featurizer, ctx, tuple_):
@@ -58,56 +57,11 @@ def random_stories(rng, n_stories, words="abcdefgh"):
     return out
 
 
-def chained(link_sets, tuple_):
-    """The paper's pruning: every fact shares a linking word with x or an earlier fact."""
-    seen = [link_sets[-1]]
-    for f in tuple_:
-        if not any(link_sets[f] & s for s in seen):
-            return False
-        seen.append(link_sets[f])
-    return True
-
-
-def all_tuples(n, max_facts):
-    for r in range(max_facts + 1):
-        yield from itertools.permutations(range(n), r)
-
-
-def sentence_sets(batch, q, mask):
-    s0, s1 = batch.qsent[q], batch.qsent[q + 1]
-    return [
-        {int(t) for t in batch.tok[batch.sent[s] : batch.sent[s + 1]] if mask[t]}
-        for s in range(s0, s1)
-    ]
-
-
-def tuple_score(w, featurizer, batch, q, facts):
-    n = batch.qsent[q + 1] - batch.qsent[q] - 1
-    o = np.array(list(facts) + [n] * (3 - len(facts)), dtype=np.int64)
-    buf = np.empty(K.feature_buffer_size(batch.tok, batch.sent), dtype=np.int64)
-    m = K.tuple_features(buf, o, featurizer.max_facts, batch.story, batch.qsent[q], n, len(w))
-    return float(w[buf[:m]].sum()), buf[:m].copy()
-
-
-def run_search(w, batch, q, gold, loss_weight, max_facts):
-    work = K.search_workspace(batch.tok, batch.sent, batch.qsent)
-    best = np.empty(3, dtype=np.int64)
+def run_search(w, batch, q, gold, loss_weight):
+    work = K.search_workspace(batch)
     gold = np.asarray(gold, dtype=np.int64)
-    score = K.search_question(
-        w,
-        1.0,
-        q,
-        gold,
-        loss_weight,
-        max_facts,
-        batch.story,
-        batch.qsent,
-        batch.link,
-        len(w),
-        work,
-        best,
-    )
-    return score, tuple(int(b) for b in best if b >= 0)
+    score = K.search_question(w, 1.0, batch, q, gold, loss_weight, work)
+    return score, tuple(int(b) for b in work.best if b >= 0)
 
 
 # --------------------------------------------------------------------------- featurizer
@@ -198,77 +152,60 @@ def test_feature_counts_stay_within_the_buffer_bounds():
     b = feat.encode(X, answers=["a,b,a", "a"])
     L = int(np.diff(b.sent).max())
     big = np.zeros(100_000, dtype=np.int64)
-    bound = K.feature_buffer_size(b.tok, b.sent)
+    bound = K.feature_buffer_size(b)
     for q in range(len(X)):
-        s0, n = b.qsent[q], b.qsent[q + 1] - b.qsent[q] - 1
+        n = b.qsent[q + 1] - b.qsent[q] - 1
         facts = list(range(n)) + [n]
         for o in itertools.product(facts, repeat=3):
-            assert K.tuple_features(big, np.array(o), 3, b.story, s0, n, NF) <= bound
-        assert max(K.xf_features(big, 0, 0, b.story, s0, n, j, NF) for j in facts) <= (
-            4 * L * L + 3 * L + 2
-        )
+            assert K.tuple_features(big, b, q, np.array(o)) <= bound
+        assert max(K.xf_features(big, 0, b, q, 0, j) for j in facts) <= 4 * L * L + 3 * L + 2
     tuples = np.array([[0, 1, 3], [0, -1, -1]])
     pq, pc = np.repeat([0, 1], 2), np.tile([0, 1], 2)
-    phi_ptr, _, gam_ptr, _ = K.stage2_features(
-        tuples,
-        3,
-        pq,
-        pc,
-        b.answer_tok,
-        b.answer_ptr,
-        b.tok,
-        b.sent,
-        b.qsent,
-        b.content,
-        b.n_known,
-        NF,
-    )
-    assert np.diff(phi_ptr).max() <= 16 * L * L + 8 * L
-    assert np.diff(gam_ptr).max() <= 2 + 3 * (3 * L * L + 10 * L + 14)
+    feats = K.stage2_features(b, tuples, pq, pc)
+    assert np.diff(feats.phi_ptr).max() <= 16 * L * L + 8 * L
+    assert np.diff(feats.gam_ptr).max() <= 2 + 3 * (3 * L * L + 10 * L + 14)
 
 
-def test_story_stats_against_brute_force():
+def test_feature_hash_matches_reference():
+    rng = np.random.default_rng(9)
+    for _ in range(50):
+        t, a, b, c = (int(v) for v in rng.integers(0, 10**6, size=4))
+        nf = int(rng.integers(1, K.MAX_FEATURES, endpoint=True))
+        assert K._fin(K._h3(t, a, b, c), nf) == R.feature_index(t, a, b, c, n_features=nf)
+        assert K._fin(K._h1(t, a), nf) == R.feature_index(t, a, n_features=nf)
+
+
+def test_story_stats_against_reference():
     rng = np.random.default_rng(1)
     X = random_stories(rng, 8, words="abcd")
-    feat = PairwiseFeaturizer().fit(X)
-    b = feat.encode(X)
-    for q in range(len(X)):
-        s0 = b.qsent[q]
-        n = b.qsent[q + 1] - s0 - 1
-        sets = [set(b.tok[b.sent[s0 + j] : b.sent[s0 + j + 1]].tolist()) for j in range(n)]
-        for j in range(n):
-            toks = b.tok[b.sent[s0 + j] : b.sent[s0 + j + 1]]
-            L = len(toks)
-            for pc, pt in itertools.product(range(L), repeat=2):
-                e = b.stat_ptr[s0 + j] + pc * L + pt
-                holders = [f for f in range(n) if {toks[pc], toks[pt]} <= sets[f]]
-                assert b.later[e] == sum(f > j for f in holders)
-                assert b.near[2 * e] == max([f for f in holders if f < j], default=-1)
-                assert b.near[2 * e + 1] == min([f for f in holders if f > j], default=n)
+    b = PairwiseFeaturizer().fit(X).encode(X)
+    later, near = R.story_stats(b)
+    np.testing.assert_array_equal(b.later, later)
+    np.testing.assert_array_equal(b.near, near)
 
 
 def test_compiled_kernels_agree_with_python():
     rng = np.random.default_rng(2)
     X = random_stories(rng, 6)
     feat = PairwiseFeaturizer(max_df=0.6).fit(X)
-    b = feat.encode(X)
+    b = feat.encode(X)._replace(n_features=1000)
     for q in range(len(X)):
-        s0 = b.qsent[q]
-        n = b.qsent[q + 1] - s0 - 1
+        n = b.qsent[q + 1] - b.qsent[q] - 1
         for i, j in itertools.product(range(n + 1), repeat=2):
             if i == j and i < n or (i == n and j < n):
                 continue
             out = []
             for f in (K.ff_features, K.ff_features.py_func):
                 buf = np.zeros(5000, dtype=np.int64)
-                m = f(buf, 0, 1, b.story, s0, n, i, j, 1000)
+                m = f(buf, 0, b, q, 1, i, j)
                 out.append(buf[:m])
             np.testing.assert_array_equal(out[0], out[1])
+            assert out[0].max() < 1000
         for j in range(n + 1):
             out = []
             for f in (K.xf_features, K.xf_features.py_func):
                 buf = np.zeros(5000, dtype=np.int64)
-                m = f(buf, 0, 2, b.story, s0, n, j, 1000)
+                m = f(buf, 0, b, q, 2, j)
                 out.append(buf[:m])
             np.testing.assert_array_equal(out[0], out[1])
 
@@ -289,22 +226,10 @@ def test_search_matches_brute_force(max_facts, loss_weight):
         n = len(X[q].history)
         gold = list(rng.permutation(n)[: rng.integers(0, min(n, max_facts) + 1)])
         gold_slots = gold + [-1] * (3 - len(gold))
-        link_sets = sentence_sets(b, q, b.link)
-        best, best_tuple = -np.inf, None
-        for facts in all_tuples(n, max_facts):
-            if not chained(link_sets, facts):
-                continue
-            slots = list(facts) + [-1] * (3 - len(facts))
-            loss = loss_weight * sum(slots[k] != gold_slots[k] for k in range(max_facts))
-            score = tuple_score(w, feat, b, q, facts)[0]
-            if score + loss > best:
-                best, best_tuple = score + loss, facts
-        got_score, got_tuple = run_search(w, b, q, gold_slots, loss_weight, max_facts)
+        best, best_tuple = R.best_tuple(w, b, q, gold_slots, loss_weight)
+        got_score, got_tuple = run_search(w, b, q, gold_slots, loss_weight)
         assert got_tuple == best_tuple
-        loss = loss_weight * sum(
-            (list(got_tuple) + [-1] * 3)[k] != gold_slots[k] for k in range(max_facts)
-        )
-        assert got_score == pytest.approx(best - loss, rel=1e-9, abs=1e-9)
+        assert got_score == pytest.approx(best, rel=1e-9, abs=1e-9)
 
 
 def test_pair_score_tables_equal_feature_sums():
@@ -313,17 +238,16 @@ def test_pair_score_tables_equal_feature_sums():
     feat = PairwiseFeaturizer(n_features=NF, max_df=0.6).fit(X)
     b = feat.encode(X)
     w = rng.normal(size=NF)
-    work = K.search_workspace(b.tok, b.sent, b.qsent)
-    buf, latA, latB = work[0], work[5], work[6]
+    work = K.search_workspace(b)
+    buf = np.empty_like(work.buf)
     for q in range(len(X)):
-        s0 = b.qsent[q]
-        n = b.qsent[q + 1] - s0 - 1
-        K._lat_tables(w, 3, b.story, s0, n, NF, buf, latA, latB)
+        n = b.qsent[q + 1] - b.qsent[q] - 1
+        K._lat_tables(w, b, q, work)
         for pk, i, j in itertools.product(range(3), range(n), range(n)):
             if i == j:
                 continue
-            fast = K.ff_score(w, pk, b.story, s0, n, i, j, NF, np.empty_like(buf), latA, latB)
-            m = K.ff_features(buf, 0, pk, b.story, s0, n, i, j, NF)
+            fast = K.ff_score(w, b, q, pk, i, j, work)
+            m = K.ff_features(buf, 0, b, q, pk, i, j)
             assert fast == pytest.approx(w[buf[:m]].sum(), rel=1e-12, abs=1e-12)
 
 
@@ -335,32 +259,22 @@ def test_structured_hinge_subgradient_matches_finite_differences():
     lambda w + mean_q (Psi(o*) - Psi(gold)), o* the loss-augmented argmax of the search."""
     rng = np.random.default_rng(5)
     X = random_stories(rng, 8)
-    gold = [tuple(rng.permutation(len(c.history))[:2]) for c in X]
+    gold = [tuple(int(f) for f in rng.permutation(len(c.history))[:2]) for c in X]
     feat = PairwiseFeaturizer(n_features=NF, max_df=0.7, link_df=0.4).fit(X)
     b = feat.encode(X)
-    slots = [list(g) + [-1] * (3 - len(g)) for g in gold]
     lam = 0.3
-
-    def loss(w):
-        total = 0.0
-        for q in range(len(X)):
-            best, _ = run_search(w, b, q, slots[q], 1.0, 3)
-            pred = run_search(w, b, q, slots[q], 1.0, 3)[1]
-            delta = sum((list(pred) + [-1] * 3)[k] != slots[q][k] for k in range(3))
-            total += best + delta - tuple_score(w, feat, b, q, gold[q])[0]
-        return 0.5 * lam * w @ w + total / len(X)
-
     w = rng.normal(size=NF)
     grad = lam * w
     for q in range(len(X)):
-        pred = run_search(w, b, q, slots[q], 1.0, 3)[1]
-        grad += np.bincount(tuple_score(w, feat, b, q, pred)[1], minlength=NF) / len(X)
-        grad -= np.bincount(tuple_score(w, feat, b, q, gold[q])[1], minlength=NF) / len(X)
+        pred = run_search(w, b, q, list(gold[q]) + [-1] * (3 - len(gold[q])), 1.0)[1]
+        grad += np.bincount(R.tuple_score(w, b, q, pred)[1], minlength=NF) / len(X)
+        grad -= np.bincount(R.tuple_score(w, b, q, gold[q])[1], minlength=NF) / len(X)
     for _ in range(3):
         d = rng.normal(size=NF)
         eps = 1e-6
-        numeric = (loss(w + eps * d) - loss(w - eps * d)) / (2 * eps)
-        assert numeric == pytest.approx(grad @ d, rel=1e-5, abs=1e-6)
+        plus = R.structured_hinge_loss(w + eps * d, b, gold, lam)
+        minus = R.structured_hinge_loss(w - eps * d, b, gold, lam)
+        assert (plus - minus) / (2 * eps) == pytest.approx(grad @ d, rel=1e-5, abs=1e-6)
 
 
 def test_answer_hinge_subgradient_matches_finite_differences():
@@ -377,43 +291,25 @@ def test_answer_hinge_subgradient_matches_finite_differences():
     nq, nc = len(X), len(answers)
     pairs_q = np.repeat(np.arange(nq), nc)
     pairs_c = np.tile(np.arange(nc), nq)
-    phi_ptr, phi, gam_ptr, gam = K.stage2_features(
-        tuples,
-        3,
-        pairs_q,
-        pairs_c,
-        b.answer_tok,
-        b.answer_ptr,
-        b.tok,
-        b.sent,
-        b.qsent,
-        b.content,
-        b.n_known,
-        NF,
-    )
+    feats = K.stage2_features(b, tuples, pairs_q, pairs_c)
     cls = pairs_c.copy()
     cls[pairs_c == 3] = -1  # an answer with no class: generic features only
     gold = rng.integers(0, nc, size=nq)
     lam = 0.2
 
     def scores(w):
-        return K.answer_scores(w, phi_ptr, phi, gam_ptr, gam, pairs_q, cls, NF).reshape(nq, nc)
-
-    def loss(w):
-        s = scores(w)
-        aug = s + (np.arange(nc)[None, :] != gold[:, None])
-        return 0.5 * lam * w @ w + np.mean(aug.max(axis=1) - s[np.arange(nq), gold])
+        return K.answer_scores(w, feats, pairs_q, cls).reshape(nq, nc)
 
     def features(q, c):
-        buf = np.empty(10000, dtype=np.int64)
         r = q * nc + c
-        m = K._class_features(
-            buf, 0, phi, phi_ptr[q], phi_ptr[q + 1], cls[r], gam, gam_ptr[r], gam_ptr[r + 1], NF
-        )
-        return np.bincount(buf[:m], minlength=NF)
+        indices = R.class_features(feats, q, r, cls[r])
+        buf = np.empty(10000, dtype=np.int64)
+        np.testing.assert_array_equal(buf[: K._class_features(buf, feats, q, r, cls[r])], indices)
+        return np.bincount(indices, minlength=NF)
 
     w = rng.normal(size=NF)
     s = scores(w)
+    np.testing.assert_allclose(s.ravel(), R.answer_scores(w, feats, pairs_q, cls), rtol=1e-10)
     for q in range(nq):  # Psi . w is the score the kernel gives
         for c in range(nc):
             assert features(q, c) @ w == pytest.approx(s[q, c], rel=1e-10, abs=1e-10)
@@ -421,27 +317,25 @@ def test_answer_hinge_subgradient_matches_finite_differences():
     grad = lam * w + sum(features(q, pred[q]) - features(q, gold[q]) for q in range(nq)) / nq
     for _ in range(3):
         d = rng.normal(size=NF)
-        numeric = (loss(w + 1e-6 * d) - loss(w - 1e-6 * d)) / 2e-6
-        assert numeric == pytest.approx(grad @ d, rel=1e-5, abs=1e-6)
+        plus = R.multiclass_hinge_loss(w + 1e-6 * d, scores(w + 1e-6 * d), gold, lam)
+        minus = R.multiclass_hinge_loss(w - 1e-6 * d, scores(w - 1e-6 * d), gold, lam)
+        assert (plus - minus) / 2e-6 == pytest.approx(grad @ d, rel=1e-5, abs=1e-6)
 
 
 @pytest.mark.parametrize("lam, eta0", [(1e-3, 1.0), (0.5, 1.9)])  # the second renormalises
 def test_averaged_sgd_matches_dense_reference(lam, eta0):
     rng = np.random.default_rng(6)
     d = 50
-    U, V, state = np.zeros(d), np.zeros(d), np.array([1.0, 0.0, 0.0])
-    w, total = np.zeros(d), np.zeros(d)
-    for t in range(1, 41):
-        plus = rng.integers(0, d, size=rng.integers(0, 6))
-        minus = rng.integers(0, d, size=rng.integers(0, 6))
-        K._asgd_step(U, V, state, plus, len(plus), minus, len(minus), lam, eta0)
-        eta = eta0 / (1 + lam * eta0 * t)
-        w *= 1 - lam * eta
-        np.add.at(w, plus, eta)
-        np.add.at(w, minus, -eta)
-        total += w
-        np.testing.assert_allclose(state[0] * U, w, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(K.averaged_weights(U, V, state), total / 40, rtol=1e-8, atol=1e-12)
+    steps = [
+        (rng.integers(0, d, size=rng.integers(0, 6)), rng.integers(0, d, size=rng.integers(0, 6)))
+        for _ in range(40)
+    ]
+    iterates, mean = R.averaged_sgd(steps, d, lam, eta0)
+    run = K.start_asgd(d, lam, eta0)
+    for (plus, minus), w in zip(steps, iterates):
+        K._asgd_step(run, plus, len(plus), minus, len(minus))
+        np.testing.assert_allclose(run.state[0] * run.U, w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(K.averaged_weights(run), mean, rtol=1e-8, atol=1e-12)
 
 
 def test_fit_finds_the_supporting_fact_on_hand_made_stories():
@@ -546,6 +440,27 @@ def test_more_supporting_facts_than_slots_keeps_the_last():
     model = StructuredSVMQA(max_facts=1, epochs=1, n_features=NF, random_state=0)
     model.fit([MARY], ["office"], supporting=[(0, 2)])
     assert model.predict_supporting([MARY]) == [(2,)]
+
+
+def test_fit_learns_only_attributes_with_a_trailing_underscore():
+    """check_is_fitted looks for attributes ending in "_": all that fit learns is one, and
+    the documented ones are there."""
+    model = StructuredSVMQA(epochs=1, n_features=NF, random_state=0)
+    feat = PairwiseFeaturizer(n_features=NF)
+    documented = {
+        model: {"candidates_", "featurizer_", "coef_support_", "coef_answer_", "violations_"}
+        | {"n_iter_", "pseudo_supporting_"},
+        feat: {"vocabulary_", "document_frequency_", "stopwords_", "nonlinking_"},
+    }
+    params = {est: set(vars(est)) for est in documented}
+    model.fit([MARY], ["office"], supporting=[(2,)])
+    feat.fit([MARY])
+    for est, names in documented.items():
+        learned = set(vars(est)) - params[est]
+        assert names <= learned
+        assert all(a.endswith("_") and not a.startswith("_") for a in learned)
+        check_is_fitted(est)
+    assert set(vars(model.featurizer_)) - params[feat] == documented[feat]
 
 
 # --------------------------------------------------------------------------- languages

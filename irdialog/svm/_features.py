@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import unicodedata
 from numbers import Integral, Real
-from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -22,6 +21,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from ..base import check_contexts
 from ..text import tokenize
 from . import _kernels
+from ._kernels import StoryBatch
 
 # link_df="auto": the supporting facts of all but this fraction of the training questions
 # stay chained to their question ...
@@ -31,40 +31,6 @@ MIN_NONLINKING_DF = 0.01
 # Sentences are cut to their first MAX_SENTENCE_TOKENS tokens when encoded: the features of
 # a sentence pair grow with the square of its length, and so do the kernels' buffers.
 MAX_SENTENCE_TOKENS = 48
-
-
-class StoryBatch(NamedTuple):
-    """Contexts packed for the kernels (see :mod:`irdialog.svm._kernels`)."""
-
-    tok: np.ndarray
-    sent: np.ndarray
-    qsent: np.ndarray
-    later: np.ndarray
-    near: np.ndarray
-    stat_ptr: np.ndarray
-    content: np.ndarray
-    link: np.ndarray
-    n_known: int
-    answer_tok: np.ndarray
-    answer_ptr: np.ndarray
-
-    @property
-    def n_questions(self) -> int:
-        return len(self.qsent) - 1
-
-    @property
-    def story(self) -> tuple:
-        """The story tuple the stage-1 kernels take: (tok, sent, later, near, stat_ptr,
-        content, n_known)."""
-        return (
-            self.tok,
-            self.sent,
-            self.later,
-            self.near,
-            self.stat_ptr,
-            self.content,
-            self.n_known,
-        )
 
 
 def _split_punctuation(token: str) -> list[str]:
@@ -351,7 +317,13 @@ class PairwiseFeaturizer(BaseEstimator):
 
         Words unseen in ``fit`` get fresh ids, shared within the batch, so that they still
         match each other; they are content and linking words. Sentences are cut to their
-        first 48 tokens.
+        first 48 tokens. The batch carries this featurizer's ``n_features`` and
+        ``max_facts``, the feature space the kernels hash it into.
+
+        Returns
+        -------
+        batch : StoryBatch
+            The record of :mod:`irdialog.svm._kernels`.
         """
         check_is_fitted(self)
         X = check_contexts(X)
@@ -405,28 +377,28 @@ class PairwiseFeaturizer(BaseEstimator):
         sizes = np.where(is_fact, lengths_arr**2, 0)
         stat_ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(sizes, out=stat_ptr[1:])
-        later = np.zeros(stat_ptr[-1], dtype=np.int32)
-        near = np.zeros(2 * stat_ptr[-1], dtype=np.int32)
-        tok_arr = np.asarray(tok, dtype=np.int64)
-        n_ids = n_known + len(extra)
-        _kernels.batch_story_stats(tok_arr, sent, qsent_arr, max(n_ids, 1), later, near, stat_ptr)
-        content = np.ones(max(n_ids, 1), dtype=np.bool_)
+        n_ids = max(n_known + len(extra), 1)
+        content = np.ones(n_ids, dtype=np.bool_)
         content[np.asarray([vocab[w] for w in self.stopwords_], dtype=np.int64)] = False
-        link = np.ones(max(n_ids, 1), dtype=np.bool_)
+        link = np.ones(n_ids, dtype=np.bool_)
         link[np.asarray([vocab[w] for w in self.nonlinking_], dtype=np.int64)] = False
-        return StoryBatch(
-            tok=tok_arr,
+        batch = StoryBatch(
+            tok=np.asarray(tok, dtype=np.int64),
             sent=sent,
             qsent=qsent_arr,
-            later=later,
-            near=near,
+            later=np.zeros(stat_ptr[-1], dtype=np.int32),
+            near=np.zeros(2 * stat_ptr[-1], dtype=np.int32),
             stat_ptr=stat_ptr,
             content=content,
             link=link,
             n_known=n_known,
             answer_tok=np.asarray(answer_tok, dtype=np.int64),
             answer_ptr=np.asarray(answer_ptr, dtype=np.int64),
+            n_features=int(self.n_features),
+            max_facts=int(self.max_facts),
         )
+        _kernels.batch_story_stats(batch)  # fills later and near
+        return batch
 
     def transform(self, X, tuples) -> sp.csr_matrix:
         """The joint feature vectors Psi(x, o) of each context and its tuple of facts.
@@ -448,10 +420,8 @@ class PairwiseFeaturizer(BaseEstimator):
         lengths = [len(c.history) for c in X]
         o = gold_tuples(tuples, len(X), self.max_facts, lengths, name="tuples", truncate=False)
         batch = self.encode(X)
-        buf = np.empty(_kernels.feature_buffer_size(batch.tok, batch.sent), dtype=np.int64)
-        indptr, indices = _kernels.batch_tuple_features(
-            o, self.max_facts, batch.story, batch.qsent, self.n_features, buf
-        )
+        buf = np.empty(_kernels.feature_buffer_size(batch), dtype=np.int64)
+        indptr, indices = _kernels.batch_tuple_features(o, batch, buf)
         data = np.ones(len(indices), dtype=np.float64)
         psi = sp.csr_matrix((data, indices, indptr), shape=(len(X), self.n_features))
         psi.sum_duplicates()

@@ -1,7 +1,10 @@
 """Numba kernels of the structured SVM: hashed pairwise features, exhaustive search, ASGD.
 
-Everything here is a pure function of contiguous arrays and scalars (DESIGN.md). A batch
-of questions is packed as
+Everything here is a pure ``@njit(cache=True)`` function of contiguous arrays and scalars.
+The arrays that always travel together come as a few records, :func:`collections.namedtuple`
+instances that numba passes as (heterogeneous) tuples with named fields:
+
+:class:`StoryBatch`, a batch of questions (``batch`` below), packed as
 
 - ``tok`` (int64): the token ids of every sentence, concatenated;
 - ``sent`` (int64, n_sentences + 1): sentence ``s`` is ``tok[sent[s]:sent[s + 1]]``;
@@ -16,21 +19,62 @@ of questions is packed as
   match between two sentences;
 - ``link`` (bool, n_ids): the words that link two sentences in the search's pruning;
 - ``n_known``: ids at or above it are words unseen in training; they match each other by
-  identity but carry no word-specific feature.
+  identity but carry no word-specific feature;
+- ``answer_tok`` / ``answer_ptr`` (int64): candidate answer ``c`` is the token ids
+  ``answer_tok[answer_ptr[c]:answer_ptr[c + 1]]``;
+- ``n_features`` and ``max_facts``: the feature space of the featurizer that packed the
+  batch, the number of hashed indices and of supporting-fact slots.
 
-The stage-1 kernels take the story arrays as one tuple ``st = (tok, sent, later, near,
-stat_ptr, content, n_known)``.
+:class:`SearchWork`, the buffers of :func:`search_question`; :class:`ASGD`, an averaged-SGD
+run (its weights, their scale and average, and its step sizes); :class:`AnswerFeatures`, the
+stage-2 features of a batch.
+
+Within a question, fact index ``n`` stands for the empty fact and sentence ``qsent[q] + n``
+is the question itself.
 
 Feature indices are hashes of small non-negative integer tuples (template, slot, words,
 buckets) into ``[0, n_features)``: 32-bit multiply-xorshift rounds (as in MurmurHash). All
 arithmetic stays below 2**63, so the compiled kernels and their pure-Python ``py_func``
 give the same indices.
+
+Plain numpy references of these kernels, which the tests compare them against, are in
+:mod:`irdialog.svm._reference`.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
+
+# --------------------------------------------------------------------------- records
+
+StoryBatch = namedtuple(
+    "StoryBatch",
+    "tok sent qsent later near stat_ptr content link n_known answer_tok answer_ptr "
+    "n_features max_facts",
+)
+StoryBatch.__doc__ = """Contexts (and candidate answers) packed for the kernels, with the
+feature space of the featurizer that packed them (see :mod:`irdialog.svm._kernels`)."""
+
+SearchWork = namedtuple("SearchWork", "buf adj A Bt done latA latB best")
+SearchWork.__doc__ = """The buffers of :func:`search_question`, from :func:`search_workspace`:
+a feature buffer, the adjacency of the question's sentences, the slot scores ``A[k, i]``,
+the pair scores ``Bt[pk, i, j]`` and their filled flags ``done``, the recency tables
+``latA`` / ``latB`` of :func:`_lat_tables`, and ``best``, where the search writes its
+tuple."""
+
+ASGD = namedtuple("ASGD", "U V state lam eta0")
+ASGD.__doc__ = """An averaged-SGD run: the weights are ``state[0] * U``, their average
+``(state[1] * U + V) / state[2]`` (see :func:`_asgd_step`); ``lam`` is the L2 strength and
+``eta0`` the initial step size."""
+
+AnswerFeatures = namedtuple("AnswerFeatures", "phi_ptr phi gam_ptr gam n_features")
+AnswerFeatures.__doc__ = """The stage-2 features of a batch (:func:`stage2_features`): the
+class-free hashes phi of each question (CSR: ``phi[phi_ptr[q]:phi_ptr[q + 1]]``), the
+finalised answer-generic indices gamma of each (question, answer) pair (CSR over pairs),
+and the number of hashed indices."""
 
 _MASK = 0xFFFFFFFF
 # Numpy scalars, not Python ints: numba would compile a helper once per literal value.
@@ -161,13 +205,24 @@ def _count_bucket(c):
 
 
 @njit(cache=True)
-def story_stats(tok, sent, s0, n, n_ids, later, near, stat_ptr):
-    """Fill ``later`` and ``near`` for the ``n`` facts starting at sentence ``s0``.
+def _question(batch, q):
+    """The first sentence of question ``q`` and its number of facts."""
+    s0 = batch.qsent[q]
+    return s0, batch.qsent[q + 1] - s0 - 1
+
+
+@njit(cache=True)
+def story_stats(batch, q):
+    """Fill ``batch.later`` and ``batch.near`` for the facts of question ``q``.
 
     For every fact ``j`` and every pair of its positions ``(pc, pt)``: how many later facts
     of the story contain both words ``tok[pc]`` and ``tok[pt]`` (a word pair repeated inside
     one fact counts once), and the positions of the previous and next facts that do.
     """
+    tok, sent, stat_ptr = batch.tok, batch.sent, batch.stat_ptr
+    later, near = batch.later, batch.near
+    n_ids = len(batch.content)  # every token id is below it
+    s0, n = _question(batch, q)
     total = 0
     for j in range(n):
         L = sent[s0 + j + 1] - sent[s0 + j]
@@ -220,9 +275,18 @@ def story_stats(tok, sent, s0, n, n_ids, later, near, stat_ptr):
 
 
 @njit(cache=True)
-def adjacency(tok, sent, s0, n, link, adj):
-    """``adj[i, j]``: sentences ``i`` and ``j`` (``n`` is the question) share a linking
-    word."""
+def batch_story_stats(batch):
+    """:func:`story_stats` for every question of a batch."""
+    for q in range(len(batch.qsent) - 1):
+        story_stats(batch, q)
+
+
+@njit(cache=True)
+def adjacency(batch, q, adj):
+    """``adj[i, j]``: sentences ``i`` and ``j`` of question ``q`` (``n`` is the question)
+    share a linking word."""
+    tok, sent, link = batch.tok, batch.sent, batch.link
+    s0, n = _question(batch, q)
     for i in range(n + 1):
         adj[i, i] = False
     for i in range(n + 1):
@@ -246,16 +310,21 @@ def adjacency(tok, sent, s0, n, link, adj):
 
 # --------------------------------------------------------------------------- stage 1 features
 #
-# ``st`` is the story tuple of a batch: (tok, sent, later, near, stat_ptr, content, n_known);
-# question q's facts start at sentence ``s0 = qsent[q]`` and there are ``n`` of them, the
+# Question q's facts start at sentence ``s0 = qsent[q]`` and there are ``n`` of them, the
 # question itself being sentence ``s0 + n``. Fact index ``n`` stands for the empty fact.
 
 
 @njit(cache=True)
-def _lat_block(buf, m, t_word, t_pos, scope, tok, later, n_known, fa, L, p, sp, nf):
-    """Recency of the shared word at position ``p`` of the fact at ``tok[fa:fa + L]``: for
-    every word t of the fact, the bucketed number of later facts holding both words, by
-    t's identity and by its offset from ``p``."""
+def _lat_block(buf, m, batch, s, p, tags):
+    """Recency of the shared word at position ``p`` of the fact sentence ``s``: for every
+    word t of the fact, the bucketed number of later facts holding both words, by t's
+    identity and by its offset from ``p``. ``tags``: (word template, position template,
+    slot or slot pair)."""
+    t_word, t_pos, scope = tags
+    tok, later, n_known, nf = batch.tok, batch.later, batch.n_known, batch.n_features
+    fa = batch.sent[s]
+    L = batch.sent[s + 1] - fa
+    sp = batch.stat_ptr[s]
     for pt in range(L):
         b = _count_bucket(later[sp + p * L + pt])
         t = tok[fa + pt]
@@ -268,16 +337,17 @@ def _lat_block(buf, m, t_word, t_pos, scope, tok, later, n_known, fa, L, p, sp, 
 
 
 @njit(cache=True)
-def xf_features(buf, m, k, st, s0, n, j, nf):
-    """Append to ``buf[m:]`` the features g(x, f_j) of slot ``k``. Returns the new end."""
+def xf_features(buf, m, batch, q, k, j):
+    """Append to ``buf[m:]`` the features g(x, f_j) of slot ``k`` of question ``q``.
+    Returns the new end."""
+    s0, n = _question(batch, q)
+    nf = batch.n_features
     if j == n:
         buf[m] = _fin(_h1(T_XF_EMPTY, k), nf)
         return m + 1
-    tok, sent, stat_ptr, content, n_known = st[0], st[1], st[4], st[5], st[6]
+    tok, sent, content, n_known = batch.tok, batch.sent, batch.content, batch.n_known
     xa, xb = sent[s0 + n], sent[s0 + n + 1]
     fa, fb = sent[s0 + j], sent[s0 + j + 1]
-    L = fb - fa
-    sp = stat_ptr[s0 + j]
     for pa in range(xa, xb):
         w = tok[pa]
         if w >= n_known:
@@ -313,19 +383,22 @@ def xf_features(buf, m, k, st, s0, n, j, nf):
             if w < n_known:
                 buf[m] = _fin(_h2(T_XF_MW, k, w), nf)
                 m += 1
-            m = _lat_block(
-                buf, m, T_XF_LAT, T_XF_LATP, k, tok, st[2], n_known, fa, L, pb - fa, sp, nf
-            )
+            m = _lat_block(buf, m, batch, s0 + j, pb - fa, (T_XF_LAT, T_XF_LATP, k))
             break  # a word's first position in the fact only
     buf[m] = _fin(_h2(T_XF_NM, k, _count_bucket(nm)), nf)
     return m + 1
 
 
 @njit(cache=True)
-def _btw_block(buf, m, t_word, pk, tok, near, n_known, fa, L, p, sp, other, forward, nf):
-    """For each word t of the fact at ``tok[fa:fa + L]`` (shared word at ``p``): is there no
-    fact strictly between it and fact ``other`` holding both t and the shared word?
-    ``forward``: the other fact is later in the story."""
+def _btw_block(buf, m, batch, s, p, other, tags):
+    """For each word t of the fact sentence ``s`` (shared word at ``p``): is there no fact
+    strictly between it and fact ``other`` holding both t and the shared word? ``tags``:
+    (template, slot pair, ``forward``: the other fact is later in the story)."""
+    t_word, pk, forward = tags
+    tok, near, n_known, nf = batch.tok, batch.near, batch.n_known, batch.n_features
+    fa = batch.sent[s]
+    L = batch.sent[s + 1] - fa
+    sp = batch.stat_ptr[s]
     for pt in range(L):
         t = tok[fa + pt]
         if t >= n_known:
@@ -341,9 +414,14 @@ def _btw_block(buf, m, t_word, pk, tok, near, n_known, fa, L, p, sp, other, forw
 
 
 @njit(cache=True)
-def _ff_head(buf, m, pk, tok, content, n_known, ia, ib, ja, jb, i, j, nf):
-    """The features of a fact pair that do not look at shared words: distance and order,
-    content word pairs (plain and by position)."""
+def _ff_head(buf, m, batch, q, pk, i, j):
+    """The features of the fact pair (i, j) that do not look at shared words: distance and
+    order, content word pairs (plain and by position)."""
+    tok, sent, content = batch.tok, batch.sent, batch.content
+    n_known, nf = batch.n_known, batch.n_features
+    s0 = batch.qsent[q]
+    ia, ib = sent[s0 + i], sent[s0 + i + 1]
+    ja, jb = sent[s0 + j], sent[s0 + j + 1]
     buf[m] = _fin(_h2(T_FF_DIST, pk, _signed_bucket(j - i)), nf)
     m += 1
     for pa in range(ia, ib):
@@ -362,14 +440,15 @@ def _ff_head(buf, m, pk, tok, content, n_known, ia, ib, ja, jb, i, j, nf):
 
 
 @njit(cache=True)
-def _ff_shared(buf, m, pk, st, s0, i, j, nf, with_recency):
+def _ff_shared(buf, m, batch, q, pk, i, j, with_recency):
     """The shared-word features of the fact pair (i, j): position pair, identity, whether a
     fact in between holds the word with each other word, and (``with_recency``) the recency
     blocks. Returns the new end and the number of shared content words."""
-    tok, sent, later, near, stat_ptr, content, n_known = st
+    tok, sent, content = batch.tok, batch.sent, batch.content
+    n_known, nf = batch.n_known, batch.n_features
+    s0 = batch.qsent[q]
     ia, ja = sent[s0 + i], sent[s0 + j]
     Li, Lj = sent[s0 + i + 1] - ia, sent[s0 + j + 1] - ja
-    spi, spj = stat_ptr[s0 + i], stat_ptr[s0 + j]
     nm = 0
     for pi in range(Li):
         c = tok[ia + pi]
@@ -385,54 +464,51 @@ def _ff_shared(buf, m, pk, st, s0, i, j, nf, with_recency):
                 buf[m] = _fin(_h2(T_FF_MW, pk, c), nf)
                 m += 1
             if with_recency:
-                m = _lat_block(
-                    buf, m, T_FF_LATA, T_FF_LATPA, pk, tok, later, n_known, ia, Li, pi, spi, nf
-                )
-                m = _lat_block(
-                    buf, m, T_FF_LATB, T_FF_LATPB, pk, tok, later, n_known, ja, Lj, pj, spj, nf
-                )
-            m = _btw_block(buf, m, T_FF_BTWA, pk, tok, near, n_known, ia, Li, pi, spi, j, j > i, nf)
-            m = _btw_block(buf, m, T_FF_BTWB, pk, tok, near, n_known, ja, Lj, pj, spj, i, i > j, nf)
+                m = _lat_block(buf, m, batch, s0 + i, pi, (T_FF_LATA, T_FF_LATPA, pk))
+                m = _lat_block(buf, m, batch, s0 + j, pj, (T_FF_LATB, T_FF_LATPB, pk))
+            m = _btw_block(buf, m, batch, s0 + i, pi, j, (T_FF_BTWA, pk, j > i))
+            m = _btw_block(buf, m, batch, s0 + j, pj, i, (T_FF_BTWB, pk, i > j))
             break  # a word's first position in f_j only
     return m, nm
 
 
 @njit(cache=True)
-def ff_features(buf, m, pk, st, s0, n, i, j, nf):
-    """Append the features g(f_i, f_j) of slot pair ``pk`` (``i`` in the earlier slot);
-    the empty fact ``n`` may only be ``j`` or both."""
+def ff_features(buf, m, batch, q, pk, i, j):
+    """Append the features g(f_i, f_j) of slot pair ``pk`` of question ``q`` (``i`` in the
+    earlier slot); the empty fact ``n`` may only be ``j`` or both."""
+    s0, n = _question(batch, q)
+    nf = batch.n_features
     if i == n:
         buf[m] = _fin(_h1(T_FF_EMPTY2, pk), nf)
         return m + 1
     if j == n:
         buf[m] = _fin(_h1(T_FF_EMPTYB, pk), nf)
         return m + 1
-    sent = st[1]
-    ia, ib = sent[s0 + i], sent[s0 + i + 1]
-    ja, jb = sent[s0 + j], sent[s0 + j + 1]
-    m = _ff_head(buf, m, pk, st[0], st[5], st[6], ia, ib, ja, jb, i, j, nf)
-    m, nm = _ff_shared(buf, m, pk, st, s0, i, j, nf, True)
+    m = _ff_head(buf, m, batch, q, pk, i, j)
+    m, nm = _ff_shared(buf, m, batch, q, pk, i, j, True)
     buf[m] = _fin(_h2(T_FF_NM, pk, _count_bucket(nm)), nf)
     return m + 1
 
 
 @njit(cache=True)
-def tuple_features(buf, o, max_facts, st, s0, n, nf):
-    """All stage-1 features of the tuple ``o`` (facts, ``n`` for empty): the joint feature
-    vector Psi(x, o) as a list of indices (with repeats). Returns its length."""
+def tuple_features(buf, batch, q, o):
+    """All stage-1 features of question ``q`` and the tuple ``o`` (facts, ``n`` for empty):
+    the joint feature vector Psi(x, o) as a list of indices (with repeats). Returns its
+    length."""
     m = 0
-    for k in range(max_facts):
-        m = xf_features(buf, m, k, st, s0, n, o[k], nf)
+    for k in range(batch.max_facts):
+        m = xf_features(buf, m, batch, q, k, o[k])
     for pk in range(3):
         a, b = PAIR_SLOTS[pk]
-        if b < max_facts:
-            m = ff_features(buf, m, pk, st, s0, n, o[a], o[b], nf)
+        if b < batch.max_facts:
+            m = ff_features(buf, m, batch, q, pk, o[a], o[b])
     return m
 
 
 @njit(cache=True)
-def feature_buffer_size(tok, sent):
+def feature_buffer_size(batch):
     """A buffer long enough for the features of any tuple of the batch."""
+    sent = batch.sent
     longest = 1
     for s in range(len(sent) - 1):
         longest = max(longest, sent[s + 1] - sent[s])
@@ -450,43 +526,44 @@ def _dot(w, buf, m):
 
 
 @njit(cache=True)
-def _lat_tables(w, max_facts, st, s0, n, nf, buf, latA, latB):
-    """The score of every recency block of every fact position, per slot pair, so that a
-    fact pair's score costs its word pairs and shared words only."""
-    tok, sent, stat_ptr, content = st[0], st[1], st[4], st[5]
+def _lat_tables(w, batch, q, work):
+    """The score of every recency block of every fact position of question ``q``, per slot
+    pair, into ``work.latA`` / ``work.latB``, so that a fact pair's score costs its word
+    pairs and shared words only."""
+    tok, sent, content = batch.tok, batch.sent, batch.content
+    buf, latA, latB = work.buf, work.latA, work.latB
+    s0, n = _question(batch, q)
     for j in range(n):
         fa = sent[s0 + j]
         L = sent[s0 + j + 1] - fa
-        sp = stat_ptr[s0 + j]
         for p in range(L):
             if not content[tok[fa + p]]:
                 continue
             for pk in range(3):
-                if PAIR_SLOTS[pk][1] >= max_facts:
+                if PAIR_SLOTS[pk][1] >= batch.max_facts:
                     continue
-                mm = _lat_block(
-                    buf, 0, T_FF_LATA, T_FF_LATPA, pk, tok, st[2], st[6], fa, L, p, sp, nf
-                )
+                mm = _lat_block(buf, 0, batch, s0 + j, p, (T_FF_LATA, T_FF_LATPA, pk))
                 latA[pk, j, p] = _dot(w, buf, mm)
-                mm = _lat_block(
-                    buf, 0, T_FF_LATB, T_FF_LATPB, pk, tok, st[2], st[6], fa, L, p, sp, nf
-                )
+                mm = _lat_block(buf, 0, batch, s0 + j, p, (T_FF_LATB, T_FF_LATPB, pk))
                 latB[pk, j, p] = _dot(w, buf, mm)
 
 
 @njit(cache=True)
-def ff_score(w, pk, st, s0, n, i, j, nf, buf, latA, latB):
+def ff_score(w, batch, q, pk, i, j, work):
     """``w . g(f_i, f_j)`` for slot pair ``pk``, the same sum as over :func:`ff_features`
-    with the recency blocks read from the tables of :func:`_lat_tables`."""
+    with the recency blocks read from the tables of :func:`_lat_tables` (``work``)."""
+    s0, n = _question(batch, q)
+    nf = batch.n_features
     if i == n:
         return w[_fin(_h1(T_FF_EMPTY2, pk), nf)]
     if j == n:
         return w[_fin(_h1(T_FF_EMPTYB, pk), nf)]
-    tok, sent, content = st[0], st[1], st[5]
+    tok, sent, content = batch.tok, batch.sent, batch.content
+    buf, latA, latB = work.buf, work.latA, work.latB
     ia, ib = sent[s0 + i], sent[s0 + i + 1]
     ja, jb = sent[s0 + j], sent[s0 + j + 1]
-    m = _ff_head(buf, 0, pk, tok, content, st[6], ia, ib, ja, jb, i, j, nf)
-    m, nm = _ff_shared(buf, m, pk, st, s0, i, j, nf, False)
+    m = _ff_head(buf, 0, batch, q, pk, i, j)
+    m, nm = _ff_shared(buf, m, batch, q, pk, i, j, False)
     buf[m] = _fin(_h2(T_FF_NM, pk, _count_bucket(nm)), nf)
     s = _dot(w, buf, m + 1)
     for pi in range(ib - ia):
@@ -504,31 +581,31 @@ def ff_score(w, pk, st, s0, n, i, j, nf, buf, latA, latB):
 
 
 @njit(cache=True)
-def search_question(w, scale, q, gold, loss_weight, max_facts, st, qsent, link, nf, work, best):
+def search_question(w, scale, batch, q, gold, loss_weight, work):
     """Exhaustive search of question ``q``'s best tuple under ``scale * w``.
 
-    Tuples are ordered, hold up to ``max_facts`` distinct facts with empty slots last (the
-    all-empty tuple included), and are pruned as in the paper: each fact shares a linking
-    word (``link``) with the question or with a fact of an earlier slot. With
+    Tuples are ordered, hold up to ``batch.max_facts`` distinct facts with empty slots last
+    (the all-empty tuple included), and are pruned as in the paper: each fact shares a
+    linking word (``batch.link``) with the question or with a fact of an earlier slot. With
     ``loss_weight > 0`` the score is loss-augmented by ``loss_weight`` times the number of
     slots that differ from ``gold`` (``-1``: empty). ``work`` is :func:`search_workspace`.
-    The tuple goes to ``best`` (``-1`` for empty slots); returns its model score (without
-    the loss).
+    The tuple goes to ``work.best`` (``-1`` for empty slots); returns its model score
+    (without the loss).
     """
-    buf, adj, A, Bt, done, latA, latB = work
-    s0 = qsent[q]
-    n = qsent[q + 1] - s0 - 1
+    buf, adj, A, Bt, done, best = work.buf, work.adj, work.A, work.Bt, work.done, work.best
+    max_facts, nf = batch.max_facts, batch.n_features
+    s0, n = _question(batch, q)
     E = n
-    adjacency(st[0], st[1], s0, n, link, adj)
+    adjacency(batch, q, adj)
     g = np.empty(3, dtype=np.int64)
     for k in range(3):
         g[k] = E if gold[k] < 0 else gold[k]
     for k in range(max_facts):
         for i in range(n + 1):
-            mm = xf_features(buf, 0, k, st, s0, n, i, nf)
+            mm = xf_features(buf, 0, batch, q, k, i)
             A[k, i] = scale * _dot(w, buf, mm) + (loss_weight if i != g[k] else 0.0)
     done[:, : n + 1, : n + 1] = False
-    _lat_tables(w, max_facts, st, s0, n, nf, buf, latA, latB)
+    _lat_tables(w, batch, q, work)
     # Bt[pk, i, j] = scale * w . g_pk(f_i, f_j), filled on first use (flag in done); the
     # empty-fact terms are one feature each.
     for pk in range(3):
@@ -560,7 +637,7 @@ def search_question(w, scale, q, gold, loss_weight, max_facts, st, qsent, link, 
             if o2 == o1 or not (adj[n, o2] or adj[o1, o2]):
                 continue
             if not done[0, o1, o2]:
-                Bt[0, o1, o2] = scale * ff_score(w, 0, st, s0, n, o1, o2, nf, buf, latA, latB)
+                Bt[0, o1, o2] = scale * ff_score(w, batch, q, 0, o1, o2, work)
                 done[0, o1, o2] = True
             s12 = s1 + A[1, o2] + Bt[0, o1, o2]
             s = s12  # (o1, o2, empty)
@@ -575,10 +652,10 @@ def search_question(w, scale, q, gold, loss_weight, max_facts, st, qsent, link, 
                 if o3 == o1 or o3 == o2 or not (adj[n, o3] or adj[o1, o3] or adj[o2, o3]):
                     continue
                 if not done[1, o2, o3]:
-                    Bt[1, o2, o3] = scale * ff_score(w, 1, st, s0, n, o2, o3, nf, buf, latA, latB)
+                    Bt[1, o2, o3] = scale * ff_score(w, batch, q, 1, o2, o3, work)
                     done[1, o2, o3] = True
                 if not done[2, o1, o3]:
-                    Bt[2, o1, o3] = scale * ff_score(w, 2, st, s0, n, o1, o3, nf, buf, latA, latB)
+                    Bt[2, o1, o3] = scale * ff_score(w, batch, q, 2, o1, o3, work)
                     done[2, o1, o3] = True
                 s = s12 + A[2, o3] + Bt[1, o2, o3] + Bt[2, o1, o3]
                 if s > best_score:
@@ -592,29 +669,35 @@ def search_question(w, scale, q, gold, loss_weight, max_facts, st, qsent, link, 
     return best_score - loss
 
 
-def search_workspace(tok, sent, qsent):
-    """The buffers of :func:`search_question`, sized for the largest story of the batch:
-    (feature buffer, adjacency, slot scores, pair scores, pair flags, recency tables x 2)."""
+def search_workspace(batch):
+    """The :class:`SearchWork` of :func:`search_question`, sized for the largest story of
+    the batch."""
+    qsent, sent = batch.qsent, batch.sent
     n_max = int(np.max(np.diff(qsent))) if len(qsent) > 1 else 1
     longest = int(np.max(np.diff(sent))) if len(sent) > 1 else 1
-    buf = np.empty(feature_buffer_size(tok, sent), dtype=np.int64)
-    adj = np.zeros((n_max, n_max), dtype=np.bool_)
-    A = np.zeros((3, n_max), dtype=np.float64)
-    Bt = np.zeros((3, n_max, n_max), dtype=np.float64)
-    done = np.zeros((3, n_max, n_max), dtype=np.bool_)
     latA = np.zeros((3, n_max, max(longest, 1)), dtype=np.float64)
-    latB = np.zeros_like(latA)
-    return buf, adj, A, Bt, done, latA, latB
+    return SearchWork(
+        buf=np.empty(feature_buffer_size(batch), dtype=np.int64),
+        adj=np.zeros((n_max, n_max), dtype=np.bool_),
+        A=np.zeros((3, n_max), dtype=np.float64),
+        Bt=np.zeros((3, n_max, n_max), dtype=np.float64),
+        done=np.zeros((3, n_max, n_max), dtype=np.bool_),
+        latA=latA,
+        latB=np.zeros_like(latA),
+        best=np.full(3, -1, dtype=np.int64),
+    )
 
 
 @njit(cache=True)
-def _asgd_step(U, V, state, plus, n_plus, minus, n_minus, lam, eta0):
-    """One averaged-SGD step on w = alpha * U with gradient Psi(minus) - Psi(plus).
+def _asgd_step(run, plus, n_plus, minus, n_minus):
+    """One averaged-SGD step of the :class:`ASGD` ``run`` on w = alpha * U with gradient
+    Psi(minus) - Psi(plus).
 
-    ``state`` = [alpha, beta, t]: the average of the t iterates is ``(beta * U + V) / t``
+    ``run.state`` = [alpha, beta, t]: the average of the t iterates is ``(beta * U + V) / t``
     (Xu 2011), so the L2 shrinkage and the averaging cost O(1) and an update touches only
     its features.
     """
+    U, V, state, lam, eta0 = run.U, run.V, run.state, run.lam, run.eta0
     t = state[2] + 1.0
     eta = eta0 / (1.0 + lam * eta0 * t)
     alpha = state[0] * (1.0 - lam * eta)
@@ -636,30 +719,33 @@ def _asgd_step(U, V, state, plus, n_plus, minus, n_minus, lam, eta0):
     state[2] = t
 
 
-def averaged_weights(U, V, state):
-    """The averaged weight vector of an ASGD run."""
-    if state[2] == 0:
-        return np.zeros_like(U)
-    return (state[1] * U + V) / state[2]
+def start_asgd(n_features, lam, eta0):
+    """A fresh :class:`ASGD` run: zero weights, scale 1, no iterate yet."""
+    return ASGD(np.zeros(n_features), np.zeros(n_features), np.array([1.0, 0.0, 0.0]), lam, eta0)
+
+
+def averaged_weights(run):
+    """The averaged weight vector of an :class:`ASGD` run."""
+    if run.state[2] == 0:
+        return np.zeros_like(run.U)
+    return (run.state[1] * run.U + run.V) / run.state[2]
 
 
 @njit(cache=True)
-def stage1_epoch(order, U, V, state, lam, eta0, gold, max_facts, st, qsent, link, nf, work):
+def stage1_epoch(order, run, gold, batch, work):
     """One pass of loss-augmented ASGD over the questions in ``order``; returns the number
     of margin violations."""
-    best = np.empty(3, dtype=np.int64)
     o = np.empty(3, dtype=np.int64)
-    buf = work[0]
+    buf, best = work.buf, work.best
     buf2 = np.empty_like(buf)
     violations = 0
     for q in order:
-        s0 = qsent[q]
-        n = qsent[q + 1] - s0 - 1
+        n = _question(batch, q)[1]
         g = gold[q]
-        alpha = state[0]
-        search_question(U, alpha, q, g, 1.0, max_facts, st, qsent, link, nf, work, best)
+        alpha = run.state[0]
+        search_question(run.U, alpha, batch, q, g, 1.0, work)
         loss = 0.0
-        for k in range(max_facts):
+        for k in range(batch.max_facts):
             if best[k] != g[k]:
                 loss += 1.0
         m_minus = 0
@@ -667,42 +753,41 @@ def stage1_epoch(order, U, V, state, lam, eta0, gold, max_facts, st, qsent, link
         if loss > 0:
             for k in range(3):
                 o[k] = n if best[k] < 0 else best[k]
-            m_minus = tuple_features(buf, o, max_facts, st, s0, n, nf)
+            m_minus = tuple_features(buf, batch, q, o)
             for k in range(3):
                 o[k] = n if g[k] < 0 else g[k]
-            m_plus = tuple_features(buf2, o, max_facts, st, s0, n, nf)
-            margin = alpha * (_dot(U, buf2, m_plus) - _dot(U, buf, m_minus))
+            m_plus = tuple_features(buf2, batch, q, o)
+            margin = alpha * (_dot(run.U, buf2, m_plus) - _dot(run.U, buf, m_minus))
             if margin < loss:
                 violations += 1
             else:
                 m_minus = m_plus = 0
-        _asgd_step(U, V, state, buf2, m_plus, buf, m_minus, lam, eta0)
+        _asgd_step(run, buf2, m_plus, buf, m_minus)
     return violations
 
 
 @njit(cache=True)
-def stage1_predict(w, max_facts, st, qsent, link, nf, work, out):
+def stage1_predict(w, batch, work, out):
     """The best tuple of every question (``-1``: empty slot), into ``out`` (n_q, 3)."""
-    best = np.empty(3, dtype=np.int64)
+    best = work.best
     none = np.full(3, -1, dtype=np.int64)
-    for q in range(len(qsent) - 1):
-        search_question(w, 1.0, q, none, 0.0, max_facts, st, qsent, link, nf, work, best)
+    for q in range(len(batch.qsent) - 1):
+        search_question(w, 1.0, batch, q, none, 0.0, work)
         out[q, 0], out[q, 1], out[q, 2] = best[0], best[1], best[2]
 
 
 @njit(cache=True)
-def batch_tuple_features(tuples, max_facts, st, qsent, nf, buf):
+def batch_tuple_features(tuples, batch, buf):
     """Psi(x_q, tuples[q]) of every question as CSR parts (indptr, indices with repeats)."""
-    nq = len(qsent) - 1
+    nq = len(batch.qsent) - 1
     indptr = np.zeros(nq + 1, dtype=np.int64)
     chunks = []
     o = np.empty(3, dtype=np.int64)
     for q in range(nq):
-        s0 = qsent[q]
-        n = qsent[q + 1] - s0 - 1
+        n = _question(batch, q)[1]
         for k in range(3):
             o[k] = n if tuples[q, k] < 0 else tuples[q, k]
-        m = tuple_features(buf, o, max_facts, st, s0, n, nf)
+        m = tuple_features(buf, batch, q, o)
         chunks.append(buf[:m].copy())
         indptr[q + 1] = indptr[q] + m
     indices = np.empty(indptr[nq], dtype=np.int64)
@@ -715,11 +800,12 @@ def batch_tuple_features(tuples, max_facts, st, qsent, nf, buf):
 
 
 @njit(cache=True)
-def answer_context_features(buf, tuple_, max_facts, q, tok, sent, qsent, content, n_known):
+def answer_context_features(buf, batch, q, tuple_):
     """The class-free stage-2 features phi(x, chosen facts) of question ``q``: unfinalised
     hashes, conjoined with an answer class by :func:`answer_scores`. Returns their number."""
-    s0 = qsent[q]
-    n = qsent[q + 1] - s0 - 1
+    tok, sent, content, n_known = batch.tok, batch.sent, batch.content, batch.n_known
+    max_facts = batch.max_facts
+    s0, n = _question(batch, q)
     xa, xb = sent[s0 + n], sent[s0 + n + 1]
     m = 0
     for pa in range(xa, xb):
@@ -810,14 +896,13 @@ def answer_context_features(buf, tuple_, max_facts, q, tok, sent, qsent, content
 
 
 @njit(cache=True)
-def answer_generic_features(
-    buf, tuple_, max_facts, q, parts, tok, sent, qsent, content, n_known, nf
-):
-    """The class-free features gamma(x, chosen facts, answer) of an answer made of the
-    token ids ``parts``: where its parts occur in the chosen facts, question and story.
-    Finalised indices; returns their number."""
-    s0 = qsent[q]
-    n = qsent[q + 1] - s0 - 1
+def answer_generic_features(buf, batch, q, tuple_, parts):
+    """The class-free features gamma(x, chosen facts, answer) of question ``q`` and an
+    answer made of the token ids ``parts``: where its parts occur in the chosen facts,
+    question and story. Finalised indices; returns their number."""
+    tok, sent, content, n_known = batch.tok, batch.sent, batch.content, batch.n_known
+    max_facts, nf = batch.max_facts, batch.n_features
+    s0, n = _question(batch, q)
     xa, xb = sent[s0 + n], sent[s0 + n + 1]
     m = 0
     missing = 0
@@ -893,23 +978,12 @@ def answer_generic_features(
 
 
 @njit(cache=True)
-def stage2_features(
-    tuples,
-    max_facts,
-    pairs_q,
-    pairs_c,
-    cand_tok,
-    cand_ptr,
-    tok,
-    sent,
-    qsent,
-    content,
-    n_known,
-    nf,
-):
-    """Phi of every question (CSR over questions) and gamma of every (question, answer)
-    pair listed by ``pairs_q``/``pairs_c`` (CSR over pairs)."""
-    nq = len(qsent) - 1
+def stage2_features(batch, tuples, pairs_q, pairs_c):
+    """The :class:`AnswerFeatures` of a batch: phi of every question (``tuples[q]`` its
+    chosen facts) and gamma of every (question, answer) pair listed by
+    ``pairs_q``/``pairs_c``."""
+    sent, cand_tok, cand_ptr = batch.sent, batch.answer_tok, batch.answer_ptr
+    nq = len(batch.qsent) - 1
     longest = 1
     for s in range(len(sent) - 1):
         longest = max(longest, sent[s + 1] - sent[s])
@@ -922,9 +996,7 @@ def stage2_features(
     phi_ptr = np.zeros(nq + 1, dtype=np.int64)
     phi_chunks = []
     for q in range(nq):
-        m = answer_context_features(
-            buf, tuples[q], max_facts, q, tok, sent, qsent, content, n_known
-        )
+        m = answer_context_features(buf, batch, q, tuples[q])
         phi_chunks.append(buf[:m].copy())
         phi_ptr[q + 1] = phi_ptr[q] + m
     phi = np.empty(phi_ptr[nq], dtype=np.int64)
@@ -937,58 +1009,63 @@ def stage2_features(
         q = pairs_q[r]
         c = pairs_c[r]
         parts = cand_tok[cand_ptr[c] : cand_ptr[c + 1]]
-        m = answer_generic_features(
-            buf, tuples[q], max_facts, q, parts, tok, sent, qsent, content, n_known, nf
-        )
+        m = answer_generic_features(buf, batch, q, tuples[q], parts)
         gam_chunks.append(buf[:m].copy())
         gam_ptr[r + 1] = gam_ptr[r] + m
     gam = np.empty(gam_ptr[npairs], dtype=np.int64)
     for r in range(npairs):
         gam[gam_ptr[r] : gam_ptr[r + 1]] = gam_chunks[r]
-    return phi_ptr, phi, gam_ptr, gam
+    return AnswerFeatures(phi_ptr, phi, gam_ptr, gam, batch.n_features)
 
 
 @njit(cache=True)
-def _answer_score(w, phi, p0, p1, cls, gam, g0, g1, nf):
+def _answer_score(w, feats, q, r, cls):
+    """The score of pair ``r`` (of question ``q``) as an answer of class ``cls``
+    (``-1``: no class features)."""
+    phi, gam, nf = feats.phi, feats.gam, feats.n_features
+    p0, p1 = feats.phi_ptr[q], feats.phi_ptr[q + 1]
+    g0, g1 = feats.gam_ptr[r], feats.gam_ptr[r + 1]
     s = 0.0
     if cls >= 0:
-        for r in range(p0, p1):
-            s += w[_fin(_mix(phi[r], cls), nf)]
-    for r in range(g0, g1):
-        s += w[gam[r]]
+        for i in range(p0, p1):
+            s += w[_fin(_mix(phi[i], cls), nf)]
+    for i in range(g0, g1):
+        s += w[gam[i]]
     return s
 
 
 @njit(cache=True)
-def answer_scores(w, phi_ptr, phi, gam_ptr, gam, pairs_q, pair_cls, nf):
-    """The stage-2 score of each (question, answer) pair."""
+def answer_scores(w, feats, pairs_q, pair_cls):
+    """The stage-2 score of each (question, answer) pair of the :class:`AnswerFeatures`
+    ``feats``, pair ``r`` of question ``pairs_q[r]`` and class ``pair_cls[r]``."""
     out = np.empty(len(pairs_q), dtype=np.float64)
     for r in range(len(pairs_q)):
-        q = pairs_q[r]
-        out[r] = _answer_score(
-            w, phi, phi_ptr[q], phi_ptr[q + 1], pair_cls[r], gam, gam_ptr[r], gam_ptr[r + 1], nf
-        )
+        out[r] = _answer_score(w, feats, pairs_q[r], r, pair_cls[r])
     return out
 
 
 @njit(cache=True)
-def _class_features(buf, m, phi, p0, p1, cls, gam, g0, g1, nf):
+def _class_features(buf, feats, q, r, cls):
+    """The feature indices :func:`_answer_score` sums, into ``buf``; returns their number."""
+    phi, gam, nf = feats.phi, feats.gam, feats.n_features
+    m = 0
     if cls >= 0:
-        for r in range(p0, p1):
-            buf[m] = _fin(_mix(phi[r], cls), nf)
+        for i in range(feats.phi_ptr[q], feats.phi_ptr[q + 1]):
+            buf[m] = _fin(_mix(phi[i], cls), nf)
             m += 1
-    for r in range(g0, g1):
-        buf[m] = gam[r]
+    for i in range(feats.gam_ptr[r], feats.gam_ptr[r + 1]):
+        buf[m] = gam[i]
         m += 1
     return m
 
 
 @njit(cache=True)
-def stage2_epoch(order, U, V, state, lam, eta0, phi_ptr, phi, gam_ptr, gam, n_cand, gold, nf):
+def stage2_epoch(order, run, feats, n_cand, gold):
     """One pass of loss-augmented multiclass ASGD. Question ``q``'s candidates are pairs
-    ``q * n_cand`` to ``q * n_cand + n_cand - 1`` of ``gam_ptr``, candidate ``c`` of class
+    ``q * n_cand`` to ``q * n_cand + n_cand - 1`` of ``feats``, candidate ``c`` of class
     ``c``; ``gold[q]`` indexes them (``-1``: the gold answer is no candidate, the question
     only shrinks the weights)."""
+    phi_ptr, gam_ptr = feats.phi_ptr, feats.gam_ptr
     longest = 0
     for q in range(len(phi_ptr) - 1):
         longest = max(longest, phi_ptr[q + 1] - phi_ptr[q])
@@ -1000,16 +1077,14 @@ def stage2_epoch(order, U, V, state, lam, eta0, phi_ptr, phi, gam_ptr, gam, n_ca
     violations = 0
     for q in order:
         gq = gold[q]
-        p0, p1 = phi_ptr[q], phi_ptr[q + 1]
         n_plus = n_minus = 0
         if gq >= 0:
-            alpha = state[0]
+            alpha = run.state[0]
             best = -1
             best_s = -np.inf
             gold_s = 0.0
             for c in range(n_cand):
-                r = q * n_cand + c
-                s = alpha * _answer_score(U, phi, p0, p1, c, gam, gam_ptr[r], gam_ptr[r + 1], nf)
+                s = alpha * _answer_score(run.U, feats, q, q * n_cand + c, c)
                 if c == gq:
                     gold_s = s
                 else:
@@ -1019,21 +1094,7 @@ def stage2_epoch(order, U, V, state, lam, eta0, phi_ptr, phi, gam_ptr, gam, n_ca
                     best = c
             if best != gq and best_s > gold_s:
                 violations += 1
-                r = q * n_cand + gq
-                n_plus = _class_features(
-                    plus, 0, phi, p0, p1, gq, gam, gam_ptr[r], gam_ptr[r + 1], nf
-                )
-                r = q * n_cand + best
-                n_minus = _class_features(
-                    minus, 0, phi, p0, p1, best, gam, gam_ptr[r], gam_ptr[r + 1], nf
-                )
-        _asgd_step(U, V, state, plus, n_plus, minus, n_minus, lam, eta0)
+                n_plus = _class_features(plus, feats, q, q * n_cand + gq, gq)
+                n_minus = _class_features(minus, feats, q, q * n_cand + best, best)
+        _asgd_step(run, plus, n_plus, minus, n_minus)
     return violations
-
-
-@njit(cache=True)
-def batch_story_stats(tok, sent, qsent, n_ids, later, near, stat_ptr):
-    """:func:`story_stats` for every question of a batch."""
-    for q in range(len(qsent) - 1):
-        s0 = qsent[q]
-        story_stats(tok, sent, s0, qsent[q + 1] - s0 - 1, n_ids, later, near, stat_ptr)

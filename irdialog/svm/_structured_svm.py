@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..metrics import gold_indices
+from ..text import encode_labels
 from . import _kernels
 from ._features import PairwiseFeaturizer, answer_parts, gold_tuples
 
@@ -208,7 +208,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         lengths = [len(c.history) for c in X]
         self.candidates_ = resolve_candidates(self.candidates, y)
         # Stage-2 classes; an answer that is no candidate only shrinks the weights.
-        answer_gold = gold_indices(y, self.candidates_)
+        answer_gold = encode_labels(y, self.candidates_)
         if (answer_gold < 0).all():
             raise ValueError("none of the answers in y is among the candidates.")
         self.featurizer_ = PairwiseFeaturizer(
@@ -229,49 +229,48 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         batch = self.featurizer_.encode(X, answers=self.candidates_)
         lam = 1.0 / (self.C * len(X))
-        nf = self.n_features
         bar = tqdm(total=2 * self.epochs, desc="StructuredSVMQA", disable=not self.verbose)
         self.violations_ = np.zeros((2, self.epochs), dtype=np.int64)
         self.n_iter_ = np.zeros(2, dtype=np.int64)
 
         # stage 1: supporting facts
-        work = _kernels.search_workspace(batch.tok, batch.sent, batch.qsent)
+        work = _kernels.search_workspace(batch)
         self.coef_support_ = self._averaged_sgd(
-            0, _kernels.stage1_epoch, (lam, ETA0, gold, self.max_facts, batch.story,
-            batch.qsent, batch.link, nf, work), len(X), rng, bar,
-        )  # fmt: skip
+            0, _kernels.stage1_epoch, (gold, batch, work), len(X), lam, rng, bar
+        )
         del work
 
         # stage 2: the answer, from the gold supporting facts
-        phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, gold, all_candidates=True)
+        feats = self._stage2_features(batch, gold, all_candidates=True)
+        n_cand = len(self.candidates_)
         self.coef_answer_ = self._averaged_sgd(
-            1, _kernels.stage2_epoch, (lam, ETA0, phi_ptr, phi, gam_ptr, gam,
-            len(self.candidates_), answer_gold, nf), len(X), rng, bar,
-        )  # fmt: skip
+            1, _kernels.stage2_epoch, (feats, n_cand, answer_gold), len(X), lam, rng, bar
+        )
         bar.close()
         return self
 
-    def _averaged_sgd(self, stage, epoch_kernel, args, n_examples, rng, bar):
-        """Averaged-SGD epochs of one stage until the violations stop falling; the averaged
-        weights. ``epoch_kernel(order, U, V, state, *args)`` returns the epoch's violations."""
-        nf = self.n_features
-        U, V, state = np.zeros(nf), np.zeros(nf), np.array([1.0, 0.0, 0.0])
+    def _averaged_sgd(self, stage, epoch_kernel, args, n_examples, lam, rng, bar):
+        """Averaged-SGD epochs of one stage over the training questions until the violations
+        stop; the averaged weights. ``epoch_kernel(order, run, *args)`` runs one epoch of the
+        :class:`~irdialog.svm._kernels.ASGD` ``run`` and returns its violations."""
+        run = _kernels.start_asgd(self.n_features, lam, ETA0)
         for epoch in range(self.epochs):
             order = rng.permutation(n_examples).astype(np.int64)
-            self.violations_[stage, epoch] = epoch_kernel(order, U, V, state, *args)
+            self.violations_[stage, epoch] = epoch_kernel(order, run, *args)
             bar.set_postfix(stage=stage + 1, violations=int(self.violations_[stage, epoch]))
             bar.update()
             self.n_iter_[stage] = epoch + 1
             if _converged(self.violations_[stage, : epoch + 1]):
                 break
-        return _kernels.averaged_weights(U, V, state)
+        return _kernels.averaged_weights(run)
 
     # ------------------------------------------------------------------ inference
 
     def _stage2_features(self, batch, tuples, all_candidates):
         """Phi per question and gamma per (question, answer) pair: every candidate of every
-        question, or the i-th of ``batch``'s answers for question i."""
-        nq = batch.n_questions
+        question, or the i-th of ``batch``'s answers for question i (an
+        :class:`~irdialog.svm._kernels.AnswerFeatures`)."""
+        nq = len(batch.qsent) - 1
         if all_candidates:
             n_ans = len(batch.answer_ptr) - 1
             pairs_q = np.repeat(np.arange(nq, dtype=np.int64), n_ans)
@@ -279,34 +278,11 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         else:
             pairs_q = np.arange(nq, dtype=np.int64)
             pairs_c = np.arange(nq, dtype=np.int64)
-        return _kernels.stage2_features(
-            tuples,
-            self.max_facts,
-            pairs_q,
-            pairs_c,
-            batch.answer_tok,
-            batch.answer_ptr,
-            batch.tok,
-            batch.sent,
-            batch.qsent,
-            batch.content,
-            batch.n_known,
-            self.n_features,
-        )
+        return _kernels.stage2_features(batch, tuples, pairs_q, pairs_c)
 
     def _supporting_tuples(self, batch) -> np.ndarray:
-        out = np.full((batch.n_questions, 3), -1, dtype=np.int64)
-        work = _kernels.search_workspace(batch.tok, batch.sent, batch.qsent)
-        _kernels.stage1_predict(
-            self.coef_support_,
-            self.max_facts,
-            batch.story,
-            batch.qsent,
-            batch.link,
-            self.n_features,
-            work,
-            out,
-        )
+        out = np.full((len(batch.qsent) - 1, 3), -1, dtype=np.int64)
+        _kernels.stage1_predict(self.coef_support_, batch, _kernels.search_workspace(batch), out)
         return out
 
     def predict_supporting(self, X) -> list[tuple[int, ...]]:
@@ -336,28 +312,18 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
     def _block_scores(self, X) -> np.ndarray:
         batch = self.featurizer_.encode(X, answers=self.candidates_)
         tuples = self._supporting_tuples(batch)
-        phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, tuples, all_candidates=True)
+        feats = self._stage2_features(batch, tuples, all_candidates=True)
         n_cand = len(self.candidates_)
         pairs_q = np.repeat(np.arange(len(X), dtype=np.int64), n_cand)
         pair_cls = np.tile(np.arange(n_cand, dtype=np.int64), len(X))
-        scores = _kernels.answer_scores(
-            self.coef_answer_, phi_ptr, phi, gam_ptr, gam, pairs_q, pair_cls, self.n_features
-        )
+        scores = _kernels.answer_scores(self.coef_answer_, feats, pairs_q, pair_cls)
         return scores.reshape(len(X), n_cand)
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         X = check_contexts(X)
         batch = self.featurizer_.encode(X, answers=list(responses))
         tuples = self._supporting_tuples(batch)
-        phi_ptr, phi, gam_ptr, gam = self._stage2_features(batch, tuples, all_candidates=False)
-        pair_cls = gold_indices(responses, self.candidates_)  # -1: no class features
-        return _kernels.answer_scores(
-            self.coef_answer_,
-            phi_ptr,
-            phi,
-            gam_ptr,
-            gam,
-            np.arange(len(X), dtype=np.int64),
-            pair_cls,
-            self.n_features,
-        )
+        feats = self._stage2_features(batch, tuples, all_candidates=False)
+        pair_cls = encode_labels(responses, self.candidates_)  # -1: no class features
+        pairs_q = np.arange(len(X), dtype=np.int64)
+        return _kernels.answer_scores(self.coef_answer_, feats, pairs_q, pair_cls)
