@@ -9,6 +9,7 @@ from sklearn.pipeline import make_pipeline
 
 from irdialog.base import Context, Turn
 from irdialog.embed import _memn2n_kernels as K
+from irdialog.embed import _reference as R
 from irdialog.embed._memn2n import MemN2NRanker
 from irdialog.features import MatchTypeFeaturizer, match_type_matrices
 from irdialog.text import Vocabulary, tokenize
@@ -88,11 +89,11 @@ class Problem:
         self.batch = np.asarray([3, 0, 5, 1, 2], np.int64)
 
     def data(self):
-        return (self.sptr, self.stok, self.sspk, self.qsent, self.mptr, self.msent, self.mtime,
-                self.eptr, self.eword, self.etype)  # fmt: skip
+        return K.Contexts(self.sptr, self.stok, self.sspk, self.qsent, self.mptr, self.msent,
+                          self.mtime, self.eptr, self.eword, self.etype)  # fmt: skip
 
     def cands(self):
-        return self.cptr, self.ctok, self.cw, self.iptr, self.icand, self.type_tok
+        return K.Candidates(self.cptr, self.ctok, self.cw, self.iptr, self.icand, self.type_tok)
 
     def workspace(self, batch_size=None):
         n_mat = self.E.shape[0]
@@ -107,104 +108,6 @@ class Problem:
             E, H, self.cfg, self.data(), self.cands(), self.y, self.batch, ws
         )
         return loss, correct, ws.dE.copy(), ws.dH.copy()
-
-
-# --------------------------------------------------------------------------- numpy reference
-
-
-def _pe(n, dim, J):
-    if J == 0:
-        return np.ones((n, dim))
-    j = np.arange(1, n + 1)[:, None]
-    k = np.arange(1, dim + 1)[None, :]
-    return 1 + 4 * (k - (dim + 1) / 2) * (j - (J + 1) / 2) / (dim * J)
-
-
-def ref_loss_grad(pb: Problem, E, H):
-    """Plain numpy forward and hand-derived backward of the summed batch loss."""
-    hops, b, w, use_pe, use_soft, use_h, use_relu, n_slots = pb.cfg[:8]
-    amat, cmat = pb.cfg[8 : 8 + hops], pb.cfg[8 + hops :]
-    E = E.astype(np.float64)
-    H = H.astype(np.float64)
-    dE, dH = np.zeros_like(E), np.zeros_like(H)
-    dim = E.shape[2]
-    Wc = pb.bags @ E[w]
-    loss, correct, states = 0.0, 0, []
-
-    def embed_sentence(p, s):
-        toks = pb.sents[s]
-        return (_pe(len(toks), dim, use_pe) * E[p, toks]).sum(axis=0)
-
-    def scatter_sentence(p, s, g):
-        toks = pb.sents[s]
-        np.add.at(dE[p], toks, _pe(len(toks), dim, use_pe) * g)
-
-    def memory(p, e):
-        rows = []
-        for i, s in enumerate(pb.mems[e]):
-            m = embed_sentence(p, s) + E[p, pb.sspk[s]]
-            t = pb.mtime[pb.mptr[e] + i]
-            rows.append(m + E[p, t])
-        return np.asarray(rows).reshape(len(pb.mems[e]), dim)
-
-    for e in pb.batch:
-        u = embed_sentence(b, pb.qsent[e])
-        us, hs, ps, Ma, Mc = [u], [], [], [], []
-        for k in range(hops):
-            ma, mc = memory(amat[k], e), memory(cmat[k], e)
-            z = ma @ u
-            if use_soft and len(z):
-                n_pad = max(n_slots - len(z), 0)  # empty slots: zero vectors, score 0
-                top = max(z.max(), 0) if n_pad else z.max()
-                p = np.exp(z - top) / (np.exp(z - top).sum() + n_pad * np.exp(-top))
-            else:
-                p = z
-            h = (H @ u if use_h else u) + p @ mc
-            u = np.maximum(h, 0) if use_relu else h
-            us.append(u), hs.append(h), ps.append(p), Ma.append(ma), Mc.append(mc)
-        match = np.zeros((pb.n_cand, 2))
-        for v, t in pb.ents[e]:
-            for c in range(pb.n_cand):
-                if v in pb.cand_words[c]:
-                    match[c, t] = 1
-        type_emb = E[w, pb.type_tok]  # (2, d)
-        logits = Wc @ u + match @ (type_emb @ u)
-        soft = np.exp(logits - logits.max())
-        loss += np.log(soft.sum()) + logits.max() - logits[pb.y[e]]
-        soft /= soft.sum()
-        correct += int(np.argmax(logits) == pb.y[e])
-        g = soft.copy()
-        g[pb.y[e]] -= 1
-        # logits = Wc u + match (T u)
-        dE[w] += pb.bags.T @ np.outer(g, u)
-        gt = match.T @ g
-        dE[w, pb.type_tok] += np.outer(gt, u)
-        du = Wc.T @ g + type_emb.T @ gt
-        for k in reversed(range(hops)):
-            if use_relu:
-                du = du * (hs[k] > 0)
-            uk = us[k]
-            if use_h:
-                dH += np.outer(du, uk)
-                dnext = H.T @ du
-            else:
-                dnext = du.copy()
-            p = ps[k]
-            dmc = np.outer(p, du)
-            dp = Mc[k] @ du
-            dz = p * (dp - p @ dp) if use_soft else dp
-            dnext += Ma[k].T @ dz
-            dma = np.outer(dz, uk)
-            for p_mat, dm in ((amat[k], dma), (cmat[k], dmc)):
-                for i, s in enumerate(pb.mems[e]):
-                    scatter_sentence(p_mat, s, dm[i])
-                    dE[p_mat, pb.sspk[s]] += dm[i]
-                    dE[p_mat, pb.mtime[pb.mptr[e] + i]] += dm[i]
-            du = dnext
-        scatter_sentence(b, pb.qsent[e], du)
-        states.append((u, ps))
-    dE[:, 0] = 0  # nil: no gradient (its embedding is held at zero)
-    return loss, correct, dE, dH, states
 
 
 # --------------------------------------------------------------------------- kernel tests
@@ -233,7 +136,7 @@ def test_exp_inplace_matches_numpy():
 def test_forward_and_gradient_match_numpy_reference(config, dtype):
     pb = Problem(0, dtype=dtype, **config)
     loss, correct, dE, dH = pb.kernel_loss_grad()
-    r_loss, r_correct, r_dE, r_dH, states = ref_loss_grad(pb, pb.E, pb.H)
+    r_loss, r_correct, r_dE, r_dH, states = R.batch_loss_grad(pb, pb.E, pb.H)
     tol = dict(rtol=1e-9, atol=1e-10) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-5)
     np.testing.assert_allclose(loss, r_loss, **tol)
     assert correct == r_correct
@@ -243,7 +146,7 @@ def test_forward_and_gradient_match_numpy_reference(config, dtype):
     # final states and attention from the inference kernel
     hops = pb.cfg[0]
     att = np.zeros((len(pb.batch), hops, 4), dtype)
-    U = K.forward_states(pb.E, pb.H, pb.cfg, *pb.data()[:7], pb.batch, att)
+    U = K.forward_states(pb.E, pb.H, pb.cfg, pb.data(), pb.batch, att)
     for i, (u, ps) in enumerate(states):
         np.testing.assert_allclose(U[i], u, **tol)
         for k in range(hops):
@@ -287,7 +190,7 @@ def test_partial_batch_uses_its_own_logit_buffer():
     pb = Problem(2, dtype=np.float64)
     ws = pb.workspace(batch_size=8)  # batch of 5 < 8
     loss, _ = K.batch_loss_grad(pb.E, pb.H, pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, ws)
-    assert loss == pytest.approx(ref_loss_grad(pb, pb.E, pb.H)[0], rel=1e-10)
+    assert loss == pytest.approx(R.batch_loss_grad(pb, pb.E, pb.H)[0], rel=1e-10)
 
 
 def test_sgd_update_clips_each_matrix_and_keeps_nil_at_zero():
@@ -322,11 +225,9 @@ def test_adam_update_matches_numpy():
     for step in range(1, 4):
         dE, dH = rng.standard_normal(E.shape), rng.standard_normal(H.shape)
         for i, g in enumerate((dE, dH)):
-            ref_m[i] = b1 * ref_m[i] + (1 - b1) * g
-            ref_v[i] = b2 * ref_v[i] + (1 - b2) * g * g
-            mhat = ref_m[i] / (1 - b1**step)
-            vhat = ref_v[i] / (1 - b2**step)
-            ref[i] = ref[i] - lr * mhat / (np.sqrt(vhat) + eps / np.sqrt(1 - b2**step))
+            ref[i], ref_m[i], ref_v[i] = R.adam_step(
+                ref[i], g, ref_m[i], ref_v[i], step, lr, b1, b2, eps
+            )
         ref[0][:, 0] = 0
         K.apply_update(E, H, dE, dH, True, lr, -1.0, True, mE, vE, mH, vH, step, b1, b2, eps)
     np.testing.assert_allclose(E, ref[0], rtol=1e-10)
@@ -355,7 +256,7 @@ def test_random_ages_insert_blank_ages_in_order():
 def test_forward_states_without_memories_is_the_query_embedding():
     pb = Problem(3, tying="adjacent", pe=False)
     e = 0  # no memory
-    U = K.forward_states(pb.E, pb.H, pb.cfg, *pb.data()[:7], np.array([e]),
+    U = K.forward_states(pb.E, pb.H, pb.cfg, pb.data(), np.array([e]),
                          np.zeros((1, 0, 0)))  # fmt: skip
     toks = pb.sents[pb.qsent[e]]
     np.testing.assert_allclose(U[0], pb.E[0, toks].sum(axis=0))
@@ -496,7 +397,7 @@ def test_match_type_scores_follow_match_type_matrices():
     assert M.nnz > 0
     U = model._states(model.embeddings_, model.hop_map_, model._encode(Xa), np.arange(len(Xa)))
     w = model._w_mat
-    type_score = U.astype(np.float64) @ model.embeddings_[w, model._type_tok[0]]
+    type_score = U.astype(np.float64) @ model.embeddings_[w, model._type_tok_[0]]
     np.testing.assert_allclose(with_types - plain, M.toarray() * type_score[:, None], atol=1e-9)
 
 
@@ -548,6 +449,35 @@ def test_punctuation_and_candidate_word_options():
     other.fit(X, y)
     assert "." in other.vocabulary_ and "cellar" in other.vocabulary_
     assert other.sentence_length_ == default.sentence_length_ + 1  # the final "."
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(),
+        dict(early_stopping=True, validation_fraction=0.25, n_init=2, linear_start=1),
+        dict(weight_tying="layerwise", random_noise=0.2, optimizer="adam"),
+    ],
+)
+def test_fit_sets_only_trailing_underscore_attributes(params):
+    """Every attribute fit sets ends in "_", so that check_is_fitted sees the fitted state
+    and get_params/clone see only the parameters."""
+    X, y, groups = make_tiny_dialogs()
+    Xa = MatchTypeFeaturizer(TINY_KB).fit(X).transform(X)  # match types: every fitted array
+    model = _fast(epochs=3, **params)
+    before = set(vars(model))
+    model.fit(Xa, y, groups=groups)
+    new = set(vars(model)) - before
+    assert {"embeddings_", "_cand_word_index_", "_time_base_", "_type_tok_"} <= new
+    assert [a for a in new if not a.endswith("_")] == []
+    refit = set(vars(model.fit(Xa, y, groups=groups)))
+    assert refit == before | new
+
+
+def test_divergence_names_the_model_and_what_to_lower():
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(FloatingPointError, match="MemN2NRanker diverged at epoch 1.*learning_rate"):
+        _fast(learning_rate=1e30, max_grad_norm=None, epochs=2).fit(X, y)
 
 
 def test_verbose_progress_bar(capsys):

@@ -14,96 +14,8 @@ from sklearn.pipeline import make_pipeline
 from irdialog.base import Context, Turn
 from irdialog.embed import SupervisedEmbeddingRanker
 from irdialog.embed import _kernels as K
+from irdialog.embed import _reference as R
 from irdialog.features import MatchTypeFeaturizer, type_token
-
-MASK64 = (1 << 64) - 1
-
-# --------------------------------------------------------------------------- references
-
-
-def splitmix64(state: int) -> tuple[int, int]:
-    """(new state, output) of splitmix64, on Python ints."""
-    state = (state + 0x9E3779B97F4A7C15) & MASK64
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-    return state, z ^ (z >> 31)
-
-
-def rand_below(state: int, n: int) -> tuple[int, int]:
-    state, z = splitmix64(state)
-    return state, ((z >> 32) * n) >> 32
-
-
-def dense(indptr, indices, data, n_cols):
-    return sp.csr_matrix(
-        (data.astype(np.float64), indices.astype(np.int64), indptr), shape=(len(indptr) - 1, n_cols)
-    ).toarray()
-
-
-def reference_epoch(P, order, n_negatives, lr, margin, adagrad):
-    """se_sgd_epoch in plain numpy, float64, one contribution at a time.
-
-    Returns (U, V, GU, GV, loss, draws) where draws[i] lists the negatives of example i.
-    """
-    U = P["U"].astype(np.float64)
-    V = U if P["shared"] else P["V"].astype(np.float64)
-    GU = P["GU"].astype(np.float64)
-    GV = GU if P["shared"] else P["GV"].astype(np.float64)
-    n_words, dim = U.shape
-    xb = dense(*P["x"], n_words)
-    rb = dense(*P["r"], n_words)
-    mb = dense(P["m"][0], P["m"][1], np.ones(len(P["m"][1])), P["n_match"]) > 0
-    type_rows = P["type_rows"]
-    e_indptr, e_words, e_types = P["e"]
-    n_cand = P["n_candidates"]
-    state = int(P["state"][0])
-    loss, draws = 0.0, {}
-    K_ = max(n_negatives, 1)
-
-    for i in order:
-        ents = list(
-            zip(e_words[e_indptr[i] : e_indptr[i + 1]], e_types[e_indptr[i] : e_indptr[i + 1]])
-        )
-
-        def bag(r, ents=ents):
-            b = rb[r].copy()
-            for t, row in enumerate(type_rows):
-                if any(mb[r, w] for w, tt in ents if tt == t):
-                    b[row] += 1.0
-            return b
-
-        ex = xb[i] @ U
-        g = P["gold"][i]
-        by = bag(g)
-        pos = ex @ (by @ V)
-        n_excl = n_cand - 1 if g < n_cand else n_cand
-        negs = []
-        for _ in range(n_negatives if n_excl > 0 else 0):
-            state, c = rand_below(state, n_excl)
-            if g < n_cand and c >= g:
-                c += 1
-            negs.append(c)
-        draws[i] = negs
-        viol = [c for c in negs if margin - pos + ex @ (bag(c) @ V) > 0]
-        loss += sum(margin - pos + ex @ (bag(c) @ V) for c in viol) / K_
-        if not viol:
-            continue
-        n = len(viol)
-        gx = sum(bag(c) @ V for c in viol) - n * (by @ V)
-        # contributions in the kernel's order: input words, gold words, violators
-        contribs = [(U, GU, w, xb[i][w] / K_, gx) for w in np.flatnonzero(xb[i])]
-        contribs += [(V, GV, w, -n * by[w] / K_, ex) for w in np.flatnonzero(by)]
-        for c in viol:
-            bc = bag(c)
-            contribs += [(V, GV, w, bc[w] / K_, ex) for w in np.flatnonzero(bc)]
-        for W, G, w, coef, vec in contribs:
-            if adagrad:
-                G[w] += coef**2 * (vec @ vec) / dim
-                W[w] -= lr * coef / np.sqrt(G[w] + 1e-6) * vec
-            else:
-                W[w] -= lr * coef * vec
-    return U, V, GU, GV, loss, draws
 
 
 def csr(rows, n_cols):
@@ -175,10 +87,10 @@ def run_kernel(P, order, n_negatives, lr, margin, adagrad):
     V = U if P["shared"] else P["V"].copy()
     GV = GU if P["shared"] else P["GV"].copy()
     state, stats = P["state"].copy(), np.zeros(2)
+    matches = K.SEMatches(*P["e"], *P["m"], P["type_rows"], np.zeros(P["n_match"], np.int64))
     loss = K.se_sgd_epoch(
-        U, V, GU, GV, *P["x"], P["gold"], *P["r"], P["n_candidates"], *P["e"], *P["m"],
-        P["type_rows"], np.zeros(P["n_match"], np.int64), order, n_negatives, lr, margin,
-        adagrad, state, stats,
+        K.SEParams(U, V, GU, GV), K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]), P["n_candidates"],
+        matches, order, K.SESettings(n_negatives, lr, margin, adagrad), state, stats,
     )  # fmt: skip
     return U, V, GU, GV, loss, stats
 
@@ -191,7 +103,7 @@ def test_rng_matches_python_splitmix_and_is_uniform():
     ref = 12345
     for n in (1, 2, 7, 4212, 2**31 + 11):
         for _ in range(20):
-            ref, expected = rand_below(ref, n)
+            ref, expected = R.rand_below(ref, n)
             assert K.se_rand_below(state, n) == expected
     draws = np.array([K.se_rand_below(state, 10) for _ in range(4000)])
     counts = np.bincount(draws, minlength=10)
@@ -209,7 +121,7 @@ def test_score_bags_and_bag_add_match_numpy():
     rows = np.array([3, 0, 1, 2, 0], dtype=np.int64)
     out = np.empty(len(rows), np.float32)
     K._se_score_bags(W, indptr, indices, data, rows, x, out)
-    B = dense(indptr, indices, data, 9)
+    B = R.dense(indptr, indices, data, 9)
     np.testing.assert_allclose(out, (B[rows] @ W) @ x, rtol=1e-5, atol=1e-6)
     for r in range(4):
         acc = np.ones(5, np.float32)
@@ -280,7 +192,7 @@ def test_sgd_epoch_matches_numpy_reference(shared, types, adagrad, n_negatives, 
     P = make_problem(3, shared=shared, types=types)
     order = np.array([4, 0, 6, 2, 1, 5, 3, 0], dtype=np.int64)
     U, V, GU, GV, loss, stats = run_kernel(P, order, n_negatives, 0.05, margin, adagrad)
-    Ur, Vr, GUr, GVr, loss_r, _ = reference_epoch(P, order, n_negatives, 0.05, margin, adagrad)
+    Ur, Vr, GUr, GVr, loss_r, _ = R.se_sgd_epoch(P, order, n_negatives, 0.05, margin, adagrad)
     assert loss > 0 and stats[1] > 0
     np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
     np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
@@ -300,7 +212,7 @@ def test_sgd_epoch_never_draws_the_gold_response():
     P = make_problem(5, types=False)
     P["n_candidates"] = 2
     P["gold"] = np.array([0, 1, 6, 0, 1, 6, 0], dtype=np.int64)
-    _, _, _, _, _, draws = reference_epoch(P, np.arange(7), 4, 0.0, 0.5, False)
+    _, _, _, _, _, draws = R.se_sgd_epoch(P, np.arange(7), 4, 0.0, 0.5, False)
     for i, negs in draws.items():
         g = P["gold"][i]
         assert all(c != g and 0 <= c < 2 for c in negs)
@@ -315,14 +227,14 @@ def test_margin_loss_gradient_by_finite_differences(shared, types):
     P = make_problem(11, shared=shared, types=types, dim=4)
     i, n_neg, margin, lr = 1, 6, 3.0, 1e-3
     order = np.array([i], dtype=np.int64)
-    _, _, _, _, _, draws = reference_epoch(P, order, n_neg, 0.0, margin, False)
+    _, _, _, _, _, draws = R.se_sgd_epoch(P, order, n_neg, 0.0, margin, False)
     negs = draws[i]
     U, V, *_ = run_kernel(P, order, n_neg, lr, margin, False)
 
     n_words = P["U"].shape[0]
-    xb = dense(*P["x"], n_words)[i]
-    rb = dense(*P["r"], n_words)
-    mb = dense(P["m"][0], P["m"][1], np.ones(len(P["m"][1])), P["n_match"]) > 0
+    xb = R.dense(*P["x"], n_words)[i]
+    rb = R.dense(*P["r"], n_words)
+    mb = R.dense(P["m"][0], P["m"][1], np.ones(len(P["m"][1])), P["n_match"]) > 0
     e0, e1 = P["e"][0][i], P["e"][0][i + 1]
     ents = list(zip(P["e"][1][e0:e1], P["e"][2][e0:e1]))
 
@@ -587,6 +499,48 @@ def test_divergence_is_reported():
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(FloatingPointError, match="diverged"):
             SupervisedEmbeddingRanker(learning_rate=1e30, epochs=3, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "fit",
+    [
+        lambda m, X, y: m.fit(X, y),
+        lambda m, X, y: m.set_params(early_stopping=True, validation_fraction=0.25).fit(X, y),
+        lambda m, X, y: m.fit(X, y, X_val=X[:4], y_val=y[:4]),
+        lambda m, X, y: m.set_params(match_type="type", kb=TINY_KB).fit(X, y),
+        lambda m, X, y: make_pipeline(
+            MatchTypeFeaturizer(TINY_KB), m.set_params(match_type="match")
+        ).fit(X, y),
+        lambda m, X, y: m.fit_chunks([(X[:5], y[:5]), (X[5:], y[5:])]),
+    ],
+)
+def test_fit_sets_only_trailing_underscore_attributes(fit):
+    """Every attribute fit sets ends in "_", so that check_is_fitted sees the fitted state
+    and get_params/clone see only the parameters."""
+    X, y, _ = make_tiny_dialogs()
+    model = SupervisedEmbeddingRanker(**FAST)
+    before = set(vars(model))
+    fit(model, X, y)
+    new = set(vars(model)) - before
+    assert {"input_embeddings_", "loss_curve_", "n_iter_"} <= new
+    assert [a for a in new if not a.endswith("_")] == []
+
+
+def test_divergence_names_the_model_and_what_to_lower():
+    X, y, _ = make_tiny_dialogs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(FloatingPointError, match="SupervisedEmbeddingRanker diverged.*adagrad"):
+            SupervisedEmbeddingRanker(learning_rate=1e30, epochs=3, random_state=0).fit(X, y)
+
+
+def test_shared_defaults_with_memn2n():
+    from irdialog.embed import MemN2NRanker
+
+    se, mem = SupervisedEmbeddingRanker().get_params(), MemN2NRanker().get_params()
+    for name in ("init_std", "n_iter_no_change", "early_stopping", "validation_fraction"):
+        assert se[name] == mem[name], name
+    assert se["n_iter_no_change"] == 10
 
 
 def test_n_jobs_and_verbose_do_not_change_scores(capsys):

@@ -1,11 +1,37 @@
 """Numba kernels of the embedding models (:mod:`irdialog.embed`).
 
 Pure ``@njit(cache=True)`` functions on contiguous arrays and scalars: no estimator
-objects, no Python containers. Each model has its own section below.
+objects; the arrays that travel together come as a few :func:`collections.namedtuple`
+records (:class:`CSR`, :class:`SEParams`, :class:`SEMatches`, :class:`SESettings`). Each
+model has its own section below; the plain numpy references the tests compare against are
+in :mod:`irdialog.embed._reference`.
 """
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
+
+# The arrays that travel together, as records (numba takes namedtuples of arrays and
+# scalars as arguments; see irdialog.svm._kernels).
+CSR = namedtuple("CSR", "indptr indices data")
+CSR.__doc__ = """Bags of words as a CSR table: int64 ``indptr``, uint32 ``indices`` and
+float32 ``data`` (row i is ``indices[indptr[i]:indptr[i + 1]]`` with its counts)."""
+
+SEParams = namedtuple("SEParams", "U V GU GV")
+SEParams.__doc__ = """The trained state of :func:`se_sgd_epoch`: the float32 input and
+response embeddings ``U``, ``V`` (the same array with one dictionary) and their row-wise
+Adagrad accumulators ``GU``, ``GV``."""
+
+SEMatches = namedtuple("SEMatches", "e_indptr e_words e_types m_indptr m_indices type_rows mark")
+SEMatches.__doc__ = """The match-type words of :func:`se_sgd_epoch`: the typed entities of
+each example (CSR ``e_indptr`` over ``e_words``, ``e_types``), the match words of each
+response (CSR ``m_indptr`` over ``m_indices``), the embedding row of each type word and
+``mark``, zeroed int64 scratch of one bit mask per match word."""
+
+SESettings = namedtuple("SESettings", "n_negatives learning_rate margin adagrad")
+SESettings.__doc__ = """The scalars of :func:`se_sgd_epoch`: negatives drawn per example,
+step size, margin, and whether the step is row-wise Adagrad."""
 
 # --- supervised embeddings ---
 #
@@ -144,34 +170,7 @@ def _se_type_mask(c, mark, m_indptr, m_indices):
 
 
 @njit(cache=True)
-def se_sgd_epoch(
-    U,
-    V,
-    GU,
-    GV,
-    x_indptr,
-    x_indices,
-    x_data,
-    gold,
-    r_indptr,
-    r_indices,
-    r_data,
-    n_candidates,
-    e_indptr,
-    e_words,
-    e_types,
-    m_indptr,
-    m_indices,
-    type_rows,
-    mark,
-    order,
-    n_negatives,
-    learning_rate,
-    margin,
-    adagrad,
-    state,
-    stats,
-):
+def se_sgd_epoch(params, x, gold, r, n_candidates, matches, order, settings, state, stats):
     """One epoch of margin-ranking SGD over the examples in ``order``.
 
     For example i with input bag x, gold response bag y and K = ``n_negatives`` responses
@@ -199,15 +198,24 @@ def se_sgd_epoch(
 
     Parameters
     ----------
-    U, V : float32 arrays (n_words, dim)
-        Input and response embeddings, updated in place.
-    GU, GV : float32 arrays (n_words,)
-        Row-wise Adagrad accumulators (unused with ``adagrad=False``), updated in place.
-    x_indptr, x_indices, x_data : CSR of the input bags, one row per example.
+    params : SEParams
+        ``U, V`` (float32, (n_words, dim)), the input and response embeddings, and
+        ``GU, GV`` (float32, (n_words,)), their row-wise Adagrad accumulators (unused with
+        ``adagrad=False``); all updated in place.
+    x : CSR
+        The input bags, one row per example.
     gold : int64 array (n_examples,)
         Row of each example's gold response in the response table.
-    r_indptr, r_indices, r_data : CSR of the response table; its first ``n_candidates``
-        rows are the candidates, later rows gold responses outside the candidate set.
+    r : CSR
+        The response table; its first ``n_candidates`` rows are the candidates, later
+        rows gold responses outside the candidate set.
+    n_candidates : int
+    matches : SEMatches
+        The match-type words (see above); ``mark`` is zeroed scratch.
+    order : int64 array
+        The examples of the epoch, in the order visited.
+    settings : SESettings
+        ``n_negatives``, ``learning_rate``, ``margin`` and ``adagrad``.
     state : uint64 array (1,)
         splitmix64 state, advanced in place.
     stats : float64 array (2,)
@@ -219,6 +227,11 @@ def se_sgd_epoch(
     loss : float
         The epoch's sum over examples of the mean hinge loss (before each example's step).
     """
+    U, V, GU, GV = params
+    x_indptr, x_indices, x_data = x
+    r_indptr, r_indices, r_data = r
+    e_indptr, e_words, e_types, m_indptr, m_indices, type_rows, mark = matches
+    n_negatives, learning_rate, margin, adagrad = settings
     dim = U.shape[1]
     n_types = type_rows.shape[0]
     # The type words as a CSR table of one-row bags: type t is the range [t, t + 1).

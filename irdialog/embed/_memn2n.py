@@ -10,7 +10,6 @@ bag-of-words embedding. The kernels are in :mod:`irdialog.embed._memn2n_kernels`
 
 from __future__ import annotations
 
-import math
 import numbers
 from dataclasses import dataclass, fields
 
@@ -20,8 +19,6 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
@@ -37,6 +34,7 @@ from ..text import (
     time_token,
 )
 from . import _memn2n_kernels as K
+from ._training import run_epochs, training_session, validation_split
 
 # Adam's moment decay rates and epsilon (Kingma & Ba 2015 defaults).
 _ADAM_BETAS = (0.9, 0.999)
@@ -51,9 +49,10 @@ class _Encoded(EncodedContexts):
     mtime: np.ndarray
 
     def kernel_args(self, mtime=None):
-        """(sptr, stok, sspk, qsent, mptr, msent, mtime, eptr, eword, etype)."""
+        """The :class:`~irdialog.embed._memn2n_kernels.Contexts` record the kernels read,
+        with the time words ``mtime`` (default: this encoding's)."""
         mtime = self.mtime if mtime is None else mtime
-        return (
+        return K.Contexts(
             self.sptr, self.stok, self.sspk, self.qsent, self.mptr, self.msent, mtime,
             self.eptr, self.eword, self.etype,
         )  # fmt: skip
@@ -148,14 +147,17 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
     batch_size : int, default=32
     max_grad_norm : float or None, default=40.0
         Each embedding matrix's gradient (and H's) is rescaled to at most this norm.
-    init_scale : float, default=0.1
-        Standard deviation of the normal initialisation.
+    init_std : float, default=0.1
+        Standard deviation of the normal initialisation (named ``init_scale`` before; see
+        Notes).
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the training data (whole groups when ``groups``
         is passed to ``fit``), keep the weights of the epoch with the best validation
         accuracy and stop after ``n_iter_no_change`` epochs without improvement.
     validation_fraction : float, default=0.1
     n_iter_no_change : int, default=10
+        Patience of ``early_stopping``, in validated epochs (the same default as
+        :class:`~irdialog.embed.SupervisedEmbeddingRanker`).
     n_init : int, default=1
         Random restarts; the kept model has the lowest validation error with early
         stopping, else the lowest training error (ties: lower loss).
@@ -194,6 +196,15 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
     See Also
     --------
     irdialog.retrieval.TfidfRanker, irdialog.retrieval.NearestNeighborRanker
+
+    Notes
+    -----
+    Training runs the loop shared with
+    :class:`~irdialog.embed.SupervisedEmbeddingRanker` (:mod:`irdialog.embed._training`:
+    validation split, early stopping, divergence check, progress bar, thread limit), and
+    both models name their parameters alike: the standard deviation of the initialisation
+    is ``init_std`` (formerly ``init_scale`` here, same meaning and default), and
+    ``n_iter_no_change`` defaults to 10 in both.
 
     References
     ----------
@@ -238,7 +249,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "init_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -271,7 +282,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         epochs=100,
         batch_size=32,
         max_grad_norm=40.0,
-        init_scale=0.1,
+        init_std=0.1,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -300,7 +311,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         self.epochs = epochs
         self.batch_size = batch_size
         self.max_grad_norm = max_grad_norm
-        self.init_scale = init_scale
+        self.init_std = init_std
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -336,13 +347,13 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
             max_history=self.memory_size,
             speakers={s: index[tok] for s, tok in SPEAKER_TOKENS.items()},
             entity_types=self.types_,
-            entity_words=self._cand_word_index,
+            entity_words=self._cand_word_index_,
         )
         mptr = enc.mptr
         if self.temporal_encoding:
             # age of memory i of n (oldest first) is n - 1 - i
             ages = np.repeat(mptr[1:] - 1, np.diff(mptr)) - np.arange(mptr[-1])
-            mtime = (self._time_base + ages).astype(np.int32)
+            mtime = (self._time_base_ + ages).astype(np.int32)
         else:
             mtime = np.zeros(mptr[-1], dtype=np.int32)
         return _Encoded(**{f.name: getattr(enc, f.name) for f in fields(enc)}, mtime=mtime)
@@ -362,8 +373,8 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         tokens.update((t, analyzer.tokens(t)) for t in sorted(outputs - texts))
         self.vocabulary_ = Vocabulary(extra_tokens=extra).fit(tokens.values())
         index = self.vocabulary_.index_
-        self._time_base = index[time_token(0)] if self.temporal_encoding else 0
-        self._type_tok = np.asarray([index[type_token(t)] for t in self.types_], dtype=np.int32)
+        self._time_base_ = index[time_token(0)] if self.temporal_encoding else 0
+        self._type_tok_ = np.asarray([index[type_token(t)] for t in self.types_], dtype=np.int32)
 
     def _build_candidates(self, analyzer):
         index = self.vocabulary_.index_
@@ -377,9 +388,9 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
                     counts[v] = counts.get(v, 0) + 1
             bags.append(list(counts))
             weights.append(list(counts.values()))
-        self._cand_ptr, self._cand_tok = _ragged(bags)
-        self._cand_w = np.fromiter(
-            (w for ws in weights for w in ws), dtype=np.float32, count=len(self._cand_tok)
+        self._cand_ptr_, self._cand_tok_ = _ragged(bags)
+        self._cand_w_ = np.fromiter(
+            (w for ws in weights for w in ws), dtype=np.float32, count=len(self._cand_tok_)
         )
         # Every candidate word (seen in training or not) for match types: candidate lists
         # per word, the inverted index the kernels walk.
@@ -391,8 +402,8 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
                 if v == len(postings):
                     postings.append([])
                 postings[v].append(j)
-        self._cand_word_index = word_index
-        self._inv_ptr, self._inv_cand = _ragged(postings)
+        self._cand_word_index_ = word_index
+        self._inv_ptr_, self._inv_cand_ = _ragged(postings)
 
     # ------------------------------------------------------------------ training
 
@@ -420,14 +431,18 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         return loss / len(rows), correct / len(rows)
 
     def _train_run(self, data, y, train_rows, val_rows, seed, bar):
+        """One run (restart) from the seed ``seed``: its per-epoch step, validation score
+        and weight snapshot, driven by :func:`~irdialog.embed._training.run_epochs`.
+
+        Returns (criterion, E, H, loss curve, accuracy curve, validation scores, epochs)."""
         rng = np.random.default_rng(seed)
-        n_mat = self._n_matrices
         dim = self.embedding_dim
         V = len(self.vocabulary_)
-        E = (rng.standard_normal((n_mat, V, dim)) * self.init_scale).astype(np.float32)
+        n_mat = K.make_cfg(self.hops, self.weight_tying, 0, True, False, 0)[1]
+        E = (rng.standard_normal((n_mat, V, dim)) * self.init_std).astype(np.float32)
         E[:, 0, :] = 0.0
         if self.weight_tying == "layerwise":
-            H = (rng.standard_normal((dim, dim)) * self.init_scale).astype(np.float32)
+            H = (rng.standard_normal((dim, dim)) * self.init_std).astype(np.float32)
         else:
             H = np.zeros((dim, dim), dtype=np.float32)
         adam = self.optimizer == "adam"
@@ -451,14 +466,11 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
             len(self.candidates_), len(self.types_), np.float32,
         )  # fmt: skip
         cands = self._cand_arrays()
-        losses, accs, val_scores = [], [], []
-        best = (-np.inf, -np.inf)
-        best_params = None
-        since_best = 0
-        step = 0
-        total = self.linear_start + self.epochs
-        n_epochs = 0
-        for epoch in range(total):
+        accs = []
+        n_steps = 0  # updates so far, for Adam's bias correction
+
+        def step(epoch):
+            nonlocal n_steps
             lr, softmax = self._schedule(epoch)
             cfg = cfg_soft if softmax else cfg_lin
             order = rng.permutation(train_rows)
@@ -469,7 +481,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
                 uniforms = rng.random(int((counts + n_blank).sum()))
                 mtime = np.empty_like(data.mtime)
                 K.random_ages(
-                    data.mptr, n_blank, uniforms, self.memory_size, self._time_base, mtime
+                    data.mptr, n_blank, uniforms, self.memory_size, self._time_base_, mtime
                 )
             arrays = data.kernel_args(mtime)
             loss = 0.0
@@ -479,44 +491,40 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
                 b_loss, b_correct = K.batch_loss_grad(E, H, cfg, arrays, cands, y64, batch, ws)
                 loss += b_loss
                 correct += b_correct
-                step += 1
+                n_steps += 1
                 K.apply_update(
-                    E, H, ws.dE, ws.dH, use_h, lr, max_norm, adam, *state, step,
+                    E, H, ws.dE, ws.dH, use_h, lr, max_norm, adam, *state, n_steps,
                     _ADAM_BETAS[0], _ADAM_BETAS[1], _ADAM_EPS,
                 )  # fmt: skip
-            n_epochs += 1
-            losses.append(loss / len(order))
             accs.append(correct / len(order))
-            postfix = {"loss": f"{losses[-1]:.4f}", "acc": f"{accs[-1]:.3f}"}
-            if not np.isfinite(loss):
-                raise FloatingPointError(
-                    f"MemN2NRanker diverged at epoch {epoch} (loss {loss}); lower learning_rate "
-                    "or max_grad_norm."
-                )
-            if self.early_stopping and softmax:
-                vloss, vacc = self._evaluate(E, H, data, y64, val_rows)
-                val_scores.append(vacc)
-                postfix["val_acc"] = f"{vacc:.3f}"
-                if (vacc, -vloss) > best:
-                    best = (vacc, -vloss)
-                    best_params = (E.copy(), H.copy())
-                    since_best = 0
-                else:
-                    since_best += 1
-            bar.set_postfix(postfix, refresh=False)
-            bar.update(1)
-            if self.early_stopping and since_best >= self.n_iter_no_change:
-                bar.update(total - epoch - 1)
-                break
-        if self.early_stopping and best_params is not None:
-            E, H = best_params
-            crit = best
+            return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
+
+        def validate():
+            vloss, vacc = self._evaluate(E, H, data, y64, val_rows)
+            return vacc, -vloss  # accuracy, ties broken by the lower loss
+
+        log = run_epochs(
+            step,
+            self.linear_start + self.epochs,
+            bar=bar,
+            model="MemN2NRanker",
+            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
+            validate=validate if self.early_stopping else None,
+            validate_from=self.linear_start,  # the epochs with the attention softmax
+            snapshot=lambda: (E.copy(), H.copy()),
+            early_stopping=self.early_stopping,
+            n_iter_no_change=self.n_iter_no_change,
+        )
+        if self.early_stopping and log.best_weights is not None:
+            E, H = log.best_weights
+            crit = log.best_key
         elif self.n_init > 1:  # restarts are compared on a clean pass over the training set
             tloss, tacc = self._evaluate(E, H, data, y64, train_rows)
             crit = (tacc, -tloss)
         else:
             crit = (0.0, 0.0)
-        return crit, E, H, losses, accs, (val_scores if self.early_stopping else None), n_epochs
+        val_scores = log.validation_scores if self.early_stopping else None
+        return crit, E, H, log.loss_curve, accs, val_scores, log.n_iter
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, groups=None):
@@ -547,27 +555,21 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         analyzer = self._analyzer()  # every text of the fit is tokenised once, here
         self._build_vocabulary(X, y, analyzer)
         self._build_candidates(analyzer)
-        self._n_matrices = K.make_cfg(self.hops, self.weight_tying, 0, True, False, 0)[1]
         self.memory_slots_ = min(self.memory_size, max(len(ctx.history) for ctx in X))
         data = self._encode(X, analyzer)
 
         rs = check_random_state(self.random_state)
-        n = len(X)
-        rows = np.arange(n)
         if self.early_stopping:
             split_seed = rs.randint(np.iinfo(np.int32).max)
-            val_mask = _validation_mask(n, groups, self.validation_fraction, split_seed)
-            train_rows, val_rows = rows[~val_mask], rows[val_mask]
-            if not len(train_rows) or not len(val_rows):
-                unit = "examples" if groups is None else "groups"
-                n_units = n if groups is None else len(np.unique(groups))
-                raise ValueError(
-                    f"early_stopping with validation_fraction={self.validation_fraction} of "
-                    f"{n_units} {unit} leaves no training or no validation example: it needs "
-                    f"at least two {unit}."
-                )
+            train_rows, val_rows = validation_split(
+                len(X),
+                self.validation_fraction,
+                groups=groups,
+                random_state=split_seed,
+                model="MemN2NRanker",
+            )
         else:
-            train_rows, val_rows = rows, rows[:0]
+            train_rows, val_rows = np.arange(len(X)), np.arange(0)
         seeds = rs.randint(np.iinfo(np.int32).max, size=self.n_init)
         total = self.n_init * (self.linear_start + self.epochs)
         best = None
@@ -575,10 +577,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         # pay: one BLAS thread is faster, by far on a busy machine (0.23 s instead of 4.6 s
         # per dialog bAbI task 1 epoch with two threads at load 5), and keeps the result
         # independent of the machine's thread count.
-        with (
-            threadpool_limits(limits=1, user_api="blas"),
-            tqdm(total=total, disable=not self.verbose, desc="MemN2N") as bar,
-        ):
+        with training_session(total, desc="MemN2N", verbose=self.verbose, blas_threads=1) as bar:
             for seed in seeds:
                 run = self._train_run(data, y_idx, train_rows, val_rows, seed, bar)
                 if best is None or run[0] > best[0]:
@@ -598,21 +597,21 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         if attention is None:
             attention = np.zeros((0, 0, 0), dtype=np.float32)
         return K.forward_states(
-            E, H, self._cfg(True), *data.kernel_args()[:7], np.asarray(rows, np.int64), attention
+            E, H, self._cfg(True), data.kernel_args(), np.asarray(rows, np.int64), attention
         )
 
     def _candidate_matrix(self, E):
         """Float64 candidate embeddings (the same sums as ``_score_pairs``)."""
         bags = sp.csr_matrix(
-            (self._cand_w, self._cand_tok, self._cand_ptr),
+            (self._cand_w_, self._cand_tok_, self._cand_ptr_),
             shape=(len(self.candidates_), E.shape[1]),
         )
         return np.asarray(bags @ E[self._w_mat].astype(np.float64))
 
     def _cand_arrays(self):
-        return (
-            self._cand_ptr, self._cand_tok, self._cand_w, self._inv_ptr, self._inv_cand,
-            self._type_tok,
+        return K.Candidates(
+            self._cand_ptr_, self._cand_tok_, self._cand_w_, self._inv_ptr_, self._inv_cand_,
+            self._type_tok_,
         )  # fmt: skip
 
     @property
@@ -629,8 +628,8 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         if len(self.types_):
             mark = np.full(scores.shape[1] * len(self.types_), -1, dtype=np.int64)
             K.add_match_types(
-                scores, U, E, self._w_mat, self._type_tok, data.eptr, data.eword, data.etype,
-                self._inv_ptr, self._inv_cand, np.asarray(rows, np.int64), mark,
+                scores, U, E, self._w_mat, self._type_tok_, data.eptr, data.eword, data.etype,
+                self._inv_ptr_, self._inv_cand_, np.asarray(rows, np.int64), mark,
             )  # fmt: skip
         return scores
 
@@ -660,7 +659,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
             # match_type_pairs needs the responses' words, seen in training or not
             words = Vocabulary().fit(tokens)
             matches = match_type_pairs(X, words.bags(tokens), words.index_, self.types_)
-            R += matches @ E[self._w_mat, self._type_tok].astype(np.float64)
+            R += matches @ E[self._w_mat, self._type_tok_].astype(np.float64)
         return np.einsum("ij,ij->i", U, R)
 
     def attention(self, X) -> np.ndarray:
@@ -678,20 +677,3 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         out = np.zeros((len(X), self.hops, self.memory_size), dtype=np.float32)
         self._states(self.embeddings_, self.hop_map_, data, np.arange(len(X)), out)
         return out
-
-
-def _validation_mask(n, groups, fraction, seed):
-    """Boolean mask of the held-out examples: whole groups when given."""
-    rng = np.random.default_rng(seed)
-    if groups is None:
-        n_val = max(1, int(math.floor(fraction * n)))
-        mask = np.zeros(n, dtype=bool)
-        mask[rng.permutation(n)[:n_val]] = True
-        return mask
-    groups = np.asarray(groups)
-    if groups.shape != (n,):
-        raise ValueError(f"groups must have one entry per sample ({n}), got {groups.shape}.")
-    uniq = np.unique(groups)
-    n_val = max(1, int(math.floor(fraction * len(uniq))))
-    held = rng.permutation(uniq)[:n_val]
-    return np.isin(groups, held)

@@ -1,7 +1,10 @@
 """Numba kernels of :class:`irdialog.embed.MemN2NRanker`: forward, backward and updates.
 
-Pure functions on contiguous arrays and scalars (no estimator objects). The model is an
-end-to-end memory network (Sukhbaatar et al. 2015) written out by hand:
+Pure functions on contiguous arrays and scalars (no estimator objects); the arrays that
+travel together come as :func:`collections.namedtuple` records (:class:`Contexts`,
+:class:`Candidates`, :class:`Activations`, :class:`Upstream`), and the plain numpy
+references the tests compare against are in :mod:`irdialog.embed._reference`. The model is
+an end-to-end memory network (Sukhbaatar et al. 2015) written out by hand:
 
 - the embedding matrices are one array ``E`` of shape (n_matrices, n_words, dim); which
   matrix plays B (query), A_k and C_k (memory in/out of hop k) and W (candidates) is given
@@ -23,8 +26,33 @@ Every kernel is generic in the float type: float32 in training, float64 in the g
 check of the tests. No ``fastmath`` anywhere: these are SGD loops (see STYLE.md).
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
+
+# The arrays that travel together, as records (numba takes namedtuples of arrays as
+# arguments; see irdialog.svm._kernels).
+Contexts = namedtuple("Contexts", "sptr stok sspk qsent mptr msent mtime eptr eword etype")
+Contexts.__doc__ = """Encoded contexts: the sentences as a CSR table ``(sptr, stok)`` with
+the speaker word ``sspk`` of each, the query sentence ``qsent`` of each example, its
+memories (CSR ``mptr`` over the sentences ``msent``, oldest first) with the time word
+``mtime`` of each, and its typed entities (CSR ``eptr`` over ``eword``, ``etype``)."""
+
+Candidates = namedtuple("Candidates", "cptr ctok cw iptr icand type_tok")
+Candidates.__doc__ = """The candidates: their bags (CSR ``cptr`` over the words ``ctok``
+with counts ``cw``), the inverted index of candidate words (CSR ``iptr`` over ``icand``)
+and the type word of each entity type."""
+
+Activations = namedtuple("Activations", "u h mem prob")
+Activations.__doc__ = """The forward pass of a batch, kept for the backward pass: per
+example, the controller states ``u`` (B, K+1, d), the pre-activations ``h`` (B, K, d),
+the memory embeddings ``mem`` (B, n_mat, M, d) and the attention ``prob`` (B, K, M)."""
+
+Upstream = namedtuple("Upstream", "U dU dWc gt")
+Upstream.__doc__ = """What the backward pass starts from: the final states ``U`` (B, d)
+and the loss gradients with respect to them (``dU``), to the candidate embeddings
+(``dWc``) and to the type words' logits (``gt``, (B, n_types))."""
 
 # Layout of the int64 configuration vector ``cfg``.
 N_HOPS, B_MAT, W_MAT, PE_LEN, USE_SOFTMAX, USE_H, USE_RELU, N_SLOTS = range(8)
@@ -376,13 +404,15 @@ def exp_inplace(x, bits):
 
 
 @njit(cache=True)
-def forward_batch(E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch, ws_u, ws_h,
-                  ws_mem, ws_prob, U):  # fmt: skip
-    """Forward pass of the examples ``batch`` up to their final states U (len(batch), d).
+def forward_batch(E, H, cfg, data, batch, acts, U):
+    """Forward pass of the examples ``batch`` of the :class:`Contexts` ``data`` up to
+    their final states U (len(batch), d).
 
-    Per-example intermediate values go to the workspace arrays ws_u (B, K+1, d), ws_h
-    (B, K, d), ws_mem (B, n_mat, M, d) and ws_prob (B, K, M), for the backward pass.
+    Per-example intermediate values go to the :class:`Activations` ``acts``, for the
+    backward pass.
     """
+    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
+    ws_u, ws_h, ws_mem, ws_prob = acts
     hops = cfg[N_HOPS]
     n_mat, _, dim = E.shape
     used = _memory_matrices(cfg, n_mat)
@@ -398,8 +428,7 @@ def forward_batch(E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch,
 
 
 @njit(cache=True)
-def softmax_xent(LT, U, E, w, type_tok, eptr, eword, etype, iptr, icand, batch, y, mark, stamp,
-                 gt, bits, fast_exp):  # fmt: skip
+def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits, fast_exp):
     """Softmax cross-entropy over the transposed logits LT (n_candidates, B), in place.
 
     Adds the match-type scores to LT, then overwrites LT with dloss/dlogits (softmax minus
@@ -407,6 +436,8 @@ def softmax_xent(LT, U, E, w, type_tok, eptr, eword, etype, iptr, icand, batch, 
     an int32 scratch at least LT's size for :func:`exp_inplace` (``fast_exp``, float32
     only; else ``np.exp``). Returns (summed loss, n_correct, next stamp).
     """
+    eptr, eword, etype = data.eptr, data.eword, data.etype
+    iptr, icand, type_tok = cands.iptr, cands.icand, cands.type_tok
     n_cand, n_b = LT.shape
     n_types = type_tok.shape[0]
     dim = U.shape[1]
@@ -479,13 +510,17 @@ def softmax_xent(LT, U, E, w, type_tok, eptr, eword, etype, iptr, icand, batch, 
 
 
 @njit(cache=True)
-def backward_batch(E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch, ws_u, ws_h,
-                   ws_mem, ws_prob, U, dU, dWc, gt, cptr, ctok, cw, type_tok, dE, dH):  # fmt: skip
+def backward_batch(E, H, cfg, data, cands, batch, acts, upstream, dE, dH):
     """Gradient of the batch loss into dE and dH (both overwritten).
 
-    From dU = dloss/dU, dWc = dloss/d(candidate embeddings) and gt (the type words' logit
-    gradients); dU gets the type words' share added in place.
+    From the :class:`Upstream` gradients: dU = dloss/dU, dWc = dloss/d(candidate
+    embeddings) and gt (the type words' logit gradients); dU gets the type words' share
+    added in place. ``acts`` are the :class:`Activations` of :func:`forward_batch`.
     """
+    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
+    cptr, ctok, cw, type_tok = cands.cptr, cands.ctok, cands.cw, cands.type_tok
+    ws_u, ws_h, ws_mem, ws_prob = acts
+    U, dU, dWc, gt = upstream
     n_mat, _, dim = E.shape
     w = cfg[W_MAT]
     dE[:] = 0.0
@@ -550,33 +585,25 @@ def batch_loss_grad(E, H, cfg, data, cands, y, batch, ws):
 
     The training step without the update: the kernels above around three dense products
     done by numpy's BLAS (several times faster here than numba's ``np.dot``, which calls
-    scipy's BLAS). ``data`` is (sptr, stok, sspk, qsent, mptr, msent, mtime, eptr, eword,
-    etype), ``cands`` is (cptr, ctok, cw, iptr, icand, type_tok). The gradient is left in
-    ``ws.dE`` and ``ws.dH``. Returns (loss, n_correct).
+    scipy's BLAS). ``data`` are the :class:`Contexts`, ``cands`` the :class:`Candidates`.
+    The gradient is left in ``ws.dE`` and ``ws.dH``. Returns (loss, n_correct).
     """
-    sptr, stok, sspk, qsent, mptr, msent, mtime, eptr, eword, etype = data
-    cptr, ctok, cw, iptr, icand, type_tok = cands
     nb = batch.shape[0]
     w = int(cfg[W_MAT])
     U = ws.U[:nb]
-    forward_batch(
-        E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch, ws.u, ws.h, ws.mem,
-        ws.prob, U,
-    )  # fmt: skip
-    candidate_embeddings(E, w, cptr, ctok, cw, ws.Wc)
+    acts = Activations(ws.u, ws.h, ws.mem, ws.prob)
+    forward_batch(E, H, cfg, data, batch, acts, U)
+    candidate_embeddings(E, w, cands.cptr, cands.ctok, cands.cw, ws.Wc)
     LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
     np.matmul(ws.Wc, U.T, out=LT)
     gt = ws.gt[:nb]
     loss, n_correct, ws.stamp = softmax_xent(
-        LT, U, E, w, type_tok, eptr, eword, etype, iptr, icand, batch, y, ws.mark, ws.stamp,
-        gt, ws.bits, E.dtype == np.float32,
+        LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits,
+        E.dtype == np.float32,
     )  # fmt: skip
     dU = LT.T @ ws.Wc
     dWc = LT @ U
-    backward_batch(
-        E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, batch, ws.u, ws.h, ws.mem,
-        ws.prob, U, dU, dWc, gt, cptr, ctok, cw, type_tok, ws.dE, ws.dH,
-    )  # fmt: skip
+    backward_batch(E, H, cfg, data, cands, batch, acts, Upstream(U, dU, dWc, gt), ws.dE, ws.dH)
     return loss, n_correct
 
 
@@ -635,12 +662,14 @@ def apply_update(E, H, dE, dH, use_h, lr, max_norm, adam, mE, vE, mH, vH, step, 
 
 
 @njit(cache=True)
-def forward_states(E, H, cfg, sptr, stok, sspk, qsent, mptr, msent, mtime, rows, attention):
-    """Final controller states u_K of the examples ``rows``, shape (len(rows), d).
+def forward_states(E, H, cfg, data, rows, attention):
+    """Final controller states u_K of the examples ``rows`` of the :class:`Contexts`
+    ``data``, shape (len(rows), d).
 
     ``attention`` (len(rows), K, M) receives the attention of each hop by memory age (0 =
     the most recent memory); pass an array with M = 0 to skip it.
     """
+    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
     hops = cfg[N_HOPS]
     n_mat, _, dim = E.shape
     n = rows.shape[0]

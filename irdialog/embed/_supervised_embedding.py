@@ -20,13 +20,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import Analyzer, EncodedContexts, LabelIndex, Vocabulary, encode_contexts
 from . import _kernels
+from ._training import run_epochs, training_session, validation_split
 
 # Contexts scored at once when validating during fit (block x n_candidates float32 scores).
 _VALIDATION_BLOCK = 1024
@@ -46,8 +46,8 @@ def _aligned_copy(a: np.ndarray) -> np.ndarray:
 
 
 def _csr_arrays(m: sp.csr_matrix):
-    """(indptr int64, indices uint32, data float32) of a CSR matrix, as the kernels read them."""
-    return (
+    """The CSR record (indptr int64, indices uint32, data float32) the kernels read."""
+    return _kernels.CSR(
         np.ascontiguousarray(m.indptr, dtype=np.int64),
         np.ascontiguousarray(m.indices, dtype=np.uint32),
         np.ascontiguousarray(m.data, dtype=np.float32),
@@ -138,8 +138,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         turns of a dialog stay on one side when X comes in dialog order).
     validation_fraction : float, default=0.1
         See ``early_stopping``.
-    n_iter_no_change : int, default=5
-        See ``early_stopping``.
+    n_iter_no_change : int, default=10
+        See ``early_stopping``. The default was 5 before it became that of
+        :class:`~irdialog.embed.MemN2NRanker` (see Notes).
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisation, the example order and the negative sampling; a given
         seed gives bit-for-bit identical models on a given machine.
@@ -185,6 +186,15 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
     --------
     TfidfRanker : the unlearned matching baseline.
     irdialog.features.MatchTypeFeaturizer : annotates contexts for ``match_type="match"``.
+
+    Notes
+    -----
+    Training runs the loop shared with :class:`~irdialog.embed.MemN2NRanker`
+    (:mod:`irdialog.embed._training`: validation split, early stopping, divergence check,
+    progress bar), and both models name their parameters alike: the standard deviation of
+    the initialisation is ``init_std`` (MemN2N's former ``init_scale``), and
+    ``n_iter_no_change`` defaults to 10 in both (it was 5 here: pass
+    ``n_iter_no_change=5`` for the former early stopping).
 
     References
     ----------
@@ -255,7 +265,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         init_std=0.1,
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=5,
+        n_iter_no_change=10,
         random_state=None,
         n_jobs=None,
         verbose=False,
@@ -307,7 +317,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
 
     def _kb_types(self, text: str, analyzer: Analyzer) -> list[str]:
         # Types of the kb entities among the (unigram) words of a text, in type order.
-        kb = self._kb_lower
+        kb = self._kb_lower_
         found = {kb[w] for w in analyzer.tokens(text) if w in kb}
         return [t for t in self.types_ if t in found]
 
@@ -423,8 +433,8 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                     stacklevel=4,
                 )
         elif self.match_type == "type":
-            self._kb_lower = {str(e).lower(): str(t) for e, t in self.kb.items()}
-            self.types_ = sorted(set(self._kb_lower.values()))
+            self._kb_lower_ = {str(e).lower(): str(t) for e, t in self.kb.items()}
+            self.types_ = sorted(set(self._kb_lower_.values()))
         else:
             self.types_ = []
         if len(self.types_) > 62:
@@ -508,44 +518,35 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         GU = np.zeros(n_words, dtype=np.float32)
         GV = GU if self.shared_embeddings else np.zeros(n_words, dtype=np.float32)
         return dict(
-            U=U,
-            V=V,
-            GU=GU,
-            GV=GV,
+            params=_kernels.SEParams(U, V, GU, GV),
             x=_csr_arrays(x_bags),
             gold=gold,
             r=_csr_arrays(r_bags),
             n_candidates=len(self.candidates_),
-            e=(e_indptr, e_words, e_types),
-            m=(m_indptr, m_indices.astype(np.int64)),
-            type_rows=self._type_rows(),
-            mark=np.zeros(max(len(self.match_vocabulary_), 1), dtype=np.int64),
+            matches=_kernels.SEMatches(
+                e_indptr,
+                e_words,
+                e_types,
+                m_indptr,
+                m_indices.astype(np.int64),
+                self._type_rows(),
+                np.zeros(max(len(self.match_vocabulary_), 1), np.int64),
+            ),  # fmt: skip
             state=np.array([rng.randint(0, 2**63, dtype=np.int64)], dtype=np.uint64),
         )
 
     def _run_epoch(self, problem, order, stats):
+        """One SGD epoch of :func:`~irdialog.embed._kernels.se_sgd_epoch` over the
+        examples ``order`` of the problem of :meth:`_training_problem`; returns the summed
+        loss. The benchmarks call this to time the kernel alone."""
         p = problem
-        return _kernels.se_sgd_epoch(
-            p["U"],
-            p["V"],
-            p["GU"],
-            p["GV"],
-            *p["x"],
-            p["gold"],
-            *p["r"],
-            p["n_candidates"],
-            *p["e"],
-            *p["m"],
-            p["type_rows"],
-            p["mark"],
-            order,
-            self.n_negatives,
-            self.learning_rate,
-            self.margin,
-            self.optimizer == "adagrad",
-            p["state"],
-            stats,
+        settings = _kernels.SESettings(
+            self.n_negatives, self.learning_rate, self.margin, self.optimizer == "adagrad"
         )
+        return _kernels.se_sgd_epoch(
+            p["params"], p["x"], p["gold"], p["r"], p["n_candidates"], p["matches"], order,
+            settings, p["state"], stats,
+        )  # fmt: skip
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, X_val=None, y_val=None):
@@ -571,15 +572,12 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         if X_val is not None:
             X_val = check_contexts(X_val, name="X_val")
             y_val = check_responses(y_val, len(X_val), name="y_val")
-        elif self.early_stopping:
-            n_val = int(round(self.validation_fraction * len(X)))
-            if n_val < 1 or n_val >= len(X):
-                raise ValueError(
-                    f"validation_fraction={self.validation_fraction} of {len(X)} examples "
-                    "leaves no validation or no training example."
-                )
-            X, X_val = X[:-n_val], X[-n_val:]
-            y, y_val = y[:-n_val], y[-n_val:]
+        elif self.early_stopping:  # the last examples, in their given order
+            train_rows, val_rows = validation_split(
+                len(X), self.validation_fraction, model="SupervisedEmbeddingRanker"
+            )
+            X, X_val = X[: len(train_rows)], X[len(train_rows) :]
+            y, y_val = y[: len(train_rows)], y[len(train_rows) :]
         rng = check_random_state(self.random_state)
         analyzer = self._analyzer()  # every text of the fit is tokenised once, here
         problem = self._training_problem(X, y, rng, analyzer)
@@ -587,40 +585,37 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         return self._train(problem, len(X), rng, val)
 
     def _train(self, problem, n_examples, rng, val):
-        """The SGD epochs (with validation and early stopping) and the fitted state."""
-        self.loss_curve_ = []
-        self.validation_scores_ = [] if val is not None else None
-        self.best_validation_score_ = None
-        best = None
+        """The SGD epochs (with validation and early stopping) and the fitted state: the
+        per-epoch step, validation score and weight snapshot of
+        :func:`~irdialog.embed._training.run_epochs`."""
         stats = np.zeros(2, dtype=np.float64)
-        bar = tqdm(range(self.epochs), desc="supervised embeddings", disable=not self.verbose)
-        for epoch in bar:
+
+        def step(epoch):
             order = rng.permutation(n_examples).astype(np.int64)
-            loss = self._run_epoch(problem, order, stats)
-            self.loss_curve_.append(loss / n_examples)
-            if not np.isfinite(loss):
-                raise FloatingPointError(
-                    f"The loss diverged at epoch {epoch + 1}; lower learning_rate "
-                    f"(now {self.learning_rate}) or use optimizer='adagrad'."
-                )
-            postfix = {"loss": f"{loss / n_examples:.4g}"}
-            if val is not None:
-                score = self._hits_at_1(problem["U"], problem["V"], val)
-                self.validation_scores_.append(score)
-                postfix["val hits@1"] = f"{score:.4f}"
-                if self.best_validation_score_ is None or score > self.best_validation_score_:
-                    self.best_validation_score_ = score
-                    if self.early_stopping:
-                        best = (epoch, problem["U"].copy(), problem["V"].copy())
-                elif self.early_stopping and epoch - best[0] >= self.n_iter_no_change:
-                    bar.set_postfix(postfix)
-                    break
-            bar.set_postfix(postfix)
-        bar.close()
-        self.n_iter_ = len(self.loss_curve_)
-        U, V = problem["U"], problem["V"]
-        if best is not None:
-            U, V = best[1], best[2]
+            return self._run_epoch(problem, order, stats) / n_examples, {}
+
+        def validate():
+            return self._hits_at_1(problem["params"].U, problem["params"].V, val), 0.0
+
+        with training_session(
+            self.epochs, desc="supervised embeddings", verbose=self.verbose
+        ) as bar:
+            log = run_epochs(
+                step,
+                self.epochs,
+                bar=bar,
+                model="SupervisedEmbeddingRanker",
+                advice=f"learning_rate (now {self.learning_rate}) or use optimizer='adagrad'",
+                validate=validate if val is not None else None,
+                snapshot=lambda: (problem["params"].U.copy(), problem["params"].V.copy()),
+                early_stopping=self.early_stopping,
+                n_iter_no_change=self.n_iter_no_change,
+            )
+        self.loss_curve_ = log.loss_curve
+        self.validation_scores_ = log.validation_scores if val is not None else None
+        self.best_validation_score_ = log.best_score
+        self.n_iter_ = log.n_iter
+        U, V = log.best_weights or (problem["params"].U, problem["params"].V)
         # Fitted state as plain (unaligned is fine for scoring) arrays; V is U when shared.
         self.input_embeddings_ = np.ascontiguousarray(U)
         self.response_embeddings_ = (

@@ -1,0 +1,250 @@
+"""Plain numpy references of the embedding models' kernels, for the tests to compare against.
+
+The kernels of :mod:`irdialog.embed._kernels` (supervised embeddings) and
+:mod:`irdialog.embed._memn2n_kernels` (MemN2N) are fast for reasons that make them easy to
+get wrong: CSR walks with unsigned counters, negatives drawn from an inline splitmix64,
+match-type bits, ragged memories with a hand-written backward pass. Each function here
+computes the same quantity the slow and obvious way (Python integers, dense matrices,
+float64, one example and one contribution at a time), so that a test can run both and
+compare (the ``use_native`` pattern of implicit). The estimators never call them.
+
+Examples
+--------
+>>> import numpy as np
+>>> from irdialog.embed import _kernels as K, _reference as R
+>>> state = np.array([7], dtype=np.uint64)
+>>> int(K.se_rand_below(state, 10)) == R.rand_below(7, 10)[1]
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+MASK64 = (1 << 64) - 1
+
+
+# --------------------------------------------------------------------------- supervised embeddings
+
+
+def splitmix64(state: int) -> tuple[int, int]:
+    """(new state, output) of splitmix64, on Python ints."""
+    state = (state + 0x9E3779B97F4A7C15) & MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return state, z ^ (z >> 31)
+
+
+def rand_below(state: int, n: int) -> tuple[int, int]:
+    """(new state, a draw in [0, n)) of :func:`~irdialog.embed._kernels.se_rand_below`:
+    Lemire's multiply-shift on the high 32 bits of a splitmix64 output."""
+    state, z = splitmix64(state)
+    return state, ((z >> 32) * n) >> 32
+
+
+def dense(indptr, indices, data, n_cols):
+    """The float64 dense matrix of CSR arrays with ``n_cols`` columns."""
+    return sp.csr_matrix(
+        (data.astype(np.float64), indices.astype(np.int64), indptr), shape=(len(indptr) - 1, n_cols)
+    ).toarray()
+
+
+def se_sgd_epoch(P, order, n_negatives, lr, margin, adagrad):
+    """:func:`~irdialog.embed._kernels.se_sgd_epoch` in plain numpy, float64, one
+    contribution at a time, with dense bags and the match-type words added to each bag.
+
+    ``P`` is a mapping of the kernel's arrays: ``U``, ``V``, ``GU``, ``GV`` (not modified),
+    ``shared`` (U is V), ``x`` and ``r`` (CSR triples of the input bags and the response
+    table), ``gold``, ``n_candidates``, ``e`` (entity indptr, words, types), ``m`` (match
+    bags indptr, indices), ``n_match`` (columns of the match bags), ``type_rows`` and
+    ``state`` (the splitmix64 state, an array of one integer).
+
+    Returns (U, V, GU, GV, loss, draws) where draws[i] lists the negatives of example i.
+    """
+    U = P["U"].astype(np.float64)
+    V = U if P["shared"] else P["V"].astype(np.float64)
+    GU = P["GU"].astype(np.float64)
+    GV = GU if P["shared"] else P["GV"].astype(np.float64)
+    n_words, dim = U.shape
+    xb = dense(*P["x"], n_words)
+    rb = dense(*P["r"], n_words)
+    mb = dense(P["m"][0], P["m"][1], np.ones(len(P["m"][1])), P["n_match"]) > 0
+    type_rows = P["type_rows"]
+    e_indptr, e_words, e_types = P["e"]
+    n_cand = P["n_candidates"]
+    state = int(P["state"][0])
+    loss, draws = 0.0, {}
+    K_ = max(n_negatives, 1)
+
+    for i in order:
+        ents = list(
+            zip(e_words[e_indptr[i] : e_indptr[i + 1]], e_types[e_indptr[i] : e_indptr[i + 1]])
+        )
+
+        def bag(r, ents=ents):
+            b = rb[r].copy()
+            for t, row in enumerate(type_rows):
+                if any(mb[r, w] for w, tt in ents if tt == t):
+                    b[row] += 1.0
+            return b
+
+        ex = xb[i] @ U
+        g = P["gold"][i]
+        by = bag(g)
+        pos = ex @ (by @ V)
+        n_excl = n_cand - 1 if g < n_cand else n_cand
+        negs = []
+        for _ in range(n_negatives if n_excl > 0 else 0):
+            state, c = rand_below(state, n_excl)
+            if g < n_cand and c >= g:
+                c += 1
+            negs.append(c)
+        draws[i] = negs
+        viol = [c for c in negs if margin - pos + ex @ (bag(c) @ V) > 0]
+        loss += sum(margin - pos + ex @ (bag(c) @ V) for c in viol) / K_
+        if not viol:
+            continue
+        n = len(viol)
+        gx = sum(bag(c) @ V for c in viol) - n * (by @ V)
+        # contributions in the kernel's order: input words, gold words, violators
+        contribs = [(U, GU, w, xb[i][w] / K_, gx) for w in np.flatnonzero(xb[i])]
+        contribs += [(V, GV, w, -n * by[w] / K_, ex) for w in np.flatnonzero(by)]
+        for c in viol:
+            bc = bag(c)
+            contribs += [(V, GV, w, bc[w] / K_, ex) for w in np.flatnonzero(bc)]
+        for W, G, w, coef, vec in contribs:
+            if adagrad:
+                G[w] += coef**2 * (vec @ vec) / dim
+                W[w] -= lr * coef / np.sqrt(G[w] + 1e-6) * vec
+            else:
+                W[w] -= lr * coef * vec
+    return U, V, GU, GV, loss, draws
+
+
+# --------------------------------------------------------------------------- MemN2N
+
+
+def position_encoding(n, dim, J):
+    """The (n, dim) position-encoding weights of a sentence of n words, the authors' form
+    ``1 + 4 (k - (d+1)/2)(j - (J+1)/2) / (d J)``; ones when ``J`` is 0 (no encoding)."""
+    if J == 0:
+        return np.ones((n, dim))
+    j = np.arange(1, n + 1)[:, None]
+    k = np.arange(1, dim + 1)[None, :]
+    return 1 + 4 * (k - (dim + 1) / 2) * (j - (J + 1) / 2) / (dim * J)
+
+
+def batch_loss_grad(pb, E, H):
+    """:func:`~irdialog.embed._memn2n_kernels.batch_loss_grad` in plain numpy, float64: the
+    forward pass and the hand-derived backward pass of the loss summed over a batch.
+
+    ``pb`` describes the batch with plain Python structures rather than the kernels'
+    ragged arrays: ``cfg`` (from :func:`~irdialog.embed._memn2n_kernels.make_cfg`),
+    ``sents`` (the word ids of each sentence, 0 for an unknown word), ``sspk`` (speaker
+    word of each sentence), ``qsent`` (query sentence of each example), ``mems`` (the
+    memory sentences of each example, oldest first), ``mptr`` and ``mtime`` (the time word
+    of each memory), ``bags`` (dense (n_candidates, n_words) candidate bags), ``n_cand``,
+    ``cand_words`` (the match-word ids of each candidate), ``ents`` ((match word, type)
+    pairs of each example), ``type_tok`` (type word of each type), ``y`` (gold candidate
+    of each example) and ``batch`` (the examples).
+
+    Returns (loss, correct, dE, dH, states) where states[i] is (final controller state,
+    attention of each hop) of the i-th example of the batch.
+    """
+    hops, b, w, use_pe, use_soft, use_h, use_relu, n_slots = pb.cfg[:8]
+    amat, cmat = pb.cfg[8 : 8 + hops], pb.cfg[8 + hops :]
+    E = E.astype(np.float64)
+    H = H.astype(np.float64)
+    dE, dH = np.zeros_like(E), np.zeros_like(H)
+    dim = E.shape[2]
+    Wc = pb.bags @ E[w]
+    loss, correct, states = 0.0, 0, []
+
+    def embed_sentence(p, s):
+        toks = pb.sents[s]
+        return (position_encoding(len(toks), dim, use_pe) * E[p, toks]).sum(axis=0)
+
+    def scatter_sentence(p, s, g):
+        toks = pb.sents[s]
+        np.add.at(dE[p], toks, position_encoding(len(toks), dim, use_pe) * g)
+
+    def memory(p, e):
+        rows = []
+        for i, s in enumerate(pb.mems[e]):
+            m = embed_sentence(p, s) + E[p, pb.sspk[s]]
+            t = pb.mtime[pb.mptr[e] + i]
+            rows.append(m + E[p, t])
+        return np.asarray(rows).reshape(len(pb.mems[e]), dim)
+
+    for e in pb.batch:
+        u = embed_sentence(b, pb.qsent[e])
+        us, hs, ps, Ma, Mc = [u], [], [], [], []
+        for k in range(hops):
+            ma, mc = memory(amat[k], e), memory(cmat[k], e)
+            z = ma @ u
+            if use_soft and len(z):
+                n_pad = max(n_slots - len(z), 0)  # empty slots: zero vectors, score 0
+                top = max(z.max(), 0) if n_pad else z.max()
+                p = np.exp(z - top) / (np.exp(z - top).sum() + n_pad * np.exp(-top))
+            else:
+                p = z
+            h = (H @ u if use_h else u) + p @ mc
+            u = np.maximum(h, 0) if use_relu else h
+            us.append(u), hs.append(h), ps.append(p), Ma.append(ma), Mc.append(mc)
+        match = np.zeros((pb.n_cand, 2))
+        for v, t in pb.ents[e]:
+            for c in range(pb.n_cand):
+                if v in pb.cand_words[c]:
+                    match[c, t] = 1
+        type_emb = E[w, pb.type_tok]  # (2, d)
+        logits = Wc @ u + match @ (type_emb @ u)
+        soft = np.exp(logits - logits.max())
+        loss += np.log(soft.sum()) + logits.max() - logits[pb.y[e]]
+        soft /= soft.sum()
+        correct += int(np.argmax(logits) == pb.y[e])
+        g = soft.copy()
+        g[pb.y[e]] -= 1
+        # logits = Wc u + match (T u)
+        dE[w] += pb.bags.T @ np.outer(g, u)
+        gt = match.T @ g
+        dE[w, pb.type_tok] += np.outer(gt, u)
+        du = Wc.T @ g + type_emb.T @ gt
+        for k in reversed(range(hops)):
+            if use_relu:
+                du = du * (hs[k] > 0)
+            uk = us[k]
+            if use_h:
+                dH += np.outer(du, uk)
+                dnext = H.T @ du
+            else:
+                dnext = du.copy()
+            p = ps[k]
+            dmc = np.outer(p, du)
+            dp = Mc[k] @ du
+            dz = p * (dp - p @ dp) if use_soft else dp
+            dnext += Ma[k].T @ dz
+            dma = np.outer(dz, uk)
+            for p_mat, dm in ((amat[k], dma), (cmat[k], dmc)):
+                for i, s in enumerate(pb.mems[e]):
+                    scatter_sentence(p_mat, s, dm[i])
+                    dE[p_mat, pb.sspk[s]] += dm[i]
+                    dE[p_mat, pb.mtime[pb.mptr[e] + i]] += dm[i]
+            du = dnext
+        scatter_sentence(b, pb.qsent[e], du)
+        states.append((u, ps))
+    dE[:, 0] = 0  # nil: no gradient (its embedding is held at zero)
+    return loss, correct, dE, dH, states
+
+
+def adam_step(W, g, m, v, step, lr, beta1, beta2, eps):
+    """One Adam step of :func:`~irdialog.embed._memn2n_kernels.apply_update` (without
+    clipping) on a weight array ``W`` with gradient ``g``: returns the new (W, m, v). The
+    bias corrections are those of Kingma & Ba (2015, section 2), with epsilon scaled as in
+    their efficient form, ``eps / sqrt(1 - beta2**step)``."""
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    mhat = m / (1 - beta1**step)
+    vhat = v / (1 - beta2**step)
+    return W - lr * mhat / (np.sqrt(vhat) + eps / np.sqrt(1 - beta2**step)), m, v
