@@ -59,22 +59,45 @@ def _params(params: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
+def _task_label(tasks: list) -> str:
+    if tasks == [None]:
+        return ""
+    spans = []  # consecutive tasks as "a-b"
+    for t in tasks:
+        if spans and t == spans[-1][1] + 1:
+            spans[-1][1] = t
+        else:
+            spans.append([t, t])
+    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+    return ("task " if len(tasks) == 1 else "tasks ") + text + ": "
+
+
 def _chosen(result: dict) -> str:
-    """The hyper-parameters of the first seed per task, with the held-out score that chose
-    them; the other seeds' choices when they differ."""
+    """The hyper-parameters of the first seed, tasks with the same ones together, each with
+    the held-out score of its choice; a note when other seeds chose other parameters."""
     runs = result["runs"]
-    parts = []
+    groups: dict[str, list] = {}
     for entry in runs[0]["chosen"]:
-        scores = {k: v for k, v in entry["selection"].items() if isinstance(v, (int, float))}
-        score = "; ".join(f"{k} {v}" for k, v in scores.items())
-        preset = entry["selection"].get("preset")
-        if preset:  # its search command is in the preset file
-            recorded = [f"preset's {k} {v}" for k, v in preset.items() if k != "search"]
-            score = "; ".join(["preset"] + recorded + ([score] if score else []))
-        task = f"task {entry['task']}: " if entry.get("task") is not None else ""
-        parts.append(f"{task}{_params(entry['params'])}" + (f" ({score})" if score else ""))
-    differ = any(run["chosen"] != runs[0]["chosen"] for run in runs[1:])
-    note = " Other seeds chose differently (see the JSON's `runs`)." if differ else ""
+        groups.setdefault(json.dumps(entry["params"]), []).append(entry)
+    parts = []
+    for entries in groups.values():
+        scores = []
+        for e in entries:
+            held = [
+                f"{k} {v}"
+                for k, v in e["selection"].items()
+                if isinstance(v, (int, float)) and not k.startswith("n_")
+            ]
+            if held:
+                scores.append(("" if e.get("task") is None else f"{e['task']}: ") + held[0])
+        tasks = [e.get("task") for e in entries]
+        text = _task_label(tasks) + (_params(entries[0]["params"]) or "defaults")
+        parts.append(text + (f" (held-out {'; '.join(scores)})" if scores else ""))
+    differ = any(
+        [c["params"] for c in run["chosen"]] != [c["params"] for c in runs[0]["chosen"]]
+        for run in runs[1:]
+    )
+    note = " Other seeds chose other points (the JSON's `runs`)." if differ else ""
     return "; ".join(parts) + "." + note
 
 
