@@ -75,9 +75,8 @@ def _merge(records: list[dict]) -> dict:
             continue
         values = [float(r[key]) for r in records]
         out[key] = round_metric(float(np.mean(values)))
-        if len(records) > 1:
-            out[f"{key}_std"] = round_metric(float(np.std(values, ddof=1)))
-            out[f"{key}_by_seed"] = [round_metric(v) for v in values]
+        out[f"{key}_std"] = round_metric(float(np.std(values, ddof=1)))
+        out[f"{key}_by_seed"] = [round_metric(v) for v in values]
     return out
 
 

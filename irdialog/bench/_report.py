@@ -23,7 +23,6 @@ from pathlib import Path
 _BLOCK = re.compile(
     r"(<!-- results: (?P<names>[^>]*?) -->\n)(?P<body>.*?)(<!-- end results -->)", re.DOTALL
 )
-PASS_ACCURACY = 95.0
 
 
 def _load(results: Path, name: str) -> dict:
