@@ -296,7 +296,14 @@ def search_babi_qa(
     chosen : list of dict
         ``{"task", "params", "selection": {"valid_accuracy", "grid"}}`` per task, accuracies
         in percent, ties going to the first grid point; ready for
-        :func:`irdialog.bench._presets.write_presets`.
+        :func:`irdialog.bench.write_presets`.
+
+    Examples
+    --------
+    >>> from irdialog.bench import search_babi_qa
+    >>> [entry] = search_babi_qa("ngram", tasks=[1], progress=False)
+    >>> sorted(entry["params"]), len(entry["selection"]["grid"])
+    (['classifier__C', 'max_df'], 4)
     """
     spec, tasks = _check_tasks(model, tasks)
     if spec.grid is None:

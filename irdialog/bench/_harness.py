@@ -163,6 +163,14 @@ def run_suite(suite_fn, *, seeds=(0,), data_home=None, command=None, **options) 
 
 def reseed(estimator, seed: int):
     """``estimator`` with every ``random_state`` parameter (nested ones included) set to
-    ``seed``; a suite builds its models at seed 0 and runs them at the seed asked for."""
+    ``seed``; a suite builds its models at seed 0 and runs them at the seed asked for.
+
+    Examples
+    --------
+    >>> from irdialog import MemN2NRanker
+    >>> from irdialog.bench import reseed
+    >>> reseed(MemN2NRanker(random_state=0), 3).random_state
+    3
+    """
     names = [name for name in estimator.get_params() if name.split("__")[-1] == "random_state"]
     return estimator.set_params(**dict.fromkeys(names, int(seed))) if names else estimator

@@ -67,13 +67,31 @@ def read_presets(path) -> dict:
 
 
 def load_presets(suite: str, model: str) -> dict:
-    """``{task: Preset}`` of a suite's model, from its bundled preset file."""
+    """``{task: Preset}`` of a suite's model, from its bundled preset file.
+
+    Examples
+    --------
+    >>> from irdialog.bench import load_presets
+    >>> load_presets("babi-qa", "memn2n")[None].params["embedding_dim"]  # the joint model
+    160
+    """
     return read_presets(preset_path(suite, model))["presets"]
 
 
 def write_presets(path, *, suite, model, search, chosen, grid=None, notes=()) -> None:
     """Write a preset file from the ``chosen`` entries of a search (``{"task", "params",
-    "selection"}`` each)."""
+    "selection"}`` each).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from irdialog.bench import read_presets, write_presets
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "p.json"
+    >>> write_presets(path, suite="babi-qa", model="ngram", search="by hand",
+    ...               chosen=[{"task": 1, "params": {"max_df": 0.5}, "selection": {}}])
+    >>> read_presets(path)["presets"][1].params
+    {'max_df': 0.5}
+    """
     doc = {"suite": suite, "model": model, "search": search, "notes": list(notes)}
     if grid is not None:
         doc["grid"] = grid
