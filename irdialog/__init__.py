@@ -3,7 +3,13 @@
 from .base import Context, Turn
 from .embed import EntitySymbolRanker, MemN2NRanker, SupervisedEmbeddingRanker, SVDRecommender
 from .features import EntityParser, MatchTypeFeaturizer
-from .retrieval import KBMemoryRetriever, NearestNeighborRanker, NGramClassifier, TfidfRanker
+from .retrieval import (
+    KBMemoryRetriever,
+    NearestNeighborRanker,
+    NGramClassifier,
+    RuleBasedRanker,
+    TfidfRanker,
+)
 from .svm import StructuredSVMQA
 
 __version__ = "0.1.0"
@@ -17,6 +23,7 @@ __all__ = [
     "MemN2NRanker",
     "NGramClassifier",
     "NearestNeighborRanker",
+    "RuleBasedRanker",
     "SVDRecommender",
     "StructuredSVMQA",
     "SupervisedEmbeddingRanker",

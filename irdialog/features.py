@@ -36,6 +36,23 @@ def type_token(entity_type: str) -> str:
     return f"<type:{entity_type}>"
 
 
+def check_kb(kb) -> dict[str, str]:
+    """Validate a knowledge base (entity word -> entity type) and return it with lower-cased
+    entities, as the tokenizer lower-cases words.
+
+    Examples
+    --------
+    >>> check_kb({"Paris": "R_location"})
+    {'paris': 'R_location'}
+    """
+    for entity, entity_type in kb.items():
+        if not isinstance(entity, str) or not isinstance(entity_type, str):
+            raise TypeError(
+                f"kb must map str entities to str types, got {entity!r:.60}: {entity_type!r:.60}."
+            )
+    return {e.lower(): t for e, t in kb.items()}
+
+
 class MatchTypeFeaturizer(TransformerMixin, BaseEstimator):
     """Annotate contexts with the knowledge-base entities they mention.
 
@@ -99,12 +116,7 @@ class MatchTypeFeaturizer(TransformerMixin, BaseEstimator):
                 "MatchTypeFeaturizer needs kb, a non-empty dict entity -> type "
                 f"(got {type(self.kb).__name__})."
             )
-        for entity, entity_type in self.kb.items():
-            if not isinstance(entity, str) or not isinstance(entity_type, str):
-                raise TypeError(
-                    f"kb must map str entities to str types, got {entity!r:.60}: "
-                    f"{entity_type!r:.60}."
-                )
+        check_kb(self.kb)
         if self.types is not None:
             for i, t in enumerate(self.types):
                 if not isinstance(t, str):

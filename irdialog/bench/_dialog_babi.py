@@ -21,7 +21,7 @@ from ..datasets import load_dialog_babi
 from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
 from ..features import MatchTypeFeaturizer
 from ..metrics import per_dialog_accuracy, per_response_accuracy
-from ..retrieval import NearestNeighborRanker, TfidfRanker
+from ..retrieval import NearestNeighborRanker, RuleBasedRanker, TfidfRanker
 from ._harness import reseed, round_metric, with_spread
 from ._paper import paper_table
 from ._presets import load_presets
@@ -62,6 +62,10 @@ def _nn(data, **params):
     return NearestNeighborRanker(candidates=data.candidates, **params)
 
 
+def _rule_based(data, **params):
+    return RuleBasedRanker(kb=data.kb, candidates=data.candidates, **params)
+
+
 def _memn2n(data, **params):
     return MemN2NRanker(candidates=data.candidates, random_state=0, **params)
 
@@ -92,6 +96,7 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
         "tfidf_type", _tfidf_type, {"use_history": [True, False], "type_weight": [1.0, 3.0]}
     ),
     "nn": ModelSpec("nearest_neighbor", _nn, {"similarity": ["overlap", "jaccard"]}),
+    "rule-based": ModelSpec("rule_based", _rule_based),
     "se": _se("se"),
     "se-type": _se("se-type"),
     "se-bigrams": _se("se-bigrams"),
