@@ -193,15 +193,3 @@ def test_bad_parameters_are_named(params, error, match):
     X, y, _ = make_tiny_dialogs()
     with pytest.raises(error, match=match):
         RuleBasedRanker(**params).fit(X, y)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("task", [1, 2, 3, 4, 5])
-def test_every_turn_of_tasks_1_to_5_right_on_the_oov_test_set(data_home, task):
-    from irdialog.datasets import load_dialog_babi
-    from irdialog.metrics import per_dialog_accuracy
-
-    train = load_dialog_babi(task, "trn", data_home=data_home)
-    test = load_dialog_babi(task, "tst-OOV", data_home=data_home)
-    bot = RuleBasedRanker(kb=train.kb, candidates=train.candidates).fit(train.X, train.y)
-    assert per_dialog_accuracy(test.y, bot.predict(test.X), test.groups) == 1.0
