@@ -3,6 +3,7 @@
 from .base import Context, Turn
 from .embed import EntitySymbolRanker, MemN2NRanker, SupervisedEmbeddingRanker, SVDRecommender
 from .features import EntityParser, MatchTypeFeaturizer
+from .pipeline import RankingPipeline, make_ranking_pipeline
 from .retrieval import (
     KBMemoryRetriever,
     NearestNeighborRanker,
@@ -23,6 +24,7 @@ __all__ = [
     "MemN2NRanker",
     "NGramClassifier",
     "NearestNeighborRanker",
+    "RankingPipeline",
     "RuleBasedRanker",
     "SVDRecommender",
     "StructuredSVMQA",
@@ -30,4 +32,5 @@ __all__ = [
     "TfidfRanker",
     "Turn",
     "__version__",
+    "make_ranking_pipeline",
 ]

@@ -15,10 +15,14 @@ bounded-memory blocks of contexts.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
+
+from ._compat import pretty_print_like_estimators
 
 SPEAKERS = ("user", "bot", "kb")
 
@@ -96,6 +100,15 @@ def check_contexts(X, *, name: str = "X") -> list[Context]:
             f"{name} must be a sequence of contexts, got a single {type(X).__name__}; "
             f"wrap it in a list."
         )
+    if hasattr(X, "columns"):  # a pandas (or polars) DataFrame iterates over column names
+        raise TypeError(
+            f"{name} must be a sequence of contexts, got a {type(X).__name__}; pass one "
+            f"column of texts (for example df['utterance']) or a list of Context."
+        )
+    if getattr(X, "ndim", 1) != 1:
+        raise ValueError(
+            f"{name} must be a 1-D sequence of contexts, got an array of shape {X.shape}."
+        )
     try:
         n = len(X)
     except TypeError:
@@ -119,6 +132,11 @@ def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.n
     """Validate gold responses: a sequence of strings, as long as X."""
     if isinstance(y, str):
         raise TypeError(f"{name} must be a sequence of responses, got a single str.")
+    if hasattr(y, "columns") or getattr(y, "ndim", 1) != 1:
+        raise TypeError(
+            f"{name} must be a 1-D sequence of responses, got a {type(y).__name__}"
+            f"{f' of shape {y.shape}' if hasattr(y, 'shape') else ''}."
+        )
     y = list(y)
     for i, r in enumerate(y):
         if not isinstance(r, str):
@@ -169,13 +187,93 @@ def check_has_candidates(estimator) -> None:
         )
 
 
-class RankerMixin:
+# A parameter holding more items than this is summarised in reprs (a candidate set, a KB).
+_REPR_MAX_ITEMS = 8
+
+
+class _Summary:
+    """Stands for a long parameter value in a repr: ``<list of 4212 str>``."""
+
+    def __init__(self, value):
+        kinds = sorted({type(v).__name__ for v in list(value)[:1000]})
+        self.text = f"<{type(value).__name__} of {len(value)} {'/'.join(kinds)}>"
+
+    def __repr__(self):
+        return self.text
+
+
+def _short(value):
+    if isinstance(value, BaseEstimator):
+        return _short_copy(value)
+    if isinstance(value, (list, tuple)) and len(value) <= _REPR_MAX_ITEMS:
+        return type(value)(_short(v) for v in value)  # e.g. the steps of a pipeline
+    if isinstance(value, (list, tuple, dict, set, np.ndarray)) and len(value) > _REPR_MAX_ITEMS:
+        return _Summary(value)
+    return value
+
+
+def _short_copy(estimator):
+    short = copy.copy(estimator)
+    for name, value in estimator.get_params(deep=False).items():
+        setattr(short, name, _short(value))
+    return short
+
+
+class ShortReprMixin:
+    """Reprs that summarise long parameter values (``candidates=<list of 4212 str>``)
+    where scikit-learn would print thirty of their items.
+
+    Examples
+    --------
+    >>> from irdialog import TfidfRanker
+    >>> TfidfRanker(candidates=[f"answer {i}" for i in range(100)])
+    TfidfRanker(candidates=<list of 100 str>)
+    """
+
+    def __repr__(self, N_CHAR_MAX=700):
+        return BaseEstimator.__repr__(_short_copy(self), N_CHAR_MAX)
+
+
+pretty_print_like_estimators(ShortReprMixin.__repr__)
+
+
+def _text_input_tags(tags, *, target_required: bool):
+    # Contexts (strings or Context objects), not numeric arrays: scikit-learn's checks
+    # that feed 2-D float arrays skip these estimators, saying why.
+    tags.input_tags.two_d_array = False
+    tags.input_tags.string = True
+    tags.target_tags.required = target_required
+    return tags
+
+
+class ContextTransformerMixin(ShortReprMixin, TransformerMixin):
+    """Mixin of the Pipeline steps that rewrite contexts (match types, entities, KB memories).
+
+    Their output is contexts, not a table, so ``set_output`` leaves it as it is: a
+    ``Pipeline.set_output(transform="pandas")`` passes through them.
+    """
+
+    def __sklearn_tags__(self):
+        return _text_input_tags(super().__sklearn_tags__(), target_required=False)
+
+    def set_output(self, *, transform=None):
+        """Accepted for Pipeline compatibility; the output stays a list of Context."""
+        return self
+
+
+class RankerMixin(ShortReprMixin):
     """Mixin giving ``rank``, ``predict``, ``score`` and ``rank_candidates`` to a ranker.
 
     Subclasses implement ``fit`` (setting ``candidates_``), ``decision_function`` and
     ``_score_pairs``. ``score`` is hits@1 (per-response accuracy), so ``GridSearchCV``
     works with no scorer argument; other scorers are in :mod:`irdialog.metrics`.
+
+    Rankers take text (contexts), not numeric arrays, and need targets; their scikit-learn
+    tags say so (``input_tags.string``, no ``two_d_array``, ``target_tags.required``).
     """
+
+    def __sklearn_tags__(self):
+        return _text_input_tags(super().__sklearn_tags__(), target_required=True)
 
     # Contexts a model's own decision_function may encode at a time.
     _block_size = MAX_BLOCK_ROWS
@@ -202,14 +300,22 @@ class RankerMixin:
         top = self.rank(X, k=1)[:, 0]
         return self.candidates_[top]
 
-    def score(self, X, y) -> float:
+    def score(self, X, y, sample_weight=None) -> float:
         """Hits@1: the fraction of contexts whose best candidate is the gold response.
 
-        A gold response that is not among ``candidates_`` counts as a miss.
+        A gold response that is not among ``candidates_`` counts as a miss. With
+        ``sample_weight``, the weighted fraction.
         """
         X = check_contexts(X)
         y = check_responses(y, len(X))
-        return float(np.mean(self.predict(X) == y))
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != (len(X),):
+                raise ValueError(
+                    f"sample_weight must have one entry per context ({len(X)}), got shape "
+                    f"{sample_weight.shape}."
+                )
+        return float(np.average(self.predict(X) == y, weights=sample_weight))
 
     def rank_candidates(self, X, candidate_lists) -> np.ndarray:
         """Score per-example candidate lists (Ubuntu 1-in-10, Reddit 1-in-10001).

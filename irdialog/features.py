@@ -23,11 +23,11 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import Interval, _fit_context
-from .base import Context, Turn, check_contexts
+from .base import Context, ContextTransformerMixin, Turn, check_contexts
 from .text import context_tokens, tokenize
 
 
@@ -53,7 +53,7 @@ def check_kb(kb) -> dict[str, str]:
     return {e.lower(): t for e, t in kb.items()}
 
 
-class MatchTypeFeaturizer(TransformerMixin, BaseEstimator):
+class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
     """Annotate contexts with the knowledge-base entities they mention.
 
     Parameters
@@ -104,13 +104,18 @@ class MatchTypeFeaturizer(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : ignored
+        X : sequence of Context or str, default=None
+            Checked (so that bad input fails here, as in any Pipeline step) but not
+            learned from: the model is the KB. Like scikit-learn's text vectorizers, the
+            featurizer takes text, so it has no ``n_features_in_``.
         y : ignored
 
         Returns
         -------
         self : MatchTypeFeaturizer
         """
+        if X is not None:
+            check_contexts(X)
         if not isinstance(self.kb, dict) or not self.kb:
             raise ValueError(
                 "MatchTypeFeaturizer needs kb, a non-empty dict entity -> type "
@@ -226,7 +231,7 @@ def match_type_pairs(
 ENTITY_PREFIX = "ent:"
 
 
-class EntityParser(TransformerMixin, BaseEstimator):
+class EntityParser(ContextTransformerMixin, BaseEstimator):
     """Rewrite texts over a dictionary of entities (single symbols) and frequent words.
 
     The text parser of the Movie Dialog paper: every known entity ("bruce willis",

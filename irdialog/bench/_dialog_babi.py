@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sklearn.model_selection import ParameterGrid
-from sklearn.pipeline import Pipeline
 from tqdm.auto import tqdm
 
 from ..datasets import load_dialog_babi
 from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
 from ..features import MatchTypeFeaturizer
 from ..metrics import per_dialog_accuracy, per_response_accuracy
+from ..pipeline import RankingPipeline
 from ..retrieval import NearestNeighborRanker, RuleBasedRanker, TfidfRanker
 from ._harness import reseed, round_metric, with_spread
 from ._paper import paper_table
@@ -51,7 +51,9 @@ def _with_match_type(data, ranker, types: str):
     """``ranker`` behind a MatchTypeFeaturizer over the task's KB. ``types``: "paper" for the
     paper's seven entity types, "all" for those and restaurant names (R_name in the KB)."""
     keep = [t for t in sorted(set(data.kb.values())) if types == "all" or t != "R_name"]
-    return Pipeline([("match_type", MatchTypeFeaturizer(data.kb, types=keep)), ("ranker", ranker)])
+    return RankingPipeline(
+        [("match_type", MatchTypeFeaturizer(data.kb, types=keep)), ("ranker", ranker)]
+    )
 
 
 def _tfidf_type(data, **params):

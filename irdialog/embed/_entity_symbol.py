@@ -10,8 +10,10 @@ section 3.1).
 
 from __future__ import annotations
 
+import inspect
 from numbers import Integral
 
+import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
@@ -139,7 +141,7 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
     # The wrapped ranker's parameters are validated by its own fit, so nested validation
     # stays on.
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, groups=None):
         """Fit the parser (and the memory) and the wrapped ranker over the entity symbols.
 
         Parameters
@@ -147,6 +149,9 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
         X : sequence of Context or str
         y : sequence of str
             Gold responses; each entity they name is one training example.
+        groups : array-like of shape (n_samples,), default=None
+            Dialog ids, passed on (one per training example) to the wrapped ranker's
+            ``fit``, which must take ``groups`` (MemN2N, supervised embeddings).
 
         Returns
         -------
@@ -157,6 +162,16 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
             raise ValueError("entities is empty: at least one entity name is needed.")
         X = check_contexts(X)
         y = check_responses(y, len(X))
+        if groups is not None:
+            groups = np.asarray(groups)
+            if groups.shape != (len(X),):
+                raise ValueError(
+                    f"groups must have one entry per sample ({len(X)}), got {groups.shape}."
+                )
+            if "groups" not in inspect.signature(self.ranker.fit).parameters:
+                raise TypeError(
+                    f"groups was given but {type(self.ranker).__name__}.fit takes no groups."
+                )
         kb = [] if self.kb is None else list(self.kb)
         self.parser_ = EntityParser(self.entities, min_count=self.min_count).fit(
             X + kb, list(y) + [""] * len(kb)
@@ -173,17 +188,20 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
             ).fit()
         Xr = self._rewrite(X)
         tokens = self.parser_.entity_tokens_
-        X_fit, y_fit = [], []
+        X_fit, y_fit, rows = [], [], []
         self.n_unanswerable_ = 0
-        for ctx, answer in zip(Xr, y):
+        for i, (ctx, answer) in enumerate(zip(Xr, y)):
             gold = dict.fromkeys(self.parser_.entity_ids(answer))
             self.n_unanswerable_ += not gold
             for e in gold:
                 X_fit.append(ctx)
                 y_fit.append(tokens[e])
+                rows.append(i)
         if not X_fit:
             raise ValueError("no gold response of y names an entity: nothing to train on.")
-        self.ranker_ = clone(self.ranker).set_params(candidates=list(tokens)).fit(X_fit, y_fit)
+        fit_params = {} if groups is None else {"groups": groups[rows]}
+        self.ranker_ = clone(self.ranker).set_params(candidates=list(tokens))
+        self.ranker_.fit(X_fit, y_fit, **fit_params)
         self.candidates_ = self.parser_.entity_names_
         return self
 

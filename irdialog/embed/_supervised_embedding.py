@@ -549,13 +549,18 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         )  # fmt: skip
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, X_val=None, y_val=None):
+    def fit(self, X, y, groups=None, *, X_val=None, y_val=None):
         """Learn the embeddings from contexts X and their gold responses y.
 
         Parameters
         ----------
         X : sequence of Context or str
         y : sequence of str
+        groups : array-like of shape (n_samples,), default=None
+            Dialog or story ids: with early stopping and no ``X_val``, the validation
+            split takes whole groups, drawn with ``random_state`` (without groups it is
+            the last examples, in their given order). Inside ``GridSearchCV``, request it
+            through metadata routing: ``set_fit_request(groups=True)``.
         X_val, y_val : sequence of Context or str, sequence of str, default=None
             Validation data (e.g. the dev split): scored after each epoch into
             ``validation_scores_``, and used for early stopping when
@@ -572,12 +577,19 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         if X_val is not None:
             X_val = check_contexts(X_val, name="X_val")
             y_val = check_responses(y_val, len(X_val), name="y_val")
-        elif self.early_stopping:  # the last examples, in their given order
+        elif self.early_stopping:
+            split_seed = None  # the last examples, in their given order
+            if groups is not None:
+                split_seed = check_random_state(self.random_state).randint(2**31 - 1)
             train_rows, val_rows = validation_split(
-                len(X), self.validation_fraction, model="SupervisedEmbeddingRanker"
+                len(X),
+                self.validation_fraction,
+                groups=groups,
+                random_state=split_seed,
+                model="SupervisedEmbeddingRanker",
             )
-            X, X_val = X[: len(train_rows)], X[len(train_rows) :]
-            y, y_val = y[: len(train_rows)], y[len(train_rows) :]
+            X, X_val = [X[i] for i in train_rows], [X[i] for i in val_rows]
+            y, y_val = y[train_rows], y[val_rows]
         rng = check_random_state(self.random_state)
         analyzer = self._analyzer()  # every text of the fit is tokenised once, here
         problem = self._training_problem(X, y, rng, analyzer)

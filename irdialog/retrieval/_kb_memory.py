@@ -14,15 +14,15 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
-from ..base import Context, Turn, check_contexts
+from ..base import Context, ContextTransformerMixin, Turn, check_contexts
 from ..text import Vocabulary, tokenize
 
 
-class KBMemoryRetriever(TransformerMixin, BaseEstimator):
+class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
     """Prepend the knowledge-base sentences hashed by the dialog's words to each history.
 
     Every sentence of ``sentences`` is indexed by its tokens
@@ -82,12 +82,15 @@ class KBMemoryRetriever(TransformerMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X=None, y=None):
-        """Index the knowledge base (X and y are ignored: the index is the model).
+        """Index the knowledge base. X, when given, is checked (so that bad input fails
+        here) but not learned from: the index is the model; y is ignored.
 
         Returns
         -------
         self : KBMemoryRetriever
         """
+        if X is not None:
+            check_contexts(X)
         sentences = list(self.sentences)
         for i, s in enumerate(sentences):
             if not isinstance(s, str):
