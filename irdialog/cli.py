@@ -19,12 +19,14 @@ import json
 import os
 import shlex
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from . import __version__
 from .bench import (
     SUITES,
     bench_dialog_babi,
+    dask_cluster,
     format_qa_table,
     format_table,
     run_suite,
@@ -172,14 +174,21 @@ def _cmd_bench(args) -> int:
     output = check_output(args.output)
     _check_data_home(args.data_home)
     options, show = _COMMAND_LINE[args.suite]
-    result = run_suite(
-        SUITES[args.suite].run,
-        seeds=range(args.seeds),
-        data_home=args.data_home,
-        command=["irdialog", *args.argv],
-        progress=_progress(args),
-        **options(args),
-    )
+    n_jobs = args.n_jobs
+    cluster = nullcontext()
+    if args.scheduler:
+        cluster = dask_cluster(args.scheduler)
+        n_jobs = n_jobs or -1  # as many seeds at once as the cluster has workers
+    with cluster:
+        result = run_suite(
+            SUITES[args.suite].run,
+            seeds=range(args.seeds),
+            data_home=args.data_home,
+            command=["irdialog", *args.argv],
+            progress=_progress(args),
+            n_jobs=n_jobs,
+            **options(args),
+        )
     if output is not None:
         output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     if not args.quiet:
@@ -254,6 +263,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="run with seeds 0..N-1 and report the mean and standard deviation (default: 1)",
     )
     runs.add_argument("--output", help="write the result, with its provenance, as JSON here")
+    runs.add_argument(
+        "--n-jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run N seeds at once, in joblib workers (default: one at a time; -1: all cores, "
+        "or every worker of --scheduler)",
+    )
+    runs.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the seeds on the Dask cluster of this scheduler (tcp://host:port); needs "
+        "pip install 'irdialog[dask]'",
+    )
     runs.set_defaults(func=_cmd_bench)
 
     tuning = argparse.ArgumentParser(add_help=False)

@@ -305,3 +305,54 @@ def test_committed_classical_babi_qa_results_beat_the_paper():
     assert ngram["mean_accuracy"] >= ngram["paper_mean_accuracy"]
     assert svm["mean_accuracy"] >= svm["paper_mean_accuracy"]
     assert svm["failed"] <= svm["paper_failed"]
+
+
+# --------------------------------------------------------------------------- parallel seeds
+
+NGRAM_TASK_1 = {"model": "ngram", "tasks": [1], "progress": False}
+
+
+def _comparable(result):
+    return result["rows"], [run["chosen"] for run in result["runs"]], result["provenance"]["data"]
+
+
+def test_seeds_in_joblib_workers_give_the_serial_result_and_record_the_data():
+    serial = run_suite(bench_babi_qa, seeds=[0, 1], command=["x"], **NGRAM_TASK_1)
+    parallel = run_suite(bench_babi_qa, seeds=[0, 1], command=["x"], n_jobs=2, **NGRAM_TASK_1)
+    assert _comparable(parallel) == _comparable(serial)
+    assert len(parallel["provenance"]["data"]) == 2  # train and test, recorded in the workers
+
+
+def test_a_cluster_without_dask_installed_says_which_extra(monkeypatch):
+    from irdialog.bench import dask_cluster
+
+    monkeypatch.setitem(__import__("sys").modules, "dask.distributed", None)
+    with pytest.raises(ImportError, match=r"pip install 'irdialog\[dask\]'"):
+        with dask_cluster("tcp://127.0.0.1:1"):
+            pass
+
+
+@pytest.mark.slow
+def test_seeds_and_grid_search_run_on_a_local_dask_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    from irdialog.bench import dask_cluster
+    from irdialog.cli import main
+
+    serial = run_suite(bench_babi_qa, seeds=[0, 1], command=["x"], **NGRAM_TASK_1)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        address = cluster.scheduler_address
+        out = tmp_path / "ngram.json"
+        assert main(["bench", "babi-qa", "--model", "ngram", "--tasks", "1", "--seeds", "2",
+                     "--scheduler", address, "--quiet", "--output", str(out)]) == 0  # fmt: skip
+        on_cluster = json.loads(out.read_text())
+        assert _comparable(on_cluster) == _comparable(serial)
+        with dask_cluster(address):
+            train = load_babi_qa(1, "train")
+            search = GridSearchCV(
+                TfidfRanker(), {"use_history": [True, False]}, cv=GroupKFold(2), n_jobs=-1
+            ).fit(train.X, train.y, groups=train.groups)
+        assert 0.0 <= search.best_score_ <= 1.0

@@ -10,7 +10,7 @@ the Markdown tables of BENCHMARKS.md. ``irdialog bench`` is the command over all
 
 from ._babi_qa import BABI_QA_MODELS, bench_babi_qa, format_qa_table, search_babi_qa
 from ._dialog_babi import DIALOG_BABI_MODELS, bench_dialog_babi, format_table
-from ._harness import merge_runs, reseed, run_suite
+from ._harness import dask_cluster, merge_runs, reseed, run_suite
 from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
 from ._presets import Preset, load_presets, read_presets, write_presets
@@ -30,6 +30,7 @@ __all__ = [
     "bench_dialog_babi",
     "bench_movie_dialog",
     "bench_ubuntu",
+    "dask_cluster",
     "format_qa_table",
     "format_table",
     "load_presets",

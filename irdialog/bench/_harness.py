@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
+from joblib import Parallel, delayed, parallel_config
 
 from ..datasets import get_data_home, record_data_files
 from ._provenance import data_record, provenance
@@ -116,7 +119,17 @@ def merge_runs(runs: list[dict], seeds) -> dict:
     return result
 
 
-def run_suite(suite_fn, *, seeds=(0,), data_home=None, command=None, **options) -> dict:
+def _run_seed(suite_fn, seed, data_home, options):
+    # Each seed records its own data files, so that runs in other processes (joblib's
+    # workers, a Dask cluster) report them too.
+    with record_data_files() as files:
+        run = suite_fn(seed=seed, data_home=data_home, **options)
+    return run, files
+
+
+def run_suite(
+    suite_fn, *, seeds=(0,), data_home=None, command=None, n_jobs=None, **options
+) -> dict:
     """Run a suite once per seed and merge the runs into one result with provenance.
 
     Parameters
@@ -128,6 +141,10 @@ def run_suite(suite_fn, *, seeds=(0,), data_home=None, command=None, **options) 
     data_home : path-like, default=None
     command : sequence of str, default=None
         The command line to record (None: ``sys.argv``).
+    n_jobs : int, default=None
+        Seeds run in parallel through joblib (None: one at a time, in this process).
+        Under ``joblib.parallel_config(backend="dask")`` they run on a Dask cluster; see
+        :func:`dask_cluster`.
     **options
         Passed to ``suite_fn`` (model, tasks, progress, ...).
 
@@ -150,11 +167,16 @@ def run_suite(suite_fn, *, seeds=(0,), data_home=None, command=None, **options) 
     if not seeds:
         raise ValueError("seeds must name at least one seed")
     home = get_data_home(data_home)
+    if data_home is not None:  # workers may start in another directory
+        data_home = Path(home).resolve()
     # The code's state is read before the runs: edits made while they run do not count.
     record = provenance(command=command, seeds=seeds, files=[], data_home=home)
     start = time.perf_counter()
-    with record_data_files() as files:
-        runs = [suite_fn(seed=seed, data_home=data_home, **options) for seed in seeds]
+    done = Parallel(n_jobs=n_jobs)(
+        delayed(_run_seed)(suite_fn, seed, data_home, options) for seed in seeds
+    )
+    runs = [run for run, _ in done]
+    files = list(dict.fromkeys(f for _, seed_files in done for f in seed_files))
     result = merge_runs(runs, seeds)
     result["wall_seconds"] = round(time.perf_counter() - start, 1)
     result["provenance"] = {**record, "data": data_record(files, home)}
@@ -174,3 +196,27 @@ def reseed(estimator, seed: int):
     """
     names = [name for name in estimator.get_params() if name.split("__")[-1] == "random_state"]
     return estimator.set_params(**dict.fromkeys(names, int(seed))) if names else estimator
+
+
+@contextmanager
+def dask_cluster(address: str):
+    """Run joblib's parallel work (the seeds of :func:`run_suite`, ``GridSearchCV``'s
+    fits) on the Dask cluster whose scheduler is at ``address`` (``tcp://host:port``).
+
+    Needs ``dask.distributed`` (``pip install irdialog[dask]``). Every worker must see the
+    data home at the same path, and have irdialog installed.
+
+    Examples
+    --------
+    >>> from irdialog.bench import bench_babi_qa, dask_cluster, run_suite
+    >>> with dask_cluster("tcp://127.0.0.1:8786"):  # doctest: +SKIP
+    ...     result = run_suite(bench_babi_qa, model="ngram", seeds=range(4), n_jobs=-1)
+    """
+    try:
+        from dask.distributed import Client
+    except ImportError as err:
+        raise ImportError(
+            "running on a Dask cluster needs dask.distributed: pip install 'irdialog[dask]'"
+        ) from err
+    with Client(address), parallel_config(backend="dask"):
+        yield
