@@ -1,7 +1,13 @@
 """irdialog: classical, CPU-only response ranking for dialog and question answering."""
 
 from .base import Context, Turn
-from .embed import EntitySymbolRanker, MemN2NRanker, SupervisedEmbeddingRanker, SVDRecommender
+from .embed import (
+    EntitySymbolRanker,
+    MemN2NRanker,
+    MemNNQA,
+    SupervisedEmbeddingRanker,
+    SVDRecommender,
+)
 from .features import EntityParser, MatchTypeFeaturizer
 from .pipeline import RankingPipeline, make_ranking_pipeline
 from .retrieval import (
@@ -22,6 +28,7 @@ __all__ = [
     "KBMemoryRetriever",
     "MatchTypeFeaturizer",
     "MemN2NRanker",
+    "MemNNQA",
     "NGramClassifier",
     "NearestNeighborRanker",
     "RankingPipeline",

@@ -3,7 +3,14 @@ and the entity-symbol wrapper that ranks entities with them."""
 
 from ._entity_symbol import EntitySymbolRanker
 from ._memn2n import MemN2NRanker
+from ._memnn import MemNNQA
 from ._supervised_embedding import SupervisedEmbeddingRanker
 from ._svd import SVDRecommender
 
-__all__ = ["EntitySymbolRanker", "MemN2NRanker", "SVDRecommender", "SupervisedEmbeddingRanker"]
+__all__ = [
+    "EntitySymbolRanker",
+    "MemN2NRanker",
+    "MemNNQA",
+    "SVDRecommender",
+    "SupervisedEmbeddingRanker",
+]

@@ -248,3 +248,75 @@ def adam_step(W, g, m, v, step, lr, beta1, beta2, eps):
     mhat = m / (1 - beta1**step)
     vhat = v / (1 - beta2**step)
     return W - lr * mhat / (np.sqrt(vhat) + eps / np.sqrt(1 - beta2**step)), m, v
+
+
+# --- the strongly supervised Memory Network (MemNNQA) -------------------------------------
+
+
+def memnn_embed(U, W, nonlinear, rows, weights):
+    """E(bag) = sum_r w_r U[r], or tanh(W tanh(.)) of it."""
+    h = (np.asarray(weights)[:, None] * U[np.asarray(rows, dtype=np.int64)]).sum(axis=0)
+    return np.tanh(W @ np.tanh(h)) if nonlinear else h
+
+
+def memnn_rank_loss(U, W, nonlinear, in_bag, cand_bags, gold, margin, n_viol=None):
+    """The margin ranking loss of one problem, averaged over the violating candidates
+    (``n_viol`` fixes their number, for finite differences). Bags are (rows, weights)."""
+    e_in = memnn_embed(U, W, nonlinear, *in_bag)
+    s = np.array([e_in @ memnn_embed(U, W, nonlinear, *bag) for bag in cand_bags])
+    v = margin - s[gold] + s
+    v[gold] = 0.0
+    hinge = np.maximum(v, 0.0)
+    n = int((v > 0).sum()) if n_viol is None else n_viol
+    return hinge.sum() / n if n else 0.0
+
+
+def memnn_rank_step(U, W, nonlinear, in_bag, cand_bags, gold, margin, lr):
+    """:func:`irdialog.embed._memnn_kernels.rank_step` in numpy: the gradient of
+    :func:`memnn_rank_loss` written out, one SGD step on copies of U and W."""
+    U, W = U.copy(), W.copy()
+
+    def forward(rows, weights):
+        h = (np.asarray(weights)[:, None] * U[np.asarray(rows, dtype=np.int64)]).sum(axis=0)
+        if not nonlinear:
+            return h, None, h
+        a = np.tanh(h)
+        return h, a, np.tanh(W @ a)
+
+    def backward(a, e, g):
+        """dLoss/dh and dLoss/dW of a bag, given dLoss/dE = g."""
+        if not nonlinear:
+            return g, 0.0
+        dz = g * (1.0 - e**2)
+        return (W.T @ dz) * (1.0 - a**2), np.outer(dz, a)
+
+    _, a_in, e_in = forward(*in_bag)
+    cands = [forward(*bag) for bag in cand_bags]
+    s = np.array([e_in @ e for _, _, e in cands])
+    v = margin - s[gold] + s
+    v[gold] = 0.0
+    viol = v > 0
+    if not viol.any():
+        return U, W, 0.0
+    n = int(viol.sum())
+    loss = v[viol].sum() / n
+    e_c = np.array([e for _, _, e in cands])
+    g_in = (e_c[viol] - e_c[gold]).sum(axis=0) / n
+    dU = np.zeros_like(U)
+    dW = np.zeros_like(W)
+    coefs = viol / n
+    coefs[gold] = -1.0
+    for (rows, weights), (_, a, e), coef in zip(cand_bags, cands, coefs):
+        if coef == 0:
+            continue
+        dh, dw = backward(a, e, coef * e_in)
+        np.add.at(dU, np.asarray(rows, dtype=np.int64), np.asarray(weights)[:, None] * dh)
+        dW += dw
+    dh, dw = backward(a_in, e_in, g_in)
+    rows, weights = in_bag
+    np.add.at(dU, np.asarray(rows, dtype=np.int64), np.asarray(weights)[:, None] * dh)
+    dW += dw
+    U -= lr * dU
+    if nonlinear:
+        W -= lr * dW
+    return U, W, loss

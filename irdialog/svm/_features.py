@@ -9,7 +9,6 @@ structured SVM scores, as a sparse matrix over ``n_features`` hashed indices.
 
 from __future__ import annotations
 
-import unicodedata
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import check_contexts
-from ..text import tokenize
+from ..text import answer_parts, tokenize
 from . import _kernels
 from ._kernels import StoryBatch
 
@@ -31,31 +30,6 @@ MIN_NONLINKING_DF = 0.01
 # Sentences are cut to their first MAX_SENTENCE_TOKENS tokens when encoded: the features of
 # a sentence pair grow with the square of its length, and so do the kernels' buffers.
 MAX_SENTENCE_TOKENS = 48
-
-
-def _split_punctuation(token: str) -> list[str]:
-    parts, cur = [], []
-    for ch in token:
-        if unicodedata.category(ch).startswith("P"):
-            if cur:
-                parts.append("".join(cur))
-                cur = []
-        else:
-            cur.append(ch)
-    if cur:
-        parts.append("".join(cur))
-    return parts
-
-
-def answer_parts(answer: str) -> list[str]:
-    """The words of an answer, split at punctuation too: ``"north,west"`` -> both words.
-
-    Examples
-    --------
-    >>> answer_parts("football,apple")
-    ['football', 'apple']
-    """
-    return [p for tok in tokenize(answer) for p in _split_punctuation(tok)]
 
 
 def gold_tuples(

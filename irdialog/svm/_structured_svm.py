@@ -18,9 +18,9 @@ from tqdm.auto import tqdm
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..text import encode_labels
+from ..text import encode_labels, pseudo_supporting
 from . import _kernels
-from ._features import PairwiseFeaturizer, answer_parts, gold_tuples
+from ._features import PairwiseFeaturizer, gold_tuples
 
 # Initial step size of the averaged SGD; the step decays as eta0 / (1 + lambda eta0 t).
 ETA0 = 1.0
@@ -33,27 +33,6 @@ PAIR_BLOCK = 1 << 16
 def _converged(violations) -> bool:
     """Have the last QUIET_EPOCHS passes of a stage been free of margin violations?"""
     return len(violations) >= QUIET_EPOCHS and not violations[-QUIET_EPOCHS:].any()
-
-
-def _pseudo_supporting(X, y, featurizer) -> list[tuple[int, ...]]:
-    """Distant supervision when no supporting facts are given: the latest history turn
-    holding a word of the answer, else the latest sharing a content word with the query,
-    else none."""
-    stop = set(featurizer.stopwords_)
-    out = []
-    for ctx, answer in zip(X, y):
-        parts = set(answer_parts(answer)) - stop
-        query = set(answer_parts(ctx.query)) - stop
-        chosen: tuple[int, ...] = ()
-        for keys in (parts, query):
-            for pos in range(len(ctx.history) - 1, -1, -1):
-                if keys.intersection(answer_parts(ctx.history[pos].text)):
-                    chosen = (pos,)
-                    break
-            if chosen:
-                break
-        out.append(chosen)
-    return out
 
 
 class StructuredSVMQA(RankerMixin, BaseEstimator):
@@ -221,7 +200,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         answers = list(self.candidates_)
         if supporting is None:
             self.featurizer_._fit(X, None, answers)
-            supporting = _pseudo_supporting(X, y, self.featurizer_)
+            supporting = pseudo_supporting(X, y, self.featurizer_.stopwords_)
             gold = gold_tuples(supporting, len(X), self.max_facts, lengths)
         else:
             gold = gold_tuples(supporting, len(X), self.max_facts, lengths)  # validate first
