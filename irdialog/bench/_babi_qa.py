@@ -97,7 +97,7 @@ def _memnn(column, **variant):
         extras=lambda model, data: {
             "supporting_accuracy": memnn_supporting_accuracy(model, data.X, data.supporting)
         },
-        grid={"learning_rate": [0.01, 0.03], "margin": [0.1, 1.0]},
+        grid={"learning_rate": [0.01, 0.03], "margin": [0.5, 1.0]},
         joint_paper_column="memnn_am_ng_nl_multitask" if column == "memnn_am_ng_nl" else None,
     )
 
