@@ -15,19 +15,13 @@ from ..text import (
     Analyzer,
     LabelIndex,
     Vocabulary,
+    _ragged,
     answer_parts,
     encode_contexts,
     pseudo_supporting,
 )
 from . import _memnn_kernels as K
 from ._training import run_epochs, training_session, validation_split
-
-
-def _ragged(lists, dtype=np.int64):
-    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
-    np.cumsum([len(x) for x in lists], out=ptr[1:])
-    data = np.fromiter((v for x in lists for v in x), dtype=dtype, count=int(ptr[-1]))
-    return ptr, data
 
 
 def check_supporting(supporting, X) -> list[tuple[int, ...]]:
@@ -226,8 +220,8 @@ class MemNNQA(RankerMixin, BaseEstimator):
         def ids(answer):
             return [index[w] for w in self._answer_words(answer) if w in index]
 
-        aptr, aword = _ragged([ids(a) for a in y])
-        cptr, cword = _ragged([ids(c) for c in self.candidates_])
+        aptr, aword = _ragged([ids(a) for a in y], np.int64)
+        cptr, cword = _ragged([ids(c) for c in self.candidates_], np.int64)
         gold = LabelIndex(self.candidates_).encode(y).astype(np.int64)
         words = np.asarray([index[w] for w in self.answer_words_], dtype=np.int64)
         return K.Answers(aptr, aword, cptr, cword, words, gold)
@@ -306,7 +300,7 @@ class MemNNQA(RankerMixin, BaseEstimator):
         longest = int(np.diff(stories.mptr).max(initial=1))
         self.layout_ = K.Layout(len(self.vocabulary_), K.age_bucket_count(longest), int(self.hops))
         answers = self._answers(y)
-        gold_ptr, gold_facts = _ragged(supporting)
+        gold_ptr, gold_facts = _ragged(supporting, np.int64)
 
         rng = check_random_state(self.random_state)
         dim = self.embedding_dim
@@ -359,7 +353,9 @@ class MemNNQA(RankerMixin, BaseEstimator):
 
     def _subset(self, stories, rows):
         # The questions ``rows`` as their own Stories (sentences shared, not copied).
-        mptr, msent = _ragged([stories.msent[stories.mptr[i] : stories.mptr[i + 1]] for i in rows])
+        mptr, msent = _ragged(
+            [stories.msent[stories.mptr[i] : stories.mptr[i + 1]] for i in rows], np.int64
+        )
         return K.Stories(stories.sptr, stories.stok, stories.qsent[rows], mptr, msent,
                          stories.content)  # fmt: skip
 
