@@ -1,8 +1,11 @@
 """Write a shuffled-letters copy of a bAbI QA language folder, as bAbI v1.2's ``shuffled/``.
 
-Every letter of every file is mapped through one fixed random permutation of ``a``-``z``
-(an uppercase letter goes where its lowercase one goes, uppercased); digits, punctuation,
-tabs, spaces and line structure are unchanged, and so are the file names, so that
+Every letter of every file is mapped through a fixed random permutation. As in the real
+release, lowercase and uppercase letters go through two different permutations
+(``--case independent``, the default), so "Jason" at the start of a sentence and "jason"
+inside a question become unrelated words; ``--case consistent`` maps an uppercase letter
+where its lowercase one goes, uppercased. Digits, punctuation, tabs, spaces and line
+structure are unchanged, and so are the file names, so that
 ``load_babi_qa(task, split, lang="shuffled", data_home=OUT)`` reads the copy:
 
     python -m benchmarks.make_shuffled_babi --data-home ../shared/data --output /tmp/babi-shuffled
@@ -24,12 +27,20 @@ import numpy as np
 
 from irdialog.datasets import get_data_home
 
+CASES = ("independent", "consistent")
 
-def letter_permutation(seed=0) -> dict[str, str]:
-    """A random bijection of the lowercase and (consistently) uppercase ASCII letters."""
+
+def letter_permutation(seed=0, case="independent") -> dict[str, str]:
+    """A random bijection of the ASCII letters: lowercase and uppercase letters through two
+    permutations (``"independent"``, as bAbI v1.2's shuffled release), or uppercase letters
+    following their lowercase ones (``"consistent"``)."""
+    if case not in CASES:
+        raise ValueError(f"case must be one of {CASES}, got {case!r}")
     lower = string.ascii_lowercase
-    image = "".join(np.random.default_rng(seed).permutation(list(lower)))
-    return dict(zip(lower + lower.upper(), image + image.upper()))
+    rng = np.random.default_rng(seed)
+    image = "".join(rng.permutation(list(lower)))
+    upper = image.upper() if case == "consistent" else "".join(rng.permutation(list(lower.upper())))
+    return dict(zip(lower + lower.upper(), image + upper))
 
 
 def shuffle_letters(text: str, mapping: dict[str, str]) -> str:
@@ -53,7 +64,9 @@ def _write(path: Path, text: str) -> None:
         path.write_bytes(text.encode("utf-8"))
 
 
-def make_shuffled(data_home, output, src_lang="en", lang="shuffled", seed=0) -> list[Path]:
+def make_shuffled(
+    data_home, output, src_lang="en", lang="shuffled", seed=0, case="independent"
+) -> list[Path]:
     """Copy ``<data_home>/babi-qa/<src_lang>/qa*`` to ``<output>/babi-qa/<lang>/`` with the
     letters shuffled; returns the files written."""
     src = get_data_home(data_home) / "babi-qa" / src_lang
@@ -62,7 +75,7 @@ def make_shuffled(data_home, output, src_lang="en", lang="shuffled", seed=0) -> 
         raise FileNotFoundError(f"no bAbI QA files qa*_*.txt[.gz] in {src}")
     dest = Path(output) / "babi-qa" / lang
     dest.mkdir(parents=True, exist_ok=True)
-    mapping = letter_permutation(seed)
+    mapping = letter_permutation(seed, case)
     written = []
     for path in files:
         out = dest / path.name
@@ -78,12 +91,23 @@ def main(argv=None):
     ap.add_argument("--src-lang", default="en")
     ap.add_argument("--lang", default="shuffled")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--case",
+        choices=CASES,
+        default="independent",
+        help="independent: upper- and lowercase letters through different permutations, as "
+        "the real release; consistent: an uppercase letter follows its lowercase one",
+    )
     args = ap.parse_args(argv)
-    written = make_shuffled(args.data_home, args.output, args.src_lang, args.lang, args.seed)
-    mapping = letter_permutation(args.seed)
+    written = make_shuffled(
+        args.data_home, args.output, args.src_lang, args.lang, args.seed, args.case
+    )
+    mapping = letter_permutation(args.seed, args.case)
     print(f"{len(written)} files written to {written[0].parent}")
     lower = string.ascii_lowercase
     print(f"letters: {lower} -> {''.join(mapping[c] for c in lower)}")
+    upper = lower.upper()
+    print(f"letters: {upper} -> {''.join(mapping[c] for c in upper)}")
 
 
 if __name__ == "__main__":

@@ -30,15 +30,21 @@ def shuffled_home(msb, tmp_path_factory):
     return out
 
 
-def test_letter_permutation_is_a_case_consistent_bijection(msb):
-    mapping = msb.letter_permutation(0)
+@pytest.mark.parametrize("case", ["independent", "consistent"])
+def test_letter_permutation_is_a_bijection(msb, case):
+    mapping = msb.letter_permutation(0, case)
     letters = string.ascii_letters
     assert sorted(mapping) == sorted(letters)
     assert sorted(mapping.values()) == sorted(letters)  # onto, hence one-to-one
-    assert all(mapping[c.upper()] == mapping[c].upper() for c in string.ascii_lowercase)
+    follows = [mapping[c.upper()] == mapping[c].upper() for c in string.ascii_lowercase]
+    # As the real release: uppercase letters go through their own permutation.
+    assert all(follows) if case == "consistent" else not all(follows)
+    assert all(mapping[c].islower() == c.islower() for c in letters)
     assert any(mapping[c] != c for c in letters)
-    assert msb.letter_permutation(0) == mapping
-    assert msb.letter_permutation(1) != mapping
+    assert msb.letter_permutation(0, case) == mapping
+    assert msb.letter_permutation(1, case) != mapping
+    with pytest.raises(ValueError, match="case must be one of"):
+        msb.letter_permutation(0, "upper")
     text = "1 Mary moved to the bathroom.\n3 Where is Mary? \tbathroom\t1\n"
     out = msb.shuffle_letters(text, mapping)
     assert [c for c in out if not c.isalpha()] == [c for c in text if not c.isalpha()]
