@@ -69,19 +69,16 @@ def struct_svm_model(**params):
     return StructuredSVMQA(epochs=20, random_state=0, **params)
 
 
-def supporting_accuracy(model, X, supporting) -> float:
-    """% of questions whose chosen facts are exactly the gold ones, as a set (the last
-    ``max_facts`` of them when there are more, as in training)."""
+def supporting_accuracy(model, X, supporting, *, first=False) -> float:
+    """% of questions whose chosen facts are exactly the gold ones, as a set: the last
+    ``max_facts`` of them when there are more, as the structured SVM is trained, or the
+    first ``hops`` with ``first`` (MemNN)."""
     found = model.predict_supporting(X)
-    k = model.max_facts
-    same = [set(f) == set(tuple(s)[-k:]) for f, s in zip(found, supporting)]
-    return 100.0 * float(np.mean(same))
-
-
-def memnn_supporting_accuracy(model, X, supporting) -> float:
-    """% of questions whose facts found are the gold ones (the first ``hops``), as a set."""
-    found = model.predict_supporting(X)
-    same = [set(f) == set(tuple(s)[: model.hops]) for f, s in zip(found, supporting)]
+    if first:
+        same = [set(f) == set(tuple(s)[: model.hops]) for f, s in zip(found, supporting)]
+    else:
+        k = model.max_facts
+        same = [set(f) == set(tuple(s)[-k:]) for f, s in zip(found, supporting)]
     return 100.0 * float(np.mean(same))
 
 
@@ -95,7 +92,7 @@ def _memnn(column, **variant):
         lambda **params: MemNNQA(random_state=0, **variant, **params),
         fit_params=lambda data: {"supporting": data.supporting},
         extras=lambda model, data: {
-            "supporting_accuracy": memnn_supporting_accuracy(model, data.X, data.supporting)
+            "supporting_accuracy": supporting_accuracy(model, data.X, data.supporting, first=True)
         },
         grid={"learning_rate": [0.01, 0.03], "margin": [0.5, 1.0]},
         joint_paper_column="memnn_am_ng_nl_multitask" if column == "memnn_am_ng_nl" else None,

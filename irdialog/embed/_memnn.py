@@ -214,7 +214,8 @@ class MemNNQA(RankerMixin, BaseEstimator):
         return K.Stories(enc.sptr, enc.stok.astype(np.int64), enc.qsent, enc.mptr, enc.msent,
                          self.content_words_)  # fmt: skip
 
-    def _answers(self, y):
+    def _answers(self, y=()):
+        """The candidates' words and, for training, the gold answers ``y`` (none to score)."""
         index = self.vocabulary_.index_
 
         def ids(answer):
@@ -376,7 +377,7 @@ class MemNNQA(RankerMixin, BaseEstimator):
         X = check_contexts(X)
         analyzer = self._analyzer()
         stories = self._stories(X, analyzer)
-        answers = self._answers(list(self.candidates_[:1]) * len(X))
+        answers = self._answers()
         return stories, answers, self._work(stories, answers)
 
     def decision_function(self, X) -> np.ndarray:

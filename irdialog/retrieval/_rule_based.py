@@ -284,7 +284,25 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
             out.append(token)
         return tuple(out)
 
-    def _response_scores(self, context) -> dict:
+    def _scored_templates(self, level, key, cache):
+        """The templates of a policy key with their scores, split into the literal ones
+        (already responses) and those with placeholders; memoised in ``cache``, since the
+        coarse keys recur in nearly every context."""
+        got = cache.get((level, key))
+        if got is None:
+            literal, open_ = [], []
+            table = self.policy_[level].get(key, {})
+            total = sum(table.values()) + 1
+            for template, count in table.items():
+                score = _N_LEVELS - level + count / total
+                if any(isinstance(t, tuple) for t in template):
+                    open_.append((template, score))
+                else:
+                    literal.append((template, score))
+            got = cache[level, key] = (literal, open_)
+        return got
+
+    def _response_scores(self, context, cache) -> dict:
         """Score of each response (token tuple) the rules can give to a context.
 
         A template found at back-off level ``l`` scores ``_N_LEVELS - l`` plus its share of
@@ -294,13 +312,9 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
         state = self._state(context)
         scores: dict = {}
         for level, key in enumerate(self._keys(context, state)):
-            table = self.policy_[level].get(key)
-            if not table:
-                continue
-            total = sum(table.values()) + 1
-            for template, count in table.items():
-                response = self._realise(template, state)
-                score = _N_LEVELS - level + count / total
+            literal, open_ = self._scored_templates(level, key, cache)
+            filled = [(self._realise(t, state), score) for t, score in open_]
+            for response, score in literal + filled:
                 if response is not None and score > scores.get(response, 0.0):
                     scores[response] = score
         return scores
@@ -317,8 +331,9 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
         check_is_fitted(self)
         X = check_contexts(X)
         out = np.zeros((len(X), len(self.candidates_)))
+        cache: dict = {}
         for i, context in enumerate(X):
-            for response, score in self._response_scores(context).items():
+            for response, score in self._response_scores(context, cache).items():
                 j = self._candidate_index.get(response)
                 if j is not None:
                     out[i, j] = score
@@ -327,6 +342,7 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
     def _score_pairs(self, X, responses) -> np.ndarray:
         X = check_contexts(X)
         tokens = self._analyzer.tokens
+        cache: dict = {}
         return np.array(
-            [self._response_scores(x).get(tokens(r), 0.0) for x, r in zip(X, responses)]
+            [self._response_scores(x, cache).get(tokens(r), 0.0) for x, r in zip(X, responses)]
         )
