@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, _fit_context
 from ..base import Context, ContextTransformerMixin, Turn, check_contexts
 from ..text import Vocabulary, tokenize
+from ._kernels import postings_top_k
 
 
 class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
@@ -118,18 +119,17 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
         queries = self.vocabulary_.bags(tokens, binary=True)
         queries.data[self._frequent[queries.indices]] = 0.0
         queries.eliminate_zeros()
-        # shared[i, s]: distinct tokens context i and sentence s have in common
-        shared = (queries @ self.postings_.T).tocsr()
-        shared.sort_indices()
-        rows = np.repeat(np.arange(len(X)), np.diff(shared.indptr))
-        # most shared tokens first, ties in file order; the first max_memories of each row
-        order = np.lexsort((shared.indices, -shared.data, rows))
-        rank = np.arange(len(order)) - shared.indptr[rows[order]]
-        keep = order[rank < self.max_memories]
-        keep = keep[np.lexsort((shared.indices[keep], rows[keep]))]
-        bounds = np.searchsorted(rows[keep], np.arange(len(X) + 1))
-        ids = shared.indices[keep]
-        return [ids[bounds[i] : bounds[i + 1]] for i in range(len(X))]
+        # Most shared distinct tokens first, ties in file order: the inverted-index top k
+        # of TfidfRanker.rank, over 0/1 weights with unit norms (the score is the count).
+        P = self.postings_  # its CSC arrays are the postings of each token
+        k = min(self.max_memories, P.shape[0])
+        top = np.empty((len(X), k), dtype=np.int64)
+        n_shared = np.empty(len(X), dtype=np.int64)
+        postings_top_k(
+            queries.indptr, queries.indices, queries.data, np.ones(len(X)),
+            P.indptr, P.indices, P.data, np.ones(P.shape[0]), k, top, n_shared,
+        )  # fmt: skip
+        return [np.sort(row[:n]) for row, n in zip(top, n_shared)]
 
     def transform(self, X) -> list[Context]:
         """Contexts with the retrieved sentences as ``kb`` turns before their history.

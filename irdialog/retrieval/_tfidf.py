@@ -20,6 +20,7 @@ from ..base import (
 )
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import context_tokens, identity_analyzer, tokenize
+from ._kernels import postings_top_k
 
 
 def _input_tokens(ctx, use_history, types):
@@ -69,6 +70,11 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         Vocabulary and IDF weights (over token lists, including type words).
     types_ : list of str
         Entity types seen in the training contexts' match-type annotations (may be empty).
+    candidate_tfidf_ : scipy.sparse.csr_matrix of shape (n_candidates, n_words)
+        The candidates' TF-IDF rows.
+    candidate_postings_ : scipy.sparse.csr_matrix of shape (n_words, n_candidates)
+        The inverted index: row j lists the candidates holding word j, in index order.
+        ``rank`` reads only the rows of the query's words.
 
     See Also
     --------
@@ -124,8 +130,15 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         self.vectorizer_ = TfidfVectorizer(
             analyzer=identity_analyzer, norm=None, sublinear_tf=self.sublinear_tf
         ).fit(inputs + cand_docs)
-        self.candidate_tfidf_ = self.vectorizer_.transform(cand_tokens).tocsr()
+        self._index(self.vectorizer_.transform(cand_tokens).tocsr())
         return self
+
+    def _index(self, candidate_tfidf: sp.csr_matrix) -> None:
+        self.candidate_tfidf_ = candidate_tfidf
+        # The same construction as scipy's own for ``Xt @ C.T`` (a CSR copy of C.T), so
+        # rank's accumulation order, and so its scores, are those of decision_function.
+        self.candidate_postings_ = candidate_tfidf.T.tocsr()
+        self._candidate_norms = np.sqrt(_row_norms(candidate_tfidf) ** 2)
 
     def _type_weights(self) -> np.ndarray:
         vocab = self.vectorizer_.vocabulary_
@@ -175,6 +188,40 @@ class TfidfRanker(RankerMixin, BaseEstimator):
             ).toarray()
             cand_sq = cand_sq + sum(m * weights[k] ** 2 for k, m in enumerate(matches)).toarray()
         return _safe_divide(num, _row_norms(Xt)[:, None] * np.sqrt(cand_sq))
+
+    def rank(self, X, k: int = 10) -> np.ndarray:
+        """The indices into ``candidates_`` of the k best candidates per context, best first.
+
+        Scored from the inverted index: only the candidates sharing a word with the
+        context are touched, and a running top k replaces the row of scores of
+        ``decision_function``, so a query costs the length of its words' postings, not
+        the number of candidates. The scores, and so the ranks with their ties (broken by
+        candidate index), are exactly those of ``decision_function``. Contexts with
+        match-type annotations take the dense path.
+
+        Examples
+        --------
+        >>> from irdialog import TfidfRanker
+        >>> model = TfidfRanker(candidates=["turn it off", "turn on the light", "hello"])
+        >>> model.fit(["hi"], ["hello"]).rank(["turn the light on"], k=2)
+        array([[1, 0]])
+        """
+        check_is_fitted(self)
+        if not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}.")
+        if self.types_:
+            return super().rank(X, k)
+        check_has_candidates(self)
+        _, Xt = self._inputs(X)
+        k = min(int(k), len(self.candidates_))
+        out = np.empty((Xt.shape[0], k), dtype=np.int64)
+        n_matched = np.empty(Xt.shape[0], dtype=np.int64)
+        P = self.candidate_postings_
+        postings_top_k(
+            Xt.indptr, Xt.indices, Xt.data, _row_norms(Xt),
+            P.indptr, P.indices, P.data, self._candidate_norms, k, out, n_matched,
+        )  # fmt: skip
+        return out
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         X, Xt = self._inputs(X)
@@ -244,7 +291,7 @@ class TfidfRanker(RankerMixin, BaseEstimator):
             else resolve_candidates(self.candidates, [])
         )
         tokens = [tokenize(c) for c in self.candidates_]
-        self.candidate_tfidf_ = (
+        self._index(
             vectorizer.transform(tokens).tocsr()
             if tokens
             else sp.csr_matrix((0, len(vocabulary)), dtype=np.float64)
