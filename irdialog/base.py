@@ -23,6 +23,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import pretty_print_like_estimators
+from ._topk import blocked_top_k
 
 SPEAKERS = ("user", "bot", "kb")
 
@@ -177,6 +178,13 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(idx, order, axis=1)
 
 
+def check_k(k) -> int:
+    """``k`` of ``rank``: a positive integer."""
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}.")
+    return int(k)
+
+
 def check_has_candidates(estimator) -> None:
     """Raise a clear error when a fitted ranker has no fixed candidate set to rank."""
     if len(estimator.candidates_) == 0:
@@ -285,15 +293,43 @@ class RankerMixin(ShortReprMixin):
         for start in range(0, len(X), rows):
             yield X[start : start + rows]
 
-    def rank(self, X, k: int = 10) -> np.ndarray:
-        """The indices into ``candidates_`` of the k best candidates per context, best first.
+    def rank(self, X, k: int = 10, candidates=None) -> np.ndarray:
+        """The indices of the k best candidates per context, best first.
 
         Ties are broken by candidate index, so ranks are deterministic.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        k : int, default=10
+        candidates : sequence of str, default=None
+            A candidate pool to rank instead of ``candidates_``, with no refit: indices
+            are into this pool. It is encoded once per call and scored block by block
+            with a running top k, so memory stays bounded whatever its size (embedding
+            models score it with float32 matrix products).
+
+        Returns
+        -------
+        top : int64 ndarray of shape (n_samples, min(k, n_candidates))
         """
         check_is_fitted(self)
-        if not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}.")
-        return np.vstack([_top_k(self.decision_function(b), int(k)) for b in self._blocks(X)])
+        k = check_k(k)
+        if candidates is not None:
+            return self._rank_pool(
+                check_contexts(X), check_responses(candidates, name="candidates"), k
+            )
+        return np.vstack([_top_k(self.decision_function(b), k) for b in self._blocks(X)])
+
+    def _rank_pool(self, X: list[Context], pool: np.ndarray, k: int) -> np.ndarray:
+        # Any model: its (context, candidate) pair scores, one block at a time. Models
+        # that embed both sides override this with one matrix product per block.
+        def score_block(rows, cols):
+            contexts, cands = X[rows], pool[cols]
+            pairs = [c for c in contexts for _ in range(len(cands))]
+            scores = self._score_pairs(pairs, np.tile(cands, len(contexts)))
+            return scores.reshape(len(contexts), len(cands))
+
+        return blocked_top_k(len(X), len(pool), k, score_block)
 
     def predict(self, X) -> np.ndarray:
         """The best candidate response for each context."""

@@ -55,9 +55,9 @@ class RankingPipeline(ShortReprMixin, Pipeline):
         return self._final_estimator.candidates_
 
     @available_if(_final_has("rank"))
-    def rank(self, X, k: int = 10):
+    def rank(self, X, k: int = 10, candidates=None):
         """The final ranker's ``rank`` on the transformed contexts."""
-        return self._final_estimator.rank(self._transform_contexts(X), k)
+        return self._final_estimator.rank(self._transform_contexts(X), k, candidates=candidates)
 
     @available_if(_final_has("rank_candidates"))
     def rank_candidates(self, X, candidate_lists):

@@ -74,6 +74,18 @@ class RankerConformance:
         np.testing.assert_allclose(best[:, 0], scores.max(axis=1))
         np.testing.assert_array_equal(est.predict(X), est.candidates_[top[:, 0]])
 
+    def test_rank_of_a_new_pool_matches_its_pair_scores(self):
+        est, X, y = self.fitted()
+        pool = [*reversed(est.candidates_), "completely unseen reply", str(y[0])]
+        top = est.rank(X, k=3, candidates=pool)
+        assert top.shape == (len(X), 3)
+        scores = est.rank_candidates(X, [pool] * len(X))  # every (context, candidate) pair
+        best = np.take_along_axis(scores, top, axis=1)
+        # the pool path may score in float32: the k best scores, up to that precision
+        np.testing.assert_allclose(best, -np.sort(-scores, axis=1)[:, :3], rtol=1e-5, atol=1e-6)
+        with pytest.raises(ValueError, match="candidates is empty"):
+            est.rank(X, k=3, candidates=[])
+
     def test_score_is_hits_at_1(self):
         est, X, y = self.fitted()
         expected = np.mean(est.predict(X) == np.asarray(y, dtype=object))

@@ -15,6 +15,7 @@ from ..base import (
     RankerMixin,
     check_contexts,
     check_has_candidates,
+    check_k,
     check_responses,
     resolve_candidates,
 )
@@ -189,8 +190,8 @@ class TfidfRanker(RankerMixin, BaseEstimator):
             cand_sq = cand_sq + sum(m * weights[k] ** 2 for k, m in enumerate(matches)).toarray()
         return _safe_divide(num, _row_norms(Xt)[:, None] * np.sqrt(cand_sq))
 
-    def rank(self, X, k: int = 10) -> np.ndarray:
-        """The indices into ``candidates_`` of the k best candidates per context, best first.
+    def rank(self, X, k: int = 10, candidates=None) -> np.ndarray:
+        """The indices of the k best candidates per context, best first.
 
         Scored from the inverted index: only the candidates sharing a word with the
         context are touched, and a running top k replaces the row of scores of
@@ -199,27 +200,46 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         candidate index), are exactly those of ``decision_function``. Contexts with
         match-type annotations take the dense path.
 
+        Parameters
+        ----------
+        X : sequence of Context or str
+        k : int, default=10
+        candidates : sequence of str, default=None
+            A pool to rank instead of ``candidates_`` (indexed for this call, with the
+            fitted IDF weights); indices are into the pool.
+
+        Returns
+        -------
+        top : int64 ndarray of shape (n_samples, min(k, n_candidates))
+
         Examples
         --------
         >>> from irdialog import TfidfRanker
         >>> model = TfidfRanker(candidates=["turn it off", "turn on the light", "hello"])
         >>> model.fit(["hi"], ["hello"]).rank(["turn the light on"], k=2)
         array([[1, 0]])
+        >>> model.rank(["the light"], k=1, candidates=["a light", "hello", "the light"])
+        array([[2]])
         """
         check_is_fitted(self)
-        if not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}.")
+        k = check_k(k)
         if self.types_:
-            return super().rank(X, k)
-        check_has_candidates(self)
+            return super().rank(X, k, candidates)
+        if candidates is None:
+            check_has_candidates(self)
+            postings, norms = self.candidate_postings_, self._candidate_norms
+        else:
+            pool = self.vectorizer_.transform(
+                [tokenize(c) for c in check_responses(candidates, name="candidates")]
+            ).tocsr()
+            postings, norms = pool.T.tocsr(), np.sqrt(_row_norms(pool) ** 2)
         _, Xt = self._inputs(X)
-        k = min(int(k), len(self.candidates_))
+        k = min(k, len(norms))
         out = np.empty((Xt.shape[0], k), dtype=np.int64)
         n_matched = np.empty(Xt.shape[0], dtype=np.int64)
-        P = self.candidate_postings_
         postings_top_k(
             Xt.indptr, Xt.indices, Xt.data, _row_norms(Xt),
-            P.indptr, P.indices, P.data, self._candidate_norms, k, out, n_matched,
+            postings.indptr, postings.indices, postings.data, norms, k, out, n_matched,
         )  # fmt: skip
         return out
 
