@@ -20,9 +20,11 @@ from collections.abc import Callable
 import numpy as np
 from numba import njit
 
-# Scores held at once: 2**22 float32 (16 MB, a block of 256 contexts x 16,384 candidates).
-BLOCK_ELEMENTS = 1 << 22
-MAX_BLOCK_ROWS = 256
+# Scores held at once: 2**18 float32 (1 MB, a block of 512 contexts x 512 candidates), so
+# that a block is written by the product and read by the merge in cache: 16 MB blocks
+# halve the speed of a product with 32 dimensions.
+BLOCK_ELEMENTS = 1 << 18
+MAX_BLOCK_ROWS = 512
 
 
 @njit(cache=True)
@@ -49,6 +51,28 @@ def _sift_down(scores, idx, size, pos):
 
 
 @njit(cache=True)
+def _fill(row, offset, hs, hi, size):
+    # Push the first columns of a row into a heap holding ``size`` < k entries until it
+    # holds k; returns how many columns were taken.
+    k = hs.shape[0]
+    j = 0
+    while size < k and j < row.shape[0]:
+        pos = size
+        hs[pos] = row[j]
+        hi[pos] = offset + j
+        size += 1
+        while pos > 0:  # sift up
+            parent = (pos - 1) // 2
+            if not _worse(hs[pos], hi[pos], hs[parent], hi[parent]):
+                break
+            hs[pos], hs[parent] = hs[parent], hs[pos]
+            hi[pos], hi[parent] = hi[parent], hi[pos]
+            pos = parent
+        j += 1
+    return j
+
+
+@njit(cache=True)
 def merge_block(block, offset, heap_scores, heap_idx, sizes):
     """Fold a block of scores into the running heaps of its rows.
 
@@ -61,29 +85,28 @@ def merge_block(block, offset, heap_scores, heap_idx, sizes):
         candidate never displaces an equal score of a lower index.
     """
     k = heap_scores.shape[1]
+    n_cols = block.shape[1]
     for i in range(block.shape[0]):
         hs = heap_scores[i]
         hi = heap_idx[i]
-        size = sizes[i]
         j = 0
-        while size < k and j < block.shape[1]:  # fill the heap
-            pos = size
-            hs[pos] = block[i, j]
-            hi[pos] = offset + j
-            size += 1
-            while pos > 0:  # sift up
-                parent = (pos - 1) // 2
-                if not _worse(hs[pos], hi[pos], hs[parent], hi[parent]):
-                    break
-                hs[pos], hs[parent] = hs[parent], hs[pos]
-                hi[pos], hi[parent] = hi[parent], hi[pos]
-                pos = parent
-            j += 1
-        sizes[i] = size
-        if j == block.shape[1]:
+        if sizes[i] < k:
+            j = _fill(block[i], offset, hs, hi, sizes[i])
+            sizes[i] += j
+        if j == n_cols:
             continue
+        # Past the first blocks few scores beat the k-th best: a branch-free count over the
+        # row (which LLVM vectorises, but only from column 0: the columns taken by _fill
+        # can but raise a false alarm) skips the row, and only a row with a score above
+        # the threshold is walked again to insert them.
         threshold = hs[0]
-        for jj in range(j, block.shape[1]):
+        above = 0
+        for jj in range(n_cols):
+            if block[i, jj] > threshold:
+                above += 1
+        if above == 0:
+            continue
+        for jj in range(j, n_cols):
             s = block[i, jj]
             if s > threshold:  # a later index wins only with a strictly higher score
                 hs[0] = s

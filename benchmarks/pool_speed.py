@@ -1,0 +1,178 @@
+"""Ranking 10,000 contexts against a million candidates with a fitted embedding model.
+
+``model.rank(X, k=10, candidates=pool)`` embeds the pool once and scores it block by block
+with a running top k (``irdialog._topk``): memory is one block of scores, never the
+10k x 1M matrix (40 GB in float32). This script fits a SupervisedEmbeddingRanker and a
+MemN2NRanker on dialog bAbI task 5 (two epochs: a speed run, not a result), builds a pool of
+``--pool`` responses (the 4,212 real candidates at random places among generated ones,
+whose words are drawn from the candidates' word frequencies), and measures in one process,
+on one thread:
+
+- the whole ``rank`` call, and its two parts: embedding the pool (tokenising a million
+  texts) and scoring (``inner_product_top_k`` on the same embeddings);
+- the scoring's GFLOP/s (2 x contexts x candidates x dimension per second) next to numpy's
+  float32 matmul in the same process (``benchmarks.speed.numpy_matmul_gflops``);
+- peak resident memory of the process (``ru_maxrss``);
+- hits@1 of the gold response in the pool, against hits@1 among the 4,212 candidates.
+
+Usage::
+
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m benchmarks.pool_speed \\
+        --data-home ../shared/data --output benchmarks/results/pool-speed.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from collections import Counter
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from benchmarks.speed import numpy_matmul_gflops
+from irdialog import MemN2NRanker, SupervisedEmbeddingRanker
+from irdialog._topk import inner_product_top_k
+from irdialog.bench import provenance
+from irdialog.datasets import load_dialog_babi, record_data_files
+from irdialog.text import tokenize
+
+
+def make_pool(candidates, size: int, seed: int = 0):
+    """``size`` responses: the real candidates at random positions, the rest generated word
+    by word from the candidates' word frequencies and lengths."""
+    rng = np.random.default_rng(seed)
+    counts = Counter(w for c in candidates for w in tokenize(c))
+    words = np.array(list(counts), dtype=object)
+    p = np.array(list(counts.values()), dtype=np.float64)
+    p /= p.sum()
+    lengths = rng.choice([len(tokenize(c)) for c in candidates], size - len(candidates))
+    flat = rng.choice(words, int(lengths.sum()), p=p)
+    cuts = np.cumsum(lengths)[:-1]
+    pool = np.empty(size, dtype=object)
+    real_at = np.sort(rng.choice(size, len(candidates), replace=False))
+    generated = np.setdiff1d(np.arange(size), real_at)
+    pool[generated] = [" ".join(ws) for ws in np.split(flat, cuts)]
+    pool[real_at] = candidates
+    return pool, real_at
+
+
+def _peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def bench_model(name, model, X, y, pool, real_at, candidates, matmul_gflops):
+    t = time.perf_counter()
+    top = model.rank(X, k=10, candidates=pool)
+    total = time.perf_counter() - t
+    # The two parts of rank, timed apart on the same arrays.
+    t = time.perf_counter()
+    if name == "se":
+        analyzer = model._analyzer()
+        U = model._input_bags(X, analyzer) @ model.input_embeddings_
+        V = model._response_bags(pool, analyzer) @ model.response_embeddings_
+    else:
+        analyzer = model._analyzer()
+        E = model.embeddings_
+        U = model._states(E, model.hop_map_, model._encode(X, analyzer), np.arange(len(X)))
+        V = model.vocabulary_.bags([analyzer.tokens(r) for r in pool]) @ E[model._w_mat]
+    embed_s = time.perf_counter() - t
+    t = time.perf_counter()
+    top2 = inner_product_top_k(U, V, 10)
+    score_s = time.perf_counter() - t
+    gflops = 2.0 * len(X) * len(pool) * U.shape[1] / score_s / 1e9
+    gold = np.asarray(y, dtype=object)
+    in_pool = float(np.mean(pool[top[:, 0]] == gold))
+    return {
+        "model": name,
+        "dim": int(U.shape[1]),
+        "rank_seconds": total,
+        "embed_pool_and_contexts_seconds": embed_s,
+        "score_seconds": score_s,
+        "score_gflops": gflops,
+        "matmul_gflops": matmul_gflops,
+        "share_of_matmul": gflops / matmul_gflops,
+        "same_top10_as_rank": bool((top == top2).all()),
+        "hits@1_in_pool": 100 * in_pool,
+        "hits@1_in_candidates": 100 * float(model.score(X, y)),
+        "peak_rss_gib_after": _peak_rss_gib(),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--pool", type=int, default=1_000_000)
+    parser.add_argument("--contexts", type=int, default=10_000)
+    parser.add_argument("--dims", type=int, nargs="+", default=[32, 128])
+    parser.add_argument("--output", default=None)
+    args = parser.parse_args(argv)
+
+    with record_data_files() as files:
+        train = load_dialog_babi(task=5, split="trn", data_home=args.data_home)
+        test = load_dialog_babi(task=5, split="tst", data_home=args.data_home)
+    candidates = train.candidates
+    X, y = test.X[: args.contexts], test.y[: args.contexts]
+    pool, real_at = make_pool(list(candidates), args.pool)
+    rows = []
+    with threadpool_limits(1):
+        matmul = numpy_matmul_gflops()
+        for dim in args.dims:
+            models = {
+                "se": SupervisedEmbeddingRanker(
+                    candidates=candidates, embedding_dim=dim, epochs=2, random_state=0
+                ),
+                "memn2n": MemN2NRanker(
+                    candidates=candidates, embedding_dim=dim, epochs=2, random_state=0
+                ),
+            }
+            for name, model in models.items():
+                model.fit(train.X, train.y)
+                model.rank(X[:2], k=10, candidates=pool[:100])  # compile outside the timing
+                row = bench_model(name, model, X, y, pool, real_at, candidates, matmul)
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr)
+    result = {
+        "benchmark": "pool-speed",
+        "n_contexts": len(X),
+        "n_pool": len(pool),
+        "rows": rows,
+        "provenance": provenance(
+            command=["python", "-m", "benchmarks.pool_speed", *(argv or sys.argv[1:])],
+            seeds=[0],
+            files=files,
+            data_home=args.data_home,
+        ),
+    }
+    print(format_table(result))
+    if args.output:
+        with open(args.output, "w") as fh:
+            json.dump(result, fh, indent=1)
+    return 0
+
+
+def format_table(result) -> str:
+    lines = [
+        f"{result['n_contexts']:,} contexts x {result['n_pool']:,} candidates, one thread",
+        "",
+        "| model | dim | rank s | embed s | score s | score GFLOP/s | matmul GFLOP/s | share "
+        "| peak RSS GiB | hits@1 pool / candidates |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['model']} | {r['dim']} | {r['rank_seconds']:.1f} "
+            f"| {r['embed_pool_and_contexts_seconds']:.1f} | {r['score_seconds']:.1f} "
+            f"| {r['score_gflops']:.1f} | {r['matmul_gflops']:.1f} "
+            f"| {100 * r['share_of_matmul']:.0f}% "
+            f"| {r['peak_rss_gib_after']:.2f} "
+            f"| {r['hits@1_in_pool']:.1f} / {r['hits@1_in_candidates']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
