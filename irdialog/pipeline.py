@@ -22,9 +22,10 @@ class RankingPipeline(ShortReprMixin, Pipeline):
 
     A plain ``Pipeline`` delegates ``decision_function``, ``predict`` and ``score`` to its
     last step, but not the ranking methods. This one also passes the contexts through the
-    transforms to the ranker's ``rank``, ``rank_candidates``, ``attention`` and ``attention_turns`` (MemN2N),
-    and exposes its ``candidates_``. Everything else (``clone``, ``GridSearchCV`` with
-    ``<step>__<param>`` names, ``set_output``, metadata routing) is ``Pipeline``'s.
+    transforms to the ranker's ``rank``, ``rank_candidates``, ``attention`` and
+    ``attention_turns`` (MemN2N), and exposes its ``candidates_``. Everything else
+    (``clone``, ``GridSearchCV`` with ``<step>__<param>`` names, ``set_output``, metadata
+    routing) is ``Pipeline``'s.
 
     See Also
     --------
