@@ -77,6 +77,13 @@ def _turn_label(row, width) -> str:
     return f"{row.time:>3}  {_LOCUTOR.get(row.speaker, row.speaker):<4}  {text:<{width}}"
 
 
+def _weight_text(w, hard) -> str:
+    """A weight as the paper prints it (".054"), or hard attention's as 0 and 1."""
+    if hard:
+        return str(int(w))
+    return f"{w:.3f}".lstrip("0")
+
+
 def plot_attention(model, context, *, y=None, ax=None, max_chars=60, annotate=True):
     """The attention of each hop on each turn of one context, as a table.
 
@@ -160,10 +167,11 @@ def plot_attention(model, context, *, y=None, ax=None, max_chars=60, annotate=Tr
         aspect="auto", interpolation="nearest", extent=(-0.5, hops - 0.5, max(n, 1) - 0.5, -0.5),
     )  # fmt: skip
     if annotate:
+        hard = bool(np.isin(weights, (0.0, 1.0)).all())
         for i, k in np.ndindex(weights.shape):
             w = weights[i, k]
             ax.text(
-                k, i, f"{w:.3f}".lstrip("0") if w < 1 else "1", ha="center", va="center",
+                k, i, _weight_text(w, hard), ha="center", va="center",
                 fontsize=8, color="white" if w > 0.6 * top else "black",
             )  # fmt: skip
     ax.set_xticks(range(hops), [f"Hop #{k + 1}" for k in range(hops)])
@@ -221,6 +229,8 @@ def plot_learning_curve(model, *, ax=None):
     'MemN2NRanker: 3 epochs'
     """
     _require_matplotlib()
+    from matplotlib.ticker import MaxNLocator
+
     est = _final_estimator(model)
     losses = getattr(est, "loss_curve_", None)
     if losses is None:
@@ -249,9 +259,11 @@ def plot_learning_curve(model, *, ax=None):
         acc.plot(v_epochs, val, color="C2", marker=".", label="validation score")
         best = int(np.argmax(val))
         acc.axvline(v_epochs[best], color="C2", ls=":", lw=1)
+        right = v_epochs[best] > (n + 1) / 2  # the note on the side with room
         acc.annotate(
             f"best {val[best]:.3f} (epoch {v_epochs[best]})", (v_epochs[best], val[best]),
-            xytext=(4, -12), textcoords="offset points", color="C2", fontsize=8,
+            xytext=(-4 if right else 4, -12), textcoords="offset points", color="C2",
+            fontsize=8, ha="right" if right else "left",
         )  # fmt: skip
     planned = linear + int(getattr(est, "epochs", n))
     title = f"{type(est).__name__}: {n} epoch{'s' if n != 1 else ''}"
@@ -261,6 +273,7 @@ def plot_learning_curve(model, *, ax=None):
     handles = [h for a in (ax, acc) for h in a.get_legend_handles_labels()[0]]
     ax.legend(handles=handles, loc="center right", fontsize=8)
     ax.set_xlim(0.5, n + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return ax
 
 
@@ -338,7 +351,9 @@ def bench_series(results, metric=None):
     suite : str
     metric : str
     labels : list of str
-        The x positions: tasks (``T1``, ``"T1\\nOOV"``, ...), or metrics (Ubuntu).
+        The x positions: tasks (``T1``, ``"T1\\nOOV"``, ...; bAbI QA's accuracy ends with
+        ``"mean"``, the mean over tasks, for which the papers give a figure even where they
+        give none per task), or metrics (Ubuntu).
     series : list of dict
         ``{"name", "model", "kind" ("ours" or "paper"), "values", "std", "seeds"}`` (and
         the paper's ``"source"``, ``""`` for the paper of the suite) with one value (NaN
@@ -390,6 +405,17 @@ def bench_series(results, metric=None):
             for source, value in _row_paper(suite, row, metric).items():
                 if value is not None:
                     papers.setdefault((name, source), {})[label] = value
+    if suite == "babi-qa" and metric == "accuracy":  # the mean over tasks, as Table 3 has
+        if any((r.get("summary") or {}).get("mean_accuracy") is not None for r in results):
+            labels.append("mean")
+        for r in results:
+            summary, name = r.get("summary") or {}, _series_name(r)
+            if summary.get("mean_accuracy") is not None:
+                ours[name]["values"]["mean"] = summary["mean_accuracy"]
+                if len(r.get("seeds", [0])) > 1 and summary.get("mean_accuracy_std") is not None:
+                    ours[name]["std"]["mean"] = summary["mean_accuracy_std"]
+            if summary.get("paper_mean_accuracy") is not None:
+                papers.setdefault((name, ""), {})["mean"] = summary["paper_mean_accuracy"]
     series = []
     for name, entry in ours.items():
         vals = entry["values"]
@@ -462,7 +488,10 @@ def plot_bench(result, *, metric=None, ax=None, title=None):
 
     suite, metric, labels, series = bench_series(result, metric)
     n_bars = len(series)
-    ax = _axes(ax, (max(5.0, 0.16 * n_bars * len(labels) + 1.8), 3.8))
+    fig_width = max(5.0, 0.16 * n_bars * len(labels) + 1.8)
+    ax = _axes(ax, (fig_width, 3.8))
+    ncols = max(1, min(n_bars, int(fig_width // 2.6)))
+    headroom = 1.06 + 0.075 * -(-n_bars // ncols)  # for the rows of the legend
     x = np.arange(len(labels))
     width = 0.8 / n_bars
     models = list(dict.fromkeys(s["model"] for s in series))
@@ -489,14 +518,14 @@ def plot_bench(result, *, metric=None, ax=None, title=None):
     ax.set_ylabel(_METRIC_LABEL.get(metric, "%"))
     top = max([np.nanmax(s["values"]) for s in series if np.isfinite(s["values"]).any()] + [1])
     if suite in ("dialog-babi", "babi-qa"):  # percentages: room for the legend above 100
-        ax.set_ylim(0, max(100.0, top) * (1.14 + 0.07 * ((n_bars - 1) // 4)))
+        ax.set_ylim(0, max(100.0, top) * headroom)
         ax.set_yticks(range(0, 101, 20))
     else:
-        ax.set_ylim(0, top * (1.2 + 0.06 * ((n_bars - 1) // 4)))
+        ax.set_ylim(0, top * (headroom + 0.05))
     if title is None:
         title = f"{suite}: {', '.join(models)} against the paper"
     ax.set_title(title)
-    ax.legend(fontsize=8, ncols=min(n_bars, 4), loc="upper left", framealpha=0.9)
+    ax.legend(fontsize=8, ncols=ncols, loc="upper left", framealpha=0.9)
     ax.grid(axis="y", color="0.9", zorder=0)
     ax.set_axisbelow(True)
     return ax

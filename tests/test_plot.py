@@ -141,6 +141,8 @@ def test_memnn_attention_turns_are_its_supporting_facts():
         weights = np.array([r.weights for r in rows])
         assert weights.shape == (3, 1) and weights.sum() == 1.0
         assert int(np.argmax(weights[:, 0])) == fact[0]
+    ax = plot_attention(model, X[0], ax=_ax())  # hard attention printed as 0 and 1
+    assert [t.get_text() for t in ax.texts] == ["1" if i == found[0][0] else "0" for i in range(3)]
 
 
 # --------------------------------------------------------------------------- plot_attention
@@ -245,15 +247,24 @@ def test_plot_bench_dialog_babi_bars_per_task_with_seed_spread():
 
 
 def test_plot_bench_other_suites():
-    # bAbI QA, two models, the joint one without the paper's per-task column
+    # bAbI QA, two models, the joint one with the paper's mean only; then the mean over tasks
     ax = plot_bench([RESULTS / "babi-qa-ngram.json", RESULTS / "babi-qa-memn2n-joint.json"],
                     ax=_ax())  # fmt: skip
-    assert [len(c) for c in _bars(ax)] == [20, 20, 20]  # ngram, its paper, joint
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == [str(t) for t in range(1, 21)] + ["mean"]
+    ngram_ours, ngram_paper, joint_ours, joint_paper = _bars(ax)
+    assert [len(c) for c in _bars(ax)] == [21] * 4
     ngram = json.loads((RESULTS / "babi-qa-ngram.json").read_text())
-    assert [b.get_height() for b in _bars(ax)[1]] == [r["paper"] for r in ngram["rows"]]
-    assert _bars(ax)[1].errorbar is None
+    assert [b.get_height() for b in ngram_paper] == [r["paper"] for r in ngram["rows"]] + [34.0]
+    assert ngram_ours[-1].get_height() == ngram["summary"]["mean_accuracy"]
+    assert ngram_paper.errorbar is None and joint_ours.errorbar is not None
+    assert np.isnan([b.get_height() for b in joint_paper][:20]).all()
+    assert joint_paper[-1].get_height() == 87.6  # Sukhbaatar et al.'s joint mean
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend == ["ngram (ours)", "ngram (paper)", "memn2n joint (ours, 3 seeds ± sd)"]
+    assert legend == [
+        "ngram (ours)", "ngram (paper)", "memn2n joint (ours, 3 seeds ± sd)",
+        "memn2n joint (paper)",
+    ]  # fmt: skip
 
     # Movie Dialog: the task files of one model are one series
     files = [RESULTS / f"movie-dialog-memn2n-task{t}.json" for t in (1, 2, 3)]
