@@ -162,10 +162,11 @@ def plot_attention(model, context, *, y=None, ax=None, max_chars=60, annotate=Tr
     n = len(rows)
     ax = _axes(ax, (0.075 * chars + 0.75 * hops + 0.6, 0.27 * (n + len(footer)) + 1.0))
     top = float(weights.max(initial=0.0)) or 1.0
-    ax.imshow(
-        weights if n else np.zeros((1, hops)), cmap="Blues", vmin=0.0, vmax=top,
-        aspect="auto", interpolation="nearest", extent=(-0.5, hops - 0.5, max(n, 1) - 0.5, -0.5),
-    )  # fmt: skip
+    if n:  # no history: no memory, only the input and the answer
+        ax.imshow(
+            weights, cmap="Blues", vmin=0.0, vmax=top, aspect="auto", interpolation="nearest",
+            extent=(-0.5, hops - 0.5, n - 0.5, -0.5),
+        )  # fmt: skip
     if annotate:
         hard = bool(np.isin(weights, (0.0, 1.0)).all())
         for i, k in np.ndindex(weights.shape):

@@ -180,6 +180,11 @@ def test_plot_attention_cuts_long_texts_and_accepts_a_pipeline(tiny):
     labels = [t.get_text().rstrip() for t in ax.get_yticklabels()]
     assert labels[1].endswith("word word word word…") and len(labels[1].split("  ")[-1]) == 20
     assert len(ax.texts) == 0 and labels[-1].strip().startswith("Predicted answer: ")
+    ax = plot_attention(pipe, "hi", ax=_ax())  # no history: no memory to draw
+    assert len(ax.images) == 0
+    assert [t.get_text().split(":")[0] for t in ax.get_yticklabels()] == [
+        "     User input", "     Predicted answer",
+    ]  # fmt: skip
     with pytest.raises(TypeError, match="attention_turns"):
         plot_attention(TfidfRanker().fit(X, y), X[0])
 
