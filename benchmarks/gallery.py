@@ -174,7 +174,8 @@ def main(argv=None) -> int:
         )
 
     record = provenance(command=command.split(), seeds=[0], files=[])
-    git = (record.get("git") or {}).get("commit") or "no checkout"
+    git = record.get("git") or {}
+    commit = (git.get("commit") or "no checkout")[:10] + (" (dirty)" if git.get("dirty") else "")
     lines = [
         "# Gallery",
         "",
@@ -184,7 +185,7 @@ def main(argv=None) -> int:
         command,
         "```",
         "",
-        f"(irdialog {__version__} at {git[:10]}, matplotlib "
+        f"(irdialog {__version__} at {commit}, matplotlib "
         f"{__import__('matplotlib').__version__}, {record['date'][:10]}). The models are "
         "fitted for a few epochs: pictures, not results; the results are in "
         "[BENCHMARKS.md](../BENCHMARKS.md). `irdialog bench <suite> ... --plot FILE.png` draws "

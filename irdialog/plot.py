@@ -213,8 +213,8 @@ def plot_learning_curve(model, *, ax=None):
     Returns
     -------
     ax : matplotlib Axes
-        The loss axis; the accuracy axis is its twin (``ax.get_shared_x_axes()``), its
-        lines also in the legend of ``ax``.
+        The loss axis. The accuracy axis is its twin, the other Axes of ``ax.figure``
+        made here; the legend of ``ax`` names the lines of both.
 
     Examples
     --------
