@@ -73,7 +73,7 @@ def _load_with_fallback(load, task, fallback, data_home):
     try:
         return task, load(task, data_home)
     except FileNotFoundError as exc:
-        print(f"{exc}: using task {fallback} of the bundled data", file=sys.stderr)
+        print(f"{exc}\n-> task {fallback} of the bundled data instead", file=sys.stderr)
         return fallback, load(fallback, None)
 
 
@@ -130,7 +130,8 @@ def main(argv=None) -> int:
             save("attention.png", plot_attention, model, test.X[i], y=test.y[i]),
             "`plot_attention(model, context, y=answer)`: the attention of each hop on each "
             f"turn of a test dialog of task {task}, read like the tables of Bordes et al. "
-            f"(2017, appendix B): the first update of an API call that the model gets right. "
+            f"(2017, appendix B): the first {'update of an ' if task == 2 else ''}API call "
+            "that the model gets right. "
             f"{fit}. The first row is the share of the empty memory slots (the memory has a "
             "slot per turn of the longest training dialog).",
         )
