@@ -10,4 +10,5 @@ import; each takes ``--data-home`` (default: ``$IRDIALOG_DATA``, then the bundle
 - ``movie_dialog_learning_curve``, ``movie_dialog_coverage``, ``tfidf_type_task4_dev``:
   evidence for the shortfalls reported in BENCHMARKS.md;
 - ``make_shuffled_babi``, ``make_ubuntu_corpus``: data sets the suites run on.
+- ``gallery``: the pictures of ``irdialog.plot`` in ``docs/gallery/`` and ``docs/gallery.md``.
 """

@@ -35,6 +35,7 @@ from .bench import (
 )
 from .bench._report import update_markdown
 from .datasets import list_datasets
+from .plot import _plot_argument, plot_bench, save_plot
 
 
 def _progress(args) -> bool:
@@ -191,6 +192,8 @@ def _cmd_bench(args) -> int:
         )
     if output is not None:
         output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if args.plot is not None:
+        save_plot(args.plot, plot_bench, result)
     if not args.quiet:
         show(result)
         print(f"{result['seconds']:.1f} s over {len(result['seeds'])} seed(s)")
@@ -263,6 +266,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="run with seeds 0..N-1 and report the mean and standard deviation (default: 1)",
     )
     runs.add_argument("--output", help="write the result, with its provenance, as JSON here")
+    runs.add_argument(
+        "--plot",
+        type=_plot_argument,
+        metavar="FILE.png",
+        help="draw the result next to the paper's figures here (irdialog.plot.plot_bench); "
+        'needs pip install "irdialog[plot]", checked before any training',
+    )
     runs.add_argument(
         "--n-jobs",
         type=int,

@@ -22,9 +22,10 @@ class RankingPipeline(ShortReprMixin, Pipeline):
 
     A plain ``Pipeline`` delegates ``decision_function``, ``predict`` and ``score`` to its
     last step, but not the ranking methods. This one also passes the contexts through the
-    transforms to the ranker's ``rank``, ``rank_candidates`` and ``attention`` (MemN2N),
-    and exposes its ``candidates_``. Everything else (``clone``, ``GridSearchCV`` with
-    ``<step>__<param>`` names, ``set_output``, metadata routing) is ``Pipeline``'s.
+    transforms to the ranker's ``rank``, ``rank_candidates``, ``attention`` and
+    ``attention_turns`` (MemN2N), and exposes its ``candidates_``. Everything else
+    (``clone``, ``GridSearchCV`` with ``<step>__<param>`` names, ``set_output``, metadata
+    routing) is ``Pipeline``'s.
 
     See Also
     --------
@@ -68,6 +69,13 @@ class RankingPipeline(ShortReprMixin, Pipeline):
     def attention(self, X):
         """The final ranker's ``attention`` (MemN2N) on the transformed contexts."""
         return self._final_estimator.attention(self._transform_contexts(X))
+
+    @available_if(_final_has("attention_turns"))
+    def attention_turns(self, context):
+        """The final ranker's ``attention_turns`` on the transformed context (the turn
+        texts of the rows are those the ranker saw)."""
+        [context] = self._transform_contexts([context])
+        return self._final_estimator.attention_turns(context)
 
 
 def make_ranking_pipeline(*steps, memory=None, verbose=False) -> RankingPipeline:

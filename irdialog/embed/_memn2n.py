@@ -35,6 +35,7 @@ from ..text import (
     time_token,
 )
 from . import _memn2n_kernels as K
+from ._attention import turn_attention
 from ._training import run_epochs, training_session, validation_split
 
 # Adam's moment decay rates and epsilon (Kingma & Ba 2015 defaults).
@@ -226,6 +227,8 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
     ['kitchen', 'garden']
     >>> model.attention(X[:1]).shape  # (samples, hops, memory_size), by memory age
     (1, 1, 50)
+    >>> [(row.text, round(float(row.weights[0]), 2)) for row in model.attention_turns(X[0])]
+    [('mary went to the kitchen', 0.98), ('john went to the garden', 0.02)]
     """
 
     _parameter_constraints = {
@@ -687,3 +690,39 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         out = np.zeros((len(X), self.hops, self.memory_size), dtype=np.float32)
         self._states(self.embeddings_, self.hop_map_, data, np.arange(len(X)), out)
         return out
+
+    def attention_turns(self, context) -> list:
+        """The attention of each hop on each turn of one context, in dialog order.
+
+        :meth:`attention` indexed by turn instead of memory age: one row per memory, oldest
+        first, as the tables of Bordes et al. (2017, appendix B) print them. KB turns (API
+        results, story facts) are memories like the others; turns older than the last
+        ``memory_size`` are not in memory and have no row. With ``pad_memory``, a history
+        shorter than ``memory_slots_`` leaves empty slots, which take part of the softmax:
+        a first row, ``time=None`` and text ``"<empty memory slots>"``, holds their share,
+        so that each hop's weights sum to one.
+
+        Parameters
+        ----------
+        context : Context or str
+
+        Returns
+        -------
+        rows : list of TurnAttention
+            Named tuples ``(time, speaker, text, weights)``: the turn's position in the
+            history from 1, its speaker, its text, and its weight for each hop (ndarray of
+            shape (hops,)).
+
+        See Also
+        --------
+        irdialog.plot.plot_attention : these rows as a picture.
+        """
+        check_is_fitted(self)
+        [context] = check_contexts([context], name="context")
+        by_age = self.attention([context])[0]
+        return turn_attention(
+            context,
+            by_age,
+            n_memories=self.memory_size,
+            empty_slots=self.pad_memory and len(context.history) < self.memory_slots_,
+        )

@@ -21,6 +21,7 @@ from ..text import (
     pseudo_supporting,
 )
 from . import _memnn_kernels as K
+from ._attention import turn_attention
 from ._training import run_epochs, training_session, validation_split
 
 
@@ -396,6 +397,37 @@ class MemNNQA(RankerMixin, BaseEstimator):
         check_is_fitted(self)
         stories, _, work = self._encode_for_inference(X)
         return [tuple(int(f) for f in row if f >= 0) for row in self._facts(stories, work)]
+
+    def attention_turns(self, context) -> list:
+        """The supporting facts found for one context, as hard attention on its turns.
+
+        The rows of :meth:`MemN2NRanker.attention_turns
+        <irdialog.embed.MemN2NRanker.attention_turns>` for this model: one per turn of the
+        history, oldest first, whose weight for hop t is 1 when hop t chose it as a
+        supporting fact (:meth:`predict_supporting`), else 0. A hop that chose the stop
+        memory (``adaptive_memory``) has no weight on any turn.
+
+        Parameters
+        ----------
+        context : Context or str
+
+        Returns
+        -------
+        rows : list of TurnAttention
+            Named tuples ``(time, speaker, text, weights)``, ``weights`` of shape (hops,).
+
+        See Also
+        --------
+        irdialog.plot.plot_attention : these rows as a picture.
+        """
+        check_is_fitted(self)
+        [context] = check_contexts([context], name="context")
+        facts = self.predict_supporting([context])[0]
+        n = len(context.history)
+        by_age = np.zeros((self.hops, n))
+        for hop, fact in enumerate(facts):
+            by_age[hop, n - 1 - fact] = 1.0
+        return turn_attention(context, by_age, n_memories=n)
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         scores = self.decision_function(X)
