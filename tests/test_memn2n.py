@@ -234,6 +234,74 @@ def test_adam_update_matches_numpy():
     np.testing.assert_allclose(H, ref[1], rtol=1e-10)
 
 
+def _batch_rows(pb, ws):
+    n, n_w = K.batch_rows(pb.data(), pb.batch, pb.cands(), ws.row_mark, 2, ws.rows, ws.w_rows)
+    return ws.rows[:n].copy(), ws.w_rows[:n_w].copy()
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_batch_rows_cover_every_row_with_a_gradient(config):
+    pb = Problem(3, **config)
+    _, _, dE, _ = pb.kernel_loss_grad()
+    rows, w_rows = _batch_rows(pb, pb.workspace())
+    assert (np.diff(rows) > 0).all() and (np.diff(w_rows) > 0).all()  # increasing
+    w = pb.cfg[K.W_MAT]
+    for p in range(dE.shape[0]):
+        has_grad = np.flatnonzero(np.abs(dE[p]).sum(axis=1) > 0)
+        assert set(has_grad) <= set(w_rows if p == w else rows), p
+    assert set(rows) < set(w_rows)
+
+
+@pytest.mark.parametrize("max_norm", [-1.0, 0.05])
+def test_sgd_row_update_is_the_dense_update_bit_for_bit(max_norm):
+    pb = Problem(4, dtype=np.float32, tying="layerwise", hops=2)
+    _, _, dE, dH = pb.kernel_loss_grad()
+    ws = pb.workspace()
+    rows, w_rows = _batch_rows(pb, ws)
+    E1, H1, E2, H2 = pb.E.copy(), pb.H.copy(), pb.E.copy(), pb.H.copy()
+    dE1, dH1, dE2, dH2 = dE.copy(), dH.copy(), dE.copy(), dH.copy()
+    e3, e2 = np.zeros((0, 0, 0), np.float32), np.zeros((0, 0), np.float32)
+    K.apply_update(E1, H1, dE1, dH1, True, 0.1, max_norm, False, e3, e3, e2, e2, 1,
+                   0.9, 0.999, 1e-8)  # fmt: skip
+    K.apply_update_rows(E2, H2, dE2, dH2, rows, w_rows, pb.cfg[K.W_MAT], True, 0.1, max_norm,
+                        False, e3, e3, e2, e2, 1, 0.9, 0.999, 1e-8)  # fmt: skip
+    np.testing.assert_array_equal(E1, E2)
+    np.testing.assert_array_equal(H1, H2)
+    assert not dE2.any()  # the row update leaves the gradient zeroed for the next batch
+
+
+def test_lazy_adam_moves_only_the_batch_rows_like_numpy_adam_on_them():
+    pb = Problem(5, dtype=np.float64, hops=1)
+    ws = pb.workspace()
+    rows, w_rows = _batch_rows(pb, ws)
+    w = pb.cfg[K.W_MAT]
+    E, H = pb.E.copy(), pb.H.copy()
+    mE, vE, mH, vH = (np.zeros_like(E), np.zeros_like(E), np.zeros_like(H), np.zeros_like(H))
+    ref, ref_m, ref_v = E.copy(), np.zeros_like(E), np.zeros_like(E)
+    for step in range(1, 4):
+        _, _, dE, dH = pb.kernel_loss_grad(E=E)
+        for p in range(E.shape[0]):
+            rs = w_rows if p == w else rows
+            ref[p, rs], ref_m[p, rs], ref_v[p, rs] = R.adam_step(
+                ref[p, rs], dE[p, rs], ref_m[p, rs], ref_v[p, rs], step, 0.01, 0.9, 0.999, 1e-8
+            )
+        ref[:, 0] = 0
+        K.apply_update_rows(E, H, dE, dH, rows, w_rows, w, False, 0.01, -1.0, True,
+                            mE, vE, mH, vH, step, 0.9, 0.999, 1e-8)  # fmt: skip
+    np.testing.assert_allclose(E, ref, rtol=1e-10)
+    untouched = np.setdiff1d(np.arange(pb.V), w_rows)
+    np.testing.assert_array_equal(E[:, untouched], pb.E[:, untouched])
+
+
+def test_lazy_adam_fits_and_is_seeded():
+    X = ["i want food", "what time", "book a table", "thanks"] * 4
+    y = ["ok food", "at noon", "table booked", "you are welcome"] * 4
+    a = MemN2NRanker(optimizer="lazy_adam", epochs=5, random_state=0).fit(X, y)
+    b = MemN2NRanker(optimizer="lazy_adam", epochs=5, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.embeddings_, b.embeddings_)
+    assert a.score(X, y) == 1.0
+
+
 def test_random_ages_insert_blank_ages_in_order():
     mptr = np.array([0, 3, 3, 8, 10], np.int64)
     n_blank = np.array([2, 0, 1, 0], np.int64)

@@ -511,7 +511,8 @@ def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits, fast
 
 @njit(cache=True)
 def backward_batch(E, H, cfg, data, cands, batch, acts, upstream, dE, dH):
-    """Gradient of the batch loss into dE and dH (both overwritten).
+    """Gradient of the batch loss added into dE and dH, which must be zero on entry
+    (:func:`batch_loss_grad` zeroes them, or :func:`apply_update_rows` leaves them so).
 
     From the :class:`Upstream` gradients: dU = dloss/dU, dWc = dloss/d(candidate
     embeddings) and gt (the type words' logit gradients); dU gets the type words' share
@@ -523,8 +524,6 @@ def backward_batch(E, H, cfg, data, cands, batch, acts, upstream, dE, dH):
     U, dU, dWc, gt = upstream
     n_mat, _, dim = E.shape
     w = cfg[W_MAT]
-    dE[:] = 0.0
-    dH[:] = 0.0
     for j in range(cptr.shape[0] - 1):
         for q in range(cptr[j], cptr[j + 1]):
             v = ctok[q]
@@ -560,10 +559,13 @@ class Workspace:
     """Scratch arrays of one training run, for batches of up to ``batch_size`` examples.
 
     A plain holder on the Python side (kernels get its arrays); ``max_mem`` is the largest
-    number of memories of any example.
+    number of memories of any example. With ``lazy``, the gradient is zeroed by
+    :func:`apply_update_rows` at the rows it updates, instead of in full before each batch.
     """
 
-    def __init__(self, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, n_types, dtype):
+    def __init__(
+        self, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, n_types, dtype, lazy=False
+    ):
         m = max(max_mem, 1)
         self.u = np.empty((batch_size, hops + 1, dim), dtype)
         self.h = np.empty((batch_size, hops, dim), dtype)
@@ -576,8 +578,13 @@ class Workspace:
         self.gt = np.zeros((batch_size, max(n_types, 1)), dtype)
         self.mark = np.full(n_cand * max(n_types, 1), -1, dtype=np.int64)
         self.stamp = 0
-        self.dE = np.empty((n_mat, n_words, dim), dtype)
-        self.dH = np.empty((dim, dim), dtype)
+        self.dE = np.zeros((n_mat, n_words, dim), dtype)
+        self.dH = np.zeros((dim, dim), dtype)
+        self.lazy = lazy
+        self.row_mark = np.zeros(n_words, np.int64)  # batch_rows' stamps
+        self.row_stamp = 0
+        self.rows = np.empty(n_words, np.int64)
+        self.w_rows = np.empty(n_words, np.int64)
 
 
 def batch_loss_grad(E, H, cfg, data, cands, y, batch, ws):
@@ -603,6 +610,9 @@ def batch_loss_grad(E, H, cfg, data, cands, y, batch, ws):
     )  # fmt: skip
     dU = LT.T @ ws.Wc
     dWc = LT @ U
+    if not ws.lazy:
+        ws.dE[:] = 0.0
+    ws.dH[:] = 0.0
     backward_batch(E, H, cfg, data, cands, batch, acts, Upstream(U, dU, dWc, gt), ws.dE, ws.dH)
     return loss, n_correct
 
@@ -658,6 +668,99 @@ def apply_update(E, H, dE, dH, use_h, lr, max_norm, adam, mE, vE, mH, vH, step, 
         _sgd_step(E.reshape(E.size), dE.reshape(E.size), lr)
         if use_h:
             _sgd_step(H.reshape(H.size), dH.reshape(H.size), lr)
+    E[:, 0, :] = 0.0
+
+
+@njit(cache=True)
+def batch_rows(data, batch, cands, mark, stamp, rows, w_rows):
+    """The embedding rows a batch's gradient can touch, in increasing order.
+
+    ``rows`` receives the words of the batch's sentences (memories and questions) and the
+    speaker and time words of its memories: the rows of every matrix but the answer
+    matrix (row 0, the nil word, may be among them). ``w_rows`` receives those and the
+    candidates' and type words: the rows of the answer matrix, whose gradient reaches
+    every candidate through the softmax. ``mark`` (n_words) holds no ``stamp`` or
+    ``stamp + 1`` on entry. Returns (n_rows, n_w_rows).
+    """
+    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
+    for bi in range(batch.shape[0]):
+        e = batch[bi]
+        s = qsent[e]
+        for q in range(sptr[s], sptr[s + 1]):
+            mark[stok[q]] = stamp
+        for m in range(mptr[e], mptr[e + 1]):
+            s = msent[m]
+            for q in range(sptr[s], sptr[s + 1]):
+                mark[stok[q]] = stamp
+            mark[sspk[s]] = stamp  # the speaker and time words of the memory
+            mark[mtime[m]] = stamp
+    n = 0
+    for r in range(mark.shape[0]):
+        if mark[r] == stamp:
+            rows[n] = r
+            n += 1
+    for q in range(cands.ctok.shape[0]):
+        if mark[cands.ctok[q]] != stamp:
+            mark[cands.ctok[q]] = stamp + 1
+    for t in range(cands.type_tok.shape[0]):
+        if mark[cands.type_tok[t]] != stamp:
+            mark[cands.type_tok[t]] = stamp + 1
+    n_w = 0
+    for r in range(mark.shape[0]):
+        if mark[r] == stamp or mark[r] == stamp + 1:
+            w_rows[n_w] = r
+            n_w += 1
+    return n, n_w
+
+
+@njit(cache=True)
+def _clip_rows(G, rows, max_norm):
+    # _clip over the rows of G that can be non-zero: the same sum in the same order (rows
+    # increasing), so the same scale as the dense clip.
+    if max_norm <= 0.0:
+        return
+    sq = 0.0
+    for r in rows:
+        for x in G[r]:
+            sq += x * x
+    norm = np.sqrt(sq)
+    if norm > max_norm:
+        scale = max_norm / norm
+        for r in rows:
+            G[r] *= scale
+
+
+@njit(cache=True)
+def apply_update_rows(
+    E, H, dE, dH, rows, w_rows, w, use_h, lr, max_norm, adam, mE, vE, mH, vH, step, b1, b2,
+    eps,
+):  # fmt: skip
+    """:func:`apply_update` on the rows of :func:`batch_rows` only, zeroing their gradient.
+
+    SGD: the same step as the dense update (a row with no gradient does not move), so the
+    same weights. Adam: lazy Adam, whose moments and weights move only at the rows of the
+    batch (the dense Adam also decays the moments of every other row and moves it by them).
+    """
+    n_mat, _, dim = E.shape
+    a = lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step) if adam else lr
+    for p in range(n_mat):
+        rs = w_rows if p == w else rows
+        _clip_rows(dE[p], rs, max_norm)
+        for r in rs:
+            if adam:
+                _adam_step(E[p, r], dE[p, r], mE[p, r], vE[p, r], a, b1, b2, eps)
+            else:
+                _sgd_step(E[p, r], dE[p, r], lr)
+            dE[p, r] = 0.0
+    if use_h:
+        _clip(dH, max_norm)
+        nh = H.size
+        if adam:
+            _adam_step(
+                H.reshape(nh), dH.reshape(nh), mH.reshape(nh), vH.reshape(nh), a, b1, b2, eps
+            )
+        else:
+            _sgd_step(H.reshape(nh), dH.reshape(nh), lr)
     E[:, 0, :] = 0.0
 
 
