@@ -5,13 +5,15 @@ MemN2NRanker, 72k entity candidates, the KB as long-term memory), fitted on task
 dev split (the suite's dev-as-train protocol) for ``--epochs`` epochs, one thread, once per
 ``--optimizer``. The kernels of one training step are wrapped in timers to split a batch into
 the forward and backward pass with the softmax over every candidate
-(``batch_loss_grad``), and the optimizer step (``apply_update``), which with dense Adam
-reads and writes every row of every embedding matrix.
+(``batch_loss_grad``), and the optimizer step: ``apply_update``, which with dense Adam
+reads and writes every row of every embedding matrix, or the row-wise ``batch_rows`` +
+``apply_update_rows`` of SGD and lazy Adam.
 
 Usage::
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m benchmarks.movie_memn2n_epoch \\
-        --data-home ../shared/data --task 1 --optimizer adam lazy_adam
+        --data-home ../shared/data --task 1 --optimizer adam lazy_adam \\
+        --output benchmarks/results/speed/movie-memn2n-epoch.json
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 from irdialog.bench import provenance
 from irdialog.bench._movie_dialog import _memn2n, entity_candidates
+from irdialog.bench._speed_tables import movie_memn2n_epoch
 from irdialog.datasets import load_movie_dialog, record_data_files
 from irdialog.embed import _memn2n_kernels as K
 
@@ -45,7 +48,8 @@ def epoch_time(task, optimizer, epochs, data_home):
     dev = load_movie_dialog(task, "dev", data_home=data_home)
     model = _memn2n(candidates, data_home, ranker__epochs=epochs, ranker__optimizer=optimizer)
     totals = defaultdict(float)
-    originals = {name: getattr(K, name) for name in ("batch_loss_grad", "apply_update")}
+    step_kernels = ("batch_loss_grad", "apply_update", "batch_rows", "apply_update_rows")
+    originals = {name: getattr(K, name) for name in step_kernels}
     try:
         for name, fn in originals.items():
             setattr(K, name, _timed(fn, totals, name))
@@ -95,14 +99,7 @@ def main(argv=None) -> int:
             data_home=args.data_home,
         ),
     }
-    print("| optimizer | s/epoch (train steps) | forward+backward | optimizer step | fit s |")
-    print("|---|---:|---:|---:|---:|")
-    for r in rows:
-        print(
-            f"| {r['optimizer']} | {r['train_seconds_per_epoch']:.1f} "
-            f"| {r['batch_loss_grad_seconds_per_epoch']:.1f} "
-            f"| {r['apply_update_seconds_per_epoch']:.1f} | {r['fit_seconds']:.1f} |"
-        )
+    print("\n".join(movie_memn2n_epoch(result)))
     if args.output:
         with open(args.output, "w") as fh:
             json.dump(result, fh, indent=1)

@@ -18,7 +18,7 @@ on one thread:
 Usage::
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m benchmarks.pool_speed \\
-        --data-home ../shared/data --output benchmarks/results/pool-speed.json
+        --data-home ../shared/data --output benchmarks/results/speed/pool-speed.json
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from benchmarks.speed import numpy_matmul_gflops
 from irdialog import MemN2NRanker, SupervisedEmbeddingRanker
 from irdialog._topk import inner_product_top_k
 from irdialog.bench import provenance
+from irdialog.bench._speed_tables import pool_speed
 from irdialog.datasets import load_dialog_babi, record_data_files
 from irdialog.text import tokenize
 
@@ -147,31 +148,11 @@ def main(argv=None) -> int:
             data_home=args.data_home,
         ),
     }
-    print(format_table(result))
+    print("\n".join(pool_speed(result)))
     if args.output:
         with open(args.output, "w") as fh:
             json.dump(result, fh, indent=1)
     return 0
-
-
-def format_table(result) -> str:
-    lines = [
-        f"{result['n_contexts']:,} contexts x {result['n_pool']:,} candidates, one thread",
-        "",
-        "| model | dim | rank s | embed s | score s | score GFLOP/s | matmul GFLOP/s | share "
-        "| peak RSS GiB | hits@1 pool / candidates |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in result["rows"]:
-        lines.append(
-            f"| {r['model']} | {r['dim']} | {r['rank_seconds']:.1f} "
-            f"| {r['embed_pool_and_contexts_seconds']:.1f} | {r['score_seconds']:.1f} "
-            f"| {r['score_gflops']:.1f} | {r['matmul_gflops']:.1f} "
-            f"| {100 * r['share_of_matmul']:.0f}% "
-            f"| {r['peak_rss_gib_after']:.2f} "
-            f"| {r['hits@1_in_pool']:.1f} / {r['hits@1_in_candidates']:.1f} |"
-        )
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ benchmark-only: ``pip install "irdialog[peers]"``.
 Usage::
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m benchmarks.retrieval_speed \\
-        --data-home ../shared/data --scale 1 10 --output benchmarks/results/retrieval-speed.json
+        --data-home ../shared/data --scale 1 10 \\
+        --output benchmarks/results/speed/retrieval-speed.json
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from threadpoolctl import threadpool_limits
 from irdialog import TfidfRanker
 from irdialog.base import _top_k
 from irdialog.bench import provenance
+from irdialog.bench._speed_tables import retrieval_speed
 from irdialog.datasets import load_movie_dialog, load_movie_kb, record_data_files
 from irdialog.text import tokenize
 
@@ -168,30 +170,11 @@ def main(argv=None) -> int:
             data_home=args.data_home,
         ),
     }
-    print(format_table(result))
+    print("\n".join(retrieval_speed(result)))
     if args.output:
         with open(args.output, "w") as fh:
             json.dump(result, fh, indent=1)
     return 0
-
-
-def format_table(result) -> str:
-    lines = [
-        "| documents | irdialog q/s | bm25s q/s | ratio | rank_bm25 q/s "
-        "| index s (irdialog / bm25s) | top 10 = dense |",
-        "|---:|---:|---:|---:|---:|---:|:---:|",
-    ]
-    for r in result["rows"]:
-        ours, peer = r["irdialog"], r["bm25s"]
-        rb = r.get("rank_bm25", {}).get("queries_per_second")
-        lines.append(
-            f"| {r['n_documents']:,} | {ours['queries_per_second']:.0f} "
-            f"| {peer['queries_per_second']:.0f} | {r['speedup_vs_bm25s']:.1f}x "
-            f"| {'' if rb is None else f'{rb:.2f}'} "
-            f"| {ours['index_seconds']:.1f} / {peer['index_seconds']:.1f} "
-            f"| {'yes' if ours['same_top10_as_dense'] else 'NO'} ({ours['checked_queries']}) |"
-        )
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

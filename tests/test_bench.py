@@ -117,12 +117,23 @@ def test_every_committed_result_has_provenance(path):
         assert any(k.startswith("paper") for k in row), row
 
 
+@pytest.mark.parametrize("path", sorted((RESULTS / "speed").glob("*.json")), ids=lambda p: p.stem)
+def test_every_committed_speed_result_has_provenance_and_a_table(path):
+    result = json.loads(path.read_text())
+    prov = result["provenance"]
+    assert prov["git"] and len(prov["git"]["commit"]) == 40 and not prov["git"]["dirty"]
+    assert prov["command"].startswith("python -m benchmarks.")
+    assert {"python", "numpy", "scipy", "numba", "scikit-learn"} <= set(prov["libraries"])
+    block = render_block([f"speed/{path.stem}"], RESULTS)
+    assert prov["command"] in block and block.count("|") > 10
+
+
 def test_benchmarks_md_is_rendered_from_the_results():
     assert not update_markdown(ROOT / "BENCHMARKS.md", RESULTS, check=True), (
         "BENCHMARKS.md disagrees with benchmarks/results: run `irdialog bench report`"
     )
     text = (ROOT / "BENCHMARKS.md").read_text()
-    for path in _results():
+    for path in [*_results(), *(RESULTS / "speed").glob("*.json")]:
         assert path.stem in text, f"{path.name} is shown nowhere in BENCHMARKS.md"
 
 

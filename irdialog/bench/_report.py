@@ -20,6 +20,8 @@ import json
 import re
 from pathlib import Path
 
+from ._speed_tables import SPEED_TABLES
+
 _BLOCK = re.compile(
     r"(<!-- results: (?P<names>[^>]*?) -->\n)(?P<body>.*?)(<!-- end results -->)", re.DOTALL
 )
@@ -104,8 +106,13 @@ def _footer(results: list[tuple[str, dict]]) -> list[str]:
     lines = [""]
     for name, r in results:
         lines.append(f"- `{name}.json`: {_seeds(r)}, {r['seconds']:.0f} s; chosen: {_chosen(r)}")
+    return lines + _produced_by(results)
+
+
+def _produced_by(results: list[tuple[str, dict]]) -> list[str]:
+    lines = []
     versions = {}
-    for _, r in results:
+    for name, r in results:
         p = r["provenance"]
         git = p.get("git") or {}
         commit = (git.get("commit") or "no checkout")[:10] + (
@@ -245,7 +252,9 @@ def render_block(names: list[str], results_dir) -> str:
     Parameters
     ----------
     names : list of str
-        Result file names without ``.json``, all of one suite.
+        Result file names without ``.json`` (relative to ``results_dir``), all of one
+        suite, or all speed benchmarks (``speed/<name>``, rendered by
+        :mod:`irdialog.bench._speed_tables`).
     results_dir : path-like
 
     Returns
@@ -253,7 +262,13 @@ def render_block(names: list[str], results_dir) -> str:
     markdown : str
     """
     results = [(name, _load(Path(results_dir), name)) for name in names]
-    suites = {r["suite"] for _, r in results}
+    if all("benchmark" in r for _, r in results):  # speed benchmarks: one table each
+        lines = []
+        for name, r in results:
+            lines += SPEED_TABLES[r["benchmark"]](r)
+            lines += ["", f"`{name}.json`: `{r['provenance']['command']}`", ""]
+        return "\n".join(lines + _produced_by(results)[1:]) + "\n"
+    suites = {r.get("suite") for _, r in results}
     if len(suites) != 1:
         raise ValueError(f"a results block shows one suite; {names} are of {sorted(suites)}")
     lines = _RENDERERS[suites.pop()](results) + _footer(results)

@@ -721,13 +721,14 @@ def _clip_rows(G, rows, max_norm):
         return
     sq = 0.0
     for r in rows:
-        for x in G[r]:
-            sq += x * x
+        for k in range(G.shape[1]):
+            sq += G[r, k] * G[r, k]
     norm = np.sqrt(sq)
     if norm > max_norm:
         scale = max_norm / norm
         for r in rows:
-            G[r] *= scale
+            for k in range(G.shape[1]):
+                G[r, k] *= scale
 
 
 @njit(cache=True)
@@ -746,12 +747,18 @@ def apply_update_rows(
     for p in range(n_mat):
         rs = w_rows if p == w else rows
         _clip_rows(dE[p], rs, max_norm)
+        # Indexed in place (no row views: their making costs more than a row's update);
+        # the same arithmetic as _adam_step and _sgd_step.
         for r in rs:
-            if adam:
-                _adam_step(E[p, r], dE[p, r], mE[p, r], vE[p, r], a, b1, b2, eps)
-            else:
-                _sgd_step(E[p, r], dE[p, r], lr)
-            dE[p, r] = 0.0
+            for k in range(dim):
+                g = dE[p, r, k]
+                if adam:
+                    mE[p, r, k] = b1 * mE[p, r, k] + (1.0 - b1) * g
+                    vE[p, r, k] = b2 * vE[p, r, k] + (1.0 - b2) * g * g
+                    E[p, r, k] -= a * mE[p, r, k] / (np.sqrt(vE[p, r, k]) + eps)
+                else:
+                    E[p, r, k] -= lr * g
+                dE[p, r, k] = 0.0
     if use_h:
         _clip(dH, max_norm)
         nh = H.size

@@ -1,0 +1,69 @@
+"""Markdown tables of the speed benchmarks (``python -m benchmarks.<name>``).
+
+Their JSON files (``benchmarks/results/speed/``) carry ``"benchmark": <name>`` instead of a
+suite; :func:`~irdialog.bench._report.render_block` renders them with the table of that
+name, and each script prints the same table.
+"""
+
+from __future__ import annotations
+
+
+def retrieval_speed(result: dict) -> list[str]:
+    lines = [
+        "| documents | irdialog q/s | bm25s q/s | ratio | rank_bm25 q/s "
+        "| index s (irdialog / bm25s) | top 10 = dense |",
+        "|---:|---:|---:|---:|---:|---:|:---:|",
+    ]
+    for r in result["rows"]:
+        ours, peer = r["irdialog"], r["bm25s"]
+        rb = r.get("rank_bm25", {}).get("queries_per_second")
+        lines.append(
+            f"| {r['n_documents']:,} | {ours['queries_per_second']:.0f} "
+            f"| {peer['queries_per_second']:.0f} | {r['speedup_vs_bm25s']:.1f}x "
+            f"| {'' if rb is None else f'{rb:.2f}'} "
+            f"| {ours['index_seconds']:.1f} / {peer['index_seconds']:.1f} "
+            f"| {'yes' if ours['same_top10_as_dense'] else 'NO'} ({ours['checked_queries']}) |"
+        )
+    return lines
+
+
+def pool_speed(result: dict) -> list[str]:
+    lines = [
+        f"{result['n_contexts']:,} contexts x {result['n_pool']:,} candidates, one thread:",
+        "",
+        "| model | dim | rank s | embed s | score s | score GFLOP/s | matmul GFLOP/s | share "
+        "| peak RSS GiB | hits@1 pool / candidates |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['model']} | {r['dim']} | {r['rank_seconds']:.1f} "
+            f"| {r['embed_pool_and_contexts_seconds']:.1f} | {r['score_seconds']:.1f} "
+            f"| {r['score_gflops']:.1f} | {r['matmul_gflops']:.1f} "
+            f"| {100 * r['share_of_matmul']:.0f}% | {r['peak_rss_gib_after']:.2f} "
+            f"| {r['hits@1_in_pool']:.1f} / {r['hits@1_in_candidates']:.1f} |"
+        )
+    return lines
+
+
+def movie_memn2n_epoch(result: dict) -> list[str]:
+    lines = [
+        "| task | optimizer | s/epoch (training steps) | forward + backward | optimizer step "
+        "| fit s (epochs) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['task']} | {r['optimizer']} | {r['train_seconds_per_epoch']:.1f} "
+            f"| {r['batch_loss_grad_seconds_per_epoch']:.1f} "
+            f"| {r['optimizer_step_seconds_per_epoch']:.1f} "
+            f"| {r['fit_seconds']:.1f} ({r['epochs']}) |"
+        )
+    return lines
+
+
+SPEED_TABLES = {
+    "retrieval-speed": retrieval_speed,
+    "pool-speed": pool_speed,
+    "movie-memn2n-epoch": movie_memn2n_epoch,
+}
