@@ -62,8 +62,30 @@ def movie_memn2n_epoch(result: dict) -> list[str]:
     return lines
 
 
+def compile_time(result: dict) -> list[str]:
+    cold, warm = result["cold"], result["warm"]
+    compiled = sum(cold["compile_seconds"].values())
+    lines = [
+        "| `irdialog run --quiet` | process s | of which numba compiling s |",
+        "|---|---:|---:|",
+        f"| cold (empty numba cache) | {cold['process_seconds']:.1f} | {compiled:.1f} |",
+        f"| warm (cache filled by the cold run) | {warm['process_seconds']:.1f} "
+        f"| {sum(warm['compile_seconds'].values()):.1f} |",
+        f"| cold / warm | {result['cold_over_warm']:.2f} | |",
+        "",
+        "Compile time of the cold run's top-level kernels (each with what it calls):",
+        "",
+        "| kernel | s |",
+        "|---|---:|",
+    ]
+    for name, seconds in sorted(cold["compile_seconds"].items(), key=lambda kv: -kv[1]):
+        lines.append(f"| `{name.removeprefix('irdialog.')}` | {seconds:.1f} |")
+    return lines
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
     "movie-memn2n-epoch": movie_memn2n_epoch,
+    "compile-time": compile_time,
 }
