@@ -108,8 +108,7 @@ class _Writer:
         if _is_function(obj):
             if not (obj.__module__ or "").startswith("irdialog") or "<" in obj.__qualname__:
                 raise TypeError(
-                    f"cannot save {where}: the function {_path_of(obj)} is not an irdialog "
-                    "function"
+                    f"cannot save {where}: the function {_path_of(obj)} is not an irdialog function"
                 )
             return {"__function__": _path_of(obj)}
         if isinstance(obj, np.ndarray):
@@ -128,9 +127,7 @@ class _Writer:
             fmt = obj.format
             if fmt not in _SPARSE_FORMATS:
                 obj, fmt = obj.tocsr(), "csr"
-            parts = (
-                ("row", "col", "data") if fmt == "coo" else ("data", "indices", "indptr")
-            )
+            parts = ("row", "col", "data") if fmt == "coo" else ("data", "indices", "indptr")
             return {
                 "__sparse__": _path_of(type(obj)),
                 "shape": list(obj.shape),
@@ -413,4 +410,6 @@ def load(path):
     except (zipfile.BadZipFile, OSError, EOFError) as err:
         raise ModelFileError(f"{name}: damaged model file ({err})") from None
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as err:
-        raise ModelFileError(f"{name}: malformed model file ({type(err).__name__}: {err})") from None
+        raise ModelFileError(
+            f"{name}: malformed model file ({type(err).__name__}: {err})"
+        ) from None
