@@ -308,7 +308,8 @@ class _Reader:
             return out
         if "__sparse__" in value:
             cls = _resolve(value["__sparse__"], kind="class")
-            if not issubclass(cls, (sp.spmatrix, sp.sparray)):
+            # scipy.sparse.sparray is scipy >= 1.11
+            if not issubclass(cls, (sp.spmatrix, getattr(sp, "sparray", sp.spmatrix))):
                 raise ModelFileError(f"{value['__sparse__']} is not a sparse matrix class")
             shape = tuple(value["shape"])
             if "row" in value:
