@@ -563,13 +563,13 @@ def build_parser() -> argparse.ArgumentParser:
         **fmt,
     )
     train.add_argument(
-        "--suite", choices=trainable, default=trainable[0], help="the suite of the model"
+        "--suite", choices=trainable, default="dialog-babi", help="the suite of the model"
     )
     train.add_argument(
         "--task", type=int, required=True, choices=range(1, 7), metavar="TASK",
         help="the task (dialog bAbI: 1-6)",
     )  # fmt: skip
-    names = sorted(SUITES[trainable[0]].models)
+    names = sorted(SUITES["dialog-babi"].models)
     train.add_argument(
         "--model", required=True, choices=names, metavar="MODEL",
         help=f"the model: {', '.join(names)}",
