@@ -350,3 +350,21 @@ def test_train_and_chat_errors(tmp_path, monkeypatch, capsys, argv, message):
     assert main([a.format(tmp=tmp_path) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("irdialog: error: ") and message in err
+
+
+@pytest.mark.slow
+def test_compile_notice_on_a_first_run_only(tmp_path):
+    """End to end, in fresh processes with an empty numba cache: the first run says that it
+    compiles (about a minute), the second loads the kernels and says nothing."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "NUMBA_NUM_THREADS": "1"}
+    env.pop("IRDIALOG_DATA", None)
+    argv = [sys.executable, "-m", "irdialog", "train", "--task", "1", "--model", "memn2n"]
+    argv += ["--save", str(tmp_path / "m.npz")]
+    first, second = (subprocess.run(argv, env=env, capture_output=True, text=True) for _ in "12")
+    assert first.returncode == second.returncode == 0
+    assert first.stderr.count("irdialog: compiling numba kernels") == 1
+    assert second.stderr == ""
