@@ -324,7 +324,10 @@ def load_model(path):
         raise FileNotFoundError(f"{path}: no such model file")
     if path.suffix.lower() in SAFE_SUFFIXES:
         return load(path)
-    return joblib.load(path)
+    try:
+        return joblib.load(path)
+    except Exception as err:  # a damaged or foreign pickle: any error of its loading
+        raise ValueError(f"{path} could not be loaded with joblib ({err})") from None
 
 
 def _cmd_train(args) -> int:
@@ -343,7 +346,10 @@ def _cmd_train(args) -> int:
         overrides=dict(args.set or []),
     )  # fmt: skip
     if fmt == "npz":
-        save(model, output)
+        try:
+            save(model, output)
+        except TypeError as err:
+            raise ValueError(f"{err}; save it as .joblib instead") from None
     else:
         joblib.dump(model, output)
     if not args.quiet:
@@ -363,6 +369,10 @@ def _cmd_chat(args) -> int:
         raise ValueError(f"{args.model_file} does not hold a fitted ranker")
     interactive = sys.stdin.isatty()
     if interactive:
+        try:
+            import readline  # noqa: F401  (line editing and history at the prompt)
+        except ImportError:  # pragma: no cover - not on every platform
+            pass
         commands = ", ".join(c.split()[0] for c in COMMANDS)
         print(f"irdialog chat: {type(model).__name__} with {len(model.candidates_)} "
               f"candidates; commands: {commands}; an empty line is <SILENCE>")  # fmt: skip
@@ -633,6 +643,9 @@ def main(argv=None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"irdialog: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # permissions, a full disk, a closed pipe
+        print(f"irdialog: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("irdialog: interrupted", file=sys.stderr)
         return 130

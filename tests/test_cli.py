@@ -340,6 +340,7 @@ def test_train_joblib_and_chat(tmp_path, bundled_only, monkeypatch, capsys):
         (["train", "--task", "1", "--model", "nn", "--save", "{tmp}/no/m.npz"], "does not exist"),
         (["chat", "{tmp}/missing.npz"], "no such model file"),
         (["chat", "{tmp}/bad.npz"], "not an irdialog model file"),
+        (["chat", "{tmp}/bad.joblib"], "could not be loaded with joblib"),
     ],
 )
 def test_train_and_chat_errors(tmp_path, monkeypatch, capsys, argv, message):
@@ -347,6 +348,7 @@ def test_train_and_chat_errors(tmp_path, monkeypatch, capsys, argv, message):
 
     monkeypatch.setattr(suite, "_fit_task", _no_training)
     (tmp_path / "bad.npz").write_text("x")
+    (tmp_path / "bad.joblib").write_text("x")
     assert main([a.format(tmp=tmp_path) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("irdialog: error: ") and message in err
