@@ -566,8 +566,9 @@ def build_parser() -> argparse.ArgumentParser:
         "train",
         parents=[common],
         help="train the bench's model of one task and save it",
-        description="Train the model `irdialog bench` scores for one task (its dev-chosen "
-        "preset, or the best point of its grid on dev), on the train split, and save it. "
+        description="Train the model `irdialog bench` scores for one task (its preset, "
+        "chosen beforehand on held-out data, or the best point of its grid on dev), on the "
+        "train split, and save it. Single-task models of dialog bAbI and bAbI QA. "
         "A .npz file holds arrays and JSON and loads without pickle (irdialog.persist.load); "
         "a .joblib file is a pickle (joblib.load): load only your own.",
         **fmt,
@@ -576,14 +577,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--suite", choices=trainable, default="dialog-babi", help="the suite of the model"
     )
     train.add_argument(
-        "--task", type=int, required=True, choices=range(1, 7), metavar="TASK",
-        help="the task (dialog bAbI: 1-6)",
+        "--task", type=int, required=True, metavar="TASK",
+        help="the task (dialog bAbI: 1-6; bAbI QA: 1-20)",
     )  # fmt: skip
-    names = sorted(SUITES["dialog-babi"].models)
-    train.add_argument(
-        "--model", required=True, choices=names, metavar="MODEL",
-        help=f"the model: {', '.join(names)}",
-    )  # fmt: skip
+    models = "; ".join(f"{name}: {', '.join(sorted(SUITES[name].models))}" for name in trainable)
+    train.add_argument("--model", required=True, metavar="MODEL", help=f"the model ({models})")
     train.add_argument(
         "--save", required=True, metavar="FILE",
         help="where to save the model: FILE.npz (arrays + JSON) or FILE.joblib (pickle)",

@@ -333,10 +333,23 @@ def test_train_joblib_and_chat(tmp_path, bundled_only, monkeypatch, capsys):
     ]
 
 
+def test_train_babi_qa(tmp_path, bundled_only, capsys):
+    from irdialog.datasets import load_babi_qa
+    from irdialog.persist import load
+
+    path = tmp_path / "ngram.npz"
+    argv = ["train", "--suite", "babi-qa", "--task", "1", "--model", "ngram", "--save", str(path)]
+    assert main(argv) == 0
+    test = load_babi_qa(1, "test")
+    assert load(path).score(test.X, test.y) == pytest.approx(0.6)  # the bench's 60.0
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
         (["train", "--task", "1", "--model", "nn", "--save", "{tmp}/m.txt"], "ending in .npz"),
+        (["train", "--task", "7", "--model", "nn", "--save", "{tmp}/m.npz"], "tasks are 1-6"),
+        (["train", "--task", "1", "--model", "x", "--save", "{tmp}/m.npz"], "unknown dialog-"),
         (["train", "--task", "1", "--model", "nn", "--save", "{tmp}/no/m.npz"], "does not exist"),
         (["chat", "{tmp}/missing.npz"], "no such model file"),
         (["chat", "{tmp}/bad.npz"], "not an irdialog model file"),

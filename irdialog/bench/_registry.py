@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ._babi_qa import BABI_QA_MODELS, bench_babi_qa
+from ._babi_qa import BABI_QA_MODELS, bench_babi_qa, train_babi_qa
 from ._dialog_babi import DIALOG_BABI_MODELS, bench_dialog_babi, train_dialog_babi
 from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._ubuntu import UBUNTU_MODELS, bench_ubuntu
@@ -26,7 +26,7 @@ class Suite:
 
 SUITES: dict[str, Suite] = {
     "dialog-babi": Suite(bench_dialog_babi, DIALOG_BABI_MODELS, train_dialog_babi),
-    "babi-qa": Suite(bench_babi_qa, BABI_QA_MODELS),
+    "babi-qa": Suite(bench_babi_qa, BABI_QA_MODELS, train_babi_qa),
     "movie-dialog": Suite(bench_movie_dialog, MOVIE_DIALOG_MODELS),
     "ubuntu": Suite(bench_ubuntu, UBUNTU_MODELS),
 }
