@@ -223,7 +223,8 @@ def _resolve(path: str, *, kind: str):
             return obj
         raise ModelFileError(f"refusing to load the class {path}: not in the allowlist")
     allowed = module.startswith("irdialog") if kind == "function" else _allowed(module)
-    if not allowed or "<" in qualname:
+    # ``__main__`` modules run a program when imported (``irdialog.__main__`` runs the CLI).
+    if not allowed or "<" in qualname or "__main__" in module.split("."):
         raise ModelFileError(
             f"refusing to load the {kind} {path}: only irdialog, scikit-learn, numpy and "
             "scipy.sparse names are allowed"

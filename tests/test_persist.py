@@ -134,6 +134,7 @@ def _tamper(path, edit):
         (lambda d: d["model"].update({"__object__": "os:system"}), "refusing to load the class"),
         (lambda d: d["model"].update({"__object__": "irdialog.cli:os.PathLike"}), "refusing"),
         (lambda d: d["model"].update({"__object__": "irdialog:Nothing"}), "does not exist"),
+        (lambda d: d["model"].update({"__object__": "irdialog.__main__:main"}), "refusing"),
         (lambda d: d.update({"model": {"__function__": "builtins:eval"}}), "refusing"),
         (lambda d: d.update({"model": {"__function__": "irdialog.cli:os.system"}}), "refusing"),
         (lambda d: d.update({"format": "something-else"}), "not an irdialog model file"),
