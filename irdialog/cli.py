@@ -404,7 +404,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Defaults shown (where an option has one worth showing), text wrapped as usual."""
 
     def _get_help_string(self, action):
-        if action.default in (None, False) or action.default is argparse.SUPPRESS:
+        if action.default is None or action.default is False or action.default == argparse.SUPPRESS:
             return action.help
         return super()._get_help_string(action)
 
