@@ -1,14 +1,17 @@
-"""The ``irdialog`` command: run, bench, datasets.
+"""The ``irdialog`` command: run, bench, train, chat, datasets.
 
 Examples
 --------
 ::
 
+    irdialog                                       # help
     irdialog run                                   # bundled dialog bAbI task 1, every ranker
-    irdialog bench dialog-babi --model tfidf --data-home ../shared/data --output tfidf.json
-    irdialog bench dialog-babi --model se --seeds 5 --data-home ../shared/data
+    irdialog bench dialog-babi --model tfidf --data-home DATA --output tfidf.json
+    irdialog bench dialog-babi --model se --seeds 5 --data-home DATA
     irdialog bench report                          # BENCHMARKS.md tables from the JSON files
-    irdialog datasets
+    irdialog train --suite dialog-babi --task 1 --model memn2n --save memn2n.npz
+    irdialog chat memn2n.npz --top 3
+    irdialog datasets --data-home DATA
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
+import joblib
+
 from . import __version__
+from ._compile_notice import announce_compilation
 from .bench import (
     SUITES,
     bench_dialog_babi,
@@ -35,7 +41,16 @@ from .bench import (
 )
 from .bench._report import update_markdown
 from .datasets import list_datasets
+from .datasets._base import bundled_data_dir, get_data_home
 from .plot import _plot_argument, plot_bench, save_plot
+
+DESCRIPTION = (
+    "Classical response rankers for dialog and QA: reproduce the papers' tables (bench), "
+    "train a model and talk to it (train, chat), see the data (datasets)."
+)
+# --save suffixes: joblib's pickle, or irdialog.persist's arrays + JSON (no pickle).
+PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
+SAFE_SUFFIXES = (".npz",)
 
 
 def _progress(args) -> bool:
@@ -43,37 +58,40 @@ def _progress(args) -> bool:
 
 
 def _cmd_run(args) -> int:
-    print(f"irdialog {__version__}: dialog bAbI task 1 on the bundled data (test split)")
-    print("hyper-parameters chosen on the dev split; accuracy in %, per-dialog in brackets\n")
+    _check_data_home(args.data_home)
+    say = (lambda *a, **k: None) if args.quiet else print
+    say(f"irdialog {__version__}: dialog bAbI task 1 on the bundled data (test split)")
+    say("hyper-parameters chosen on the dev split; accuracy in %, per-dialog in brackets\n")
     for model in SUITES["dialog-babi"].models:
         run = bench_dialog_babi(
             model, tasks=[1], data_home=args.data_home, progress=_progress(args)
         )
         chosen = run["chosen"][0]
-        print(format_table(run))
-        print(f"chosen: {chosen['params']}  ({run['seconds']:.1f} s)\n")
+        say(format_table(run))
+        say(f"chosen: {chosen['params']}  ({run['seconds']:.1f} s)\n")
     return 0
 
 
-def check_output(path) -> Path | None:
-    """The ``--output`` path, checked before any training: its folder must exist and be
-    writable, and the path must not be a folder."""
+def check_output(path, option: str = "--output") -> Path | None:
+    """The ``--output`` (or ``--save``) path, checked before any training: its folder must
+    exist and be writable, and the path must not be a folder."""
     if path is None:
         return None
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
-        raise ValueError(f"--output {path} is a directory; give a file name such as result.json")
+        raise ValueError(f"{option} {path} is a directory; give a file name")
     if not folder.is_dir():
-        raise ValueError(f"--output {path}: the directory {folder} does not exist")
+        raise ValueError(f"{option} {path}: the directory {folder} does not exist")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"--output {path}: not writable")
+        raise ValueError(f"{option} {path}: not writable")
     return path
 
 
 def _check_data_home(data_home) -> None:
     if data_home is not None and not Path(data_home).is_dir():
-        raise ValueError(f"--data-home {data_home} is not a directory")
+        what = "is not a directory" if Path(data_home).exists() else "does not exist"
+        raise ValueError(f"--data-home {data_home} {what}")
 
 
 def _print_movie(result) -> None:
@@ -210,10 +228,161 @@ def _cmd_report(args) -> int:
     return 0
 
 
+_SPLIT_ORDER = {s: i for i, s in enumerate(
+    ("trn", "train", "dev", "valid", "cand-valid", "tst", "test", "cand-test", "tst-OOV")
+)}  # fmt: skip
+
+
+def _tasks_and_splits(family: str, files: list[str]) -> list[str]:
+    """Lines ``task N: split split ...`` (per language folder for bAbI QA) from file names."""
+    import re
+
+    patterns = {
+        "dialog-babi": r"dialog-babi-task(\d+)-.*-(trn|dev|tst|tst-OOV)\.txt(?:\.gz)?",
+        "babi-qa": r"(.+)/qa(\d+)_.*_(train|test|valid)\.txt(?:\.gz)?",
+        "movie-dialog": r"task(\d+)_.*?[_-](train|dev|test|cand-valid|cand-test)\.txt(?:\.gz)?",
+        "ubuntu": r"()(train|valid|test)\.csv(?:\.gz)?",
+    }
+    found: dict[str, dict[str, list[str]]] = {}
+    other = []
+    for name in files:
+        match = re.fullmatch(patterns.get(family, r"(?!)"), name)
+        if not match:
+            other.append(name)
+            continue
+        *where, split = match.groups()
+        group, task = (where[0], where[1]) if family == "babi-qa" else ("", where[0])
+        found.setdefault(group, {}).setdefault(split, []).append(task)
+    lines = []
+    for group, splits in found.items():
+        prefix = f"{group}: " if group else ""
+        for split in sorted(splits, key=lambda x: (_SPLIT_ORDER.get(x, 9), x)):
+            numbers = sorted({int(t) for t in splits[split] if t})
+            if not numbers:  # Ubuntu: one file per split
+                lines.append(f"{prefix}{split}")
+                continue
+            label = f"task{'s' if len(numbers) > 1 else ''} {_ranges(numbers)}"
+            lines.append(f"{prefix}{split:<10} {label}")
+    if other:
+        lines.append("other: " + ", ".join(other))
+    return lines
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``[1, 2, 3, 5]`` as ``1-3, 5``."""
+    out, start = [], None
+    for i, n in enumerate(numbers):
+        if start is None:
+            start = n
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            out.append(str(start) if start == n else f"{start}-{n}")
+            start = None
+    return ", ".join(out)
+
+
 def _cmd_datasets(args) -> int:
-    for family, info in list_datasets(args.data_home).items():
-        status = f"found at {info['path']}" if info["found"] else "not found"
-        print(f"{family:<16} {status}")
+    home = get_data_home(args.data_home)
+    if not home.is_dir():
+        source = "--data-home" if args.data_home is not None else "$IRDIALOG_DATA"
+        what = "is not a directory" if home.exists() else "does not exist"
+        print(f"irdialog: warning: {source} {home} {what}", file=sys.stderr)
+        return 1
+    bundled = home.resolve() == bundled_data_dir().resolve()
+    print(f"data home: {'the bundled samples' if bundled else home}")
+    any_found = False
+    for family, info in list_datasets(home).items():
+        if not info["found"]:
+            print(f"{family:<14} not found")
+            continue
+        any_found = True
+        where = Path(info["path"]).relative_to(home).as_posix()
+        print(f"{family:<14} {where}/")
+        for line in _tasks_and_splits(family, info["files"]):
+            print(f"  {line}")
+    if not any_found:
+        print(f"irdialog: warning: no data set found in {home}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _save_format(path) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix in PICKLE_SUFFIXES:
+        return "joblib"
+    if suffix in SAFE_SUFFIXES:
+        return "npz"
+    raise ValueError(
+        f"--save {path}: give a file name ending in .npz (arrays + JSON, safe to share) or "
+        ".joblib (a pickle: load only your own)"
+    )
+
+
+def load_model(path):
+    """A model saved by ``irdialog train`` (``.npz`` through :mod:`irdialog.persist`,
+    anything else through ``joblib.load``)."""
+    from .persist import load
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such model file")
+    if path.suffix.lower() in SAFE_SUFFIXES:
+        return load(path)
+    try:
+        return joblib.load(path)
+    except Exception as err:  # a damaged or foreign pickle: any error of its loading
+        raise ValueError(f"{path} could not be loaded with joblib ({err})") from None
+
+
+def _cmd_train(args) -> int:
+    from .persist import save
+
+    fmt = _save_format(args.save)
+    output = check_output(args.save, option="--save")
+    _check_data_home(args.data_home)
+    suite = SUITES[args.suite]
+    if args.model not in suite.models:
+        raise ValueError(
+            f"unknown {args.suite} model {args.model!r}; choose from {sorted(suite.models)}"
+        )
+    model, chosen = suite.train(
+        args.model, args.task, data_home=args.data_home, seed=args.seed,
+        overrides=dict(args.set or []),
+    )  # fmt: skip
+    if fmt == "npz":
+        try:
+            save(model, output)
+        except TypeError as err:
+            raise ValueError(f"{err}; save it as .joblib instead") from None
+    else:
+        joblib.dump(model, output)
+    if not args.quiet:
+        dev = chosen["selection"].get("dev_per_response")
+        print(f"{args.suite} task {args.task} {args.model}: {json.dumps(chosen['params'])}")
+        if dev is not None:
+            print(f"dev per-response accuracy: {dev:.2f}%")
+        print(f"saved to {output} ({'arrays + JSON' if fmt == 'npz' else 'joblib pickle'})")
+    return 0
+
+
+def _cmd_chat(args) -> int:
+    from .chat import COMMANDS, chat
+
+    model = load_model(args.model_file)
+    if not hasattr(model, "candidates_") or not hasattr(model, "rank"):
+        raise ValueError(f"{args.model_file} does not hold a fitted ranker")
+    interactive = sys.stdin.isatty()
+    if interactive:
+        try:
+            import readline  # noqa: F401  (line editing and history at the prompt)
+        except ImportError:  # pragma: no cover - not on every platform
+            pass
+        commands = ", ".join(c.split()[0] for c in COMMANDS)
+        print(f"irdialog chat: {type(model).__name__} with {len(model.candidates_)} "
+              f"candidates; commands: {commands}; an empty line is <SILENCE>")  # fmt: skip
+    chat(
+        model, sys.stdin, sys.stdout, top=args.top, show_memory=not args.no_memory,
+        prompt="you> " if interactive else None,
+    )  # fmt: skip
     return 0
 
 
@@ -234,38 +403,62 @@ def _positive_int(text: str) -> int:
     return value
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Defaults shown (where an option has one worth showing), text wrapped as usual."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or action.default == argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="irdialog", description=__doc__.splitlines()[0])
+    fmt = {"formatter_class": _HelpFormatter}
+    parser = argparse.ArgumentParser(prog="irdialog", description=DESCRIPTION, **fmt)
     parser.add_argument("--version", action="version", version=f"irdialog {__version__}")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--data-home",
         default=None,
-        help="data directory with the layout of shared/data (default: $IRDIALOG_DATA, "
-        "then the bundled samples)",
+        metavar="DIR",
+        help="data directory (dialog-babi/, babi-qa/<lang>/, movie-dialog/, ubuntu/, "
+        "movielens-small/; see the README); default: $IRDIALOG_DATA, then the bundled samples",
     )
-    common.add_argument("--quiet", action="store_true", help="no progress bars or tables")
+    common.add_argument(
+        "--quiet", action="store_true", help="no progress bars or tables; errors only"
+    )
 
     run = sub.add_parser(
         "run",
         parents=[common],
-        help="train and evaluate every ranker on bundled dialog bAbI task 1",
+        help="demo: train and evaluate every ranker on bundled dialog bAbI task 1 (~1 min)",
+        description="Train and evaluate every dialog bAbI ranker on task 1 of the bundled "
+        "data, hyper-parameters chosen on dev, and print each table next to the paper's.",
+        **fmt,
     )
     run.set_defaults(func=_cmd_run)
 
-    bench = sub.add_parser("bench", help="reproduce a paper table on the real data")
-    suites = bench.add_subparsers(dest="suite", required=True)
+    bench = sub.add_parser(
+        "bench",
+        help="reproduce a paper table on the real data",
+        description="Reproduce a column of a paper's table, hyper-parameters chosen on dev or "
+        "validation data, never on test.",
+        **fmt,
+    )
+    suites = bench.add_subparsers(dest="suite", required=True, metavar="SUITE")
     runs = argparse.ArgumentParser(add_help=False, parents=[common])
     runs.add_argument(
         "--seeds",
         type=_positive_int,
         default=1,
         metavar="N",
-        help="run with seeds 0..N-1 and report the mean and standard deviation (default: 1)",
+        help="run with seeds 0..N-1 and report the mean and standard deviation",
     )
-    runs.add_argument("--output", help="write the result, with its provenance, as JSON here")
+    runs.add_argument(
+        "--output", metavar="FILE", help="write the result, with its provenance, as JSON here"
+    )
     runs.add_argument(
         "--plot",
         type=_plot_argument,
@@ -304,21 +497,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a hyper-parameter of the presets or grid (repeatable; for tuning)",
     )
 
-    dialog = suites.add_parser(
-        "dialog-babi", parents=[runs, tuning], help="dialog bAbI Table 2 (11 rows)"
-    )
-    dialog.add_argument("--model", required=True, choices=sorted(SUITES["dialog-babi"].models))
-    dialog.add_argument(
-        "--tasks", nargs="+", type=int, default=[1, 2, 3, 4, 5, 6], choices=range(1, 7),
-        metavar="TASK",
-    )  # fmt: skip
+    def model_option(p, suite):
+        names = sorted(SUITES[suite].models)
+        p.add_argument(
+            "--model", required=True, choices=names, metavar="MODEL",
+            help=f"the model (column of the table): {', '.join(names)}",
+        )  # fmt: skip
 
-    qa = suites.add_parser("babi-qa", parents=[runs, tuning], help="bAbI QA, 20 tasks (Table 3)")
-    qa.add_argument("--model", required=True, choices=sorted(SUITES["babi-qa"].models))
-    qa.add_argument(
-        "--tasks", nargs="+", type=int, default=list(range(1, 21)), choices=range(1, 21),
-        metavar="TASK",
-    )  # fmt: skip
+    def tasks_option(p, n):
+        p.add_argument(
+            "--tasks", nargs="+", type=int, default=list(range(1, n + 1)),
+            choices=range(1, n + 1), metavar="TASK", help=f"the tasks to run, among 1-{n}",
+        )  # fmt: skip
+
+    dialog = suites.add_parser(
+        "dialog-babi", parents=[runs, tuning], help="dialog bAbI Table 2 (11 rows)", **fmt
+    )
+    model_option(dialog, "dialog-babi")
+    tasks_option(dialog, 6)
+
+    qa = suites.add_parser(
+        "babi-qa", parents=[runs, tuning], help="bAbI QA, 20 tasks (Table 3)", **fmt
+    )
+    model_option(qa, "babi-qa")
+    tasks_option(qa, 20)
     qa.add_argument("--lang", default="en", help="language folder of babi-qa/ (en, hn, ...)")
     qa.add_argument("--joint", action="store_true", help="one model trained on all tasks")
     qa.add_argument(
@@ -327,32 +529,40 @@ def build_parser() -> argparse.ArgumentParser:
         help="choose each task's hyper-parameters on its validation stories (the model's "
         "grid) instead of running the bench",
     )
-    qa.add_argument("--presets-output", help="with --search: write the chosen presets here")
+    qa.add_argument(
+        "--presets-output", metavar="FILE", help="with --search: write the chosen presets here"
+    )
 
     movie = suites.add_parser(
-        "movie-dialog", parents=[runs], help="Movie Dialog Table 6 (dev-as-train protocol)"
+        "movie-dialog",
+        parents=[runs],
+        help="Movie Dialog Table 6 (dev-as-train protocol)",
+        **fmt,
     )
-    movie.add_argument("--task", type=int, choices=(1, 2, 3), required=True)
-    movie.add_argument("--model", required=True, choices=sorted(SUITES["movie-dialog"].models))
+    movie.add_argument("--task", type=int, choices=(1, 2, 3), required=True, help="the task")
+    model_option(movie, "movie-dialog")
     movie.add_argument(
         "--sweep-n-components",
         type=_positive_int,
         nargs="*",
         default=None,
+        metavar="N",
         help="diagnostics only: held-out score of the chosen point at these n_components",
     )
 
     ubuntu = suites.add_parser(
-        "ubuntu", parents=[runs], help="Ubuntu next-utterance ranking, R@k of 2 and of 10"
+        "ubuntu", parents=[runs], help="Ubuntu next-utterance ranking, R@k of 2 and of 10", **fmt
     )
-    ubuntu.add_argument("--model", default="tfidf", choices=sorted(SUITES["ubuntu"].models))
+    model_option(ubuntu, "ubuntu")
     ubuntu.add_argument(
         "--chunksize", type=_positive_int, default=10_000, help="training rows per chunk"
     )
-    ubuntu.add_argument("--split", choices=("test", "valid"), default="test")
+    ubuntu.add_argument(
+        "--split", choices=("test", "valid"), default="test", help="the split scored"
+    )
 
     report = suites.add_parser(
-        "report", help="render the result JSON files as the tables of BENCHMARKS.md"
+        "report", help="render the result JSON files as the tables of BENCHMARKS.md", **fmt
     )
     report.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
     report.add_argument("--markdown", default="BENCHMARKS.md", help="the file to update")
@@ -361,8 +571,66 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.set_defaults(func=_cmd_report)
 
+    trainable = sorted(name for name, suite in SUITES.items() if suite.train is not None)
+    train = sub.add_parser(
+        "train",
+        parents=[common],
+        help="train the bench's model of one task and save it",
+        description="Train the model `irdialog bench` scores for one task (its preset, "
+        "chosen beforehand on held-out data, or the best point of its grid on dev), on the "
+        "train split, and save it. Single-task models of dialog bAbI and bAbI QA. "
+        "A .npz file holds arrays and JSON and loads without pickle (irdialog.persist.load); "
+        "a .joblib file is a pickle (joblib.load): load only your own.",
+        **fmt,
+    )
+    train.add_argument(
+        "--suite", choices=trainable, default="dialog-babi", help="the suite of the model"
+    )
+    train.add_argument(
+        "--task", type=int, required=True, metavar="TASK",
+        help="the task (dialog bAbI: 1-6; bAbI QA: 1-20)",
+    )  # fmt: skip
+    models = "; ".join(f"{name}: {', '.join(sorted(SUITES[name].models))}" for name in trainable)
+    train.add_argument("--model", required=True, metavar="MODEL", help=f"the model ({models})")
+    train.add_argument(
+        "--save", required=True, metavar="FILE",
+        help="where to save the model: FILE.npz (arrays + JSON) or FILE.joblib (pickle)",
+    )  # fmt: skip
+    train.add_argument("--seed", type=int, default=0, help="the random_state of the model")
+    train.add_argument(
+        "--set", type=_assignment, action="append", metavar="NAME=VALUE",
+        help="override a hyper-parameter of the preset (repeatable)",
+    )  # fmt: skip
+    train.set_defaults(func=_cmd_train)
+
+    chat = sub.add_parser(
+        "chat",
+        help="talk to a saved model",
+        description="Talk to a model saved by `irdialog train`: type an utterance, the bot "
+        "answers with its best candidate; the conversation so far is the history of the next "
+        "turn. Commands: /reset (new dialog), /kb TEXT (add an API result to the history), "
+        "/quit, /help; an empty line is <SILENCE>. When standard input is not a terminal, "
+        "one utterance is read per line and only the replies are printed.",
+        **fmt,
+    )
+    chat.add_argument("model_file", metavar="MODEL_FILE", help="a .npz or .joblib model file")
+    chat.add_argument(
+        "--top", type=_positive_int, default=1, metavar="K",
+        help="show the K best candidates (the answer and K-1 alternatives) with their scores",
+    )  # fmt: skip
+    chat.add_argument(
+        "--no-memory", action="store_true",
+        help="for MemN2N: do not show the memory each hop attended to most",
+    )  # fmt: skip
+    chat.set_defaults(func=_cmd_chat)
+
     datasets = sub.add_parser(
-        "datasets", parents=[common], help="list the data sets found, and where"
+        "datasets",
+        parents=[common],
+        help="list the data sets, tasks and splits found",
+        description="List the data sets found in the data home, with their tasks and splits. "
+        "Exit 1 when the data home does not exist or holds none.",
+        **fmt,
     )
     datasets.set_defaults(func=_cmd_datasets)
     return parser
@@ -373,13 +641,22 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     if args.command is None:
-        args = parser.parse_args(["run"])
+        parser.print_help()
+        return 0
     args.argv = argv
+    if not getattr(args, "quiet", False):
+        announce_compilation()
     try:
         return args.func(args)
     except (FileNotFoundError, ValueError) as exc:
         print(f"irdialog: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # permissions, a full disk, a closed pipe
+        print(f"irdialog: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("irdialog: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

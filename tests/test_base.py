@@ -61,3 +61,25 @@ def test_resolve_candidates_dedupes_in_order():
     assert list(resolve_candidates(["x", "y", "x"], ["a"])) == ["x", "y"]
     with pytest.raises(ValueError, match="candidates is empty"):
         resolve_candidates([], ["a"])
+
+
+def test_compat_names_the_scikit_learn_version_it_needs(monkeypatch):
+    import importlib.util
+
+    import sklearn.base
+
+    import irdialog._compat as compat
+
+    monkeypatch.delattr(sklearn.base, "_fit_context")
+    spec = importlib.util.spec_from_file_location("_compat_copy", compat.__file__)
+    with pytest.raises(ImportError, match=r"irdialog needs scikit-learn >= 1\.6 \(found "):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_compat_minimum_is_pyproject_bound():
+    import pathlib
+
+    from irdialog._compat import MIN_SKLEARN
+
+    pyproject = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
+    assert f'"scikit-learn>={MIN_SKLEARN}"' in pyproject.read_text()

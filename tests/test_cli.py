@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pytest
 
 from irdialog.bench import bench_dialog_babi, paper_table
@@ -57,6 +58,7 @@ def test_bad_output_fails_before_any_training(tmp_path, monkeypatch, capsys, out
         raise AssertionError("the suite ran before --output was checked")
 
     monkeypatch.setitem(SUITES, "dialog-babi", Suite(no_training, SUITES["dialog-babi"].models))
+    # the parser's train command reads the registry too
     argv = ["bench", "dialog-babi", "--model", "nn", "--output", output.format(tmp=tmp_path)]
     assert main(argv) == 2
     assert message in capsys.readouterr().err
@@ -64,6 +66,8 @@ def test_bad_output_fails_before_any_training(tmp_path, monkeypatch, capsys, out
 
 def test_bad_data_home_and_seeds_fail_at_once(tmp_path, capsys):
     assert main(["bench", "babi-qa", "--model", "ngram", "--data-home", str(tmp_path / "x")]) == 2
+    assert "x does not exist" in capsys.readouterr().err
+    assert main(["bench", "babi-qa", "--model", "ngram", "--data-home", __file__]) == 2
     assert "is not a directory" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["bench", "babi-qa", "--model", "ngram", "--seeds", "0"])
@@ -72,7 +76,7 @@ def test_bad_data_home_and_seeds_fail_at_once(tmp_path, capsys):
 def test_datasets_command_lists_bundled(bundled_only, capsys):
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
-    assert "dialog-babi" in out and "found at" in out
+    assert "\ndialog-babi    dialog-babi/\n" in out
 
 
 def test_missing_data_is_a_clear_error(tmp_path, capsys):
@@ -144,3 +148,238 @@ def test_search_writes_a_preset_file(tmp_path, bundled_only, capsys):
     doc = read_presets(out)
     assert doc["search"].startswith("irdialog bench babi-qa --model ngram")
     assert set(doc["presets"]) == {1} and "valid" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_bare_irdialog_prints_help_and_trains_nothing(monkeypatch, capsys):
+    import irdialog.cli as cli
+
+    monkeypatch.setattr(cli, "bench_dialog_babi", _no_training)
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: irdialog")
+    for command in ("run", "bench", "train", "chat", "datasets"):
+        assert f"\n    {command} " in out
+    assert "``" not in out
+
+
+def _no_training(*args, **kwargs):
+    raise AssertionError("a model was trained")
+
+
+def _fake_run(model, **kwargs):
+    return {
+        "model": model,
+        "seconds": 0.0,
+        "chosen": [{"task": 1, "params": {}, "selection": {}}],
+        "rows": [{"task": 1, "split": "tst", "n": 1, "per_response": 1.0, "per_dialog": 0.0,
+                  "paper_per_response": 1.0, "paper_per_dialog": 0.0}],
+    }  # fmt: skip
+
+
+def test_run_quiet_prints_no_table(monkeypatch, capsys):
+    import irdialog.cli as cli
+
+    monkeypatch.setattr(cli, "bench_dialog_babi", _fake_run)
+    assert main(["run", "--quiet"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["run"]) == 0
+    assert "paper" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("suite", ["dialog-babi", "babi-qa", "movie-dialog", "ubuntu"])
+def test_bench_help_documents_model_and_defaults(suite, capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", suite, "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--model MODEL the model" in out and "(default: 1)" in out  # --seeds
+    assert "``" not in out
+    if suite in ("dialog-babi", "babi-qa"):
+        assert "the tasks to run" in out and "(default: [1, 2, 3" in out
+    with pytest.raises(SystemExit):  # --model is required in every suite
+        main(["bench", suite, "--task", "1"] if suite == "movie-dialog" else ["bench", suite])
+    assert "--model" in capsys.readouterr().err
+
+
+def test_datasets_lists_tasks_and_splits(bundled_only, capsys):
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "data home: the bundled samples" in out
+    assert "  trn        task 1\n  dev        task 1\n  tst        task 1\n" in out
+    assert "en: train      task 1" in out and "movie-dialog   not found" in out
+
+
+def test_datasets_warns_on_a_missing_data_home(tmp_path, capsys):
+    assert main(["datasets", "--data-home", str(tmp_path / "nope")]) == 1
+    err = capsys.readouterr().err
+    assert err == f"irdialog: warning: --data-home {tmp_path / 'nope'} does not exist\n"
+    assert main(["datasets", "--data-home", str(tmp_path)]) == 1  # exists, holds nothing
+    assert "no data set found" in capsys.readouterr().err
+
+
+def test_errors_name_no_internal_path(tmp_path, capsys):
+    assert main(["bench", "dialog-babi", "--model", "nn", "--data-home", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("irdialog: error: ") and err.count("\n") == 1
+    assert "shared" not in err and "Traceback" not in err
+
+
+def test_compile_notice_once_and_only_for_irdialog_kernels():
+    import io
+
+    import numba
+    from numba.core import event
+
+    from irdialog._compile_notice import MESSAGE, CompileNotice
+    from irdialog.embed._kernels import _se_dot
+
+    stream = io.StringIO()
+    notice = CompileNotice(stream)
+    event.register("numba:compile", notice)
+    try:
+        numba.njit(lambda a: a + 1)(1)  # not irdialog's
+        assert stream.getvalue() == ""
+        a = np.ones(3, dtype=np.float32)
+        numba.njit(_se_dot.py_func)(a, a)  # a fresh dispatcher: a real compilation
+        numba.njit(_se_dot.py_func)(a, a)
+    finally:
+        event.unregister("numba:compile", notice)
+    assert stream.getvalue() == MESSAGE + "\n"
+
+
+# --------------------------------------------------------------------------- train and chat
+
+# A scripted dialog bAbI task 1 conversation and what the bundled task 1 model answers.
+SCRIPT = [
+    "hi",
+    "may i have a table with italian food",
+    "",  # <SILENCE>
+    "in rome",
+    "for two please",
+    "i love cheap price range",
+    "",
+]
+ANSWERS = [
+    "hello what can i help you with today",
+    "i'm on it",
+    "where should it be",
+    "how many people would be in your party",
+    "which price range are looking for",
+    "ok let me look into some options for you",
+    "api_call italian rome two cheap",
+]
+
+
+@pytest.fixture(scope="module")
+def memn2n_file(tmp_path_factory):
+    """The bench's MemN2N of bundled task 1 (its preset: 10 epochs, a few seconds)."""
+    path = tmp_path_factory.mktemp("models") / "memn2n.npz"
+    with pytest.MonkeyPatch.context() as m:
+        m.delenv("IRDIALOG_DATA", raising=False)
+        argv = ["train", "--task", "1", "--model", "memn2n", "--save", str(path), "--quiet"]
+        assert main(argv) == 0
+    return path
+
+
+def _chat(monkeypatch, capsys, argv, lines):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(f"{x}\n" for x in lines)))
+    assert main(["chat", *argv]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_train_saves_the_bench_model(memn2n_file, bundled_only):
+    from irdialog.bench import load_presets, train_dialog_babi
+    from irdialog.persist import load
+
+    model = load(memn2n_file)
+    assert model.get_params()["hops"] == load_presets("dialog-babi", "memn2n")[1].params["hops"]
+    same, chosen = train_dialog_babi("memn2n", 1)
+    assert chosen["selection"]["dev_per_response"] > 99.0
+    X = ["hi", "in rome"]
+    np.testing.assert_array_equal(model.decision_function(X), same.decision_function(X))
+
+
+def test_scripted_chat_on_task_1(memn2n_file, monkeypatch, capsys):
+    out = _chat(monkeypatch, capsys, [str(memn2n_file), "--no-memory"], SCRIPT)
+    assert out == [f"bot: {a}" for a in ANSWERS]
+
+
+def test_chat_top_k_memory_and_commands(memn2n_file, monkeypatch, capsys):
+    lines = [*SCRIPT[:2], "/reset", "/kb resto_1 R_cuisine italian", "/nope", SCRIPT[0], "/quit"]
+    out = _chat(monkeypatch, capsys, [str(memn2n_file), "--top", "3"], lines)
+    assert out[0] == f"bot: {ANSWERS[0]}"
+    assert [line[:5] for line in out[1:3]] == ["  2. ", "  3. "]
+    assert out[3] == f"bot: {ANSWERS[1]}"
+    # the second turn's memory: the conversation so far (the MemN2N preset has one hop)
+    assert out[6].startswith("  hop 1 attends ") and out[6].endswith(f"bot: {ANSWERS[0]}")
+    assert out[7] == "(new dialog)"
+    assert out[8].startswith("unknown command /nope")
+    assert out[9] == f"bot: {ANSWERS[0]}"
+    assert "hop 1 attends" in out[12] and out[12].endswith("kb: resto_1 R_cuisine italian")
+    assert len(out) == 13  # nothing after /quit
+
+
+def test_train_joblib_and_chat(tmp_path, bundled_only, monkeypatch, capsys):
+    path = tmp_path / "tfidf.joblib"
+    assert main(["train", "--task", "1", "--model", "tfidf", "--save", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert '{"use_history": false}' in out and f"saved to {path}" in out
+    assert _chat(monkeypatch, capsys, [str(path)], ["in rome", "/quit"]) == [
+        "bot: api_call french rome two cheap"
+    ]
+
+
+def test_train_babi_qa(tmp_path, bundled_only, capsys):
+    from irdialog.datasets import load_babi_qa
+    from irdialog.persist import load
+
+    path = tmp_path / "ngram.npz"
+    argv = ["train", "--suite", "babi-qa", "--task", "1", "--model", "ngram", "--save", str(path)]
+    assert main(argv) == 0
+    test = load_babi_qa(1, "test")
+    assert load(path).score(test.X, test.y) == pytest.approx(0.6)  # the bench's 60.0
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "--task", "1", "--model", "nn", "--save", "{tmp}/m.txt"], "ending in .npz"),
+        (["train", "--task", "7", "--model", "nn", "--save", "{tmp}/m.npz"], "tasks are 1-6"),
+        (["train", "--task", "1", "--model", "x", "--save", "{tmp}/m.npz"], "unknown dialog-"),
+        (["train", "--task", "1", "--model", "nn", "--save", "{tmp}/no/m.npz"], "does not exist"),
+        (["chat", "{tmp}/missing.npz"], "no such model file"),
+        (["chat", "{tmp}/bad.npz"], "not an irdialog model file"),
+        (["chat", "{tmp}/bad.joblib"], "could not be loaded with joblib"),
+    ],
+)
+def test_train_and_chat_errors(tmp_path, monkeypatch, capsys, argv, message):
+    import irdialog.bench._dialog_babi as suite
+
+    monkeypatch.setattr(suite, "_fit_task", _no_training)
+    (tmp_path / "bad.npz").write_text("x")
+    (tmp_path / "bad.joblib").write_text("x")
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("irdialog: error: ") and message in err
+
+
+@pytest.mark.slow
+def test_compile_notice_on_a_first_run_only(tmp_path):
+    """End to end, in fresh processes with an empty numba cache: the first run says that it
+    compiles (about a minute), the second loads the kernels and says nothing."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "NUMBA_NUM_THREADS": "1"}
+    env.pop("IRDIALOG_DATA", None)
+    argv = [sys.executable, "-m", "irdialog", "train", "--task", "1", "--model", "memn2n"]
+    argv += ["--save", str(tmp_path / "m.npz")]
+    first, second = (subprocess.run(argv, env=env, capture_output=True, text=True) for _ in "12")
+    assert first.returncode == second.returncode == 0
+    assert first.stderr.count("irdialog: compiling numba kernels") == 1
+    assert second.stderr == ""

@@ -8,8 +8,14 @@ provenance record (``_harness``, ``_provenance``); ``_report`` renders the resul
 the Markdown tables of BENCHMARKS.md. ``irdialog bench`` is the command over all of it.
 """
 
-from ._babi_qa import BABI_QA_MODELS, bench_babi_qa, format_qa_table, search_babi_qa
-from ._dialog_babi import DIALOG_BABI_MODELS, bench_dialog_babi, format_table
+from ._babi_qa import (
+    BABI_QA_MODELS,
+    bench_babi_qa,
+    format_qa_table,
+    search_babi_qa,
+    train_babi_qa,
+)
+from ._dialog_babi import DIALOG_BABI_MODELS, bench_dialog_babi, format_table, train_dialog_babi
 from ._harness import dask_cluster, merge_runs, reseed, run_suite
 from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
@@ -41,5 +47,7 @@ __all__ = [
     "reseed",
     "run_suite",
     "search_babi_qa",
+    "train_babi_qa",
+    "train_dialog_babi",
     "write_presets",
 ]

@@ -177,6 +177,39 @@ def _check_tasks(model, tasks):
     return BABI_QA_MODELS[model], tasks
 
 
+def _fit(spec, params, train, seed):
+    estimator = reseed(spec.build(**params), seed)
+    return estimator.fit(train.X, train.y, **spec.fit_params(train))
+
+
+def train_babi_qa(model: str, task: int, data_home=None, seed: int = 0, overrides=None,
+                  lang: str = "en"):  # fmt: skip
+    """The single-task model :func:`bench_babi_qa` scores for one task, fitted the same way
+    (its preset, on the task's train split), for ``irdialog train``.
+
+    Returns
+    -------
+    fitted : estimator
+    chosen : dict
+        ``{"task", "params", "selection"}`` as in the bench's ``chosen``.
+
+    Examples
+    --------
+    >>> from irdialog.bench import train_babi_qa
+    >>> model, chosen = train_babi_qa("ngram", task=1)
+    >>> from irdialog.datasets import load_babi_qa
+    >>> test = load_babi_qa(1, "test")
+    >>> round(100 * model.score(test.X, test.y), 1)  # the bench's row for task 1
+    60.0
+    """
+    spec, [task] = _check_tasks(model, [task])
+    preset = load_presets("babi-qa", model)[task]
+    params = {**preset.params, **dict(overrides or {})}
+    train = load_babi_qa(task, "train", lang=lang, data_home=data_home)
+    fitted = _fit(spec, params, train, seed)
+    return fitted, {"task": task, "params": params, "selection": {"preset": preset.record}}
+
+
 def bench_babi_qa(
     model: str,
     tasks=tuple(range(1, 21)),
@@ -255,8 +288,7 @@ def bench_babi_qa(
         return {**presets[None if joint else task].params, **overrides}
 
     def fit(task, train):
-        estimator = reseed(spec.build(**params(task)), seed)
-        return estimator.fit(train.X, train.y, **spec.fit_params(train))
+        return _fit(spec, params(task), train, seed)
 
     fitted = {}
     if joint:

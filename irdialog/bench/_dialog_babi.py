@@ -121,6 +121,81 @@ def _dialog_paper():
     return {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
 
 
+def _fit_task(spec, presets, task, train, dev, seed, overrides, bar=None):
+    """Fit every grid point (or the preset) of a task on trn and keep the best on dev:
+    ``(dev accuracy, params, fitted model, preset record)``."""
+    if spec.presets:
+        preset = presets[task]
+        points, preset_selection = [preset.params], {"preset": preset.record}
+    else:
+        points, preset_selection = list(ParameterGrid(spec.grid)), {}
+    points = [{**point, **overrides} for point in points]
+    best = None
+    for point in points:
+        fitted = reseed(spec.build(train, **point), seed).fit(train.X, train.y)
+        dev_acc = _evaluate(fitted, dev)["per_response"]
+        if best is None or dev_acc > best[0]:
+            best = (dev_acc, point, fitted)
+        if bar is not None:
+            bar.update()
+    return (*best, preset_selection)
+
+
+def _check_model_and_tasks(model, tasks) -> list[int]:
+    if model not in DIALOG_BABI_MODELS:
+        raise ValueError(
+            f"unknown dialog-babi model {model!r}; choose from {sorted(DIALOG_BABI_MODELS)}"
+        )
+    tasks = [int(t) for t in tasks]
+    unknown = set(tasks) - set(range(1, 7))
+    if unknown:
+        raise ValueError(f"dialog bAbI tasks are 1-6, got {sorted(unknown)}")
+    return tasks
+
+
+def train_dialog_babi(model: str, task: int, data_home=None, seed: int = 0, overrides=None):
+    """The model :func:`bench_dialog_babi` scores for one task, fitted the same way.
+
+    The model is built from its preset (or each point of its grid), fitted on the trn split
+    and, for a grid, the point with the best dev accuracy kept: exactly the model behind
+    the bench's row, ready to save (``irdialog train``) or to talk to (``irdialog chat``).
+
+    Parameters
+    ----------
+    model : str
+        A key of ``DIALOG_BABI_MODELS``.
+    task : int
+        1-6.
+    data_home : path-like, default=None
+    seed : int, default=0
+    overrides : dict, default=None
+        Parameters set on top of the preset or every grid point.
+
+    Returns
+    -------
+    fitted : estimator
+    chosen : dict
+        ``{"task", "params", "selection"}`` as in the bench's ``chosen``.
+
+    Examples
+    --------
+    >>> from irdialog.bench import train_dialog_babi
+    >>> model, chosen = train_dialog_babi("tfidf", task=1)
+    >>> chosen["params"], chosen["selection"]["dev_per_response"]
+    ({'use_history': False}, 6.02)
+    """
+    [task] = _check_model_and_tasks(model, [task])
+    spec = DIALOG_BABI_MODELS[model]
+    presets = load_presets("dialog-babi", spec.presets) if spec.presets else {}
+    train = load_dialog_babi(task, "trn", data_home=data_home)
+    dev = load_dialog_babi(task, "dev", data_home=data_home)
+    dev_acc, point, fitted, preset_selection = _fit_task(
+        spec, presets, task, train, dev, seed, dict(overrides or {})
+    )
+    selection = {"dev_per_response": round_metric(dev_acc), **preset_selection}
+    return fitted, {"task": task, "params": dict(point), "selection": selection}
+
+
 def bench_dialog_babi(
     model: str,
     tasks=(1, 2, 3, 4, 5, 6),
@@ -171,15 +246,8 @@ def bench_dialog_babi(
     1     tst         5936             5.8 (0.0)       5.6 (0.0)  +0.2
     1     tst-OOV     6020             5.8 (0.0)       5.8 (0.0)  +0.0
     """
-    if model not in DIALOG_BABI_MODELS:
-        raise ValueError(
-            f"unknown dialog-babi model {model!r}; choose from {sorted(DIALOG_BABI_MODELS)}"
-        )
+    tasks = _check_model_and_tasks(model, tasks)
     spec = DIALOG_BABI_MODELS[model]
-    tasks = [int(t) for t in tasks]
-    unknown = set(tasks) - set(range(1, 7))
-    if unknown:
-        raise ValueError(f"dialog bAbI tasks are 1-6, got {sorted(unknown)}")
     overrides = dict(overrides or {})
     presets = load_presets("dialog-babi", spec.presets) if spec.presets else {}
     start = time.perf_counter()
@@ -195,21 +263,9 @@ def bench_dialog_babi(
     n_points = 1 if spec.presets else len(ParameterGrid(spec.grid))
     bar = tqdm(total=len(tasks) * (n_points + 2), desc=f"dialog-babi {model}", disable=not progress)
     for task in tasks:
-        if spec.presets:
-            preset = presets[task]
-            points, preset_selection = [preset.params], {"preset": preset.record}
-        else:
-            points, preset_selection = list(ParameterGrid(spec.grid)), {}
-        points = [{**point, **overrides} for point in points]
-        train, dev = data[task, "trn"], data[task, "dev"]
-        best = None
-        for point in points:
-            fitted = reseed(spec.build(train, **point), seed).fit(train.X, train.y)
-            dev_acc = _evaluate(fitted, dev)["per_response"]
-            if best is None or dev_acc > best[0]:
-                best = (dev_acc, point, fitted)
-            bar.update()
-        dev_acc, point, fitted = best
+        dev_acc, point, fitted, preset_selection = _fit_task(
+            spec, presets, task, data[task, "trn"], data[task, "dev"], seed, overrides, bar
+        )
         chosen.append(
             {
                 "task": task,

@@ -205,7 +205,8 @@ def find_data_file(data_home, relpaths: Sequence[str], what: str) -> Path:
     raise FileNotFoundError(
         f"{what}: file not found in the data home {home}, taken from {source}"
         f"{missing_home}. Looked for: {', '.join(str(p) for p in tried)}. Pass data_home= "
-        f"or set {ENV_VAR} to a directory with that file (layout of ../shared/data)."
+        f"or set {ENV_VAR} to a directory with that file (the layout is in the README's Data "
+        "section; `irdialog datasets` lists what a data home holds)."
     )
 
 

@@ -351,9 +351,9 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         ...     model = model.partial_fit(X, y)
         >>> model.n_documents_
         4
-        >>> model.rank_candidates(["usb disk won't mount"],
-        ...                       [["try the mount command", "restart it"]]).argmax()
-        np.int64(0)
+        >>> int(model.rank_candidates(["usb disk won't mount"],
+        ...                           [["try the mount command", "restart it"]]).argmax())
+        0
         """
         self._validate_params()
         if not self._streaming():

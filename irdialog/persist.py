@@ -1,0 +1,417 @@
+"""Save and load fitted models without pickle: one ``.npz`` file of arrays and JSON.
+
+``joblib.dump``/``joblib.load`` work on every irdialog model, but loading a pickle runs
+whatever code the file names: never load one from someone you do not trust. :func:`save`
+writes a model as plain data instead, and :func:`load` rebuilds it without ever calling
+pickle:
+
+- numpy arrays go into the ``.npz`` archive (read back with ``allow_pickle=False``); arrays
+  of Python objects (the candidate strings) and numpy scalars are stored as JSON values;
+- scipy.sparse matrices by their component arrays (``data``, ``indices``, ``indptr``);
+- ``None``, bool, int, float, str, list, tuple, dict (any hashable keys), set, frozenset and
+  ``collections.Counter`` as JSON;
+- dataclasses (:class:`irdialog.base.Context`, ``Turn``), named tuples and other objects
+  (estimators, vocabularies, nested estimators) by their class path and attributes;
+- functions and classes by their qualified name.
+
+On load, every class and function is looked up by its module and name, and refused unless
+it is defined in irdialog, scikit-learn, numpy or scipy.sparse (:data:`ALLOWED_MODULES`);
+objects are rebuilt with ``cls.__new__`` and their attributes, so no ``__init__``,
+``__setstate__`` or ``__reduce__`` of the file's choice runs. A file that is not such a
+model, or has been altered into something else, raises :class:`ModelFileError`.
+
+Examples
+--------
+>>> import pathlib, tempfile
+>>> from irdialog import TfidfRanker
+>>> from irdialog.persist import load, save
+>>> model = TfidfRanker().fit(["hi", "book a table"], ["hello there", "a table for how many?"])
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "tfidf.npz"
+>>> save(model, path)
+>>> load(path).predict(["a table please"])[0]
+'a table for how many?'
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import importlib
+import json
+import types
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import __version__
+
+__all__ = ["ALLOWED_MODULES", "ModelFileError", "load", "save"]
+
+FORMAT = "irdialog-model"
+FORMAT_VERSION = 1
+_HEADER = "__irdialog__"  # the JSON document, stored as a uint8 array of its UTF-8 bytes
+
+# The modules whose classes and functions a model file may name (a module or its submodules).
+ALLOWED_MODULES = ("irdialog", "sklearn", "numpy", "scipy.sparse")
+
+_SPARSE_FORMATS = {"csr", "csc", "coo", "bsr"}
+
+
+class ModelFileError(ValueError):
+    """A file that :func:`load` cannot or will not read as an irdialog model."""
+
+
+def _allowed(module: str) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in ALLOWED_MODULES)
+
+
+def _path_of(obj) -> str:
+    return f"{obj.__module__}:{obj.__qualname__}"
+
+
+# --------------------------------------------------------------------------- saving
+
+
+class _Writer:
+    def __init__(self):
+        self.arrays: dict[str, np.ndarray] = {}
+        self.memo: dict[int, int] = {}  # id(obj) -> reference number, for shared objects
+        self.keep: list = []  # keeps memoised objects alive (ids stay unique)
+
+    def array(self, a: np.ndarray) -> dict:
+        if a.dtype.hasobject:
+            return {
+                "__objarray__": [self.encode(v) for v in a.ravel().tolist()],
+                "shape": list(a.shape),
+            }
+        key = f"a{len(self.arrays)}"
+        self.arrays[key] = a
+        return {"__array__": key}
+
+    def encode(self, obj, where: str = "model"):
+        if obj is None or isinstance(obj, (bool, str)):
+            return obj
+        if isinstance(obj, int) and type(obj) is int:
+            return obj
+        if type(obj) is float:
+            return obj if np.isfinite(obj) else {"__float__": repr(obj)}
+        if isinstance(obj, np.generic):
+            return {"__scalar__": obj.dtype.str, "value": self.encode(obj.item(), where)}
+        if isinstance(obj, np.dtype):
+            return {"__dtype__": obj.str}
+        if isinstance(obj, type):
+            if not _allowed(obj.__module__) and obj.__module__ != "builtins":
+                raise TypeError(f"cannot save {where}: the class {_path_of(obj)} is not allowed")
+            return {"__class__": _path_of(obj)}
+        if _is_function(obj):
+            if not (obj.__module__ or "").startswith("irdialog") or "<" in obj.__qualname__:
+                raise TypeError(
+                    f"cannot save {where}: the function {_path_of(obj)} is not an irdialog function"
+                )
+            return {"__function__": _path_of(obj)}
+        if isinstance(obj, np.ndarray):
+            return self.array(obj)
+        ref = self.memo.get(id(obj))
+        if ref is not None:
+            return {"__ref__": ref}
+        number = len(self.memo)
+        self.memo[id(obj)] = number
+        self.keep.append(obj)
+        body = self._compound(obj, where)
+        return {"__id__": number, **body}
+
+    def _compound(self, obj, where: str) -> dict:
+        if sp.issparse(obj):
+            fmt = obj.format
+            if fmt not in _SPARSE_FORMATS:
+                obj, fmt = obj.tocsr(), "csr"
+            parts = ("row", "col", "data") if fmt == "coo" else ("data", "indices", "indptr")
+            return {
+                "__sparse__": _path_of(type(obj)),
+                "shape": list(obj.shape),
+                **{p: self.array(np.asarray(getattr(obj, p))) for p in parts},
+            }
+        if type(obj) is collections.Counter:
+            return {"__counter__": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        if type(obj) in (list, tuple, set, frozenset):
+            items = [self.encode(v, where) for v in obj]
+            return {f"__{type(obj).__name__}__": items}
+        if type(obj) is dict:
+            if all(type(k) is str for k in obj):
+                return {"__dict__": {k: self.encode(v, f"{where}[{k!r}]") for k, v in obj.items()}}
+            return {"__items__": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        cls = type(obj)
+        if not _allowed(cls.__module__):
+            raise TypeError(
+                f"cannot save {where}: it holds a {_path_of(cls)}, which is not an irdialog, "
+                "scikit-learn, numpy or scipy.sparse object; use joblib.dump for such models"
+            )
+        if isinstance(obj, tuple) and hasattr(cls, "_fields"):  # a named tuple
+            return {"__object__": _path_of(cls), "tuple": [self.encode(v, where) for v in obj]}
+        if dataclasses.is_dataclass(obj):
+            state = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+        elif hasattr(obj, "__dict__"):
+            state = vars(obj)
+        else:
+            raise TypeError(f"cannot save {where}: {_path_of(cls)} has no attributes to store")
+        if isinstance(obj, dict):  # a dict subclass such as sklearn.utils.Bunch
+            items = [[self.encode(k), self.encode(v)] for k, v in obj.items()]
+            return {"__object__": _path_of(cls), "items": items, "state": {}}
+        return {
+            "__object__": _path_of(cls),
+            "state": {k: self.encode(v, f"{where}.{k}") for k, v in state.items()},
+        }
+
+
+def _is_function(obj) -> bool:
+    return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType))
+
+
+def save(model, path) -> None:
+    """Write a fitted (or unfitted) model to ``path`` as arrays and JSON, without pickle.
+
+    Parameters
+    ----------
+    model : estimator
+        Any irdialog model or pipeline (scikit-learn, numpy and scipy.sparse objects inside
+        it are stored too).
+    path : str or os.PathLike
+        The file to write (conventionally ``*.npz``; numpy adds no suffix here).
+
+    Raises
+    ------
+    TypeError
+        When the model holds something that cannot be stored as data: an object or
+        function from outside irdialog, scikit-learn, numpy and scipy.sparse (a lambda,
+        a user's own analyzer function). Nothing is dropped silently.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> from irdialog.persist import save
+    >>> save(FunctionTransformer(len), pathlib.Path(tempfile.mkdtemp()) / "m.npz")
+    Traceback (most recent call last):
+    ...
+    TypeError: cannot save model.func: the function builtins:len is not an irdialog function
+    """
+    writer = _Writer()
+    doc = {
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "irdialog": __version__,
+        "model": writer.encode(model),
+    }
+    header = np.frombuffer(json.dumps(doc).encode("utf-8"), dtype=np.uint8)
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **{_HEADER: header}, **writer.arrays)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _resolve(path: str, *, kind: str):
+    """The class or function named ``module:qualname``, if the allowlist permits it."""
+    if not isinstance(path, str) or ":" not in path:
+        raise ModelFileError(f"malformed {kind} name {path!r}")
+    module, _, qualname = path.partition(":")
+    if module == "builtins" and kind == "class":
+        obj = getattr(__import__("builtins"), qualname, None)
+        if obj in (int, float, str, bool, complex, list, tuple, dict, set, frozenset, object):
+            return obj
+        raise ModelFileError(f"refusing to load the class {path}: not in the allowlist")
+    allowed = module.startswith("irdialog") if kind == "function" else _allowed(module)
+    # ``__main__`` modules run a program when imported (``irdialog.__main__`` runs the CLI).
+    if not allowed or "<" in qualname or "__main__" in module.split("."):
+        raise ModelFileError(
+            f"refusing to load the {kind} {path}: only irdialog, scikit-learn, numpy and "
+            "scipy.sparse names are allowed"
+        )
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as err:
+        raise ModelFileError(f"the {kind} {path} does not exist in this installation") from err
+    # What the name resolves to must itself be defined in an allowed module (``irdialog.cli.os``
+    # would otherwise reach any module irdialog imports).
+    own = getattr(obj, "__module__", None) or ""
+    if kind == "function":
+        ok = _is_function(obj) and own.startswith("irdialog")
+    else:
+        ok = isinstance(obj, type) and _allowed(own)
+    if not ok:
+        raise ModelFileError(f"refusing to load the {kind} {path}: it is not an allowed {kind}")
+    return obj
+
+
+class _Reader:
+    def __init__(self, archive):
+        self.archive = archive
+        self.memo: dict[int, object] = {}
+
+    def array(self, spec) -> np.ndarray:
+        if not isinstance(spec, dict):
+            raise ModelFileError("malformed array entry")
+        if "__objarray__" in spec:
+            items = [self.decode(v) for v in spec["__objarray__"]]
+            out = np.empty(len(items), dtype=object)
+            out[:] = items
+            return out.reshape(spec["shape"])
+        key = spec.get("__array__")
+        if key not in self.archive.files or key == _HEADER:
+            raise ModelFileError(f"the array {key!r} is missing from the file")
+        return self.archive[key]
+
+    def decode(self, value):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, list):
+            raise ModelFileError("malformed model file: a bare list")
+        if not isinstance(value, dict):
+            raise ModelFileError(f"malformed model file: unexpected {type(value).__name__}")
+        if "__ref__" in value:
+            try:
+                return self.memo[value["__ref__"]]
+            except (KeyError, TypeError):
+                raise ModelFileError("malformed model file: a dangling reference") from None
+        if "__float__" in value:
+            return float(value["__float__"])  # inf, -inf, nan
+        if "__scalar__" in value:
+            return np.dtype(value["__scalar__"]).type(self.decode(value["value"]))
+        if "__dtype__" in value:
+            return np.dtype(value["__dtype__"])
+        if "__class__" in value:
+            return _resolve(value["__class__"], kind="class")
+        if "__array__" in value or "__objarray__" in value:
+            return self.array(value)
+        number = value.get("__id__")
+        if "__list__" in value:
+            out = self._remember(number, [])
+            out.extend(self.decode(v) for v in value["__list__"])
+            return out
+        if "__tuple__" in value:
+            return self._remember(number, tuple(self.decode(v) for v in value["__tuple__"]))
+        if "__set__" in value:
+            return self._remember(number, {self.decode(v) for v in value["__set__"]})
+        if "__frozenset__" in value:
+            return self._remember(number, frozenset(self.decode(v) for v in value["__frozenset__"]))
+        if "__dict__" in value:
+            out = self._remember(number, {})
+            out.update((k, self.decode(v)) for k, v in value["__dict__"].items())
+            return out
+        if "__items__" in value or "__counter__" in value:
+            out = self._remember(number, {} if "__items__" in value else collections.Counter())
+            for k, v in value.get("__items__", value.get("__counter__")):
+                out[self.decode(k)] = self.decode(v)
+            return out
+        if "__sparse__" in value:
+            cls = _resolve(value["__sparse__"], kind="class")
+            # scipy.sparse.sparray is scipy >= 1.11
+            if not issubclass(cls, (sp.spmatrix, getattr(sp, "sparray", sp.spmatrix))):
+                raise ModelFileError(f"{value['__sparse__']} is not a sparse matrix class")
+            shape = tuple(value["shape"])
+            if "row" in value:
+                parts = (self.array(value["data"]), (self.array(value["row"]),
+                                                     self.array(value["col"])))  # fmt: skip
+            else:
+                parts = tuple(self.array(value[p]) for p in ("data", "indices", "indptr"))
+            return self._remember(number, cls(parts, shape=shape))
+        if "__function__" in value:
+            return _resolve(value["__function__"], kind="function")
+        if "__object__" in value:
+            return self._object(number, value)
+        raise ModelFileError(f"malformed model file: unknown entry {sorted(value)[:3]}")
+
+    def _remember(self, number, obj):
+        if number is not None:
+            self.memo[number] = obj
+        return obj
+
+    def _object(self, number, value):
+        cls = _resolve(value["__object__"], kind="class")
+        if "tuple" in value:  # a named tuple
+            if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+                raise ModelFileError(f"{value['__object__']} is not a named tuple")
+            return self._remember(number, cls(*[self.decode(v) for v in value["tuple"]]))
+        state = value.get("state")
+        if not isinstance(state, dict):
+            raise ModelFileError(f"malformed model file: no state for {value['__object__']}")
+        if dataclasses.is_dataclass(cls):
+            fields = {k: self.decode(v) for k, v in state.items()}
+            obj = object.__new__(cls)
+            for k, v in fields.items():  # frozen or slotted dataclasses too
+                object.__setattr__(obj, k, v)
+            return self._remember(number, obj)
+        obj = self._remember(number, cls.__new__(cls))
+        if isinstance(obj, dict):
+            for k, v in value.get("items", []):
+                obj[self.decode(k)] = self.decode(v)
+        obj.__dict__.update((k, self.decode(v)) for k, v in state.items())
+        return obj
+
+
+def load(path):
+    """Read a model written by :func:`save`; never runs pickle.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    model : estimator
+
+    Raises
+    ------
+    ModelFileError
+        When the file is not an irdialog model file, has been altered, or names a class
+        or function outside :data:`ALLOWED_MODULES`.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from irdialog.persist import load
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "notes.npz"
+    >>> _ = path.write_text("not a model")
+    >>> load(path)
+    Traceback (most recent call last):
+    ...
+    irdialog.persist.ModelFileError: notes.npz is not an irdialog model file (not an npz archive)
+    """
+    path = Path(path)
+    name = path.name
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        archive = None  # numpy refuses what could only be read as a pickle
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ModelFileError(f"{name} is not an irdialog model file (not an npz archive)")
+    try:
+        with archive:
+            if _HEADER not in archive.files:
+                raise ModelFileError(f"{name} is not an irdialog model file (no header)")
+            try:
+                doc = json.loads(archive[_HEADER].tobytes().decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                raise ModelFileError(f"{name}: the header is not valid JSON ({err})") from None
+            if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+                raise ModelFileError(f"{name} is not an irdialog model file (wrong format)")
+            if doc.get("version") != FORMAT_VERSION:
+                raise ModelFileError(
+                    f"{name}: model file version {doc.get('version')!r}; this irdialog reads "
+                    f"version {FORMAT_VERSION}"
+                )
+            return _Reader(archive).decode(doc.get("model"))
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError) as err:
+        raise ModelFileError(f"{name}: damaged model file ({err})") from None
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as err:
+        raise ModelFileError(
+            f"{name}: malformed model file ({type(err).__name__}: {err})"
+        ) from None
