@@ -79,6 +79,12 @@ and the number of hashed indices."""
 _MASK = 0xFFFFFFFF
 # Numpy scalars, not Python ints: numba would compile a helper once per literal value.
 _SEED = np.int64(7)
+# Constant arguments as numpy scalars and arrays, not Python literals: numba compiles a
+# function once per literal value it is called with (ff_score and every helper it passes
+# the slot pair to, once per pair), which tripled the compile time of these kernels.
+_PK = np.arange(3, dtype=np.int64)  # the slot pairs
+_START = np.int64(0)  # an empty feature buffer
+_WITH_RECENCY, _WITHOUT_RECENCY = np.bool_(True), np.bool_(False)
 _ZERO = np.int64(0)
 MAX_FEATURES = 1 << 32
 _OFF = np.int64(4096)  # added to signed values (distances, relative positions) before hashing
@@ -485,7 +491,7 @@ def ff_features(buf, m, batch, q, pk, i, j):
         buf[m] = _fin(_h1(T_FF_EMPTYB, pk), nf)
         return m + 1
     m = _ff_head(buf, m, batch, q, pk, i, j)
-    m, nm = _ff_shared(buf, m, batch, q, pk, i, j, True)
+    m, nm = _ff_shared(buf, m, batch, q, pk, i, j, _WITH_RECENCY)
     buf[m] = _fin(_h2(T_FF_NM, pk, _count_bucket(nm)), nf)
     return m + 1
 
@@ -542,9 +548,9 @@ def _lat_tables(w, batch, q, work):
             for pk in range(3):
                 if PAIR_SLOTS[pk][1] >= batch.max_facts:
                     continue
-                mm = _lat_block(buf, 0, batch, s0 + j, p, (T_FF_LATA, T_FF_LATPA, pk))
+                mm = _lat_block(buf, _START, batch, s0 + j, p, (T_FF_LATA, T_FF_LATPA, pk))
                 latA[pk, j, p] = _dot(w, buf, mm)
-                mm = _lat_block(buf, 0, batch, s0 + j, p, (T_FF_LATB, T_FF_LATPB, pk))
+                mm = _lat_block(buf, _START, batch, s0 + j, p, (T_FF_LATB, T_FF_LATPB, pk))
                 latB[pk, j, p] = _dot(w, buf, mm)
 
 
@@ -562,8 +568,8 @@ def ff_score(w, batch, q, pk, i, j, work):
     buf, latA, latB = work.buf, work.latA, work.latB
     ia, ib = sent[s0 + i], sent[s0 + i + 1]
     ja, jb = sent[s0 + j], sent[s0 + j + 1]
-    m = _ff_head(buf, 0, batch, q, pk, i, j)
-    m, nm = _ff_shared(buf, m, batch, q, pk, i, j, False)
+    m = _ff_head(buf, _START, batch, q, pk, i, j)
+    m, nm = _ff_shared(buf, m, batch, q, pk, i, j, _WITHOUT_RECENCY)
     buf[m] = _fin(_h2(T_FF_NM, pk, _count_bucket(nm)), nf)
     s = _dot(w, buf, m + 1)
     for pi in range(ib - ia):
@@ -602,7 +608,7 @@ def search_question(w, scale, batch, q, gold, loss_weight, work):
         g[k] = E if gold[k] < 0 else gold[k]
     for k in range(max_facts):
         for i in range(n + 1):
-            mm = xf_features(buf, 0, batch, q, k, i)
+            mm = xf_features(buf, _START, batch, q, k, i)
             A[k, i] = scale * _dot(w, buf, mm) + (loss_weight if i != g[k] else 0.0)
     done[:, : n + 1, : n + 1] = False
     _lat_tables(w, batch, q, work)
@@ -637,7 +643,7 @@ def search_question(w, scale, batch, q, gold, loss_weight, work):
             if o2 == o1 or not (adj[n, o2] or adj[o1, o2]):
                 continue
             if not done[0, o1, o2]:
-                Bt[0, o1, o2] = scale * ff_score(w, batch, q, 0, o1, o2, work)
+                Bt[0, o1, o2] = scale * ff_score(w, batch, q, _PK[0], o1, o2, work)
                 done[0, o1, o2] = True
             s12 = s1 + A[1, o2] + Bt[0, o1, o2]
             s = s12  # (o1, o2, empty)
@@ -652,10 +658,10 @@ def search_question(w, scale, batch, q, gold, loss_weight, work):
                 if o3 == o1 or o3 == o2 or not (adj[n, o3] or adj[o1, o3] or adj[o2, o3]):
                     continue
                 if not done[1, o2, o3]:
-                    Bt[1, o2, o3] = scale * ff_score(w, batch, q, 1, o2, o3, work)
+                    Bt[1, o2, o3] = scale * ff_score(w, batch, q, _PK[1], o2, o3, work)
                     done[1, o2, o3] = True
                 if not done[2, o1, o3]:
-                    Bt[2, o1, o3] = scale * ff_score(w, batch, q, 2, o1, o3, work)
+                    Bt[2, o1, o3] = scale * ff_score(w, batch, q, _PK[2], o1, o3, work)
                     done[2, o1, o3] = True
                 s = s12 + A[2, o3] + Bt[1, o2, o3] + Bt[2, o1, o3]
                 if s > best_score:
