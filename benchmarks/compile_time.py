@@ -22,8 +22,7 @@ import sys
 import tempfile
 import time
 
-from irdialog.bench import provenance
-from irdialog.bench._speed_tables import compile_time
+from benchmarks import finish_speed_result
 
 # Run in the child: `irdialog run --quiet` with numba's compile events recorded.
 _CHILD = r"""
@@ -66,21 +65,16 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="numba-cache-") as cache:
         cold = run_once(cache)
         warm = run_once(cache)
-    result = {
-        "benchmark": "compile-time",
-        "cold": cold,
-        "warm": warm,
-        "cold_over_warm": cold["process_seconds"] / warm["process_seconds"],
-        "provenance": provenance(
-            command=["python", "-m", "benchmarks.compile_time", *(argv or sys.argv[1:])],
-            seeds=[],
-            files=[],
-        ),
-    }
-    print("\n".join(compile_time(result)))
-    if args.output:
-        with open(args.output, "w") as fh:
-            json.dump(result, fh, indent=1)
+    finish_speed_result(
+        "compile-time",
+        {
+            "cold": cold,
+            "warm": warm,
+            "cold_over_warm": cold["process_seconds"] / warm["process_seconds"],
+        },
+        argv=argv,
+        output=args.output,
+    )
     return 0
 
 

@@ -26,9 +26,8 @@ from collections import defaultdict
 
 from threadpoolctl import threadpool_limits
 
-from irdialog.bench import provenance
+from benchmarks import finish_speed_result
 from irdialog.bench._movie_dialog import _memn2n, entity_candidates
-from irdialog.bench._speed_tables import movie_memn2n_epoch
 from irdialog.datasets import load_movie_dialog, record_data_files
 from irdialog.embed import _memn2n_kernels as K
 
@@ -93,20 +92,15 @@ def main(argv=None) -> int:
             row = epoch_time(args.task, optimizer, args.epochs, args.data_home)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
-    result = {
-        "benchmark": "movie-memn2n-epoch",
-        "rows": rows,
-        "provenance": provenance(
-            command=["python", "-m", "benchmarks.movie_memn2n_epoch", *(argv or sys.argv[1:])],
-            seeds=[0],
-            files=files,
-            data_home=args.data_home,
-        ),
-    }
-    print("\n".join(movie_memn2n_epoch(result)))
-    if args.output:
-        with open(args.output, "w") as fh:
-            json.dump(result, fh, indent=1)
+    finish_speed_result(
+        "movie-memn2n-epoch",
+        {"rows": rows},
+        argv=argv,
+        seeds=[0],
+        files=files,
+        data_home=args.data_home,
+        output=args.output,
+    )
     return 0
 
 

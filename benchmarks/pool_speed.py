@@ -33,11 +33,10 @@ from collections import Counter
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from benchmarks import finish_speed_result
 from benchmarks.speed import numpy_matmul_gflops
 from irdialog import MemN2NRanker, SupervisedEmbeddingRanker
 from irdialog._topk import inner_product_top_k
-from irdialog.bench import provenance
-from irdialog.bench._speed_tables import pool_speed
 from irdialog.datasets import load_dialog_babi, record_data_files
 from irdialog.text import tokenize
 
@@ -136,22 +135,15 @@ def main(argv=None) -> int:
                 row = bench_model(name, model, X, y, pool, real_at, candidates, matmul)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr)
-    result = {
-        "benchmark": "pool-speed",
-        "n_contexts": len(X),
-        "n_pool": len(pool),
-        "rows": rows,
-        "provenance": provenance(
-            command=["python", "-m", "benchmarks.pool_speed", *(argv or sys.argv[1:])],
-            seeds=[0],
-            files=files,
-            data_home=args.data_home,
-        ),
-    }
-    print("\n".join(pool_speed(result)))
-    if args.output:
-        with open(args.output, "w") as fh:
-            json.dump(result, fh, indent=1)
+    finish_speed_result(
+        "pool-speed",
+        {"n_contexts": len(X), "n_pool": len(pool), "rows": rows},
+        argv=argv,
+        seeds=[0],
+        files=files,
+        data_home=args.data_home,
+        output=args.output,
+    )
     return 0
 
 

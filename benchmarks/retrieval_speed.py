@@ -38,10 +38,9 @@ from collections import Counter
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from benchmarks import finish_speed_result
 from irdialog import TfidfRanker
 from irdialog.base import _top_k
-from irdialog.bench import provenance
-from irdialog.bench._speed_tables import retrieval_speed
 from irdialog.datasets import load_movie_dialog, load_movie_kb, record_data_files
 from irdialog.text import tokenize
 
@@ -160,20 +159,15 @@ def main(argv=None) -> int:
             )
             rows.append(row)
             print(json.dumps(row, indent=1), file=sys.stderr)
-    result = {
-        "benchmark": "retrieval-speed",
-        "rows": rows,
-        "provenance": provenance(
-            command=["python", "-m", "benchmarks.retrieval_speed", *(argv or sys.argv[1:])],
-            seeds=[],
-            files=files,
-            data_home=args.data_home,
-        ),
-    }
-    print("\n".join(retrieval_speed(result)))
-    if args.output:
-        with open(args.output, "w") as fh:
-            json.dump(result, fh, indent=1)
+    finish_speed_result(
+        "retrieval-speed",
+        {"rows": rows},
+        argv=argv,
+        seeds=[],
+        files=files,
+        data_home=args.data_home,
+        output=args.output,
+    )
     return 0
 
 

@@ -51,23 +51,27 @@ def _sift_down(scores, idx, size, pos):
 
 
 @njit(cache=True)
+def _sift_up(scores, idx, pos):
+    while pos > 0:
+        parent = (pos - 1) // 2
+        if not _worse(scores[pos], idx[pos], scores[parent], idx[parent]):
+            return
+        scores[pos], scores[parent] = scores[parent], scores[pos]
+        idx[pos], idx[parent] = idx[parent], idx[pos]
+        pos = parent
+
+
+@njit(cache=True)
 def _fill(row, offset, hs, hi, size):
     # Push the first columns of a row into a heap holding ``size`` < k entries until it
     # holds k; returns how many columns were taken.
     k = hs.shape[0]
     j = 0
     while size < k and j < row.shape[0]:
-        pos = size
-        hs[pos] = row[j]
-        hi[pos] = offset + j
+        hs[size] = row[j]
+        hi[size] = offset + j
+        _sift_up(hs, hi, size)
         size += 1
-        while pos > 0:  # sift up
-            parent = (pos - 1) // 2
-            if not _worse(hs[pos], hi[pos], hs[parent], hi[parent]):
-                break
-            hs[pos], hs[parent] = hs[parent], hs[pos]
-            hi[pos], hi[parent] = hi[parent], hi[pos]
-            pos = parent
         j += 1
     return j
 

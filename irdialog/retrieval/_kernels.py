@@ -19,40 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _better(score_a, doc_a, score_b, doc_b):
-    # Ranking order: the higher score first; ties to the lower document index.
-    return score_a > score_b or (score_a == score_b and doc_a < doc_b)
-
-
-@njit(cache=True)
-def _sift_down(heap_score, heap_doc, size, pos):
-    # A min-heap of the worst-ranked kept document at the root.
-    while True:
-        child = 2 * pos + 1
-        if child >= size:
-            return
-        if child + 1 < size and _better(
-            heap_score[child], heap_doc[child], heap_score[child + 1], heap_doc[child + 1]
-        ):
-            child += 1
-        if _better(heap_score[child], heap_doc[child], heap_score[pos], heap_doc[pos]):
-            return
-        heap_score[pos], heap_score[child] = heap_score[child], heap_score[pos]
-        heap_doc[pos], heap_doc[child] = heap_doc[child], heap_doc[pos]
-        pos = child
-
-
-@njit(cache=True)
-def _sift_up(heap_score, heap_doc, pos):
-    while pos > 0:
-        parent = (pos - 1) // 2
-        if _better(heap_score[pos], heap_doc[pos], heap_score[parent], heap_doc[parent]):
-            return
-        heap_score[pos], heap_score[parent] = heap_score[parent], heap_score[pos]
-        heap_doc[pos], heap_doc[parent] = heap_doc[parent], heap_doc[pos]
-        pos = parent
+from .._topk import _sift_down, _sift_up, _worse
 
 
 @njit(cache=True)
@@ -109,7 +76,7 @@ def postings_top_k(
                 heap_doc[size] = doc
                 _sift_up(heap_score, heap_doc, size)
                 size += 1
-            elif _better(score, doc, heap_score[0], heap_doc[0]):
+            elif _worse(heap_score[0], heap_doc[0], score, doc):
                 heap_score[0] = score
                 heap_doc[0] = doc
                 _sift_down(heap_score, heap_doc, size, 0)
