@@ -212,23 +212,23 @@ def encoder_backward(Wx, Wh, lstm, nact, off, ptok, X, Hp, Cp, A, Cn, dh_final, 
 
 
 @njit(cache=True)
-def candidate_matrix(O, cptr, ctok, cw):
-    """The embedding of each candidate: the weighted sum of its words' rows of ``O``."""
-    C = np.zeros((len(cptr) - 1, O.shape[1]), O.dtype)
+def candidate_matrix(Wout, cptr, ctok, cw):
+    """The embedding of each candidate: the weighted sum of its words' rows of ``Wout``."""
+    C = np.zeros((len(cptr) - 1, Wout.shape[1]), Wout.dtype)
     for c in range(len(cptr) - 1):
         for p in range(cptr[c], cptr[c + 1]):
-            C[c] += cw[p] * O[ctok[p]]
+            C[c] += cw[p] * Wout[ctok[p]]
     return C
 
 
 @njit(cache=True)
-def reader_loss_grad(h, O, cptr, ctok, cw, y, dO):
+def reader_loss_grad(h, Wout, cptr, ctok, cw, y, dWout):
     """Softmax cross-entropy of the candidates scored ``h . C[c]`` against the gold ``y``.
 
     ``h`` and ``y`` are in the same (sorted) order. Adds the gradient of the summed loss
-    to ``dO`` and returns (summed loss, correct answers, dh).
+    to ``dWout`` and returns (summed loss, correct answers, dh).
     """
-    C = candidate_matrix(O, cptr, ctok, cw)
+    C = candidate_matrix(Wout, cptr, ctok, cw)
     S = np.dot(h, C.T)
     B, n_c = S.shape
     loss = 0.0
@@ -255,7 +255,7 @@ def reader_loss_grad(h, O, cptr, ctok, cw, y, dO):
     dC = np.dot(S.T, h)
     for c in range(n_c):
         for p in range(cptr[c], cptr[c + 1]):
-            dO[ctok[p]] += cw[p] * dC[c]
+            dWout[ctok[p]] += cw[p] * dC[c]
     return loss, correct, dh
 
 

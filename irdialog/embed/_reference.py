@@ -340,7 +340,12 @@ def rnn_sequence(Emb, Wx, Wh, b, lstm, tokens):
         x = Emb[v]
         z = x @ Wx + h @ Wh + b
         if lstm:
-            i, f, g, o = _sig(z[:H]), _sig(z[H : 2 * H]), np.tanh(z[2 * H : 3 * H]), _sig(z[3 * H :])
+            i, f, g, o = (
+                _sig(z[:H]),
+                _sig(z[H : 2 * H]),
+                np.tanh(z[2 * H : 3 * H]),
+                _sig(z[3 * H :]),
+            )
             c_new = f * c + i * g
             h_new = o * np.tanh(c_new)
             steps.append((v, x, h, c, (i, f, g, o), c_new))

@@ -1,0 +1,211 @@
+"""Recurrent encoders: the numba kernels against a plain numpy reference, finite-difference
+checks of the whole-sequence losses (both cells, both uses), masking, the optimizer step,
+and the estimators' contract."""
+
+import numpy as np
+import pytest
+
+from irdialog.embed import _recurrent_kernels as K
+from irdialog.embed import _reference as R
+
+# --------------------------------------------------------------------------- a tiny problem
+
+V, E, H = 12, 4, 3
+
+
+def _params(seed, lstm, use, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    G = 4 if lstm else 1
+    P = {
+        "Emb": rng.standard_normal((V, E)) * 0.5,
+        "Wx": rng.standard_normal((E, G * H)) * 0.5,
+        "Wh": rng.standard_normal((H, G * H)) * 0.5,
+        "b": rng.standard_normal(G * H) * 0.1,
+    }
+    if use == "reader":
+        P["O"] = rng.standard_normal((V, H)) * 0.5
+    else:
+        P["M"] = rng.standard_normal((H, H)) * 0.5
+        P["bias"] = rng.standard_normal(1) * 0.1
+    return {k: v.astype(dtype) for k, v in P.items()}
+
+
+def _ragged(seqs):
+    ptr = np.concatenate([[0], np.cumsum([len(s) for s in seqs])]).astype(np.int64)
+    tok = np.concatenate([np.asarray(s, np.int64) for s in seqs]).astype(np.int32)
+    return ptr, tok
+
+
+# ragged lengths, with a length 1, an empty one and two of the same length
+SEQS = [[1, 2, 3], [4], [], [5, 6, 7, 8, 9], [2, 2], [9, 8, 7, 6, 5], [3, 11, 10, 1]]
+CANDS = (
+    np.array([0, 1, 3, 4], np.int64),
+    np.array([5, 6, 7, 8], np.int32),
+    np.array([1.0, 1.0, 2.0, 1.0]),
+)
+Y = np.array([0, 1, 2, 0, 1, 2, 1])
+PAIRS = (np.array([0, 3, 5, 6, 1]), np.array([4, 1, 6, 2, 0]), np.array([1, 0, 1, 0, 1]))
+
+
+def _bags(cands, dtype=np.float64):
+    cptr, ctok, cw = cands
+    out = np.zeros((len(cptr) - 1, V))
+    for c in range(len(cptr) - 1):
+        for p in range(cptr[c], cptr[c + 1]):
+            out[c, ctok[p]] += cw[p]
+    return out.astype(dtype)
+
+
+def kernel_loss_grad(P, lstm, use, seqs=SEQS, max_len=0):
+    ptr, tok = _ragged(seqs)
+    grads = K.Grads(P)
+    if use == "reader":
+        cands = (CANDS[0], CANDS[1], CANDS[2].astype(P["Emb"].dtype))
+        loss, correct = K.reader_batch(
+            P, grads, lstm, ptr, tok, np.arange(len(seqs)), max_len, cands, Y[: len(seqs)]
+        )
+    else:
+        loss, correct = K.dual_batch(P, grads, lstm, ptr, tok, *PAIRS, max_len)
+    return loss, correct, grads
+
+
+def reference_loss_grad(P, lstm, use, seqs=SEQS, max_len=0):
+    ptr, tok = _ragged(seqs)
+    if use == "reader":
+        loss, correct, grads, _ = R.reader_loss_grad(
+            P, lstm, ptr, tok, np.arange(len(seqs)), max_len, _bags(CANDS), Y[: len(seqs)]
+        )
+    else:
+        loss, correct, grads = R.dual_loss_grad(P, lstm, ptr, tok, *PAIRS, max_len)
+    return loss, correct, grads
+
+
+CELLS = [True, False]
+USES = ["reader", "dual"]
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+@pytest.mark.parametrize("use", USES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("max_len", [0, 3])
+def test_kernels_match_numpy_reference(lstm, use, dtype, max_len):
+    P = _params(0, lstm, use, dtype)
+    loss, correct, grads = kernel_loss_grad(P, lstm, use, max_len=max_len)
+    r_loss, r_correct, r_grads = reference_loss_grad(P, lstm, use, max_len=max_len)
+    tol = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-6)
+    np.testing.assert_allclose(loss, r_loss, **tol)
+    assert correct == r_correct
+    for k in P:
+        np.testing.assert_allclose(grads.dense[k], r_grads[k], err_msg=k, **tol)
+    # the touched rows are exactly the embedding rows with a gradient
+    touched = set(grads.touched[: grads.n_touched].tolist())
+    assert touched == set(np.flatnonzero(np.abs(r_grads["Emb"]).sum(axis=1) > 0).tolist())
+
+
+def test_final_states_match_reference_in_the_given_order():
+    P = _params(1, True, "reader")
+    ptr, tok = _ragged(SEQS)
+    rows = np.array([6, 2, 0, 3, 1])
+    h, _ = K.encode_batch(P, True, ptr, tok, rows, 0)
+    for i, r in enumerate(rows):
+        want, _ = R.rnn_sequence(P["Emb"], P["Wx"], P["Wh"], P["b"], True, SEQS[r])
+        np.testing.assert_allclose(h[i], want, rtol=1e-12, atol=1e-14)
+    assert not h[1].any()  # the empty sequence keeps the zero state
+
+
+def test_pack_batch_sorts_by_length_and_packs_only_active_rows():
+    ptr, tok = _ragged(SEQS)
+    order, nact, off, ptok = K.pack_batch(ptr, tok, np.arange(len(SEQS)), 0)
+    lengths = np.array([len(s) for s in SEQS])
+    assert (np.diff(lengths[order]) <= 0).all()
+    np.testing.assert_array_equal(nact, [(lengths > t).sum() for t in range(5)])
+    assert off[-1] == lengths.sum() == len(ptok)  # no padded position is ever computed
+    # with max_len, the last tokens are read
+    order, nact, off, ptok = K.pack_batch(ptr, tok, np.array([3]), 2)
+    np.testing.assert_array_equal(ptok, [8, 9])
+
+
+GRAD_CASES = [(lstm, use) for lstm in CELLS for use in USES]
+
+
+@pytest.mark.parametrize(("lstm", "use"), GRAD_CASES, ids=[f"{'lstm' if c else 'rnn'}-{u}"
+                                                          for c, u in GRAD_CASES])  # fmt: skip
+def test_finite_difference_gradient_of_whole_sequence_loss(lstm, use):
+    """Central differences of the summed loss over whole ragged sequences, for every entry
+    of every parameter (float64 kernels)."""
+    P = _params(2, lstm, use)
+    _, _, grads = kernel_loss_grad(P, lstm, use)
+    eps = 1e-6
+    worst = 0.0
+    for name, x in P.items():
+        flat = x.ravel()
+        g = grads.dense[name].ravel()
+        for k in range(len(flat)):
+            old = flat[k]
+            flat[k] = old + eps
+            up = kernel_loss_grad(P, lstm, use)[0]
+            flat[k] = old - eps
+            down = kernel_loss_grad(P, lstm, use)[0]
+            flat[k] = old
+            fd = (up - down) / (2 * eps)
+            assert fd == pytest.approx(g[k], rel=1e-5, abs=1e-8), (name, k)
+            if max(abs(fd), abs(g[k])) > 1e-3:
+                worst = max(worst, abs(fd - g[k]) / max(abs(fd), abs(g[k])))
+    print(f"max relative error {worst:.2e}")
+    assert worst < 1e-5
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+def test_padding_changes_nothing(lstm):
+    """A batch's other rows (longer, shorter, empty) change neither a row's final state nor
+    its gradient: each row gives the same as alone."""
+    P = _params(3, lstm, "reader")
+    ptr, tok = _ragged(SEQS)
+    h_all, _ = K.encode_batch(P, lstm, ptr, tok, np.arange(len(SEQS)), 0)
+    for r in range(len(SEQS)):
+        h_one, _ = K.encode_batch(P, lstm, ptr, tok, np.array([r]), 0)
+        np.testing.assert_allclose(h_all[r], h_one[0], rtol=1e-12, atol=1e-14)
+    total = K.Grads(P)
+    cands = CANDS
+    K.reader_batch(P, total, lstm, ptr, tok, np.arange(len(SEQS)), 0, cands, Y)
+    summed = {k: np.zeros_like(v) for k, v in P.items()}
+    for r in range(len(SEQS)):
+        one = K.Grads(P)
+        K.reader_batch(P, one, lstm, ptr, tok, np.array([r]), 0, cands, Y[[r]])
+        for k in P:
+            summed[k] += one.dense[k]
+    for k in P:
+        np.testing.assert_allclose(total.dense[k], summed[k], rtol=1e-10, atol=1e-12)
+
+
+def test_adam_step_clips_the_global_norm_and_updates_only_touched_rows():
+    P = _params(4, True, "reader")
+    before = {k: v.copy() for k, v in P.items()}
+    moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in P.items()}
+    _, _, grads = kernel_loss_grad(P, True, "reader", seqs=[[1, 2], [3], [1]])
+    G = {k: v.copy() for k, v in grads.dense.items()}
+    touched = grads.touched[: grads.n_touched].copy()
+    norm = K.apply_adam(P, grads, moments, 0.01, 0.5, 1)
+    want_norm = np.sqrt(sum((G[k] ** 2).sum() for k in G))
+    assert norm == pytest.approx(want_norm)
+    scale = 0.5 / want_norm
+    for k in P:
+        ref, m, v = R.adam_step(before[k], scale * G[k], 0 * G[k], 0 * G[k], 1, 0.01,
+                                0.9, 0.999, 1e-8)  # fmt: skip
+        if k == "Emb":
+            untouched = np.setdiff1d(np.arange(V), touched)
+            np.testing.assert_array_equal(P[k][untouched], before[k][untouched])
+            np.testing.assert_allclose(P[k][touched], ref[touched], rtol=1e-10)
+        else:
+            np.testing.assert_allclose(P[k], ref, rtol=1e-10)
+        assert not grads.dense[k].any()  # zeroed for the next batch
+    assert not grads.mark.any() and grads.n_touched == 0
+
+
+def test_kernels_are_repeatable():
+    P = _params(5, True, "dual", np.float32)
+    a = kernel_loss_grad(P, True, "dual")
+    b = kernel_loss_grad(P, True, "dual")
+    assert a[0] == b[0]
+    for k in P:
+        np.testing.assert_array_equal(a[2].dense[k], b[2].dense[k])
