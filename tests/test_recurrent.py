@@ -4,7 +4,11 @@ and the estimators' contract."""
 
 import numpy as np
 import pytest
+from conformance import RankerConformance
+from conftest import make_tiny_dialogs
 
+from irdialog import DualEncoderRanker, RecurrentReader
+from irdialog.base import Context, Turn
 from irdialog.embed import _recurrent_kernels as K
 from irdialog.embed import _reference as R
 
@@ -209,3 +213,133 @@ def test_kernels_are_repeatable():
     assert a[0] == b[0]
     for k in P:
         np.testing.assert_array_equal(a[2].dense[k], b[2].dense[k])
+
+
+# --------------------------------------------------------------------------- the estimators
+
+
+def _reader(**kw):
+    params = dict(hidden_size=16, embedding_dim=8, epochs=15, batch_size=4, random_state=0)
+    params.update(kw)
+    return RecurrentReader(**params)
+
+
+def _dual(**kw):
+    params = dict(hidden_size=16, embedding_dim=8, epochs=15, batch_size=4,
+                  learning_rate=0.01, random_state=0)  # fmt: skip
+    params.update(kw)
+    return DualEncoderRanker(**params)
+
+
+class TestRecurrentReaderConformance(RankerConformance):
+    param_grid = {"cell": ["lstm", "rnn"]}
+
+    def make_estimator(self):
+        return _reader()
+
+
+class TestDualEncoderConformance(RankerConformance):
+    param_grid = {"cell": ["lstm", "rnn"]}
+
+    def make_estimator(self):
+        return _dual()
+
+
+def _story_data(n=160, seed=0):
+    """Where-is questions whose answer is the most recent place of the person asked for."""
+    people, places = ["mary", "john", "sandra"], ["kitchen", "garden", "office", "hallway"]
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for _ in range(n):
+        facts, where = [], {}
+        for _ in range(3):
+            p, loc = people[rng.integers(3)], places[rng.integers(4)]
+            facts.append(Turn("kb", f"{p} went to the {loc}."))
+            where[p] = loc
+        p = list(where)[rng.integers(len(where))]
+        X.append(Context(tuple(facts), f"Where is {p}?"))
+        y.append(where[p])
+    return X, y
+
+
+@pytest.mark.parametrize(("cell", "floor"), [("lstm", 0.6), ("rnn", 0.45)])
+def test_reader_learns_where_is_questions(cell, floor):
+    X, y = _story_data()
+    Xt, yt = _story_data(60, seed=1)
+    model = _reader(cell=cell, hidden_size=32, embedding_dim=16, epochs=40,
+                    learning_rate=0.01).fit(X, y)  # fmt: skip
+    assert model.loss_curve_[-1] < model.loss_curve_[0]
+    assert model.score(Xt, yt) > floor  # chance is about 0.25
+
+
+def test_reader_reads_the_query_token_between_history_and_query():
+    model = _reader(epochs=1).fit(["hello there"], ["hi"])
+    ptr, tok = model._context_sequences(
+        [Context((Turn("user", "hello"),), "there zzz")],
+        model._analyzer(),
+        model.vocabulary_.index_,
+    )
+    words = [model.vocabulary_.tokens_[t] for t in tok]
+    assert words == ["hello", "<query>", "there"]  # the unknown word is dropped
+
+
+def test_reader_max_length_reads_the_last_tokens():
+    X, y = _story_data(20)
+    a = _reader(max_length=6, epochs=2).fit(X, y)
+    # the query is the last 4 tokens: only 2 story tokens are read, so changing the
+    # first fact changes nothing
+    changed = [Context((Turn("kb", "john went to the office."),) + X[0].history[1:], X[0].query)]
+    np.testing.assert_array_equal(a.decision_function(X[:1]), a.decision_function(changed))
+
+
+def test_dual_encoder_fit_chunks_equals_fit():
+    X, y, _ = make_tiny_dialogs()
+    whole = _dual(epochs=3).fit(X, y)
+    chunks = [(X[:7], y[:7]), (X[7:], y[7:])]
+    streamed = _dual(epochs=3).fit_chunks(iter(chunks))
+    assert streamed.candidates_.tolist() == whole.candidates_.tolist()
+    assert streamed.vocabulary_.tokens_ == whole.vocabulary_.tokens_
+    np.testing.assert_allclose(streamed.decision_function(X), whole.decision_function(X),
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+def test_dual_encoder_learns_and_takes_explicit_labels():
+    X = ["my usb stick does not mount", "no sound after the update", "wifi drops often"] * 10
+    y = ["sudo mount the usb stick", "restart pulseaudio for sound", "reload the wifi driver"] * 10
+    model = _dual(epochs=30).fit(X, y)
+    assert model.score(X[:3], y[:3]) == 1.0
+    rows = X + X
+    resp = y + y[1:] + y[:1]
+    labels = [1] * len(X) + [0] * len(X)
+    flagged = _dual(epochs=30).fit(rows, resp, labels=labels)
+    assert flagged.candidates_.tolist() == y[:3]
+    assert flagged.score(X[:3], y[:3]) == 1.0
+    with pytest.raises(ValueError, match="labels must hold one 0 or 1"):
+        _dual().fit(X, y, labels=[2] * len(X))
+
+
+@pytest.mark.parametrize("make", [_reader, _dual])
+def test_early_stopping_keeps_history(make):
+    X, y, groups = make_tiny_dialogs()
+    model = make(epochs=6, early_stopping=True, n_iter_no_change=2,
+                 validation_fraction=0.34).fit(X, y, groups=groups)  # fmt: skip
+    assert 1 <= len(model.validation_scores_) == model.n_iter_ <= 6
+    assert len(model.loss_curve_) == model.n_iter_
+
+
+@pytest.mark.parametrize("make", [_reader, _dual])
+def test_divergence_and_errors_are_clear(make):
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="cell"):
+        make(cell="gru").fit(X, y)
+    with pytest.raises(ValueError, match="empty"):
+        make().fit([], [])
+    model = make(epochs=1).fit(X, y)
+    with pytest.raises(ValueError, match="empty"):
+        model.rank_candidates(X[:1], [[]])
+
+
+def test_fixed_candidates_and_unknown_gold():
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="not among the candidates"):
+        _reader(candidates=["a", "b"]).fit(X, y)
