@@ -25,7 +25,8 @@ in :mod:`irdialog.embed._reference`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+import scipy.linalg  # noqa: F401  the BLAS of numba's np.dot, loaded now so that
+from numba import njit  # threadpool_limits (training_session) sees and limits it
 
 
 @njit(cache=True)
@@ -80,8 +81,76 @@ def _sigmoid(x):
 
 
 @njit(cache=True)
+def _exp_block(x, bits, fast):
+    """x = exp(x) in place on a 1-D block. ``fast`` (float32 only): the Cephes-style
+    polynomial of :func:`irdialog.embed._memn2n_kernels.exp_inplace` in loops LLVM
+    vectorises (relative error below 1e-7; inputs clamped to [-87, 88]), instead of one
+    scalar ``expf`` call per entry, which would cost more than the matrix products."""
+    n = x.shape[0]
+    if not fast:
+        for i in range(n):
+            x[i] = np.exp(x[i])
+        return
+    log2e = np.float32(1.4426950408889634)
+    ln2_hi = np.float32(0.693359375)
+    ln2_lo = np.float32(-2.12194440e-4)
+    lo = np.float32(-87.0)
+    hi = np.float32(88.0)
+    for i in range(n):
+        v = x[i]
+        v = lo if v < lo else v
+        v = hi if v > hi else v
+        # floor(v log2e + 1/2) by truncating a positive number (vectorises, np.floor
+        # does not): v log2e >= -125.6
+        ki = np.int32(v * log2e + np.float32(128.5)) - np.int32(128)
+        kf = np.float32(ki)
+        r = v - kf * ln2_hi - kf * ln2_lo
+        p = np.float32(1.9875691500e-4)
+        p = p * r + np.float32(1.3981999507e-3)
+        p = p * r + np.float32(8.3334519073e-3)
+        p = p * r + np.float32(4.1665795894e-2)
+        p = p * r + np.float32(1.6666665459e-1)
+        p = p * r + np.float32(5.0000001201e-1)
+        x[i] = p * r * r + r + np.float32(1.0)
+        bits[i] = (ki + np.int32(127)) << 23
+    scale = bits[:n].view(np.float32)
+    for i in range(n):
+        x[i] *= scale[i]
+
+
+@njit(cache=True)
+def _sigmoid_block(x, bits, fast):
+    """x = sigma(x) in place on a 1-D block."""
+    for i in range(x.shape[0]):
+        x[i] = -x[i]
+    _exp_block(x, bits, fast)
+    one = np.float32(1.0)  # exact: float64 blocks stay float64, float32 ones float32
+    for i in range(x.shape[0]):
+        x[i] = one / (one + x[i])
+
+
+@njit(cache=True)
+def _tanh_block(x, bits, fast):
+    """x = tanh(x) in place on a 1-D block: ``1 - 2 / (exp(2x) + 1)`` with the fast
+    exponential, else ``np.tanh``."""
+    if not fast:
+        for i in range(x.shape[0]):
+            x[i] = np.tanh(x[i])
+        return
+    one, two = np.float32(1.0), np.float32(2.0)
+    for i in range(x.shape[0]):
+        x[i] = two * x[i]
+    _exp_block(x, bits, fast)
+    for i in range(x.shape[0]):
+        x[i] = one - two / (x[i] + one)
+
+
+@njit(cache=True)
 def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
     """Run the encoder over a packed batch (:func:`pack_batch`) of ``B`` sequences.
+
+    float32 arrays use a vectorised exponential for the gates (see :func:`_exp_block`),
+    float64 ones ``np.exp`` and ``np.tanh``.
 
     Returns
     -------
@@ -103,14 +172,15 @@ def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
     Hd = Wh.shape[0]
     G = Wh.shape[1] // Hd
     dt = Emb.dtype
+    fast = Emb.itemsize == 4  # float32
+    bits = np.empty(G * Hd, np.int32)
     X = np.empty((N, Emb.shape[1]), dt)
     for k in range(N):
         X[k] = Emb[ptok[k]]
-    Z = np.dot(X, Wx)  # every step's input projection at once
+    A = np.dot(X, Wx)  # every step's input projection at once, then the activations
     h = np.zeros((B, Hd), dt)
     c = np.zeros((B, Hd), dt)
     Hp = np.empty((N, Hd), dt)
-    A = np.empty((N, G * Hd), dt)
     if lstm:
         Cp = np.empty((N, Hd), dt)
         Cn = np.empty((N, Hd), dt)
@@ -122,31 +192,29 @@ def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
         o0 = off[t]
         hn = h[:n]
         Hp[o0 : o0 + n] = hn
-        Zt = Z[o0 : o0 + n]
-        Zt += np.dot(hn, Wh)
+        At = A[o0 : o0 + n]
+        At += np.dot(hn, Wh)
         for j in range(n):
             k = o0 + j
+            row = A[k]
+            for u in range(G * Hd):
+                row[u] += b[u]
             if lstm:
+                _sigmoid_block(row[: 2 * Hd], bits, fast)
+                _tanh_block(row[2 * Hd : 3 * Hd], bits, fast)
+                _sigmoid_block(row[3 * Hd :], bits, fast)
                 Cp[k] = c[j]
+                cn = Cn[k]
                 for u in range(Hd):
-                    ig = _sigmoid(Zt[j, u] + b[u])
-                    fg = _sigmoid(Zt[j, Hd + u] + b[Hd + u])
-                    gg = np.tanh(Zt[j, 2 * Hd + u] + b[2 * Hd + u])
-                    og = _sigmoid(Zt[j, 3 * Hd + u] + b[3 * Hd + u])
-                    A[k, u] = ig
-                    A[k, Hd + u] = fg
-                    A[k, 2 * Hd + u] = gg
-                    A[k, 3 * Hd + u] = og
-                    cu = fg * c[j, u] + ig * gg
-                    tc = np.tanh(cu)
+                    cu = row[Hd + u] * c[j, u] + row[u] * row[2 * Hd + u]
                     c[j, u] = cu
-                    Cn[k, u] = tc
-                    h[j, u] = og * tc
-            else:
+                    cn[u] = cu
+                _tanh_block(cn, bits, fast)
                 for u in range(Hd):
-                    v = np.tanh(Zt[j, u] + b[u])
-                    A[k, u] = v
-                    h[j, u] = v
+                    h[j, u] = row[3 * Hd + u] * cn[u]
+            else:
+                _tanh_block(row, bits, fast)
+                h[j] = row
     return h, X, Hp, Cp, A, Cn
 
 
@@ -166,6 +234,7 @@ def encoder_backward(Wx, Wh, lstm, nact, off, ptok, X, Hp, Cp, A, Cn, dh_final, 
     G = Wh.shape[1] // Hd
     dt = Wh.dtype
     B = dh_final.shape[0]
+    one = np.float32(1.0)  # exact in float64 too, and keeps float32 loops in float32
     dh = dh_final.copy()
     dc = np.zeros((B, Hd), dt)
     dZ = np.empty((N, G * Hd), dt)
@@ -182,16 +251,16 @@ def encoder_backward(Wx, Wh, lstm, nact, off, ptok, X, Hp, Cp, A, Cn, dh_final, 
                     og = A[k, 3 * Hd + u]
                     tc = Cn[k, u]
                     dhu = dh[j, u]
-                    dcu = dc[j, u] + dhu * og * (1.0 - tc * tc)
-                    dZ[k, u] = dcu * gg * ig * (1.0 - ig)
-                    dZ[k, Hd + u] = dcu * Cp[k, u] * fg * (1.0 - fg)
-                    dZ[k, 2 * Hd + u] = dcu * ig * (1.0 - gg * gg)
-                    dZ[k, 3 * Hd + u] = dhu * tc * og * (1.0 - og)
+                    dcu = dc[j, u] + dhu * og * (one - tc * tc)
+                    dZ[k, u] = dcu * gg * ig * (one - ig)
+                    dZ[k, Hd + u] = dcu * Cp[k, u] * fg * (one - fg)
+                    dZ[k, 2 * Hd + u] = dcu * ig * (one - gg * gg)
+                    dZ[k, 3 * Hd + u] = dhu * tc * og * (one - og)
                     dc[j, u] = dcu * fg
             else:
                 for u in range(Hd):
                     v = A[k, u]
-                    dZ[k, u] = dh[j, u] * (1.0 - v * v)
+                    dZ[k, u] = dh[j, u] * (one - v * v)
         dh[:n] = np.dot(dZ[o0 : o0 + n], Wh.T)
     if N == 0:
         return n_touched
