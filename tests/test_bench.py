@@ -244,6 +244,7 @@ def test_search_chooses_on_validation_and_round_trips_as_presets(tmp_path):
         ("babi-qa", "ngram", range(1, 21)),
         ("babi-qa", "struct-svm", range(1, 21)),
         ("babi-qa", "memn2n", [*range(1, 21), None]),
+        ("babi-qa", "lstm", range(1, 21)),
     ],
 )
 def test_every_preset_file_covers_its_tasks_with_valid_parameters(suite, model, tasks):
