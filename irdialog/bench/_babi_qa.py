@@ -85,8 +85,8 @@ def supporting_accuracy(model, X, supporting, *, first=False) -> float:
 def lstm_model(**params):
     """The weakly supervised LSTM of section 5: it reads the story and then the question
     (the last 200 words; the longest stories of tasks 3 and 5 have over 600) and picks the
-    answer from its final state; 50 hidden units, Adam for up to 60 epochs, the epoch kept
-    by early stopping (patience 8) on 10% of the training questions."""
+    answer from its final state; Adam for up to 60 epochs, the epoch kept by early stopping
+    (patience 8) on 10% of the training questions."""
     base = dict(
         cell="lstm",
         hidden_size=50,
@@ -142,7 +142,7 @@ BABI_QA_MODELS: dict[str, QAModelSpec] = {
     "lstm": QAModelSpec(
         "lstm",
         lstm_model,
-        grid={"learning_rate": [0.003, 0.01]},
+        grid={"hidden_size": [50, 100], "learning_rate": [0.003, 0.01]},
         valid_fraction=0.1,
     ),
     "memnn": _memnn("memnn"),
