@@ -144,11 +144,16 @@ class _RecurrentBase(RankerMixin, BaseEstimator):
         return out
 
     def _fitted_params(self):
-        raise NotImplementedError
+        return {
+            "Emb": self.embeddings_,
+            "Wx": self.input_weights_,
+            "Wh": self.recurrent_weights_,
+            "b": self.bias_,
+        }
 
     # ------------------------------------------------------------------ training
 
-    def _train(self, params, step_batches, validate, n_rows, rng, desc):
+    def _train(self, params, step_batches, validate, desc):
         """Adam over ``epochs`` epochs of the batches ``step_batches(epoch)`` gives, each a
         callable ``batch(params, grads) -> (loss, correct, n)``; the shared loop does the
         rest (divergence, validation, early stopping). Sets the history attributes and
@@ -389,21 +394,13 @@ class RecurrentReader(_RecurrentBase):
             loss = float(np.mean(logz - scores[np.arange(len(target)), target]))
             return float(np.mean(scores.argmax(axis=1) == target)), -loss
 
-        params = self._train(params, batches, validate, len(X), rng, "RecurrentReader")
+        params = self._train(params, batches, validate, "RecurrentReader")
         self.embeddings_ = params["Emb"]
         self.input_weights_ = params["Wx"]
         self.recurrent_weights_ = params["Wh"]
         self.bias_ = params["b"]
         self.output_embeddings_ = params["O"]
         return self
-
-    def _fitted_params(self):
-        return {
-            "Emb": self.embeddings_,
-            "Wx": self.input_weights_,
-            "Wh": self.recurrent_weights_,
-            "b": self.bias_,
-        }
 
     def _scores(self, params, ptr, tok, rows):
         h = self._encode_rows(params, ptr, tok, rows)
@@ -709,7 +706,7 @@ class DualEncoderRanker(_RecurrentBase):
             loss = -np.mean(np.where(flags == 1, np.log(p + 1e-12), np.log(1 - p + 1e-12)))
             return float(np.mean((s > 0) == (flags == 1))), -float(loss)
 
-        params = self._train(params, batches, validate, n_ctx, rng, "DualEncoder")
+        params = self._train(params, batches, validate, "DualEncoder")
         self.embeddings_ = params["Emb"]
         self.input_weights_ = params["Wx"]
         self.recurrent_weights_ = params["Wh"]
@@ -717,14 +714,6 @@ class DualEncoderRanker(_RecurrentBase):
         self.match_matrix_ = params["M"]
         self.match_bias_ = params["bias"]
         return self
-
-    def _fitted_params(self):
-        return {
-            "Emb": self.embeddings_,
-            "Wx": self.input_weights_,
-            "Wh": self.recurrent_weights_,
-            "b": self.bias_,
-        }
 
     def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows):
         hc = self._encode_rows(params, ptr, tok, ctx_rows)
