@@ -343,3 +343,16 @@ def test_fixed_candidates_and_unknown_gold():
     X, y, _ = make_tiny_dialogs()
     with pytest.raises(ValueError, match="not among the candidates"):
         _reader(candidates=["a", "b"]).fit(X, y)
+
+
+def test_reader_ranks_entity_symbols_inside_entity_symbol_ranker():
+    from irdialog import EntitySymbolRanker
+
+    X = ["who directed heat", "who directed alien", "who directed heat please"] * 4
+    y = ["michael_mann", "ridley_scott", "michael_mann"] * 4
+    model = EntitySymbolRanker(
+        ranker=_reader(epochs=20, learning_rate=0.02),
+        entities=["michael_mann", "ridley_scott"],
+        min_count=1,
+    ).fit(X, y)
+    assert model.predict(X[:2]).tolist() == ["michael_mann", "ridley_scott"]
