@@ -16,8 +16,9 @@ then the sides take turns for ``--repeat`` epochs and each keeps its best CPU ti
 machine; the best wall times are recorded beside). numpy's float32
 matmul GFLOP/s in the same process is recorded as a reference for the machine's speed.
 
-Writes ``benchmarks/results/recurrent-speed.json`` (with provenance) and a markdown table
-beside it.
+Writes ``benchmarks/results/speed/recurrent-speed.json`` (with provenance) and a markdown
+table beside it (a subfolder: ``benchmarks/results/*.json`` are ``irdialog bench`` results,
+which tests/test_bench.py checks for their schema).
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def main(argv=None):
     ap.add_argument("--max-len", type=int, default=100)
     ap.add_argument("--classes", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--output", default=str(RESULTS / "recurrent-speed.json"))
+    ap.add_argument("--output", default=str(RESULTS / "speed" / "recurrent-speed.json"))
     args = ap.parse_args(argv)
 
     import torch  # only this benchmark needs it
