@@ -2,9 +2,11 @@
 
 from .base import Context, Turn
 from .embed import (
+    DualEncoderRanker,
     EntitySymbolRanker,
     MemN2NRanker,
     MemNNQA,
+    RecurrentReader,
     SupervisedEmbeddingRanker,
     SVDRecommender,
 )
@@ -23,6 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Context",
+    "DualEncoderRanker",
     "EntityParser",
     "EntitySymbolRanker",
     "KBMemoryRetriever",
@@ -32,6 +35,7 @@ __all__ = [
     "NGramClassifier",
     "NearestNeighborRanker",
     "RankingPipeline",
+    "RecurrentReader",
     "RuleBasedRanker",
     "SVDRecommender",
     "StructuredSVMQA",

@@ -15,6 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import irdialog
 from irdialog import (
+    DualEncoderRanker,
     EntityParser,
     EntitySymbolRanker,
     KBMemoryRetriever,
@@ -24,6 +25,7 @@ from irdialog import (
     NearestNeighborRanker,
     NGramClassifier,
     RankingPipeline,
+    RecurrentReader,
     RuleBasedRanker,
     StructuredSVMQA,
     SupervisedEmbeddingRanker,
@@ -40,6 +42,8 @@ PUBLIC_ESTIMATORS = [
     SupervisedEmbeddingRanker(),
     MemN2NRanker(),
     MemNNQA(),
+    RecurrentReader(),
+    DualEncoderRanker(),
     EntitySymbolRanker(ranker=TfidfRanker(), entities=["paris"]),
     SVDRecommender(),
     StructuredSVMQA(),

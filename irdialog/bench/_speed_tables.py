@@ -83,9 +83,31 @@ def compile_time(result: dict) -> list[str]:
     return lines
 
 
+def recurrent_speed(result: dict) -> list[str]:
+    setting = result["setting"]
+    lines = [
+        f"CPU seconds per epoch ({setting['batches_per_epoch']} batches of {setting['batch']} "
+        f"sequences of {setting['sequence_length'][0]}-{setting['sequence_length'][1]} tokens, "
+        f"vocabulary {setting['vocab']}, embedding {setting['embedding_dim']}; forward, "
+        "backward, clipping and Adam), one thread each; numpy float32 matmul "
+        f"{result['numpy_float32_matmul_gflops']:.1f} GFLOP/s. Speed-up > 1: irdialog is faster.",
+        "",
+        "| cell | hidden | irdialog s | torch packed s | torch padded s | vs packed | vs padded |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['cell']} | {r['hidden']} | {r['irdialog_s']:.3f} | {r['torch_packed_s']:.3f}"
+            f" | {r['torch_padded_s']:.3f} | {r['speedup_vs_packed']:.2f}x"
+            f" | {r['speedup_vs_padded']:.2f}x |"
+        )
+    return lines
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
     "movie-memn2n-epoch": movie_memn2n_epoch,
     "compile-time": compile_time,
+    "recurrent-speed": recurrent_speed,
 }

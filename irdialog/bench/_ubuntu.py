@@ -29,7 +29,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..datasets import iter_ubuntu
-from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
+from ..embed import DualEncoderRanker, MemN2NRanker, SupervisedEmbeddingRanker
 from ..metrics import recall_at_k
 from ..retrieval import TfidfRanker
 from ._harness import reseed
@@ -43,6 +43,8 @@ UBUNTU_METRICS = [("r1@2", 1, 2), ("r1@10", 1, 10), ("r2@10", 2, 10), ("r5@10", 
 PAPER_ROWS = {
     "tfidf": [("lowe2015_v1", "tfidf"), ("dodge2016_v2", "ir")],
     "memn2n": [("dodge2016_v2", "memn2n_1hop")],
+    "lstm-dual": [("lowe2015_v1", "lstm"), ("dodge2016_v2", "lstm")],
+    "rnn-dual": [("lowe2015_v1", "rnn"), ("dodge2016_v2", "rnn")],
 }
 
 
@@ -74,6 +76,21 @@ UBUNTU_MODELS = {
         MemN2NRanker,
         {"hops": 1, "embedding_dim": 32, "learning_rate": 0.001, "memory_size": 20,
          "position_encoding": False, "epochs": 20, "random_state": 0},
+        "positive",
+    ),
+    # Lowe et al. (sections 4.2-4.3): one encoder of 200 units for context and response,
+    # sigma(c^T M r + b), negatives sampled 1:1, Adam; 100-dimensional embeddings learnt
+    # from scratch (theirs: GloVe-initialised, 300).
+    "lstm-dual": (
+        DualEncoderRanker,
+        {"cell": "lstm", "hidden_size": 200, "embedding_dim": 100, "max_length": 160,
+         "learning_rate": 0.001, "epochs": 10, "random_state": 0},
+        "positive",
+    ),
+    "rnn-dual": (
+        DualEncoderRanker,
+        {"cell": "rnn", "hidden_size": 200, "embedding_dim": 100, "max_length": 160,
+         "learning_rate": 0.001, "epochs": 10, "random_state": 0},
         "positive",
     ),
 }  # fmt: skip

@@ -320,3 +320,128 @@ def memnn_rank_step(U, W, nonlinear, in_bag, cand_bags, gold, margin, lr):
     if nonlinear:
         W -= lr * dW
     return U, W, loss
+
+
+# --------------------------------------------------------------------------- recurrent encoders
+
+
+def _sig(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def rnn_sequence(Emb, Wx, Wh, b, lstm, tokens):
+    """The final state of one sequence, and what its backward pass needs, one step at a
+    time in float64 (:func:`~irdialog.embed._recurrent_kernels.encoder_forward`)."""
+    Emb, Wx, Wh, b = (np.asarray(a, np.float64) for a in (Emb, Wx, Wh, b))
+    H = Wh.shape[0]
+    h, c = np.zeros(H), np.zeros(H)
+    steps = []
+    for v in tokens:
+        x = Emb[v]
+        z = x @ Wx + h @ Wh + b
+        if lstm:
+            i, f, g, o = (
+                _sig(z[:H]),
+                _sig(z[H : 2 * H]),
+                np.tanh(z[2 * H : 3 * H]),
+                _sig(z[3 * H :]),
+            )
+            c_new = f * c + i * g
+            h_new = o * np.tanh(c_new)
+            steps.append((v, x, h, c, (i, f, g, o), c_new))
+            h, c = h_new, c_new
+        else:
+            h_new = np.tanh(z)
+            steps.append((v, x, h, None, h_new, None))
+            h = h_new
+    return h, steps
+
+
+def rnn_sequence_backward(Wx, Wh, lstm, steps, dh, grads):
+    """Backpropagation through time of :func:`rnn_sequence` from ``dh``, the gradient on
+    the final state; adds to ``grads`` = {"Emb", "Wx", "Wh", "b"} (float64)."""
+    Wx, Wh = np.asarray(Wx, np.float64), np.asarray(Wh, np.float64)
+    H = Wh.shape[0]
+    dh = np.asarray(dh, np.float64).copy()
+    dc = np.zeros(H)
+    for v, x, h_prev, c_prev, act, c_new in reversed(steps):
+        if lstm:
+            i, f, g, o = act
+            tc = np.tanh(c_new)
+            dc = dc + dh * o * (1 - tc**2)
+            dz = np.concatenate(
+                [dc * g * i * (1 - i), dc * c_prev * f * (1 - f), dc * i * (1 - g**2),
+                 dh * tc * o * (1 - o)]
+            )  # fmt: skip
+            dc = dc * f
+        else:
+            dz = dh * (1 - act**2)
+        grads["Wx"] += np.outer(x, dz)
+        grads["Wh"] += np.outer(h_prev, dz)
+        grads["b"] += dz
+        grads["Emb"][v] += Wx @ dz
+        dh = Wh @ dz
+    return grads
+
+
+def _zero_grads(P):
+    return {k: np.zeros(np.shape(P[k])) for k in P}
+
+
+def _sequences(ptr, tok, rows, max_len):
+    out = []
+    for r in rows:
+        s = tok[ptr[r] : ptr[r + 1]]
+        out.append(s[-max_len:] if max_len > 0 else s)
+    return out
+
+
+def reader_loss_grad(P, lstm, ptr, tok, rows, max_len, cbags, y):
+    """The summed softmax cross-entropy of the recurrent reader over the sequences
+    ``rows`` and its gradient, in float64, one sequence at a time.
+
+    ``P`` holds ``Emb``, ``Wx``, ``Wh``, ``b`` and ``O`` (output word embeddings);
+    ``cbags`` is the dense (n_candidates, n_words) candidate bag matrix; ``y`` the gold
+    candidate of each row. Returns (loss, correct, grads, final states)."""
+    grads = _zero_grads(P)
+    C = cbags @ np.asarray(P["O"], np.float64)
+    loss, correct, finals = 0.0, 0, []
+    for seq, gold in zip(_sequences(ptr, tok, rows, max_len), y):
+        h, steps = rnn_sequence(P["Emb"], P["Wx"], P["Wh"], P["b"], lstm, seq)
+        finals.append(h)
+        s = C @ h
+        m = s.max()
+        p = np.exp(s - m) / np.exp(s - m).sum()
+        loss += np.log(np.exp(s - m).sum()) - (s[gold] - m)
+        correct += int(np.argmax(s) == gold)
+        ds = p.copy()
+        ds[gold] -= 1
+        grads["O"] += cbags.T @ np.outer(ds, h)
+        rnn_sequence_backward(P["Wx"], P["Wh"], lstm, steps, C.T @ ds, grads)
+    return loss, correct, grads, np.array(finals)
+
+
+def dual_loss_grad(P, lstm, ptr, tok, ctx_rows, resp_rows, flags, max_len):
+    """The summed binary cross-entropy of the dual encoder, ``sigma(c^T M r + bias)``
+    against ``flags``, over the pairs (``ctx_rows[i]``, ``resp_rows[i]``) of one ragged
+    token array, and its gradient, in float64. ``P`` holds ``Emb``, ``Wx``, ``Wh``,
+    ``b``, ``M`` and ``bias``. Returns (loss, correct, grads)."""
+    grads = _zero_grads(P)
+    M = np.asarray(P["M"], np.float64)
+    bias = float(np.asarray(P["bias"]).ravel()[0])
+    loss, correct = 0.0, 0
+    ctx = _sequences(ptr, tok, ctx_rows, max_len)
+    resp = _sequences(ptr, tok, resp_rows, max_len)
+    for cs, rs, flag in zip(ctx, resp, flags):
+        c, c_steps = rnn_sequence(P["Emb"], P["Wx"], P["Wh"], P["b"], lstm, cs)
+        r, r_steps = rnn_sequence(P["Emb"], P["Wx"], P["Wh"], P["b"], lstm, rs)
+        s = c @ M @ r + bias
+        p = _sig(s)
+        loss += -np.log(p) if flag else -np.log(1 - p)
+        correct += int((s > 0) == bool(flag))
+        g = p - flag
+        grads["M"] += g * np.outer(c, r)
+        grads["bias"] += g
+        rnn_sequence_backward(P["Wx"], P["Wh"], lstm, c_steps, g * (M @ r), grads)
+        rnn_sequence_backward(P["Wx"], P["Wh"], lstm, r_steps, g * (M.T @ c), grads)
+    return loss, correct, grads

@@ -1,0 +1,247 @@
+"""Seconds per training epoch of irdialog's recurrent encoder next to PyTorch's, one thread.
+
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 PYTHONPATH=. \\
+        /work/torchenv/bin/python -m benchmarks.recurrent_speed [--repeat 3]
+
+PyTorch is needed only here (``pip install irdialog[bench-torch]``, or a throw-away
+environment); irdialog never imports it. Both sides train the same model on the same
+batches: a word embedding, one LSTM (or tanh RNN) layer, the final state scored against
+``n_classes`` output embeddings, summed softmax cross-entropy, global-norm clipping at 5
+and one Adam step per batch. The batches (``batch`` sequences of 50-100 tokens over a
+``vocab``-word vocabulary, like bAbI stories) are cut once and sorted by length; PyTorch
+reads them through ``pack_padded_sequence`` (so neither side computes padding) and, as a
+second row, as a padded batch of the longest length. Each side runs one warm-up epoch,
+then the sides take turns for ``--repeat`` epochs and each keeps its best CPU time
+(``time.process_time``: one thread each, so the work done whatever else shares the
+machine; the best wall times are recorded beside). numpy's float32
+matmul GFLOP/s in the same process is recorded as a reference for the machine's speed.
+
+Writes ``benchmarks/results/speed/recurrent-speed.json`` (with provenance) and a markdown
+table beside it (a subfolder: ``benchmarks/results/*.json`` are ``irdialog bench`` results,
+which tests/test_bench.py checks for their schema).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from irdialog.bench import provenance
+from irdialog.bench._speed_tables import recurrent_speed
+from irdialog.embed import _recurrent_kernels as K
+
+from .speed import numpy_matmul_gflops
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def make_batches(n_batches, batch, vocab, lo, hi, n_classes, seed=0):
+    """Sequences (ragged ptr, tok), their classes, and the batches as row arrays."""
+    rng = np.random.default_rng(seed)
+    n = n_batches * batch
+    lengths = rng.integers(lo, hi + 1, n)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    tok = rng.integers(1, vocab, ptr[-1]).astype(np.int32)
+    y = rng.integers(0, n_classes, n)
+    batches = [np.arange(i, i + batch) for i in range(0, n, batch)]
+    return ptr, tok, y, batches
+
+
+def ours_epoch_fn(cell, vocab, emb, hidden, n_classes, ptr, tok, y, batches):
+    rng = np.random.default_rng(0)
+    G = 4 if cell == "lstm" else 1
+    b = 1 / np.sqrt(hidden)
+    params = {
+        "Emb": rng.normal(0, 0.1, (vocab, emb)),
+        "Wx": rng.uniform(-b, b, (emb, G * hidden)),
+        "Wh": rng.uniform(-b, b, (hidden, G * hidden)),
+        "b": np.zeros(G * hidden),
+        "O": rng.normal(0, 0.1, (n_classes + 1, hidden)),
+    }
+    params = {k: v.astype(np.float32) for k, v in params.items()}
+    grads = K.Grads(params)
+    moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
+    # each class is one output word (1..n_classes)
+    cands = (
+        np.arange(n_classes + 1, dtype=np.int64),
+        np.arange(1, n_classes + 1, dtype=np.int32),
+        np.ones(n_classes, np.float32),
+    )
+    lstm = cell == "lstm"
+    step = [0]
+
+    def epoch():
+        loss = 0.0
+        for rows in batches:
+            b_loss, _ = K.reader_batch(params, grads, lstm, ptr, tok, rows, 0, cands, y[rows])
+            loss += b_loss
+            step[0] += 1
+            K.apply_adam(params, grads, moments, 1e-3, 5.0, step[0])
+        return loss
+
+    return epoch
+
+
+def torch_epoch_fn(torch, cell, vocab, emb, hidden, n_classes, ptr, tok, y, batches, packed):
+    nn = torch.nn
+    torch.manual_seed(0)
+    rnn_cls = nn.LSTM if cell == "lstm" else nn.RNN
+    model = nn.ModuleDict(
+        {
+            "emb": nn.Embedding(vocab, emb),
+            "rnn": rnn_cls(emb, hidden, batch_first=True),
+            "out": nn.Linear(hidden, n_classes, bias=False),
+        }
+    )
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    # the same batches, as padded tensors sorted by length (longest first)
+    prepared = []
+    for rows in batches:
+        lengths = np.diff(ptr)[rows]
+        order = np.argsort(-lengths, kind="stable")
+        rows, lengths = rows[order], lengths[order]
+        pad = np.zeros((len(rows), lengths.max()), np.int64)
+        for j, r in enumerate(rows):
+            pad[j, : lengths[j]] = tok[ptr[r] : ptr[r + 1]]
+        prepared.append(
+            (torch.from_numpy(pad), torch.from_numpy(lengths), torch.from_numpy(y[rows]))
+        )
+    pack = nn.utils.rnn.pack_padded_sequence
+    xent = nn.CrossEntropyLoss(reduction="sum")
+
+    def epoch():
+        total = 0.0
+        for pad, lengths, target in prepared:
+            opt.zero_grad(set_to_none=True)
+            x = model["emb"](pad)
+            if packed:
+                _, state = model["rnn"](pack(x, lengths, batch_first=True))
+                h = state[0][0] if cell == "lstm" else state[0]
+            else:
+                out, _ = model["rnn"](x)
+                h = out[torch.arange(len(lengths)), lengths - 1]
+            loss = xent(model["out"](h), target)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            opt.step()
+            total += float(loss)
+        return total
+
+    return epoch
+
+
+def interleaved_best(fns, repeat):
+    """Best CPU seconds (``time.process_time``) and best wall seconds of one call of each
+    function, after one warm-up call each, the functions taking turns ``repeat`` times so
+    that a busy spell of a shared machine hits all of them alike. With one thread per side,
+    CPU time is the work done, whatever else runs on the machine."""
+    for fn in fns:
+        fn()  # warm-up (compilation, allocator)
+    cpu = [np.inf] * len(fns)
+    wall = [np.inf] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            c0, w0 = time.process_time(), time.perf_counter()
+            fn()
+            cpu[i] = min(cpu[i], time.process_time() - c0)
+            wall[i] = min(wall[i], time.perf_counter() - w0)
+    return cpu, wall
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hidden", type=int, nargs="+", default=[50, 100, 200])
+    ap.add_argument("--cells", nargs="+", default=["lstm", "rnn"])
+    ap.add_argument("--embedding", type=int, default=50)
+    ap.add_argument("--vocab", type=int, default=2000)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--batches", type=int, default=30)
+    ap.add_argument("--min-len", type=int, default=50)
+    ap.add_argument("--max-len", type=int, default=100)
+    ap.add_argument("--classes", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--output", default=str(RESULTS / "speed" / "recurrent-speed.json"))
+    args = ap.parse_args(argv)
+
+    import torch  # only this benchmark needs it
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    ptr, tok, y, batches = make_batches(
+        args.batches, args.batch, args.vocab, args.min_len, args.max_len, args.classes
+    )
+    setting = (args.vocab, args.embedding)
+    rows = []
+    with threadpool_limits(limits=1, user_api="blas"):
+        gflops = numpy_matmul_gflops(threads=1)
+        for cell in args.cells:
+            for hidden in args.hidden:
+                data = (args.classes, ptr, tok, y, batches)
+                fns = [
+                    ours_epoch_fn(cell, *setting, hidden, *data),
+                    torch_epoch_fn(torch, cell, *setting, hidden, *data, True),
+                    torch_epoch_fn(torch, cell, *setting, hidden, *data, False),
+                ]
+                cpu, wall = interleaved_best(fns, args.repeat)
+                ours, packed, padded = cpu
+                row = {
+                    "cell": cell,
+                    "hidden": hidden,
+                    "irdialog_s": round(ours, 4),
+                    "torch_packed_s": round(packed, 4),
+                    "torch_padded_s": round(padded, 4),
+                    "speedup_vs_packed": round(packed / ours, 3),
+                    "speedup_vs_padded": round(padded / ours, 3),
+                    "wall_s": {
+                        "irdialog": round(wall[0], 4),
+                        "torch_packed": round(wall[1], 4),
+                        "torch_padded": round(wall[2], 4),
+                    },
+                }
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+    command = ["python", "-m", "benchmarks.recurrent_speed", *(argv or sys.argv[1:])]
+    record = provenance(command=command, seeds=[0], files=[])
+    record["libraries"]["torch"] = metadata.version("torch")
+    result = {
+        "benchmark": "recurrent-speed",
+        "setting": {
+            "batch": args.batch,
+            "batches_per_epoch": args.batches,
+            "tokens_per_epoch": int(ptr[-1]),
+            "sequence_length": [args.min_len, args.max_len],
+            "vocab": args.vocab,
+            "embedding_dim": args.embedding,
+            "classes": args.classes,
+            "threads": {
+                "torch": torch.get_num_threads(),
+                "numba": int(os.environ.get("NUMBA_NUM_THREADS", "0")) or None,
+                "blas": 1,
+            },
+            "timing": (
+                f"CPU seconds (process_time) of the best of {args.repeat} epochs per side, "
+                "the sides taking turns, after one warm-up epoch each; wall_s: the best wall "
+                "times of the same epochs"
+            ),
+        },
+        "numpy_float32_matmul_gflops": round(gflops, 2),
+        "rows": rows,
+        "provenance": record,
+    }
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print("\n".join(recurrent_speed(result)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,753 @@
+"""Recurrent rankers: an LSTM or plain RNN encoder as a reader-classifier and as a dual
+encoder, with hand-written numba forward and backward passes.
+
+The two recurrent baselines of the papers this package reproduces:
+
+- :class:`RecurrentReader`, the weakly supervised LSTM of Weston et al. (2015, section 5)
+  and Dodge et al. (2016, section 3): it reads the story (or the dialog) and then the
+  question as one token sequence, and scores the candidate answers from its final state;
+- :class:`DualEncoderRanker`, the RNN and LSTM dual encoders of Lowe et al. (2015,
+  sections 4.2-4.3): one encoder embeds the context c and the response r, and a pair
+  scores ``sigma(c^T M r + b)``.
+
+Both share one encoding path (:mod:`irdialog.text`), the kernels of
+:mod:`irdialog.embed._recurrent_kernels` (packed batches, so padding costs nothing;
+backpropagation through time; global-norm clipping; Adam with lazy updates of the
+embedding rows a batch uses) and the training loop of :mod:`irdialog.embed._training`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..text import Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
+from . import _recurrent_kernels as K
+from ._training import run_epochs, training_session, validation_split
+
+# The token read between the history and the query, so that the reader knows where the
+# question starts (it is also what a context with an empty query reads last).
+QUERY_TOKEN = "<query>"
+# Contexts encoded at a time when scoring (the packed activations of a block are kept).
+_SCORE_BLOCK = 256
+_ADAM = (0.9, 0.999, 1e-8)
+
+_COMMON_CONSTRAINTS = {
+    "candidates": ["array-like", None],
+    "cell": [StrOptions({"lstm", "rnn"})],
+    "hidden_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
+    "max_length": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "drop_punctuation": ["boolean"],
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+    "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+
+
+def _read_chunk(k, chunk):
+    if hasattr(chunk, "X"):
+        X, y = chunk.X, chunk.y
+    elif isinstance(chunk, tuple | list) and len(chunk) == 2:
+        X, y = chunk
+    else:
+        raise TypeError(
+            f"chunk {k} must have attributes X and y or be an (X, y) pair, got "
+            f"{type(chunk).__name__}."
+        )
+    X = check_contexts(X)
+    return X, check_responses(y, len(X))
+
+
+def _buckets(rows, lengths, batch_size, rng):
+    """Mini-batches of ``rows`` in a random order, each of rows of similar length: the rows
+    are shuffled, sorted by length within windows of 20 batches, cut into batches, and the
+    batches shuffled (so that a batch's short rows do not wait on its long ones)."""
+    order = rng.permutation(rows)
+    window = 20 * batch_size
+    batches = []
+    for start in range(0, len(order), window):
+        part = order[start : start + window]
+        part = part[np.argsort(-lengths[part], kind="stable")]
+        batches += [part[i : i + batch_size] for i in range(0, len(part), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+class _RecurrentBase(RankerMixin, BaseEstimator):
+    """What both recurrent rankers share: the token sequences of contexts and responses,
+    the encoder's parameters, the Adam training loop and the encoding of blocks."""
+
+    _model_name = "Recurrent"
+
+    # ------------------------------------------------------------------ encoding
+
+    @property
+    def _lstm(self) -> bool:
+        return self.cell == "lstm"
+
+    def _analyzer(self) -> Analyzer:
+        """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
+        return Analyzer(drop_punctuation=self.drop_punctuation)
+
+    def _max_len(self) -> int:
+        return 0 if self.max_length is None else int(self.max_length)
+
+    def _context_sequences(self, X, analyzer, index, unknown="drop"):
+        """(indptr, ids) of each context's token sequence: its history turns, oldest
+        first, then the query token, then the query. Unknown words are dropped."""
+        enc = encode_contexts(X, analyzer.tokens, index, unknown=unknown)
+        indptr, ids = enc.context_words()
+        qlen = np.diff(enc.sptr)[enc.qsent]
+        ids = np.insert(ids, indptr[1:] - qlen, index[QUERY_TOKEN]).astype(np.int32)
+        return indptr + np.arange(len(indptr)), ids
+
+    def _text_sequences(self, texts, analyzer, index):
+        """(indptr, ids) of plain texts (responses), unknown words dropped."""
+        return _ragged([[index[t] for t in analyzer.tokens(r) if t in index] for r in texts])
+
+    def _init_encoder(self, rng, n_words):
+        E, Hd = self.embedding_dim, self.hidden_size
+        G = 4 if self._lstm else 1
+        bound = 1.0 / np.sqrt(Hd)  # PyTorch's initialisation of recurrent layers
+        params = {
+            "Emb": rng.normal(0.0, self.init_std, (n_words, E)),
+            "Wx": rng.uniform(-bound, bound, (E, G * Hd)),
+            "Wh": rng.uniform(-bound, bound, (Hd, G * Hd)),
+            "b": np.zeros(G * Hd),
+        }
+        if self._lstm:
+            params["b"][Hd : 2 * Hd] = 1.0  # forget gate open at the start
+        return params
+
+    def _encode_rows(self, params, ptr, tok, rows=None):
+        """Final states (float64) of the sequences ``rows`` (default: all), in blocks."""
+        if rows is None:
+            rows = np.arange(len(ptr) - 1)
+        out = np.empty((len(rows), self.hidden_size))
+        for start in range(0, len(rows), _SCORE_BLOCK):
+            block = rows[start : start + _SCORE_BLOCK]
+            h, _ = K.encode_batch(params, self._lstm, ptr, tok, block, self._max_len())
+            out[start : start + len(block)] = h
+        return out
+
+    def _fitted_params(self):
+        return {
+            "Emb": self.embeddings_,
+            "Wx": self.input_weights_,
+            "Wh": self.recurrent_weights_,
+            "b": self.bias_,
+        }
+
+    # ------------------------------------------------------------------ training
+
+    def _train(self, params, step_batches, validate, desc):
+        """Adam over ``epochs`` epochs of the batches ``step_batches(epoch)`` gives, each a
+        callable ``batch(params, grads) -> (loss, correct, n)``; the shared loop does the
+        rest (divergence, validation, early stopping). Sets the history attributes and
+        returns the kept parameters."""
+        params = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
+        grads = K.Grads(params)
+        moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
+        n_steps = 0
+        accs = []
+
+        def step(epoch):
+            nonlocal n_steps
+            loss, correct, seen = 0.0, 0, 0
+            for batch in step_batches(epoch):
+                b_loss, b_correct, n = batch(params, grads)
+                loss += b_loss
+                correct += b_correct
+                seen += n
+                n_steps += 1
+                K.apply_adam(params, grads, moments, self.learning_rate, self.clip_norm,
+                             n_steps, *_ADAM)  # fmt: skip
+            accs.append(correct / max(seen, 1))
+            return loss / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
+
+        with training_session(self.epochs, desc=desc, verbose=self.verbose, blas_threads=1) as bar:
+            log = run_epochs(
+                step,
+                self.epochs,
+                bar=bar,
+                model=type(self).__name__,
+                advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
+                validate=(lambda: validate(params)) if self.early_stopping else None,
+                snapshot=lambda: {k: v.copy() for k, v in params.items()},
+                early_stopping=self.early_stopping,
+                n_iter_no_change=self.n_iter_no_change,
+            )
+        if self.early_stopping and log.best_weights is not None:
+            params = log.best_weights
+        self.loss_curve_ = log.loss_curve
+        self.train_accuracy_curve_ = accs
+        self.validation_scores_ = log.validation_scores if self.early_stopping else None
+        self.n_iter_ = log.n_iter
+        return params
+
+    def _split(self, n, groups, rs):
+        if not self.early_stopping:
+            return np.arange(n), np.arange(0)
+        return validation_split(
+            n,
+            self.validation_fraction,
+            groups=groups,
+            random_state=rs.randint(np.iinfo(np.int32).max),
+            model=type(self).__name__,
+        )
+
+
+class RecurrentReader(_RecurrentBase):
+    """Recurrent reader-classifier: an LSTM (or RNN) reads the conversation, then the
+    question, and its final state scores the candidate answers.
+
+    The history turns (story sentences), oldest first, and then the query are read as one
+    token sequence, with the word ``<query>`` between them so that the reader knows where
+    the question starts. A candidate scores ``h . (sum of its words' output embeddings)``
+    for the final state h, and training minimises the softmax cross-entropy of the gold
+    answer over all candidates: weak supervision, on answers only (no supporting facts).
+    For bAbI QA every answer (``"north,west"`` included) is one word, so this is the
+    softmax over answer words of Weston et al.
+
+    Parameters
+    ----------
+    candidates : sequence of str or None, default=None
+        The fixed candidate set; None: the distinct responses seen in ``fit``.
+    cell : {"lstm", "rnn"}, default="lstm"
+        An LSTM cell or a plain tanh RNN cell.
+    hidden_size : int, default=100
+    embedding_dim : int, default=50
+    max_length : int or None, default=None
+        Read only the last ``max_length`` tokens of a context (None: all).
+    drop_punctuation : bool, default=True
+        Drop tokens made only of punctuation, as :class:`~irdialog.embed.MemN2NRanker`.
+    learning_rate : float, default=0.005
+        Adam's step size (on the loss summed over a mini-batch).
+    epochs : int, default=50
+    batch_size : int, default=32
+    clip_norm : float or None, default=5.0
+        The gradient of all parameters together is rescaled to at most this norm.
+    init_std : float, default=0.1
+        Standard deviation of the word embeddings' initialisation (the recurrent weights
+        start uniform in ``±1/sqrt(hidden_size)``, the LSTM forget bias at 1).
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the examples (whole groups when ``groups`` is
+        passed to ``fit``), keep the weights of the best validation accuracy, stop after
+        ``n_iter_no_change`` epochs without improvement.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=5
+    random_state : int, RandomState instance or None, default=None
+        A given seed gives bit-for-bit the same model (one BLAS thread in training).
+    verbose : bool, default=False
+        A progress bar with the loss and accuracy.
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+    vocabulary_ : irdialog.text.Vocabulary
+        Words of the training contexts and the candidates, after the nil and query words.
+    embeddings_, input_weights_, recurrent_weights_, bias_ : ndarray, float32
+        The encoder: word embeddings (n_words, embedding_dim), ``Wx`` (embedding_dim,
+        G hidden_size), ``Wh`` (hidden_size, G hidden_size) and b, G = 4 gates for the
+        LSTM (in the order i, f, g, o) or 1.
+    output_embeddings_ : ndarray of shape (n_words, hidden_size), float32
+        The words' embeddings on the answer side.
+    loss_curve_, train_accuracy_curve_ : list of float
+    validation_scores_ : list of float or None
+    n_iter_ : int
+
+    See Also
+    --------
+    DualEncoderRanker, irdialog.embed.MemN2NRanker
+
+    References
+    ----------
+    Weston, Bordes, Chopra, Rush, van Merrienboer, Joulin & Mikolov (2015). Towards
+    AI-Complete Question Answering: A Set of Prerequisite Toy Tasks. Section 5 (LSTM).
+    Dodge et al. (2016). Evaluating Prerequisite Qualities for Learning End-to-End Dialog
+    Systems. Section 3 (LSTM).
+    Hochreiter & Schmidhuber (1997). Long Short-Term Memory.
+
+    Examples
+    --------
+    >>> from irdialog import Context, RecurrentReader, Turn
+    >>> X = [Context((Turn("kb", "mary went to the kitchen"),), "where is mary"),
+    ...      Context((Turn("kb", "mary went to the garden"),), "where is mary")] * 8
+    >>> y = ["kitchen", "garden"] * 8
+    >>> model = RecurrentReader(hidden_size=16, embedding_dim=8, epochs=30,
+    ...                         random_state=0).fit(X, y)
+    >>> model.predict(X[:2]).tolist()
+    ['kitchen', 'garden']
+    """
+
+    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+
+    def __init__(
+        self,
+        *,
+        candidates=None,
+        cell="lstm",
+        hidden_size=100,
+        embedding_dim=50,
+        max_length=None,
+        drop_punctuation=True,
+        learning_rate=0.005,
+        epochs=50,
+        batch_size=32,
+        clip_norm=5.0,
+        init_std=0.1,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=5,
+        random_state=None,
+        verbose=False,
+    ):
+        self.candidates = candidates
+        self.cell = cell
+        self.hidden_size = hidden_size
+        self.embedding_dim = embedding_dim
+        self.max_length = max_length
+        self.drop_punctuation = drop_punctuation
+        self.learning_rate = learning_rate
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.clip_norm = clip_norm
+        self.init_std = init_std
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _bags(self, texts, analyzer):
+        """(indptr, word ids, weights) of the bags of words of texts."""
+        ptr, tok = self._text_sequences(texts, analyzer, self.vocabulary_.index_)
+        return ptr, tok, np.ones(len(tok), np.float32)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, groups=None):
+        """Train on contexts X and their gold answers y.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+        groups : array-like of shape (n_samples,), default=None
+            Story or dialog ids: with early stopping, the validation split takes whole
+            groups.
+
+        Returns
+        -------
+        self
+        """
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        self.candidates_ = resolve_candidates(self.candidates, y)
+        gold = LabelIndex(self.candidates_).encode(
+            y, unknown="error", hint="RecurrentReader is trained to pick the gold answer."
+        )
+        analyzer = self._analyzer()
+        texts = {t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X}
+        texts |= set(self.candidates_)
+        self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit(
+            analyzer.tokens(t) for t in sorted(texts)
+        )
+        ptr, tok = self._context_sequences(X, analyzer, self.vocabulary_.index_)
+        self._cands_ = self._bags(self.candidates_, analyzer)
+        rs = check_random_state(self.random_state)
+        train_rows, val_rows = self._split(len(X), groups, rs)
+        rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
+        params = self._init_encoder(rng, len(self.vocabulary_))
+        params["O"] = rng.normal(0.0, self.init_std, (len(self.vocabulary_), self.hidden_size))
+        lengths = np.diff(ptr)
+        lstm, max_len, cands = self._lstm, self._max_len(), self._cands_
+
+        def batches(epoch):
+            for rows in _buckets(train_rows, lengths, self.batch_size, rng):
+
+                def run(params, grads, rows=rows):
+                    loss, correct = K.reader_batch(
+                        params, grads, lstm, ptr, tok, rows, max_len, cands, gold[rows]
+                    )
+                    return loss, correct, len(rows)
+
+                yield run
+
+        def validate(params):
+            scores = self._scores(params, ptr, tok, val_rows)
+            target = gold[val_rows]
+            m = scores.max(axis=1, keepdims=True)
+            logz = m[:, 0] + np.log(np.exp(scores - m).sum(axis=1))
+            loss = float(np.mean(logz - scores[np.arange(len(target)), target]))
+            return float(np.mean(scores.argmax(axis=1) == target)), -loss
+
+        params = self._train(params, batches, validate, "RecurrentReader")
+        self.embeddings_ = params["Emb"]
+        self.input_weights_ = params["Wx"]
+        self.recurrent_weights_ = params["Wh"]
+        self.bias_ = params["b"]
+        self.output_embeddings_ = params["O"]
+        return self
+
+    def _scores(self, params, ptr, tok, rows):
+        h = self._encode_rows(params, ptr, tok, rows)
+        C = K.candidate_matrix(params["O"].astype(np.float64), *self._cands_[:2],
+                               self._cands_[2].astype(np.float64))  # fmt: skip
+        return h @ C.T
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores of every candidate for each context.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        ptr, tok = self._context_sequences(X, self._analyzer(), self.vocabulary_.index_)
+        params = {**self._fitted_params(), "O": self.output_embeddings_}
+        return self._scores(params, ptr, tok, np.arange(len(X)))
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        check_is_fitted(self)
+        X = check_contexts(X)
+        analyzer = self._analyzer()
+        ptr, tok = self._context_sequences(X, analyzer, self.vocabulary_.index_)
+        h = self._encode_rows(self._fitted_params(), ptr, tok)
+        rptr, rtok, rw = self._bags(responses, analyzer)
+        R = K.candidate_matrix(self.output_embeddings_.astype(np.float64), rptr, rtok,
+                               rw.astype(np.float64))  # fmt: skip
+        return np.einsum("ij,ij->i", h, R)
+
+
+class DualEncoderRanker(_RecurrentBase):
+    """Dual encoder: one LSTM (or RNN) embeds the context and the response, and a pair
+    scores ``sigma(c^T M r + b)``.
+
+    The context is read as :class:`RecurrentReader` reads it (history turns, the word
+    ``<query>``, the query); a response is read alone. Training minimises the binary
+    cross-entropy of the pairs: each (context, true response) pair of ``fit`` is a
+    positive and, at each epoch, ``n_negatives`` responses drawn at random among the
+    other training responses make negatives (1:1 by default, as Lowe et al.); or, with
+    ``labels``, the (context, response, label) rows are taken as they are.
+    ``decision_function`` and ``rank_candidates`` give the logit ``c^T M r + b``, which
+    ranks as the probability does.
+
+    Parameters
+    ----------
+    candidates : sequence of str or None, default=None
+        The fixed candidate set; None: the distinct true responses seen in ``fit``.
+    cell : {"lstm", "rnn"}, default="lstm"
+    hidden_size : int, default=200
+        Lowe et al. use one layer of 200 units.
+    embedding_dim : int, default=100
+    max_length : int or None, default=160
+        Read only the last ``max_length`` tokens of a context or response (Lowe et al.
+        truncate contexts to 160 words).
+    drop_punctuation : bool, default=True
+    n_negatives : int, default=1
+        Random negatives per positive pair and epoch (without ``labels``).
+    learning_rate : float, default=0.001
+        Adam's step size.
+    epochs : int, default=10
+    batch_size : int, default=32
+        Pairs per mini-batch.
+    clip_norm : float or None, default=10.0
+    init_std : float, default=0.1
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the pairs and keep the weights of the best
+        pair accuracy (on fixed negatives).
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=5
+    random_state : int, RandomState instance or None, default=None
+    verbose : bool, default=False
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+    vocabulary_ : irdialog.text.Vocabulary
+    embeddings_, input_weights_, recurrent_weights_, bias_ : ndarray, float32
+        The encoder (see :class:`RecurrentReader`).
+    match_matrix_ : ndarray of shape (hidden_size, hidden_size), float32
+        M.
+    match_bias_ : ndarray of shape (1,), float32
+        b.
+    loss_curve_, train_accuracy_curve_ : list of float
+    validation_scores_ : list of float or None
+    n_iter_ : int
+
+    See Also
+    --------
+    RecurrentReader, irdialog.retrieval.TfidfRanker
+
+    References
+    ----------
+    Lowe, Pow, Serban & Pineau (2015). The Ubuntu Dialogue Corpus: A Large Dataset for
+    Research in Unstructured Multi-Turn Dialogue Systems. SIGDIAL. Sections 4.2-4.3.
+
+    Examples
+    --------
+    >>> from irdialog import DualEncoderRanker
+    >>> X = ["my usb stick does not mount", "no sound after the update"] * 8
+    >>> y = ["sudo mount the usb stick", "restart pulseaudio for sound"] * 8
+    >>> model = DualEncoderRanker(hidden_size=16, embedding_dim=8, epochs=40,
+    ...                           learning_rate=0.01, random_state=0).fit(X, y)
+    >>> model.predict(X[:2]).tolist()
+    ['sudo mount the usb stick', 'restart pulseaudio for sound']
+    """
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "n_negatives": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        candidates=None,
+        cell="lstm",
+        hidden_size=200,
+        embedding_dim=100,
+        max_length=160,
+        drop_punctuation=True,
+        n_negatives=1,
+        learning_rate=0.001,
+        epochs=10,
+        batch_size=32,
+        clip_norm=10.0,
+        init_std=0.1,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=5,
+        random_state=None,
+        verbose=False,
+    ):
+        self.candidates = candidates
+        self.cell = cell
+        self.hidden_size = hidden_size
+        self.embedding_dim = embedding_dim
+        self.max_length = max_length
+        self.drop_punctuation = drop_punctuation
+        self.n_negatives = n_negatives
+        self.learning_rate = learning_rate
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.clip_norm = clip_norm
+        self.init_std = init_std
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, groups=None, labels=None):
+        """Train on (context, response) pairs.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+            The response of each context.
+        groups : array-like of shape (n_samples,), default=None
+            Dialog ids: with early stopping, the validation split takes whole groups.
+        labels : array-like of 0/1 of shape (n_samples,), default=None
+            None: every pair is a true one, and negatives are sampled. Given: the flag of
+            each (context, response) row, taken as it is (the Ubuntu training file).
+
+        Returns
+        -------
+        self
+        """
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        if labels is not None:
+            labels = np.asarray(labels)
+            if labels.shape != (len(X),) or not np.isin(labels, (0, 1)).all():
+                raise ValueError(
+                    f"labels must hold one 0 or 1 per context ({len(X)}), got "
+                    f"{labels.shape if labels.shape != (len(X),) else np.unique(labels)}."
+                )
+            labels = labels.astype(np.int64)
+        analyzer = self._analyzer()
+        texts = {t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X} | set(y)
+        if self.candidates is not None:
+            texts |= set(resolve_candidates(self.candidates, y))
+        self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit(
+            analyzer.tokens(t) for t in sorted(texts)
+        )
+        index = self.vocabulary_.index_
+        cptr, ctok = self._context_sequences(X, analyzer, index)
+        table = LabelIndex()
+        codes = table.encode(y, unknown="extend")
+        rptr, rtok = self._text_sequences(table.labels_, analyzer, index)
+        true = y if labels is None else y[labels == 1]
+        self.candidates_ = resolve_candidates(self.candidates, true)
+        return self._fit_sequences(cptr, ctok, rptr, rtok, codes, labels, groups)
+
+    def fit_chunks(self, chunks):
+        """Fit on an iterable of (context, true response) chunks read once, keeping only
+        integer arrays in memory (the 1M-row Ubuntu training file), as
+        :meth:`SupervisedEmbeddingRanker.fit_chunks
+        <irdialog.embed.SupervisedEmbeddingRanker.fit_chunks>`: the model is the one
+        :meth:`fit` gives on the concatenated chunks. Early stopping needs the contexts and
+        is not supported here.
+
+        Parameters
+        ----------
+        chunks : iterable
+            Each chunk an object with attributes ``X`` and ``y`` or an ``(X, y)`` pair.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        if self.early_stopping:
+            raise ValueError("fit_chunks does not support early_stopping; use fit.")
+        words: dict[str, int] = {QUERY_TOKEN: 0}  # provisional ids, in order of first sight
+        table = LabelIndex()
+        parts, lengths, codes = [], [], []
+        response_ids: dict[int, list[int]] = {}
+        for k, chunk in enumerate(chunks):
+            X, y = _read_chunk(k, chunk)
+            analyzer = self._analyzer()
+            indptr, ids = self._context_sequences(X, analyzer, words, unknown="add")
+            lengths.append(np.diff(indptr))
+            parts.append(ids)
+            chunk_codes = table.encode(y, unknown="extend")
+            for g, response in zip(chunk_codes.tolist(), y):
+                if g not in response_ids:
+                    response_ids[g] = [words.setdefault(t, len(words))
+                                       for t in analyzer.tokens(response)]  # fmt: skip
+            codes.append(chunk_codes)
+        if not lengths:
+            raise ValueError("chunks held no example: at least one is needed.")
+        fixed = None if self.candidates is None else resolve_candidates(self.candidates, ())
+        extra = [] if fixed is None else [self._analyzer().tokens(c) for c in fixed]
+        self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit([list(words), *extra])
+        index = self.vocabulary_.index_
+        remap = np.array([index[w] for w in words], dtype=np.int32)
+        ctok = remap[np.concatenate(parts)]
+        lengths = np.concatenate(lengths)
+        cptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=cptr[1:])
+        rptr, rtok = _ragged([remap[response_ids[g]] for g in range(len(table))])
+        self.candidates_ = np.asarray(table.labels_, dtype=object) if fixed is None else fixed
+        return self._fit_sequences(cptr, ctok, rptr, rtok, np.concatenate(codes), None, None)
+
+    def _fit_sequences(self, cptr, ctok, rptr, rtok, codes, labels, groups):
+        """Train on contexts (cptr, ctok) whose responses are the rows ``codes`` of the
+        response table (rptr, rtok)."""
+        n_ctx, n_resp = len(cptr) - 1, len(rptr) - 1
+        # one ragged table: the contexts, then the distinct responses
+        ptr = np.concatenate((cptr, cptr[-1] + rptr[1:]))
+        tok = np.concatenate((ctok, rtok)).astype(np.int32)
+        resp_rows = n_ctx + codes
+        rs = check_random_state(self.random_state)
+        train_rows, val_rows = self._split(n_ctx, groups, rs)
+        rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
+        params = self._init_encoder(rng, len(self.vocabulary_))
+        params["M"] = np.eye(self.hidden_size)
+        params["bias"] = np.zeros(1)
+        lengths = np.diff(ptr)
+        lstm, max_len = self._lstm, self._max_len()
+
+        def negatives(rows, rng):
+            # a response other than the true one (when there is another)
+            draw = rng.integers(0, max(n_resp - 1, 1), len(rows))
+            if n_resp > 1:
+                draw += draw >= codes[rows]
+            return n_ctx + draw
+
+        def pairs(rows, rng):
+            if labels is not None:
+                return rows, resp_rows[rows], labels[rows]
+            ctx = np.concatenate([rows] * (1 + self.n_negatives))
+            resp = np.concatenate(
+                [resp_rows[rows]] + [negatives(rows, rng) for _ in range(self.n_negatives)]
+            )
+            flags = np.concatenate(
+                [np.ones(len(rows), np.int64)] + [np.zeros(len(rows), np.int64)] * self.n_negatives
+            )
+            return ctx, resp, flags
+
+        val_pairs = pairs(val_rows, np.random.default_rng(0))
+
+        def batches(epoch):
+            ctx, resp, flags = pairs(train_rows, rng)
+            for b in _buckets(np.arange(len(ctx)), lengths[ctx], self.batch_size, rng):
+
+                def run(params, grads, b=b):
+                    loss, correct = K.dual_batch(
+                        params, grads, lstm, ptr, tok, ctx[b], resp[b], flags[b], max_len
+                    )
+                    return loss, correct, len(b)
+
+                yield run
+
+        def validate(params):
+            ctx, resp, flags = val_pairs
+            s = self._pair_logits(params, ptr, tok, ctx, resp)
+            p = 1.0 / (1.0 + np.exp(-s))
+            loss = -np.mean(np.where(flags == 1, np.log(p + 1e-12), np.log(1 - p + 1e-12)))
+            return float(np.mean((s > 0) == (flags == 1))), -float(loss)
+
+        params = self._train(params, batches, validate, "DualEncoder")
+        self.embeddings_ = params["Emb"]
+        self.input_weights_ = params["Wx"]
+        self.recurrent_weights_ = params["Wh"]
+        self.bias_ = params["b"]
+        self.match_matrix_ = params["M"]
+        self.match_bias_ = params["bias"]
+        return self
+
+    def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows):
+        hc = self._encode_rows(params, ptr, tok, ctx_rows)
+        hr = self._encode_rows(params, ptr, tok, resp_rows)
+        M = params["M"].astype(np.float64)
+        return np.einsum("ij,ij->i", hc @ M, hr) + float(params["bias"][0])
+
+    def _contexts(self, X, analyzer):
+        ptr, tok = self._context_sequences(X, analyzer, self.vocabulary_.index_)
+        return self._encode_rows(self._fitted_params(), ptr, tok)
+
+    def _responses(self, texts, analyzer):
+        ptr, tok = self._text_sequences(texts, analyzer, self.vocabulary_.index_)
+        return self._encode_rows(self._fitted_params(), ptr, tok.astype(np.int32))
+
+    def decision_function(self, X) -> np.ndarray:
+        """The logit ``c^T M r + b`` of every candidate for each context.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        analyzer = self._analyzer()
+        hc = self._contexts(X, analyzer)
+        hr = self._responses(self.candidates_, analyzer)
+        return hc @ self.match_matrix_.astype(np.float64) @ hr.T + float(self.match_bias_[0])
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        check_is_fitted(self)
+        X = check_contexts(X)
+        analyzer = self._analyzer()
+        hc = self._contexts(X, analyzer)
+        hr = self._responses(responses, analyzer)
+        M = self.match_matrix_.astype(np.float64)
+        return np.einsum("ij,ij->i", hc @ M, hr) + float(self.match_bias_[0])

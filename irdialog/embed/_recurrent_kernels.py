@@ -1,0 +1,567 @@
+"""Numba kernels of the recurrent encoders (:mod:`irdialog.embed._recurrent`).
+
+One encoder, an LSTM or a plain (tanh) RNN cell, reads a batch of token sequences. The
+sequences of a batch are sorted by length, longest first, and packed time-major: at step
+t only the ``nact[t]`` sequences still running are computed, as the leading rows of the
+step's block, so padding costs nothing (the packed layout of cuDNN and PyTorch's
+``pack_padded_sequence``). A row that has ended keeps its last state, which is its final
+state.
+
+The input projection of every token of the batch is one matrix product (packed tokens x
+``Wx``) before the recurrence; each step then adds ``h @ Wh`` over its active rows; the
+backward pass mirrors it, with the weight gradients as two products over all steps at
+the end. All products are ``np.dot`` on contiguous 2-D blocks, i.e. BLAS.
+
+LSTM gates are stored in the order i, f, g, o (input, forget, cell, output), as PyTorch::
+
+    z = x Wx + h Wh + b;  i, f, o = sigma(z_i, z_f, z_o);  g = tanh(z_g)
+    c' = f c + i g;       h' = o tanh(c')
+
+and the RNN cell is ``h' = tanh(x Wx + h Wh + b)``. Every kernel is generic in the float
+type (float32 for training, float64 for the gradient checks). The numpy references are
+in :mod:`irdialog.embed._reference`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg  # noqa: F401  the BLAS of numba's np.dot, loaded now so that
+from numba import njit  # threadpool_limits (training_session) sees and limits it
+
+
+@njit(cache=True)
+def pack_batch(ptr, tok, rows, max_len):
+    """Sort the sequences ``rows`` of a ragged token array by length and pack them.
+
+    Sequence r is ``tok[ptr[r]:ptr[r + 1]]``; with ``max_len > 0`` only its last
+    ``max_len`` tokens are read.
+
+    Returns
+    -------
+    order : int64 (B,)
+        Batch positions sorted by decreasing length (stable): sorted row j is
+        ``rows[order[j]]``.
+    nact : int64 (T,)
+        Rows active at step t (those longer than t), a prefix of the sorted rows.
+    off : int64 (T + 1,)
+        Step t's rows are packed positions ``off[t] : off[t + 1]``.
+    ptok : int32 (N,)
+        The token of each packed position.
+    """
+    B = len(rows)
+    lengths = np.empty(B, np.int64)
+    for j in range(B):
+        r = rows[j]
+        n = ptr[r + 1] - ptr[r]
+        if max_len > 0 and n > max_len:
+            n = max_len
+        lengths[j] = n
+    order = np.argsort(-lengths, kind="mergesort")
+    T = lengths.max() if B > 0 else 0
+    nact = np.zeros(T, np.int64)
+    for j in range(B):
+        for t in range(lengths[j]):
+            nact[t] += 1
+    off = np.zeros(T + 1, np.int64)
+    for t in range(T):
+        off[t + 1] = off[t] + nact[t]
+    ptok = np.empty(off[T], np.int32)
+    for t in range(T):
+        base = off[t]
+        for j in range(nact[t]):
+            r = rows[order[j]]
+            start = ptr[r + 1] - lengths[order[j]]
+            ptok[base + j] = tok[start + t]
+    return order, nact, off, ptok
+
+
+@njit(cache=True)
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+@njit(cache=True)
+def _exp_block(x, bits, fast):
+    """x = exp(x) in place on a 1-D block. ``fast`` (float32 only): the Cephes-style
+    polynomial of :func:`irdialog.embed._memn2n_kernels.exp_inplace` in loops LLVM
+    vectorises (relative error below 1e-7; inputs clamped to [-87, 88]), instead of one
+    scalar ``expf`` call per entry, which would cost more than the matrix products."""
+    n = x.shape[0]
+    if not fast:
+        for i in range(n):
+            x[i] = np.exp(x[i])
+        return
+    log2e = np.float32(1.4426950408889634)
+    ln2_hi = np.float32(0.693359375)
+    ln2_lo = np.float32(-2.12194440e-4)
+    lo = np.float32(-87.0)
+    hi = np.float32(88.0)
+    for i in range(n):
+        v = x[i]
+        v = lo if v < lo else v
+        v = hi if v > hi else v
+        # floor(v log2e + 1/2) by truncating a positive number (vectorises, np.floor
+        # does not): v log2e >= -125.6
+        ki = np.int32(v * log2e + np.float32(128.5)) - np.int32(128)
+        kf = np.float32(ki)
+        r = v - kf * ln2_hi - kf * ln2_lo
+        p = np.float32(1.9875691500e-4)
+        p = p * r + np.float32(1.3981999507e-3)
+        p = p * r + np.float32(8.3334519073e-3)
+        p = p * r + np.float32(4.1665795894e-2)
+        p = p * r + np.float32(1.6666665459e-1)
+        p = p * r + np.float32(5.0000001201e-1)
+        x[i] = p * r * r + r + np.float32(1.0)
+        bits[i] = (ki + np.int32(127)) << 23
+    scale = bits[:n].view(np.float32)
+    for i in range(n):
+        x[i] *= scale[i]
+
+
+@njit(cache=True)
+def _sigmoid_block(x, bits, fast):
+    """x = sigma(x) in place on a 1-D block."""
+    for i in range(x.shape[0]):
+        x[i] = -x[i]
+    _exp_block(x, bits, fast)
+    one = np.float32(1.0)  # exact: float64 blocks stay float64, float32 ones float32
+    for i in range(x.shape[0]):
+        x[i] = one / (one + x[i])
+
+
+@njit(cache=True)
+def _tanh_block(x, bits, fast):
+    """x = tanh(x) in place on a 1-D block: ``1 - 2 / (exp(2x) + 1)`` with the fast
+    exponential, else ``np.tanh``."""
+    if not fast:
+        for i in range(x.shape[0]):
+            x[i] = np.tanh(x[i])
+        return
+    one, two = np.float32(1.0), np.float32(2.0)
+    for i in range(x.shape[0]):
+        x[i] = two * x[i]
+    _exp_block(x, bits, fast)
+    for i in range(x.shape[0]):
+        x[i] = one - two / (x[i] + one)
+
+
+@njit(cache=True)
+def _gates_fast(row, b, pre, post, bits):
+    """The float32 gate activations of one row in two vectorised passes:
+    ``t = tanh(pre * (row + b))``, then ``(1 + t) / 2`` where ``post`` is 1 (sigmoid
+    gates, ``pre`` = 1/2) and ``t`` where it is 0. Exponential as :func:`_exp_block`."""
+    m = row.shape[0]
+    log2e = np.float32(1.4426950408889634)
+    ln2_hi = np.float32(0.693359375)
+    ln2_lo = np.float32(-2.12194440e-4)
+    lo = np.float32(-87.0)
+    hi = np.float32(88.0)
+    one, two, half = np.float32(1.0), np.float32(2.0), np.float32(0.5)
+    for u in range(m):
+        v = two * pre[u] * (row[u] + b[u])
+        v = lo if v < lo else v
+        v = hi if v > hi else v
+        ki = np.int32(v * log2e + np.float32(128.5)) - np.int32(128)
+        kf = np.float32(ki)
+        r = v - kf * ln2_hi - kf * ln2_lo
+        p = np.float32(1.9875691500e-4)
+        p = p * r + np.float32(1.3981999507e-3)
+        p = p * r + np.float32(8.3334519073e-3)
+        p = p * r + np.float32(4.1665795894e-2)
+        p = p * r + np.float32(1.6666665459e-1)
+        p = p * r + np.float32(5.0000001201e-1)
+        row[u] = p * r * r + r + one
+        bits[u] = (ki + np.int32(127)) << 23
+    scale = bits[:m].view(np.float32)
+    for u in range(m):
+        t = one - two / (row[u] * scale[u] + one)  # tanh(v / 2)
+        g = post[u]
+        row[u] = g * (half + half * t) + (one - g) * t
+
+
+@njit(cache=True)
+def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
+    """Run the encoder over a packed batch (:func:`pack_batch`) of ``B`` sequences.
+
+    float32 arrays use a vectorised exponential for the gates (see :func:`_exp_block`),
+    float64 ones ``np.exp`` and ``np.tanh``.
+
+    Returns
+    -------
+    h : (B, H)
+        Final states, in sorted order (zeros for an empty sequence).
+    X : (N, E)
+        The embedded input of each packed position.
+    Hp : (N, H)
+        The state before each packed step (h of step t - 1).
+    Cp : (N, H)
+        LSTM: the cell before each step; RNN: empty.
+    A : (N, G H)
+        The gate activations (LSTM: i, f, g, o; RNN: the new state).
+    Cn : (N, H)
+        LSTM: tanh of the new cell; RNN: empty.
+    """
+    T = len(nact)
+    N = off[T]
+    Hd = Wh.shape[0]
+    G = Wh.shape[1] // Hd
+    dt = Emb.dtype
+    fast = Emb.itemsize == 4  # float32
+    bits = np.empty(G * Hd, np.int32)
+    # sigma(x) = (1 + tanh(x / 2)) / 2: every gate is one tanh, scaled before and after
+    pre = np.ones(G * Hd, dt)
+    post = np.zeros(G * Hd, dt)  # 0: tanh; 1: sigmoid
+    if lstm:
+        pre[: 2 * Hd] = 0.5
+        pre[3 * Hd :] = 0.5
+        post[: 2 * Hd] = 1.0
+        post[3 * Hd :] = 1.0
+    X = np.empty((N, Emb.shape[1]), dt)
+    for k in range(N):
+        X[k] = Emb[ptok[k]]
+    A = np.dot(X, Wx)  # every step's input projection at once, then the activations
+    h = np.zeros((B, Hd), dt)
+    c = np.zeros((B, Hd), dt)
+    Hp = np.empty((N, Hd), dt)
+    if lstm:
+        Cp = np.empty((N, Hd), dt)
+        Cn = np.empty((N, Hd), dt)
+    else:
+        Cp = np.empty((0, Hd), dt)
+        Cn = np.empty((0, Hd), dt)
+    for t in range(T):
+        n = nact[t]
+        o0 = off[t]
+        hn = h[:n]
+        Hp[o0 : o0 + n] = hn
+        At = A[o0 : o0 + n]
+        At += np.dot(hn, Wh)
+        for j in range(n):
+            k = o0 + j
+            row = A[k]
+            if fast:
+                _gates_fast(row, b, pre, post, bits)
+            else:
+                for u in range(G * Hd):
+                    row[u] += b[u]
+                if lstm:
+                    _sigmoid_block(row[: 2 * Hd], bits, fast)
+                    _tanh_block(row[2 * Hd : 3 * Hd], bits, fast)
+                    _sigmoid_block(row[3 * Hd :], bits, fast)
+                else:
+                    _tanh_block(row, bits, fast)
+            if lstm:
+                Cp[k] = c[j]
+                cn = Cn[k]
+                for u in range(Hd):
+                    cu = row[Hd + u] * c[j, u] + row[u] * row[2 * Hd + u]
+                    c[j, u] = cu
+                    cn[u] = cu
+                _tanh_block(cn, bits, fast)
+                for u in range(Hd):
+                    h[j, u] = row[3 * Hd + u] * cn[u]
+            else:
+                h[j] = row
+    return h, X, Hp, Cp, A, Cn
+
+
+@njit(cache=True)
+def encoder_backward(Wx, Wh, lstm, nact, off, ptok, X, Hp, Cp, A, Cn, dh_final, dWx, dWh, db,
+                     dEmb, mark, touched, n_touched):  # fmt: skip
+    """Backpropagation through time of :func:`encoder_forward`, from the gradient
+    ``dh_final`` (B, H, sorted order) of the loss on the final states.
+
+    Adds to ``dWx``, ``dWh``, ``db`` and to the rows of ``dEmb`` of the batch's tokens;
+    a token row seen for the first time (``mark[v] == 0``) is marked and appended to
+    ``touched``. Returns the new number of touched rows.
+    """
+    T = len(nact)
+    N = off[T]
+    Hd = Wh.shape[0]
+    G = Wh.shape[1] // Hd
+    dt = Wh.dtype
+    B = dh_final.shape[0]
+    one = np.float32(1.0)  # exact in float64 too, and keeps float32 loops in float32
+    dh = dh_final.copy()
+    dc = np.zeros((B, Hd), dt)
+    dZ = np.empty((N, G * Hd), dt)
+    for t in range(T - 1, -1, -1):
+        n = nact[t]
+        o0 = off[t]
+        for j in range(n):
+            k = o0 + j
+            if lstm:
+                for u in range(Hd):
+                    ig = A[k, u]
+                    fg = A[k, Hd + u]
+                    gg = A[k, 2 * Hd + u]
+                    og = A[k, 3 * Hd + u]
+                    tc = Cn[k, u]
+                    dhu = dh[j, u]
+                    dcu = dc[j, u] + dhu * og * (one - tc * tc)
+                    dZ[k, u] = dcu * gg * ig * (one - ig)
+                    dZ[k, Hd + u] = dcu * Cp[k, u] * fg * (one - fg)
+                    dZ[k, 2 * Hd + u] = dcu * ig * (one - gg * gg)
+                    dZ[k, 3 * Hd + u] = dhu * tc * og * (one - og)
+                    dc[j, u] = dcu * fg
+            else:
+                for u in range(Hd):
+                    v = A[k, u]
+                    dZ[k, u] = dh[j, u] * (one - v * v)
+        dh[:n] = np.dot(dZ[o0 : o0 + n], Wh.T)
+    if N == 0:
+        return n_touched
+    dWx += np.dot(X.T, dZ)
+    dWh += np.dot(Hp.T, dZ)
+    for k in range(N):
+        for u in range(G * Hd):
+            db[u] += dZ[k, u]
+    dX = np.dot(dZ, Wx.T)
+    for k in range(N):
+        v = ptok[k]
+        if mark[v] == 0:
+            mark[v] = 1
+            touched[n_touched] = v
+            n_touched += 1
+        dEmb[v] += dX[k]
+    return n_touched
+
+
+@njit(cache=True)
+def candidate_matrix(Wout, cptr, ctok, cw):
+    """The embedding of each candidate: the weighted sum of its words' rows of ``Wout``."""
+    C = np.zeros((len(cptr) - 1, Wout.shape[1]), Wout.dtype)
+    for c in range(len(cptr) - 1):
+        for p in range(cptr[c], cptr[c + 1]):
+            C[c] += cw[p] * Wout[ctok[p]]
+    return C
+
+
+@njit(cache=True)
+def reader_loss_grad(h, Wout, cptr, ctok, cw, y, dWout):
+    """Softmax cross-entropy of the candidates scored ``h . C[c]`` against the gold ``y``.
+
+    ``h`` and ``y`` are in the same (sorted) order. Adds the gradient of the summed loss
+    to ``dWout`` and returns (summed loss, correct answers, dh).
+    """
+    C = candidate_matrix(Wout, cptr, ctok, cw)
+    S = np.dot(h, C.T)
+    B, n_c = S.shape
+    loss = 0.0
+    correct = 0
+    for i in range(B):
+        m = S[i, 0]
+        best = 0
+        for c in range(1, n_c):
+            if S[i, c] > m:
+                m = S[i, c]
+                best = c
+        correct += best == y[i]
+        gold = S[i, y[i]] - m
+        z = 0.0
+        for c in range(n_c):
+            e = np.exp(S[i, c] - m)
+            S[i, c] = e
+            z += e
+        loss += np.log(z) - gold
+        for c in range(n_c):
+            S[i, c] /= z
+        S[i, y[i]] -= 1.0
+    dh = np.dot(S, C)
+    dC = np.dot(S.T, h)
+    for c in range(n_c):
+        for p in range(cptr[c], cptr[c + 1]):
+            dWout[ctok[p]] += cw[p] * dC[c]
+    return loss, correct, dh
+
+
+@njit(cache=True)
+def dual_loss_grad(hc, hr, M, bias, flags):
+    """Binary cross-entropy of ``sigma(c^T M r + bias)`` against ``flags`` (1: the true
+    response), summed over the pairs. Returns (loss, correct, dhc, dhr, dM, dbias)."""
+    MR = np.dot(hr, M.T)  # row i: M r_i
+    B = hc.shape[0]
+    g = np.empty(B, hc.dtype)
+    loss = 0.0
+    correct = 0
+    for i in range(B):
+        s = bias[0]
+        for u in range(hc.shape[1]):
+            s += hc[i, u] * MR[i, u]
+        # log(1 + exp(-s)) for flag 1, log(1 + exp(s)) for flag 0, computed stably
+        z = s if flags[i] == 0 else -s
+        if z > 0:
+            loss += z + np.log1p(np.exp(-z))
+        else:
+            loss += np.log1p(np.exp(z))
+        p = _sigmoid(s)
+        g[i] = p - flags[i]
+        correct += (s > 0) == (flags[i] == 1)
+    G = np.empty_like(hc)
+    for i in range(B):
+        G[i] = g[i] * hc[i]
+    dhc = np.empty_like(hc)
+    for i in range(B):
+        dhc[i] = g[i] * MR[i]
+    dhr = np.dot(G, M)  # row i: g_i M^T c_i
+    dM = np.dot(G.T, hr)
+    dbias = np.zeros(1, hc.dtype)
+    dbias[0] = g.sum()
+    return loss, correct, dhc, dhr, dM, dbias
+
+
+@njit(cache=True)
+def dual_scores(hc, hr, M, bias):
+    """``c_i^T M r_i + bias`` of each pair (the logit of the match probability)."""
+    MR = np.dot(hr, M.T)
+    out = np.empty(hc.shape[0], np.float64)
+    for i in range(hc.shape[0]):
+        s = float(bias[0])
+        for u in range(hc.shape[1]):
+            s += hc[i, u] * MR[i, u]
+        out[i] = s
+    return out
+
+
+@njit(cache=True)
+def squared_norm(g):
+    s = 0.0
+    for v in g.ravel():
+        s += float(v) * float(v)
+    return s
+
+
+@njit(cache=True)
+def rows_squared_norm(G, rows, n):
+    s = 0.0
+    for q in range(n):
+        for v in G[rows[q]]:
+            s += float(v) * float(v)
+    return s
+
+
+@njit(cache=True)
+def clip_scale(norm_sq, max_norm):
+    """The factor that brings a gradient of squared norm ``norm_sq`` to at most
+    ``max_norm`` (1 when ``max_norm <= 0``)."""
+    if max_norm <= 0:
+        return 1.0
+    norm = np.sqrt(norm_sq)
+    return max_norm / norm if norm > max_norm else 1.0
+
+
+@njit(cache=True)
+def adam_dense(x, g, m, v, scale, lr, b1, b2, eps, step):
+    """One Adam step on every entry of ``x`` with the gradient ``scale * g``; zeroes g."""
+    a = lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+    xf, gf, mf, vf = x.ravel(), g.ravel(), m.ravel(), v.ravel()
+    for k in range(len(xf)):
+        gk = scale * gf[k]
+        mf[k] = b1 * mf[k] + (1.0 - b1) * gk
+        vf[k] = b2 * vf[k] + (1.0 - b2) * gk * gk
+        xf[k] -= a * mf[k] / (np.sqrt(vf[k]) + eps)
+        gf[k] = 0.0
+
+
+@njit(cache=True)
+def adam_rows(x, g, m, v, rows, n, mark, scale, lr, b1, b2, eps, step):
+    """Lazy (sparse) Adam on the rows ``rows[:n]`` of an embedding matrix: the other rows
+    and their moments are left alone. Zeroes the rows of g and their marks."""
+    a = lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
+    for q in range(n):
+        r = rows[q]
+        for k in range(x.shape[1]):
+            gk = scale * g[r, k]
+            m[r, k] = b1 * m[r, k] + (1.0 - b1) * gk
+            v[r, k] = b2 * v[r, k] + (1.0 - b2) * gk * gk
+            x[r, k] -= a * m[r, k] / (np.sqrt(v[r, k]) + eps)
+            g[r, k] = 0.0
+        mark[r] = 0
+
+
+# --------------------------------------------------------------------------- one batch
+
+
+class Grads:
+    """Gradient buffers of one model: dense arrays of the shapes of its parameters, and the
+    embedding rows a batch touched (``mark``, ``touched[:n_touched]``) for sparse updates."""
+
+    def __init__(self, params):
+        self.dense = {k: np.zeros_like(v) for k, v in params.items()}
+        self.mark = np.zeros(params["Emb"].shape[0], np.uint8)
+        self.touched = np.zeros(params["Emb"].shape[0], np.int64)
+        self.n_touched = 0
+
+    def emb_dense(self):
+        """dEmb as a dense array (the tests' view)."""
+        return self.dense["Emb"]
+
+
+def encode_batch(params, lstm, ptr, tok, rows, max_len):
+    """Pack the sequences ``rows`` and run the encoder: (final states in the order of
+    ``rows``, the cache for :func:`backward_batch`)."""
+    order, nact, off, ptok = pack_batch(ptr, tok, np.asarray(rows, np.int64), max_len)
+    h, *acts = encoder_forward(
+        params["Emb"], params["Wx"], params["Wh"], params["b"], lstm, nact, off, ptok, len(rows)
+    )
+    out = np.empty_like(h)
+    out[order] = h
+    return out, (order, nact, off, ptok, acts)
+
+
+def backward_batch(params, grads, lstm, cache, dh):
+    """Add the gradient of the loss whose gradient on the final states (in the order of
+    the rows given to :func:`encode_batch`) is ``dh``."""
+    order, nact, off, ptok, (X, Hp, Cp, A, Cn) = cache
+    d = grads.dense
+    grads.n_touched = encoder_backward(
+        params["Wx"], params["Wh"], lstm, nact, off, ptok, X, Hp, Cp, A, Cn,
+        np.ascontiguousarray(dh[order]), d["Wx"], d["Wh"], d["b"], d["Emb"], grads.mark,
+        grads.touched, grads.n_touched,
+    )  # fmt: skip
+
+
+def reader_batch(params, grads, lstm, ptr, tok, rows, max_len, cands, y):
+    """Loss (summed), correct answers and gradients of the reader on the sequences
+    ``rows`` with gold candidates ``y``; ``cands`` = (cptr, ctok, cw) bags over words."""
+    h, cache = encode_batch(params, lstm, ptr, tok, rows, max_len)
+    loss, correct, dh = reader_loss_grad(h, params["O"], *cands, y, grads.dense["O"])
+    backward_batch(params, grads, lstm, cache, dh)
+    return loss, correct
+
+
+def dual_batch(params, grads, lstm, ptr, tok, ctx_rows, resp_rows, flags, max_len):
+    """Loss (summed), correct decisions and gradients of the dual encoder on the pairs
+    (``ctx_rows[i]``, ``resp_rows[i]``) of one ragged token array, encoded as one batch."""
+    B = len(ctx_rows)
+    rows = np.concatenate((np.asarray(ctx_rows, np.int64), np.asarray(resp_rows, np.int64)))
+    h, cache = encode_batch(params, lstm, ptr, tok, rows, max_len)
+    loss, correct, dhc, dhr, dM, dbias = dual_loss_grad(
+        np.ascontiguousarray(h[:B]), np.ascontiguousarray(h[B:]), params["M"], params["bias"],
+        np.asarray(flags, np.int64),
+    )  # fmt: skip
+    grads.dense["M"] += dM
+    grads.dense["bias"] += dbias
+    backward_batch(params, grads, lstm, cache, np.concatenate((dhc, dhr)))
+    return loss, correct
+
+
+def apply_adam(params, grads, moments, lr, max_norm, step, b1=0.9, b2=0.999, eps=1e-8):
+    """Global-norm clipping of every gradient to ``max_norm`` (None or <= 0: none), then
+    one Adam step: dense on every parameter but the embeddings, lazy on the embedding rows
+    the batch touched. Zeroes the gradients. Returns the gradient norm before clipping."""
+    d = grads.dense
+    sq = rows_squared_norm(d["Emb"], grads.touched, grads.n_touched)
+    for k, g in d.items():
+        if k != "Emb":
+            sq += squared_norm(g)
+    scale = clip_scale(sq, -1.0 if max_norm is None else float(max_norm))
+    for k, x in params.items():
+        m, v = moments[k]
+        if k == "Emb":
+            adam_rows(x, d[k], m, v, grads.touched, grads.n_touched, grads.mark, scale, lr,
+                      b1, b2, eps, step)  # fmt: skip
+        else:
+            adam_dense(x, d[k], m, v, scale, lr, b1, b2, eps, step)
+    grads.n_touched = 0
+    return float(np.sqrt(sq))

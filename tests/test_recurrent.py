@@ -1,0 +1,358 @@
+"""Recurrent encoders: the numba kernels against a plain numpy reference, finite-difference
+checks of the whole-sequence losses (both cells, both uses), masking, the optimizer step,
+and the estimators' contract."""
+
+import numpy as np
+import pytest
+from conformance import RankerConformance
+from conftest import make_tiny_dialogs
+
+from irdialog import DualEncoderRanker, RecurrentReader
+from irdialog.base import Context, Turn
+from irdialog.embed import _recurrent_kernels as K
+from irdialog.embed import _reference as R
+
+# --------------------------------------------------------------------------- a tiny problem
+
+V, E, H = 12, 4, 3
+
+
+def _params(seed, lstm, use, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    G = 4 if lstm else 1
+    P = {
+        "Emb": rng.standard_normal((V, E)) * 0.5,
+        "Wx": rng.standard_normal((E, G * H)) * 0.5,
+        "Wh": rng.standard_normal((H, G * H)) * 0.5,
+        "b": rng.standard_normal(G * H) * 0.1,
+    }
+    if use == "reader":
+        P["O"] = rng.standard_normal((V, H)) * 0.5
+    else:
+        P["M"] = rng.standard_normal((H, H)) * 0.5
+        P["bias"] = rng.standard_normal(1) * 0.1
+    return {k: v.astype(dtype) for k, v in P.items()}
+
+
+def _ragged(seqs):
+    ptr = np.concatenate([[0], np.cumsum([len(s) for s in seqs])]).astype(np.int64)
+    tok = np.concatenate([np.asarray(s, np.int64) for s in seqs]).astype(np.int32)
+    return ptr, tok
+
+
+# ragged lengths, with a length 1, an empty one and two of the same length
+SEQS = [[1, 2, 3], [4], [], [5, 6, 7, 8, 9], [2, 2], [9, 8, 7, 6, 5], [3, 11, 10, 1]]
+CANDS = (
+    np.array([0, 1, 3, 4], np.int64),
+    np.array([5, 6, 7, 8], np.int32),
+    np.array([1.0, 1.0, 2.0, 1.0]),
+)
+Y = np.array([0, 1, 2, 0, 1, 2, 1])
+PAIRS = (np.array([0, 3, 5, 6, 1]), np.array([4, 1, 6, 2, 0]), np.array([1, 0, 1, 0, 1]))
+
+
+def _bags(cands, dtype=np.float64):
+    cptr, ctok, cw = cands
+    out = np.zeros((len(cptr) - 1, V))
+    for c in range(len(cptr) - 1):
+        for p in range(cptr[c], cptr[c + 1]):
+            out[c, ctok[p]] += cw[p]
+    return out.astype(dtype)
+
+
+def kernel_loss_grad(P, lstm, use, seqs=SEQS, max_len=0):
+    ptr, tok = _ragged(seqs)
+    grads = K.Grads(P)
+    if use == "reader":
+        cands = (CANDS[0], CANDS[1], CANDS[2].astype(P["Emb"].dtype))
+        loss, correct = K.reader_batch(
+            P, grads, lstm, ptr, tok, np.arange(len(seqs)), max_len, cands, Y[: len(seqs)]
+        )
+    else:
+        loss, correct = K.dual_batch(P, grads, lstm, ptr, tok, *PAIRS, max_len)
+    return loss, correct, grads
+
+
+def reference_loss_grad(P, lstm, use, seqs=SEQS, max_len=0):
+    ptr, tok = _ragged(seqs)
+    if use == "reader":
+        loss, correct, grads, _ = R.reader_loss_grad(
+            P, lstm, ptr, tok, np.arange(len(seqs)), max_len, _bags(CANDS), Y[: len(seqs)]
+        )
+    else:
+        loss, correct, grads = R.dual_loss_grad(P, lstm, ptr, tok, *PAIRS, max_len)
+    return loss, correct, grads
+
+
+CELLS = [True, False]
+USES = ["reader", "dual"]
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+@pytest.mark.parametrize("use", USES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("max_len", [0, 3])
+def test_kernels_match_numpy_reference(lstm, use, dtype, max_len):
+    P = _params(0, lstm, use, dtype)
+    loss, correct, grads = kernel_loss_grad(P, lstm, use, max_len=max_len)
+    r_loss, r_correct, r_grads = reference_loss_grad(P, lstm, use, max_len=max_len)
+    tol = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-6)
+    np.testing.assert_allclose(loss, r_loss, **tol)
+    assert correct == r_correct
+    for k in P:
+        np.testing.assert_allclose(grads.dense[k], r_grads[k], err_msg=k, **tol)
+    # the touched rows are exactly the embedding rows with a gradient
+    touched = set(grads.touched[: grads.n_touched].tolist())
+    assert touched == set(np.flatnonzero(np.abs(r_grads["Emb"]).sum(axis=1) > 0).tolist())
+
+
+def test_final_states_match_reference_in_the_given_order():
+    P = _params(1, True, "reader")
+    ptr, tok = _ragged(SEQS)
+    rows = np.array([6, 2, 0, 3, 1])
+    h, _ = K.encode_batch(P, True, ptr, tok, rows, 0)
+    for i, r in enumerate(rows):
+        want, _ = R.rnn_sequence(P["Emb"], P["Wx"], P["Wh"], P["b"], True, SEQS[r])
+        np.testing.assert_allclose(h[i], want, rtol=1e-12, atol=1e-14)
+    assert not h[1].any()  # the empty sequence keeps the zero state
+
+
+def test_pack_batch_sorts_by_length_and_packs_only_active_rows():
+    ptr, tok = _ragged(SEQS)
+    order, nact, off, ptok = K.pack_batch(ptr, tok, np.arange(len(SEQS)), 0)
+    lengths = np.array([len(s) for s in SEQS])
+    assert (np.diff(lengths[order]) <= 0).all()
+    np.testing.assert_array_equal(nact, [(lengths > t).sum() for t in range(5)])
+    assert off[-1] == lengths.sum() == len(ptok)  # no padded position is ever computed
+    # with max_len, the last tokens are read
+    order, nact, off, ptok = K.pack_batch(ptr, tok, np.array([3]), 2)
+    np.testing.assert_array_equal(ptok, [8, 9])
+
+
+GRAD_CASES = [(lstm, use) for lstm in CELLS for use in USES]
+
+
+@pytest.mark.parametrize(("lstm", "use"), GRAD_CASES, ids=[f"{'lstm' if c else 'rnn'}-{u}"
+                                                          for c, u in GRAD_CASES])  # fmt: skip
+def test_finite_difference_gradient_of_whole_sequence_loss(lstm, use):
+    """Central differences of the summed loss over whole ragged sequences, for every entry
+    of every parameter (float64 kernels)."""
+    P = _params(2, lstm, use)
+    _, _, grads = kernel_loss_grad(P, lstm, use)
+    eps = 1e-6
+    worst = 0.0
+    for name, x in P.items():
+        flat = x.ravel()
+        g = grads.dense[name].ravel()
+        for k in range(len(flat)):
+            old = flat[k]
+            flat[k] = old + eps
+            up = kernel_loss_grad(P, lstm, use)[0]
+            flat[k] = old - eps
+            down = kernel_loss_grad(P, lstm, use)[0]
+            flat[k] = old
+            fd = (up - down) / (2 * eps)
+            assert fd == pytest.approx(g[k], rel=1e-5, abs=1e-8), (name, k)
+            if max(abs(fd), abs(g[k])) > 1e-3:
+                worst = max(worst, abs(fd - g[k]) / max(abs(fd), abs(g[k])))
+    print(f"max relative error {worst:.2e}")
+    assert worst < 1e-5
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+def test_padding_changes_nothing(lstm):
+    """A batch's other rows (longer, shorter, empty) change neither a row's final state nor
+    its gradient: each row gives the same as alone."""
+    P = _params(3, lstm, "reader")
+    ptr, tok = _ragged(SEQS)
+    h_all, _ = K.encode_batch(P, lstm, ptr, tok, np.arange(len(SEQS)), 0)
+    for r in range(len(SEQS)):
+        h_one, _ = K.encode_batch(P, lstm, ptr, tok, np.array([r]), 0)
+        np.testing.assert_allclose(h_all[r], h_one[0], rtol=1e-12, atol=1e-14)
+    total = K.Grads(P)
+    cands = CANDS
+    K.reader_batch(P, total, lstm, ptr, tok, np.arange(len(SEQS)), 0, cands, Y)
+    summed = {k: np.zeros_like(v) for k, v in P.items()}
+    for r in range(len(SEQS)):
+        one = K.Grads(P)
+        K.reader_batch(P, one, lstm, ptr, tok, np.array([r]), 0, cands, Y[[r]])
+        for k in P:
+            summed[k] += one.dense[k]
+    for k in P:
+        np.testing.assert_allclose(total.dense[k], summed[k], rtol=1e-10, atol=1e-12)
+
+
+def test_adam_step_clips_the_global_norm_and_updates_only_touched_rows():
+    P = _params(4, True, "reader")
+    before = {k: v.copy() for k, v in P.items()}
+    moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in P.items()}
+    _, _, grads = kernel_loss_grad(P, True, "reader", seqs=[[1, 2], [3], [1]])
+    G = {k: v.copy() for k, v in grads.dense.items()}
+    touched = grads.touched[: grads.n_touched].copy()
+    norm = K.apply_adam(P, grads, moments, 0.01, 0.5, 1)
+    want_norm = np.sqrt(sum((G[k] ** 2).sum() for k in G))
+    assert norm == pytest.approx(want_norm)
+    scale = 0.5 / want_norm
+    for k in P:
+        ref, m, v = R.adam_step(before[k], scale * G[k], 0 * G[k], 0 * G[k], 1, 0.01,
+                                0.9, 0.999, 1e-8)  # fmt: skip
+        if k == "Emb":
+            untouched = np.setdiff1d(np.arange(V), touched)
+            np.testing.assert_array_equal(P[k][untouched], before[k][untouched])
+            np.testing.assert_allclose(P[k][touched], ref[touched], rtol=1e-10)
+        else:
+            np.testing.assert_allclose(P[k], ref, rtol=1e-10)
+        assert not grads.dense[k].any()  # zeroed for the next batch
+    assert not grads.mark.any() and grads.n_touched == 0
+
+
+def test_kernels_are_repeatable():
+    P = _params(5, True, "dual", np.float32)
+    a = kernel_loss_grad(P, True, "dual")
+    b = kernel_loss_grad(P, True, "dual")
+    assert a[0] == b[0]
+    for k in P:
+        np.testing.assert_array_equal(a[2].dense[k], b[2].dense[k])
+
+
+# --------------------------------------------------------------------------- the estimators
+
+
+def _reader(**kw):
+    params = dict(hidden_size=16, embedding_dim=8, epochs=15, batch_size=4, random_state=0)
+    params.update(kw)
+    return RecurrentReader(**params)
+
+
+def _dual(**kw):
+    params = dict(hidden_size=16, embedding_dim=8, epochs=15, batch_size=4,
+                  learning_rate=0.01, random_state=0)  # fmt: skip
+    params.update(kw)
+    return DualEncoderRanker(**params)
+
+
+class TestRecurrentReaderConformance(RankerConformance):
+    param_grid = {"cell": ["lstm", "rnn"]}
+
+    def make_estimator(self):
+        return _reader()
+
+
+class TestDualEncoderConformance(RankerConformance):
+    param_grid = {"cell": ["lstm", "rnn"]}
+
+    def make_estimator(self):
+        return _dual()
+
+
+def _story_data(n=160, seed=0):
+    """Where-is questions whose answer is the most recent place of the person asked for."""
+    people, places = ["mary", "john", "sandra"], ["kitchen", "garden", "office", "hallway"]
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for _ in range(n):
+        facts, where = [], {}
+        for _ in range(3):
+            p, loc = people[rng.integers(3)], places[rng.integers(4)]
+            facts.append(Turn("kb", f"{p} went to the {loc}."))
+            where[p] = loc
+        p = list(where)[rng.integers(len(where))]
+        X.append(Context(tuple(facts), f"Where is {p}?"))
+        y.append(where[p])
+    return X, y
+
+
+@pytest.mark.parametrize(("cell", "floor"), [("lstm", 0.6), ("rnn", 0.45)])
+def test_reader_learns_where_is_questions(cell, floor):
+    X, y = _story_data()
+    Xt, yt = _story_data(60, seed=1)
+    model = _reader(cell=cell, hidden_size=32, embedding_dim=16, epochs=40,
+                    learning_rate=0.01).fit(X, y)  # fmt: skip
+    assert model.loss_curve_[-1] < model.loss_curve_[0]
+    assert model.score(Xt, yt) > floor  # chance is about 0.25
+
+
+def test_reader_reads_the_query_token_between_history_and_query():
+    model = _reader(epochs=1).fit(["hello there"], ["hi"])
+    ptr, tok = model._context_sequences(
+        [Context((Turn("user", "hello"),), "there zzz")],
+        model._analyzer(),
+        model.vocabulary_.index_,
+    )
+    words = [model.vocabulary_.tokens_[t] for t in tok]
+    assert words == ["hello", "<query>", "there"]  # the unknown word is dropped
+
+
+def test_reader_max_length_reads_the_last_tokens():
+    X, y = _story_data(20)
+    a = _reader(max_length=6, epochs=2).fit(X, y)
+    # the query is the last 4 tokens: only 2 story tokens are read, so changing the
+    # first fact changes nothing
+    changed = [Context((Turn("kb", "john went to the office."),) + X[0].history[1:], X[0].query)]
+    np.testing.assert_array_equal(a.decision_function(X[:1]), a.decision_function(changed))
+
+
+def test_dual_encoder_fit_chunks_equals_fit():
+    X, y, _ = make_tiny_dialogs()
+    whole = _dual(epochs=3).fit(X, y)
+    chunks = [(X[:7], y[:7]), (X[7:], y[7:])]
+    streamed = _dual(epochs=3).fit_chunks(iter(chunks))
+    assert streamed.candidates_.tolist() == whole.candidates_.tolist()
+    assert streamed.vocabulary_.tokens_ == whole.vocabulary_.tokens_
+    np.testing.assert_allclose(streamed.decision_function(X), whole.decision_function(X),
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+def test_dual_encoder_learns_and_takes_explicit_labels():
+    X = ["my usb stick does not mount", "no sound after the update", "wifi drops often"] * 10
+    y = ["sudo mount the usb stick", "restart pulseaudio for sound", "reload the wifi driver"] * 10
+    model = _dual(epochs=30).fit(X, y)
+    assert model.score(X[:3], y[:3]) == 1.0
+    rows = X + X
+    resp = y + y[1:] + y[:1]
+    labels = [1] * len(X) + [0] * len(X)
+    flagged = _dual(epochs=30).fit(rows, resp, labels=labels)
+    assert flagged.candidates_.tolist() == y[:3]
+    assert flagged.score(X[:3], y[:3]) == 1.0
+    with pytest.raises(ValueError, match="labels must hold one 0 or 1"):
+        _dual().fit(X, y, labels=[2] * len(X))
+
+
+@pytest.mark.parametrize("make", [_reader, _dual])
+def test_early_stopping_keeps_history(make):
+    X, y, groups = make_tiny_dialogs()
+    model = make(epochs=6, early_stopping=True, n_iter_no_change=2,
+                 validation_fraction=0.34).fit(X, y, groups=groups)  # fmt: skip
+    assert 1 <= len(model.validation_scores_) == model.n_iter_ <= 6
+    assert len(model.loss_curve_) == model.n_iter_
+
+
+@pytest.mark.parametrize("make", [_reader, _dual])
+def test_divergence_and_errors_are_clear(make):
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="cell"):
+        make(cell="gru").fit(X, y)
+    with pytest.raises(ValueError, match="empty"):
+        make().fit([], [])
+    model = make(epochs=1).fit(X, y)
+    with pytest.raises(ValueError, match="empty"):
+        model.rank_candidates(X[:1], [[]])
+
+
+def test_fixed_candidates_and_unknown_gold():
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="not among the candidates"):
+        _reader(candidates=["a", "b"]).fit(X, y)
+
+
+def test_reader_ranks_entity_symbols_inside_entity_symbol_ranker():
+    from irdialog import EntitySymbolRanker
+
+    X = ["who directed heat", "who directed alien", "who directed heat please"] * 4
+    y = ["michael_mann", "ridley_scott", "michael_mann"] * 4
+    model = EntitySymbolRanker(
+        ranker=_reader(epochs=20, learning_rate=0.02),
+        entities=["michael_mann", "ridley_scott"],
+        min_count=1,
+    ).fit(X, y)
+    assert model.predict(X[:2]).tolist() == ["michael_mann", "ridley_scott"]
