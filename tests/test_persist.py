@@ -49,10 +49,12 @@ RANKERS = {
     "NGramClassifier": lambda: NGramClassifier(),
     "StructuredSVMQA": lambda: StructuredSVMQA(epochs=2, n_features=2**12, random_state=0),
     "SVDRecommender": lambda: SVDRecommender(n_components=3, random_state=0),
-    "RecurrentReader": lambda: RecurrentReader(hidden_size=8, embedding_dim=8, epochs=2,
-                                               random_state=0),  # fmt: skip
-    "DualEncoderRanker": lambda: DualEncoderRanker(hidden_size=8, embedding_dim=8, epochs=2,
-                                                   random_state=0),  # fmt: skip
+    "RecurrentReader": lambda: RecurrentReader(
+        hidden_size=8, embedding_dim=8, epochs=2, random_state=0
+    ),  # fmt: skip
+    "DualEncoderRanker": lambda: DualEncoderRanker(
+        hidden_size=8, embedding_dim=8, epochs=2, random_state=0
+    ),  # fmt: skip
     "EntitySymbolRanker": lambda: EntitySymbolRanker(
         SupervisedEmbeddingRanker(random_state=0, **FAST), ENTITIES, min_count=1
     ),
