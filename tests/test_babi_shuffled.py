@@ -71,18 +71,24 @@ def test_shuffled_copy_is_the_mapped_english(msb, shuffled_home):
 @pytest.mark.slow
 def test_memn2n_same_accuracy_on_shuffled_letters(msb, shuffled_home):
     # The vocabulary is sorted, so shuffling the letters reorders the embedding rows and
-    # the random initialisation lands on other words: the predictions are not bit-identical
-    # to the mapped English ones (99.3% agree here), only as accurate.
+    # the random initialisation lands on other words: a seed's predictions are not the
+    # mapped English ones, and one seed's accuracy moves by up to 3 points either way
+    # (seed 0: 99.3 English, 97.1 shuffled; seed 4: 96.5 and 99.3). So the languages are
+    # compared over five seeds.
     mapping = msb.letter_permutation(0)
     params = dict(hops=3, embedding_dim=20, linear_start=5, epochs=15, random_noise=0.1)
-    acc, pred = {}, {}
-    for lang, home in (("en", bundled_data_dir()), ("shuffled", shuffled_home)):
-        train = load_babi_qa(1, "train", lang=lang, data_home=home)
-        test = load_babi_qa(1, "test", lang=lang, data_home=home)
-        model = MemN2NRanker(random_state=0, **params).fit(train.X, train.y)
-        pred[lang] = model.predict(test.X)
-        acc[lang] = model.score(test.X, test.y)
-    assert acc["en"] >= 0.98 and acc["shuffled"] >= 0.98
-    assert abs(acc["en"] - acc["shuffled"]) <= 0.02
-    mapped = np.asarray([msb.shuffle_letters(p, mapping) for p in pred["en"]], dtype=object)
-    assert np.mean(mapped == pred["shuffled"]) >= 0.97
+    acc, agree = {"en": [], "shuffled": []}, []
+    for seed in range(5):
+        pred = {}
+        for lang, home in (("en", bundled_data_dir()), ("shuffled", shuffled_home)):
+            train = load_babi_qa(1, "train", lang=lang, data_home=home)
+            test = load_babi_qa(1, "test", lang=lang, data_home=home)
+            model = MemN2NRanker(random_state=seed, **params).fit(train.X, train.y)
+            pred[lang] = model.predict(test.X)
+            acc[lang].append(model.score(test.X, test.y))
+        mapped = np.asarray([msb.shuffle_letters(p, mapping) for p in pred["en"]], dtype=object)
+        agree.append(np.mean(mapped == pred["shuffled"]))
+    en, shuffled = np.mean(acc["en"]), np.mean(acc["shuffled"])
+    assert en >= 0.98 and shuffled >= 0.98
+    assert abs(en - shuffled) <= 0.01
+    assert np.mean(agree) >= 0.95
