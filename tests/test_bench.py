@@ -174,11 +174,24 @@ EXACT = [
 ]
 
 
+# Within a few questions: the N-gram classifier's LogisticRegression (lbfgs) sums through
+# OpenBLAS, whose kernels depend on the CPU (AVX2 or AVX-512), so on another machine a few
+# answers flip (on this project's AVX-512 machine: task 10 49.9 against the JSON's 50.0,
+# task 13 20.5 against 20.2; 1000 questions a task).
+CPU_DEPENDENT = {"babi-qa-ngram": 0.5}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", EXACT)
 def test_cheap_suites_reproduce_their_committed_rows_exactly(name, data_home):
     committed, result = _rerun(name, data_home)
-    assert result["rows"] == committed["rows"]
+    if name not in CPU_DEPENDENT:
+        assert result["rows"] == committed["rows"]
+        return
+    assert len(result["rows"]) == len(committed["rows"])
+    for got, want in zip(result["rows"], committed["rows"]):
+        assert got.keys() == want.keys() and got["task"] == want["task"]
+        assert got["accuracy"] == pytest.approx(want["accuracy"], abs=CPU_DEPENDENT[name])
 
 
 # Seed-sensitive suites, re-run at seed 0 on their cheapest tasks: each row must land
