@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ._compat import pretty_print_like_estimators
-from ._topk import blocked_top_k
+from ._topk import blocked_top_k, inner_product_top_k
 
 SPEAKERS = ("user", "bot", "kb")
 
@@ -320,9 +320,17 @@ class RankerMixin(ShortReprMixin):
             )
         return np.vstack([_top_k(self.decision_function(b), k) for b in self._blocks(X)])
 
+    def _pool_embeddings(self, X: list[Context], pool: np.ndarray):
+        """(context embeddings, pool embeddings) whose inner products are the scores, for
+        models that embed both sides; None (the default) scores (context, candidate) pairs."""
+        return None
+
     def _rank_pool(self, X: list[Context], pool: np.ndarray, k: int) -> np.ndarray:
-        # Any model: its (context, candidate) pair scores, one block at a time. Models
-        # that embed both sides override this with one matrix product per block.
+        embedded = self._pool_embeddings(X, pool)
+        if embedded is not None:  # one float32 product per block
+            return inner_product_top_k(*embedded, k)
+
+        # Any other model: its (context, candidate) pair scores, one block at a time.
         def score_block(rows, cols):
             contexts, cands = X[rows], pool[cols]
             pairs = [c for c in contexts for _ in range(len(cands))]

@@ -21,7 +21,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._topk import inner_product_top_k
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_pairs, type_token
 from ..text import (
@@ -669,14 +668,14 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         data = self._encode(X)
         return self._scores(self.embeddings_, self.hop_map_, data, np.arange(len(X)))
 
-    def _rank_pool(self, X, pool, k):
+    def _pool_embeddings(self, X, pool):
         if len(self.types_):
-            return super()._rank_pool(X, pool, k)  # the match-type words depend on the pair
+            return None  # the match-type words depend on the pair
         analyzer = self._analyzer()
         E = self.embeddings_
         states = self._states(E, self.hop_map_, self._encode(X, analyzer), np.arange(len(X)))
         bags = self.vocabulary_.bags([analyzer.tokens(r) for r in pool])
-        return inner_product_top_k(states, bags @ E[self._w_mat], k)
+        return states, bags @ E[self._w_mat]
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         check_is_fitted(self)

@@ -22,7 +22,6 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._topk import inner_product_top_k
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import Analyzer, EncodedContexts, LabelIndex, Vocabulary, encode_contexts
@@ -814,14 +813,16 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                 out[start : start + len(block)] = self._scores(E_x, C, V, self._matches(block))
         return out
 
-    def _rank_pool(self, X, pool, k):
+    def _pool_embeddings(self, X, pool):
         if self.match_type == "match" and self.types_:
-            return super()._rank_pool(X, pool, k)  # the match-type words depend on the pair
+            return None  # the match-type words depend on the pair
         analyzer = self._analyzer()
         E_x = self._input_bags(X, analyzer) @ self.input_embeddings_
-        E_r = self._response_bags(pool, analyzer) @ self.response_embeddings_
+        return E_x, self._response_bags(pool, analyzer) @ self.response_embeddings_
+
+    def _rank_pool(self, X, pool, k):
         with self._blas_threads():
-            return inner_product_top_k(E_x, E_r, k)
+            return super()._rank_pool(X, pool, k)
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         U, V = self.input_embeddings_, self.response_embeddings_
