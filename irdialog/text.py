@@ -14,7 +14,10 @@ Nothing here knows a language: words are maximal runs of non-space characters, a
 punctuation (any Unicode ``P*`` character) at the edge of a word is split off as a token of
 its own, so ``"bathroom."`` gives ``["bathroom", "."]`` while ``"i'm"``, ``"north,west"`` and
 ``"resto_rome_cheap"`` stay whole. Lower-casing uses ``str.lower`` (a no-op for scripts
-without case, such as Devanagari); combining marks are never split from their letters.
+without case, such as Devanagari); combining marks are never split from their letters. Where a
+text's capitals do not pair with its small letters as Unicode says (bAbI's shuffled-letters
+release permutes the two apart), :func:`learn_case_folding` learns the pairing from the words
+seen both ways, and models pass it to :func:`tokenize` as ``case_folding``.
 """
 
 from __future__ import annotations
@@ -46,8 +49,19 @@ _P = _punctuation_class()
 _TOKEN_RE = re.compile(rf"[^\s{_P}]+(?:[{_P}]+[^\s{_P}]+)*|[{_P}]")
 
 
-def tokenize(text: str, lowercase: bool = True) -> list[str]:
+def tokenize(
+    text: str, lowercase: bool = True, case_folding: Mapping[str, str] | None = None
+) -> list[str]:
     """Split text into tokens, language-independently.
+
+    Parameters
+    ----------
+    text : str
+    lowercase : bool, default=True
+        Lower-case the text first (``str.lower``).
+    case_folding : mapping of str to str, optional
+        Capital letters to lower-case differently from ``str.lower``, as learned by
+        :func:`learn_case_folding`; applied before ``str.lower``, only when ``lowercase``.
 
     Examples
     --------
@@ -55,12 +69,76 @@ def tokenize(text: str, lowercase: bool = True) -> list[str]:
     ['where', 'is', 'mary', '?', "she's", 'in', 'the', 'bathroom', '.']
     >>> tokenize("api_call italian paris two cheap <SILENCE>")
     ['api_call', 'italian', 'paris', 'two', 'cheap', '<silence>']
+    >>> tokenize("Qumit is tired.", case_folding={"Q": "s"})
+    ['sumit', 'is', 'tired', '.']
     """
     if not isinstance(text, str):
         raise TypeError(f"tokenize expects a str, got {type(text).__name__} ({text!r:.60}).")
     if lowercase:
+        if case_folding:
+            text = text.translate(_translation(tuple(sorted(case_folding.items()))))
         text = text.lower()
     return _TOKEN_RE.findall(text)
+
+
+@lru_cache(maxsize=64)
+def _translation(pairs: tuple[tuple[str, str], ...]) -> dict[int, str]:
+    return str.maketrans(dict(pairs))
+
+
+def learn_case_folding(texts: Iterable[str]) -> dict[str, str]:
+    """How the capital letters of ``texts`` pair with small letters, when not as Unicode says.
+
+    Evidence is a word seen both capitalised and not: ``"Xumit"`` at the start of a sentence
+    and ``"sumit"`` inside a question pair ``X`` with ``s``. When more such words pair a
+    capital with its ``str.lower`` than with any other letter, as in every natural language
+    with case, nothing is learned (the empty mapping: ``str.lower`` alone is right). Otherwise
+    (bAbI v1.2's ``shuffled/`` release maps capitals and small letters through two unrelated
+    permutations) each capital is mapped to the small letter most of its words pair it with;
+    a capital without evidence, or with a tie, keeps ``str.lower``.
+
+    Parameters
+    ----------
+    texts : iterable of str
+        The texts of a fit: stories, questions and answers.
+
+    Returns
+    -------
+    dict of str to str
+        Capital -> small letter, for :func:`tokenize`'s ``case_folding``; empty when
+        ``str.lower`` is right.
+
+    Examples
+    --------
+    >>> learn_case_folding(["Mary went home.", "Where is mary?"])
+    {}
+    >>> learn_case_folding(["Qumit is tired.", "Where will sumit go?", "Kason is bored.",
+    ...                     "Why did jason go?"])
+    {'K': 'j', 'Q': 's'}
+    """
+    words: set[str] = set()
+    for text in dict.fromkeys(texts):  # each distinct text once
+        words.update(_TOKEN_RE.findall(text))
+    smalls_before: dict[str, list[str]] = {}  # "umit" -> ["s"]: small letters seen before it
+    for word in words:
+        if word[0].islower():
+            smalls_before.setdefault(word[1:], []).append(word[0])
+    votes: dict[str, Counter] = {}
+    for word in words:
+        first, rest = word[0], word[1:]
+        if len(rest) >= 2 and first.isupper() and rest in smalls_before:
+            votes.setdefault(first, Counter()).update(smalls_before[rest])
+    unicode_pairs = sum(v[cap.lower()] for cap, v in votes.items())
+    other_pairs = sum(v.total() for v in votes.values()) - unicode_pairs
+    if unicode_pairs >= other_pairs:
+        return {}
+    folding = {}
+    for cap, v in sorted(votes.items()):
+        ranked = v.most_common(2)
+        best, n = ranked[0]
+        if best != cap.lower() and (len(ranked) == 1 or n > ranked[1][1]):
+            folding[cap] = best
+    return folding
 
 
 def is_punctuation(token: str) -> bool:
@@ -91,7 +169,7 @@ def _split_punctuation(token: str) -> list[str]:
     return parts
 
 
-def answer_parts(answer: str) -> list[str]:
+def answer_parts(answer: str, case_folding: Mapping[str, str] | None = None) -> list[str]:
     """The words of an answer, split at punctuation too: ``"north,west"`` -> both words.
 
     Examples
@@ -99,7 +177,26 @@ def answer_parts(answer: str) -> list[str]:
     >>> answer_parts("football,apple")
     ['football', 'apple']
     """
-    return [p for tok in tokenize(answer) for p in _split_punctuation(tok)]
+    return [
+        p for tok in tokenize(answer, case_folding=case_folding) for p in _split_punctuation(tok)
+    ]
+
+
+def context_texts(X, y=()) -> Iterable[str]:
+    """Every text of contexts (their turns, then their query) and of answers, in order: what
+    :func:`learn_case_folding` learns from.
+
+    Examples
+    --------
+    >>> from irdialog.base import Context, Turn
+    >>> list(context_texts([Context((Turn("kb", "Mary left."),), "Where is mary?")], ["out"]))
+    ['Mary left.', 'Where is mary?', 'out']
+    """
+    for ctx in X:
+        for turn in ctx.history:
+            yield turn.text
+        yield ctx.query
+    yield from y
 
 
 def pseudo_supporting(X, y, stopwords=()) -> list[tuple[int, ...]]:
@@ -248,6 +345,9 @@ class Analyzer:
         Drop the tokens made only of punctuation.
     ngram_range : tuple (min_n, max_n), default=(1, 1)
         The n-grams that make the words; an n-gram is its tokens joined by a space.
+    case_folding : mapping of str to str, optional
+        Capitals to lower-case differently from ``str.lower`` (:func:`learn_case_folding`,
+        which a model runs on the texts of its fit).
 
     Examples
     --------
@@ -258,9 +358,16 @@ class Analyzer:
     ('where', 'is', 'mary', 'where is', 'is mary')
     """
 
-    def __init__(self, *, drop_punctuation: bool = False, ngram_range: tuple[int, int] = (1, 1)):
+    def __init__(
+        self,
+        *,
+        drop_punctuation: bool = False,
+        ngram_range: tuple[int, int] = (1, 1),
+        case_folding: Mapping[str, str] | None = None,
+    ):
         self.drop_punctuation = drop_punctuation
         self.ngram_range = (int(ngram_range[0]), int(ngram_range[1]))
+        self.case_folding = case_folding
         self._tokens: dict[str, tuple[str, ...]] = {}
         self._words: dict[str, tuple[str, ...]] = {}
 
@@ -268,7 +375,7 @@ class Analyzer:
         """The tokens of one text."""
         got = self._tokens.get(text)
         if got is None:
-            tokens = tokenize(text)
+            tokens = tokenize(text, case_folding=self.case_folding)
             if self.drop_punctuation:
                 tokens = [t for t in tokens if not is_punctuation(t)]
             got = self._tokens[text] = tuple(tokens)

@@ -450,7 +450,7 @@ def test_fit_learns_only_attributes_with_a_trailing_underscore():
     documented = {
         model: {"candidates_", "featurizer_", "coef_support_", "coef_answer_", "violations_"}
         | {"n_iter_", "pseudo_supporting_"},
-        feat: {"vocabulary_", "document_frequency_", "stopwords_", "nonlinking_"},
+        feat: {"vocabulary_", "document_frequency_", "stopwords_", "nonlinking_", "case_folding_"},
     }
     params = {est: set(vars(est)) for est in documented}
     model.fit([MARY], ["office"], supporting=[(2,)])

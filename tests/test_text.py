@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from irdialog.base import Context, Turn
-from irdialog.text import Vocabulary, context_tokens, tokenize
+from irdialog.text import Analyzer, Vocabulary, context_tokens, learn_case_folding, tokenize
 
 
 @pytest.mark.parametrize(
@@ -36,6 +36,25 @@ def test_tokenize_shuffled_letters_same_shape_as_english():
     assert len(tokenize("Yzpr yxbnvg sx smn ewsmnxxy.")) == len(
         tokenize("Mary moved to the bathroom.")
     )
+
+
+def test_learn_case_folding_natural_languages_learn_nothing():
+    english = ["Mary went home.", "Where is mary?", "Bill is tired.", "Where will bill go?"]
+    # "Bill"/"will" alone would pair B with w; the words that pair as Unicode does win.
+    assert learn_case_folding(english) == {}
+    assert learn_case_folding(["मैरी घर गई।", "मैरी कहाँ है?"]) == {}  # no case at all
+    assert learn_case_folding([]) == {}
+
+
+def test_learn_case_folding_pairs_capitals_permuted_apart():
+    texts = ["Qumit went home.", "Where is sumit?", "Qarah left.", "Why did sarah go?"]
+    texts += ["Kason slept.", "Where is jason?", "Xill is tired.", "Where will xill go?"]
+    folding = learn_case_folding(texts)
+    assert folding == {"Q": "s", "K": "j"}  # X: one vote each for x and w, a tie
+    assert tokenize("Qumit met Kason.", case_folding=folding) == tokenize("sumit met jason.")
+    assert Analyzer(case_folding=folding).tokens("Qarah?") == ("sarah", "?")
+    # Only with lowercase: a case-keeping tokenisation keeps the capitals.
+    assert tokenize("Qumit", lowercase=False, case_folding=folding) == ["Qumit"]
 
 
 def test_tokenize_rejects_non_str():

@@ -30,7 +30,9 @@ from ..text import (
     LabelIndex,
     Vocabulary,
     _ragged,
+    context_texts,
     encode_contexts,
+    learn_case_folding,
     time_token,
 )
 from . import _memn2n_kernels as K
@@ -183,6 +185,9 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         time and type words.
     types_ : list of str
         Entity types used as match-type features (those seen in the training contexts).
+    case_folding_ : dict of str to str
+        Capitals lower-cased otherwise than by ``str.lower``, learned from the training texts
+        (:func:`irdialog.text.learn_case_folding`; empty for natural languages).
     sentence_length_ : int
         J of the position encoding.
     memory_slots_ : int
@@ -343,7 +348,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
 
     def _analyzer(self) -> Analyzer:
         """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
-        return Analyzer(drop_punctuation=self.drop_punctuation)
+        return Analyzer(drop_punctuation=self.drop_punctuation, case_folding=self.case_folding_)
 
     def _encode(self, X, analyzer=None) -> _Encoded:
         """Sentences (deduplicated), queries, memories, time words and entities of X."""
@@ -575,6 +580,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
             hint="MemN2NRanker is trained to pick the gold response from the candidates.",
         )
         self.types_ = sorted({t for ctx in X for _, t in ctx.entities}) if self.match_type else []
+        self.case_folding_ = learn_case_folding(context_texts(X, y))
         analyzer = self._analyzer()  # every text of the fit is tokenised once, here
         self._build_vocabulary(X, y, analyzer)
         self._build_candidates(analyzer)

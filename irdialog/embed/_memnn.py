@@ -17,7 +17,9 @@ from ..text import (
     Vocabulary,
     _ragged,
     answer_parts,
+    context_texts,
     encode_contexts,
+    learn_case_folding,
     pseudo_supporting,
 )
 from . import _memnn_kernels as K
@@ -99,6 +101,9 @@ class MemNNQA(RankerMixin, BaseEstimator):
         The words (n-grams) of the training stories, questions and answers.
     answer_words_ : list of str
         The answer words (the response steps' candidates with ``adaptive_memory``).
+    case_folding_ : dict of str to str
+        Capitals lower-cased otherwise than by ``str.lower``, learned from the training texts
+        (:func:`irdialog.text.learn_case_folding`; empty for natural languages).
     params_ : Params
         ``UO``, ``WO`` (output module) and ``UR``, ``WR`` (response module), float64.
     layout_ : Layout
@@ -194,7 +199,9 @@ class MemNNQA(RankerMixin, BaseEstimator):
         if not (isinstance(lo, Integral) and isinstance(hi, Integral) and 1 <= lo <= hi):
             raise ValueError(f"ngram_range must be (min_n, max_n) with 1 <= min_n <= max_n, "
                              f"got {self.ngram_range!r}.")  # fmt: skip
-        return Analyzer(drop_punctuation=True, ngram_range=(lo, hi))
+        return Analyzer(
+            drop_punctuation=True, ngram_range=(lo, hi), case_folding=self.case_folding_
+        )
 
     def _content_words(self, X, analyzer):
         """1 for the words in at most half of the training story sentences (language-
@@ -206,9 +213,8 @@ class MemNNQA(RankerMixin, BaseEstimator):
             df[[index[w] for w in set(analyzer.words(text)) if w in index]] += 1
         return (df <= 0.5 * max(len(sentences), 1)).astype(np.uint8)
 
-    @staticmethod
-    def _answer_words(answer):
-        return answer_parts(answer)
+    def _answer_words(self, answer):
+        return answer_parts(answer, self.case_folding_)
 
     def _stories(self, X, analyzer):
         enc = encode_contexts(X, analyzer.words, self.vocabulary_.index_)
@@ -290,6 +296,7 @@ class MemNNQA(RankerMixin, BaseEstimator):
             supporting = pseudo_supporting(X, y)
         supporting = check_supporting(supporting, X)
         self.candidates_ = resolve_candidates(self.candidates, y)
+        self.case_folding_ = learn_case_folding(context_texts(X, y))
         analyzer = self._analyzer()
         texts = sorted({t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X})
         answer_words = {w for a in [*y, *self.candidates_] for w in self._answer_words(a)}

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..text import Analyzer, encode_labels
+from ..text import Analyzer, context_texts, encode_labels, learn_case_folding
 
 _QUESTION = "q"
 _STORY = "s"
@@ -83,6 +83,9 @@ class NGramClassifier(RankerMixin, BaseEstimator):
         The non-punctuation words that are too frequent to be matching words.
     classifier_ : estimator
         The fitted classifier; its classes are indices into ``candidates_``.
+    case_folding_ : dict of str to str
+        Capitals lower-cased otherwise than by ``str.lower``, learned from the training texts
+        (:func:`irdialog.text.learn_case_folding`; empty for natural languages).
 
     See Also
     --------
@@ -170,10 +173,9 @@ class NGramClassifier(RankerMixin, BaseEstimator):
             shape=(len(docs), len(vocab)),
         )
 
-    @staticmethod
-    def _tokenizer():
+    def _tokenizer(self):
         """A text's tokens, memoised: each distinct text is tokenised once per fit or call."""
-        return Analyzer().tokens
+        return Analyzer(case_folding=self.case_folding_).tokens
 
     # ------------------------------------------------------------------ estimator
 
@@ -208,6 +210,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
                 f"LogisticRegression or LinearSVC), got {self.classifier!r}."
             )
         self.candidates_ = resolve_candidates(self.candidates, y)
+        self.case_folding_ = learn_case_folding(context_texts(X, y))
         tokens_of = self._tokenizer()
         sentences = {t.text: None for ctx in X for t in ctx.history}
         sentences.update((ctx.query, None) for ctx in X)

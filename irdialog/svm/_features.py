@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import check_contexts
-from ..text import answer_parts, tokenize
+from ..text import Analyzer, answer_parts, context_texts, learn_case_folding
 from . import _kernels
 from ._kernels import StoryBatch
 
@@ -144,6 +144,9 @@ class PairwiseFeaturizer(BaseEstimator):
     nonlinking_ : list of str
         The words that link no sentences in the pruning, most frequent first (not
         necessarily the stopwords: a frequent word may be the only link of two facts).
+    case_folding_ : dict of str to str
+        Capitals lower-cased otherwise than by ``str.lower``, learned from the training texts
+        (:func:`irdialog.text.learn_case_folding`; empty for natural languages).
 
     See Also
     --------
@@ -209,7 +212,8 @@ class PairwiseFeaturizer(BaseEstimator):
     def _fit(self, X, gold, answers):
         """:meth:`fit` on checked contexts and answers, with the supporting facts already
         as :func:`gold_tuples` (or None), which :class:`StructuredSVMQA` computes once."""
-        tokens_of = _Tokenizer()
+        self.case_folding_ = learn_case_folding(context_texts(X, answers))
+        tokens_of = Analyzer(case_folding=self.case_folding_).tokens
         texts = dict.fromkeys(s for ctx in X for s in (*(t.text for t in ctx.history), ctx.query))
         vocab: dict[str, int] = {}
         counts: list[int] = []
@@ -222,7 +226,7 @@ class PairwiseFeaturizer(BaseEstimator):
             for tok in set(toks):
                 counts[vocab[tok]] += 1
         for ans in answers:
-            for tok in answer_parts(ans):
+            for tok in answer_parts(ans, self.case_folding_):
                 if tok not in vocab:
                     vocab[tok] = len(vocab)
                     counts.append(0)
@@ -315,7 +319,7 @@ class PairwiseFeaturizer(BaseEstimator):
                 out.append(i)
             return out
 
-        tokens_of = _Tokenizer()
+        tokens_of = Analyzer(case_folding=self.case_folding_).tokens
         cache: dict[str, list[int]] = {}
 
         def sentence_ids(text):
@@ -339,7 +343,7 @@ class PairwiseFeaturizer(BaseEstimator):
         answer_tok: list[int] = []
         answer_ptr = [0]
         for ans in answers:
-            answer_tok.extend(ids(answer_parts(ans)))
+            answer_tok.extend(ids(answer_parts(ans, self.case_folding_)))
             answer_ptr.append(len(answer_tok))
         lengths_arr = np.asarray(lengths, dtype=np.int64)
         sent = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -406,16 +410,3 @@ def _chained(sets) -> bool:
     """Does each token set after the first (the question) share a token with an earlier
     one?"""
     return all(any(sets[k] & sets[j] for j in range(k)) for k in range(1, len(sets)))
-
-
-class _Tokenizer:
-    """``tokenize`` with a per-call cache (story sentences recur in every later question)."""
-
-    def __init__(self):
-        self.cache: dict[str, list[str]] = {}
-
-    def __call__(self, text: str) -> list[str]:
-        got = self.cache.get(text)
-        if got is None:
-            got = self.cache[text] = tokenize(text)
-        return got
