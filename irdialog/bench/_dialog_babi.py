@@ -153,6 +153,28 @@ def _check_model_and_tasks(model, tasks) -> list[int]:
     return tasks
 
 
+def compile_ahead_jobs(models, task: int = 1, data_home=None, seed: int = 0, n_rows: int = 200):
+    """The jobs of :class:`irdialog._compile_ahead.CompileAhead` for a run of ``models``:
+    each model with a preset (the numba ones), built as the bench builds it for ``task``,
+    with the first ``n_rows`` training rows, so that its fit compiles the kernels (and the
+    argument types) of the real one.
+
+    Examples
+    --------
+    >>> sorted(compile_ahead_jobs(["tfidf", "se", "memn2n"]))
+    ['memn2n', 'se']
+    """
+    train = load_dialog_babi(task, "trn", data_home=data_home)
+    X, y = train.X[:n_rows], train.y[:n_rows]
+    jobs = {}
+    for model in models:
+        spec = DIALOG_BABI_MODELS[model]
+        if spec.presets:
+            params = load_presets("dialog-babi", spec.presets)[task].params
+            jobs[model] = (reseed(spec.build(train, **params), seed), X, y)
+    return jobs
+
+
 def train_dialog_babi(model: str, task: int, data_home=None, seed: int = 0, overrides=None):
     """The model :func:`bench_dialog_babi` scores for one task, fitted the same way.
 
