@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import os
 import platform
 import shlex
 import subprocess
@@ -78,6 +79,22 @@ def data_record(files, data_home: Path | None) -> list[dict]:
     return out
 
 
+def cpu_description() -> str:
+    """``", <CPU model>, <cores> cores[, AVX-512]"`` where the OS says (Linux's
+    /proc/cpuinfo), else ``""``: speed ratios and floating-point results can differ between
+    machines, so a result names the one it was measured on."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+    model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines()
+                  if ln.startswith("model name")), "")  # fmt: skip
+    flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines()
+                  if ln.startswith("flags")), [])  # fmt: skip
+    avx512 = ", AVX-512" if "avx512f" in flags else ""
+    return f", {model or 'unknown CPU'}, {os.cpu_count()} cores{avx512}"
+
+
 def provenance(*, command, seeds, files, data_home=None) -> dict:
     """The provenance record of a result.
 
@@ -112,7 +129,7 @@ def provenance(*, command, seeds, files, data_home=None) -> dict:
         "irdialog": __version__,
         "git": git_commit(),
         "libraries": library_versions(),
-        "platform": f"{platform.system()} {platform.machine()}",
+        "platform": f"{platform.system()} {platform.machine()}{cpu_description()}",
         "command": shlex.join(str(c) for c in command),
         "seeds": [int(s) for s in seeds],
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
