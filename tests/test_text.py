@@ -44,6 +44,8 @@ def test_learn_case_folding_natural_languages_learn_nothing():
     assert learn_case_folding(english) == {}
     assert learn_case_folding(["मैरी घर गई।", "मैरी कहाँ है?"]) == {}  # no case at all
     assert learn_case_folding([]) == {}
+    # English bAbI task 2: "Where"/"there" (no "where") is the only word seen both ways.
+    assert learn_case_folding(["Where is the milk?", "John went there."]) == {}
 
 
 def test_learn_case_folding_pairs_capitals_permuted_apart():
