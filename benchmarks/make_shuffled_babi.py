@@ -64,24 +64,36 @@ def _write(path: Path, text: str) -> None:
         path.write_bytes(text.encode("utf-8"))
 
 
-def make_shuffled(
-    data_home, output, src_lang="en", lang="shuffled", seed=0, case="independent"
-) -> list[Path]:
-    """Copy ``<data_home>/babi-qa/<src_lang>/qa*`` to ``<output>/babi-qa/<lang>/`` with the
-    letters shuffled; returns the files written."""
+def rewrite_babi_folder(data_home, output, src_lang, lang, rewrite) -> list[Path]:
+    """Write ``rewrite(text)`` of each ``<data_home>/babi-qa/<src_lang>/qa*`` file to
+    ``<output>/babi-qa/<lang>/`` under the same name; returns the files written. A
+    ``ValueError`` of ``rewrite`` is raised again with the file's name."""
     src = get_data_home(data_home) / "babi-qa" / src_lang
     files = sorted(p for p in src.glob("qa*_*.txt*") if p.suffix in (".txt", ".gz"))
     if not files:
         raise FileNotFoundError(f"no bAbI QA files qa*_*.txt[.gz] in {src}")
     dest = Path(output) / "babi-qa" / lang
     dest.mkdir(parents=True, exist_ok=True)
-    mapping = letter_permutation(seed, case)
     written = []
     for path in files:
-        out = dest / path.name
-        _write(out, shuffle_letters(_read(path), mapping))
-        written.append(out)
+        try:
+            text = rewrite(_read(path))
+        except ValueError as e:
+            raise ValueError(f"{path.name}: {e}") from None
+        _write(dest / path.name, text)
+        written.append(dest / path.name)
     return written
+
+
+def make_shuffled(
+    data_home, output, src_lang="en", lang="shuffled", seed=0, case="independent"
+) -> list[Path]:
+    """Copy ``<data_home>/babi-qa/<src_lang>/qa*`` to ``<output>/babi-qa/<lang>/`` with the
+    letters shuffled; returns the files written."""
+    mapping = letter_permutation(seed, case)
+    return rewrite_babi_folder(
+        data_home, output, src_lang, lang, lambda text: shuffle_letters(text, mapping)
+    )
 
 
 def main(argv=None):

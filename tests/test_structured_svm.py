@@ -91,11 +91,13 @@ def test_feature_vector_of_hand_made_story():
     psi = psi_indices(feat, MARY, (2,))
     # x = where is mary ? (4 tokens), f2 = mary went to the office . (6 tokens), all content:
     # 24 word pairs + 24 positioned word pairs + distance + 6 fact words
-    # + the shared word "mary": position pair, identity, 6 + 6 recency features + count
-    assert sum(psi.values()) == 24 + 24 + 1 + 6 + (1 + 1 + 6 + 6) + 1
+    # + the shared word "mary": position pair (from the starts and from the ends), identity,
+    # 6 + 6 recency features + count
+    assert sum(psi.values()) == 24 + 24 + 1 + 6 + (2 + 1 + 6 + 6) + 1
     assert feature(K.T_XF_DIST, 0, 1) in psi  # the last fact: one back from the question
     assert feature(K.T_XF_DIST, 0, 3) in psi_indices(feat, MARY, (0,))
     assert feature(K.T_XF_MPOS, 0, 2, 0) in psi  # "mary": question position 2, fact position 0
+    assert feature(K.T_XF_MPOSE, 0, 1, 5) in psi  # ... and 1 and 5 from the ends
     assert feature(K.T_XF_WP, 0, v["where"], v["office"]) in psi
     # recency: no later fact holds (mary, to) after f2; one does after f0
     lat_last = feature(K.T_XF_LAT, 0, v["to"], 0)

@@ -103,7 +103,9 @@ class PairwiseFeaturizer(BaseEstimator):
       buckets (exact up to 8, then one per doubling); for the question, how far back the
       fact is;
     - shared content words: their identity, their positions in both sentences (a word
-      repeated in the other sentence counts at its first position there), their count;
+      repeated in the other sentence counts at its first position there), counted from the
+      starts and again from the ends, their count (where a name of two words, as a Hindi
+      place name, shifts the words after it, the positions from the end stay put);
     - recency of a shared content word w: for each word t of the fact, how many *later*
       facts of the story hold both w and t (0, 1, 2, 3+), and, between two facts, whether
       a fact in between holds both; so "the last fact about Mary with *to* in it" is one

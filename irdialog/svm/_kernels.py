@@ -100,6 +100,7 @@ T_XF_LATP = np.int64(7)  # (k, offset of t from the shared word, later bucket)
 T_XF_NM = np.int64(8)  # (k, number of shared content words)
 T_XF_EMPTY = np.int64(9)  # (k,) the slot holds the empty fact
 T_XF_WPP = np.int64(10)  # (k, question word, content fact word, its position); content words only
+T_XF_MPOSE = np.int64(11)  # T_XF_MPOS with both positions counted from the sentences' ends
 # Stage 1, fact-fact pair g(f_a, f_b) of slot pair pk (a earlier slot than b).
 T_FF_WP = np.int64(20)  # (pk, content word of f_a, content word of f_b)
 T_FF_DIST = np.int64(21)  # (pk, signed distance bucket from f_a to f_b: order and distance)
@@ -129,6 +130,8 @@ T2_MPU = np.int64(47)  # (slot, offset from the shared word, fact word)
 T2_MPX = np.int64(48)  # (slot, question word before the shared word, offset, fact word)
 T2_FF = np.int64(49)  # (slot a, slot b, offset in a, offset in b) of content words shared by facts
 T2_MPXP = np.int64(50)  # (slot, position of the shared word in the question, offset, fact word)
+T2_MPE = np.int64(51)  # T2_MP with both positions counted from the sentences' ends
+T2_FFE = np.int64(52)  # T2_FF with both offsets counted from the facts' ends
 T2_AM = np.int64(60)  # (slot, position of an answer part in the fact)
 T2_AMQ = np.int64(61)  # (slot, question word) answer part in the fact
 T2_AMR = np.int64(62)  # (slot, offset of the answer part from a word shared with the question)
@@ -141,6 +144,7 @@ T2_AMRQ = np.int64(68)  # (slot, offset, question word)
 T2_APART = np.int64(69)  # (index of the answer part, slot holding it): the order of list answers
 T2_AMW = np.int64(70)  # (slot, word of the fact holding an answer part)
 T2_NPARTS = np.int64(71)  # (number of answer parts, number of chosen facts)
+T2_AME = np.int64(72)  # (slot, position of an answer part from the fact's end)
 
 PAIR_SLOTS = ((0, 1), (1, 2), (0, 2))  # slot pairs of the fact-fact features, in order
 ANY_SLOT = np.int64(99)
@@ -385,7 +389,8 @@ def xf_features(buf, m, batch, q, k, j):
                 continue
             nm += 1
             buf[m] = _fin(_h3(T_XF_MPOS, k, pa - xa, pb - fa), nf)
-            m += 1
+            buf[m + 1] = _fin(_h3(T_XF_MPOSE, k, xb - 1 - pa, fb - 1 - pb), nf)
+            m += 2
             if w < n_known:
                 buf[m] = _fin(_h2(T_XF_MW, k, w), nf)
                 m += 1
@@ -518,7 +523,7 @@ def feature_buffer_size(batch):
     longest = 1
     for s in range(len(sent) - 1):
         longest = max(longest, sent[s + 1] - sent[s])
-    # g(x, f) <= 4 L^2 + 3 L + 2 and g(f, f') <= 8 L^2 + 2 L + 3 indices (a shared word
+    # g(x, f) <= 4 L^2 + 4 L + 2 and g(f, f') <= 8 L^2 + 2 L + 3 indices (a shared word
     # counts at its first position in the other sentence only)
     return 64 + 40 * longest * longest
 
@@ -867,7 +872,8 @@ def answer_context_features(buf, batch, q, tuple_):
                 if tok[pm] != w:
                     continue
                 buf[m] = _h3(T2_MP, k, pa - xa, pm - fa)
-                m += 1
+                buf[m + 1] = _h3(T2_MPE, k, xb - 1 - pa, fb - 1 - pm)
+                m += 2
                 prev = tok[pa - 1] if pa > xa else -1
                 for pb in range(fa, fb):
                     u = tok[pb]
@@ -896,7 +902,9 @@ def answer_context_features(buf, batch, q, tuple_):
                 for pb in range(sent[s0 + jb], sent[s0 + jb + 1]):
                     if tok[pb] == c:
                         buf[m] = _h4(T2_FF, ka, kb, pa - sent[s0 + ja], pb - sent[s0 + jb])
-                        m += 1
+                        ea, eb = sent[s0 + ja + 1] - 1 - pa, sent[s0 + jb + 1] - 1 - pb
+                        buf[m + 1] = _h4(T2_FFE, ka, kb, ea, eb)
+                        m += 2
                         break
     return m
 
@@ -932,7 +940,8 @@ def answer_generic_features(buf, batch, q, tuple_, parts):
                 anywhere = True
                 buf[m] = _fin(_h2(T2_AM, k, pb - fa), nf)
                 buf[m + 1] = _fin(_h2(T2_APART, min(ai, 3), k), nf)
-                m += 2
+                buf[m + 2] = _fin(_h2(T2_AME, k, fb - 1 - pb), nf)
+                m += 3
                 for pu in range(fa, fb):
                     if tok[pu] < n_known and pu != pb:
                         buf[m] = _fin(_h2(T2_AMW, k, tok[pu]), nf)
@@ -998,7 +1007,7 @@ def stage2_features(batch, tuples, pairs_q, pairs_c):
         parts = max(parts, cand_ptr[c + 1] - cand_ptr[c])
     # phi <= 16 L^2 + 8 L and gamma <= 2 + parts (3 L^2 + 10 L + 14) indices
     L = longest
-    buf = np.empty(64 + 16 * L * L + 8 * L + parts * (3 * L * L + 10 * L + 14), np.int64)
+    buf = np.empty(64 + 16 * L * L + 8 * L + parts * (3 * L * L + 11 * L + 14), np.int64)
     phi_ptr = np.zeros(nq + 1, dtype=np.int64)
     phi_chunks = []
     for q in range(nq):
