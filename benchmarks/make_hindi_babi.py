@@ -132,17 +132,10 @@ def _m_f(name: str, masculine: str, feminine: str) -> str:
     return feminine if _gender(name) == 1 else masculine
 
 
-def _look(table: dict[str, str], word: str) -> str:
-    try:
-        return table[word]
-    except KeyError:
-        raise ValueError(f"no Hindi word for {word!r}") from None
-
-
 def _shape(words: str) -> str:
     """ "red square" -> "लाल वर्ग"."""
     *colour, shape = words.split()
-    return " ".join([*(_look(COLOURS, c) for c in colour), _look(SHAPES, shape)])
+    return " ".join([*(COLOURS[c] for c in colour), SHAPES[shape]])
 
 
 # --------------------------------------------------------------------------- rules
@@ -160,24 +153,24 @@ def _motion(m) -> str:
     n = m["n"]
     words = []
     if m["lead"]:
-        words.append(_look(CONNECTIVES, m["lead"]))
+        words.append(CONNECTIVES[m["lead"]])
     if m["lead_time"]:
-        words.append("कल" if m["lead_time"] == "Yesterday" else "आज " + _look(TIMES, m["t1"]))
+        words.append("कल" if m["lead_time"] == "Yesterday" else "आज " + TIMES[m["t1"]])
     words.append(_subject(n))
     if m["time"]:
-        words.append(("आज " if m["this"] else "") + _look(TIMES, m["time"]))
-    words += [_look(PLACES, m["p"]), "में", MOTION[m["v"]][_gender(n)]]
+        words.append(("आज " if m["this"] else "") + TIMES[m["time"]])
+    words += [PLACES[m["p"]], "में", MOTION[m["v"]][_gender(n)]]
     return " ".join(words) + "।"
 
 
 def _take(m) -> str:
     to = f"{m['to']} को " if m["to"] else ""
     there = "वहाँ " if m["there"] else ""
-    return f"{m['n']} ने {to}{there}{_look(OBJECTS, m['o'])} {TAKE[m['v']]}।"
+    return f"{m['n']} ने {to}{there}{OBJECTS[m['o']]} {TAKE[m['v']]}।"
 
 
 def _in(m) -> str:
-    n, p = m["n"], _look(PLACES, m["p"])
+    n, p = m["n"], PLACES[m["p"]]
     if m["neg"] == "not ":
         return f"{n} {p} में नहीं है।"
     if m["neg"] == "no longer ":
@@ -186,7 +179,7 @@ def _in(m) -> str:
 
 
 # (pattern, rewrite): the first pattern that matches the whole English sentence wins.
-RULES: list[tuple[re.Pattern, object]] = [
+_RULE_SOURCES = [
     (
         rf"(?:(?P<lead>{_CONNECTIVE}) )?(?:(?P<lead_time>This (?P<t1>\w+)|Yesterday) )?"
         rf"{_PEOPLE} (?P<v>{_MOTION}) to the (?P<p>\w+)"
@@ -219,7 +212,7 @@ RULES: list[tuple[re.Pattern, object]] = [
         lambda m: f"क्या {_q(m['n'])} {PLACES[m['p']]} में है?",
     ),
     (rf"Where is (?P<n>{_N})\?", lambda m: f"{_q(m['n'])} कहाँ है?"),
-    (r"Where is the (?P<o>\w+)\?", lambda m: f"{_look(OBJECTS, m['o'])} कहाँ है?"),
+    (r"Where is the (?P<o>\w+)\?", lambda m: f"{OBJECTS[m['o']]} कहाँ है?"),
     (
         r"Where was the (?P<o>\w+) before the (?P<p>\w+)\?",
         lambda m: f"{PLACES[m['p']]} से पहले {OBJECTS[m['o']]} कहाँ था?",
@@ -252,11 +245,11 @@ RULES: list[tuple[re.Pattern, object]] = [
     ),
     (
         rf"(?P<a>{'|'.join(PLURAL_SUBJECTS)}) are afraid of (?P<b>\w+)\.",
-        lambda m: f"{PLURAL_SUBJECTS[m['a']]} {_look(PLURAL_OBJECTS, m['b'])} से डरते हैं।",
+        lambda m: f"{PLURAL_SUBJECTS[m['a']]} {PLURAL_OBJECTS[m['b']]} से डरते हैं।",
     ),
     (
         rf"(?P<n>{_N}) is an? (?P<a>\w+)\.",
-        lambda m: f"{m['n']} एक {_look(ANIMALS, m['a'])} है।",
+        lambda m: f"{m['n']} एक {ANIMALS[m['a']]} है।",
     ),
     (
         r"What is (?P<n>\w+) afraid of\?",
@@ -280,19 +273,19 @@ RULES: list[tuple[re.Pattern, object]] = [
     ),
     (
         r"The (?P<a>[\w ]+) fits inside the (?P<b>[\w ]+)\.",
-        lambda m: f"{_look(THINGS, m['a'])} {_look(THINGS, m['b'])} में समा जाता है।",
+        lambda m: f"{THINGS[m['a']]} {THINGS[m['b']]} में समा जाता है।",
     ),
     (
         r"The (?P<a>[\w ]+) is bigger than the (?P<b>[\w ]+)\.",
-        lambda m: f"{_look(THINGS, m['a'])} {_look(THINGS, m['b'])} से बड़ा है।",
+        lambda m: f"{THINGS[m['a']]} {THINGS[m['b']]} से बड़ा है।",
     ),
     (
         r"Is the (?P<a>[\w ]+) bigger than the (?P<b>[\w ]+)\?",
-        lambda m: f"क्या {_look(THINGS, m['a'])} {_look(THINGS, m['b'])} से बड़ा है?",
+        lambda m: f"क्या {THINGS[m['a']]} {THINGS[m['b']]} से बड़ा है?",
     ),
     (
         r"Does the (?P<a>[\w ]+) fit in the (?P<b>[\w ]+)\?",
-        lambda m: f"क्या {_look(THINGS, m['a'])} {_look(THINGS, m['b'])} में समाता है?",
+        lambda m: f"क्या {THINGS[m['a']]} {THINGS[m['b']]} में समाता है?",
     ),
     (
         r"How do you go from the (?P<a>\w+) to the (?P<b>\w+)\?",
@@ -315,7 +308,7 @@ RULES: list[tuple[re.Pattern, object]] = [
         lambda m: f"{_q(m['n'])} ने {OBJECTS[m['o']]} क्यों लिया?",
     ),
 ]
-RULES = [(re.compile(pattern), rewrite) for pattern, rewrite in RULES]
+RULES = [(re.compile(pattern), rewrite) for pattern, rewrite in _RULE_SOURCES]
 
 
 def translate_sentence(sentence: str) -> str:
@@ -348,8 +341,10 @@ def translate_answer(answer: str) -> str:
     for part in answer.split(","):
         if part in FEMALE or part in MALE:
             parts.append(part)
+        elif part in ANSWERS:
+            parts.append(ANSWERS[part])
         else:
-            parts.append(_look(ANSWERS, part))
+            raise ValueError(f"no Hindi word for {part!r}")
     return ",".join(parts)
 
 
