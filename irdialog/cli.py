@@ -152,7 +152,12 @@ _COMMAND_LINE = {
         _print_movie,
     ),
     "ubuntu": (
-        lambda a: {"model": a.model, "chunksize": a.chunksize, "split": a.split},
+        lambda a: {
+            "model": a.model,
+            "chunksize": a.chunksize,
+            "split": a.split,
+            "overrides": dict(a.set or {}),
+        },
         _print_ubuntu,
     ),
 }
@@ -566,6 +571,10 @@ def build_parser() -> argparse.ArgumentParser:
     ubuntu.add_argument(
         "--split", choices=("test", "valid"), default="test", help="the split scored"
     )
+    ubuntu.add_argument(
+        "--set", type=_assignment, action="append", metavar="NAME=VALUE",
+        help="override a hyper-parameter of the model's preset (repeatable), e.g. epochs=1",
+    )  # fmt: skip
 
     report = suites.add_parser(
         "report", help="render the result JSON files as the tables of BENCHMARKS.md", **fmt

@@ -142,3 +142,17 @@ def test_bench_ubuntu_skips_a_chunk_of_negatives_only(ubuntu_home):
     # chunksize=1: the second training row (label 0) is a chunk with nothing to learn from
     result = bench_ubuntu("se", data_home=ubuntu_home, progress=False, chunksize=1)
     assert result["resources"]["train_rows"] == 5
+
+
+def test_bench_ubuntu_overrides_replace_the_preset(ubuntu_home):
+    from irdialog.bench import bench_ubuntu
+
+    result = bench_ubuntu(
+        "lstm-dual", data_home=ubuntu_home, progress=False, overrides={"epochs": 1}
+    )
+    assert result["chosen"][0]["params"]["epochs"] == 1
+    assert result["options"]["overrides"] == {"epochs": 1}
+    resources = result["resources"]
+    assert 0 <= resources["read_seconds"] <= resources["fit_seconds"]
+    with pytest.raises(ValueError, match="lstm-dual has no hyper-parameter epoch;"):
+        bench_ubuntu("lstm-dual", data_home=ubuntu_home, progress=False, overrides={"epoch": 1})
