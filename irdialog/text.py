@@ -364,6 +364,8 @@ class Analyzer:
     ('where', 'is', 'mary')
     >>> a.words("Where is Mary?")
     ('where', 'is', 'mary', 'where is', 'is mary')
+    >>> a.sequence("Where is Mary?")
+    ('where', 'where is', 'is', 'is mary', 'mary')
     """
 
     def __init__(
@@ -378,6 +380,7 @@ class Analyzer:
         self.case_folding = case_folding
         self._tokens: dict[str, tuple[str, ...]] = {}
         self._words: dict[str, tuple[str, ...]] = {}
+        self._sequence: dict[str, tuple[str, ...]] = {}
 
     def tokens(self, text: str) -> tuple[str, ...]:
         """The tokens of one text."""
@@ -391,16 +394,27 @@ class Analyzer:
 
     def words(self, text: str) -> tuple[str, ...]:
         """The n-grams of one text's tokens, shortest first (its tokens for ``(1, 1)``)."""
+        return self._ngrams(text, self._words, in_sentence_order=False)
+
+    def sequence(self, text: str) -> tuple[str, ...]:
+        """The n-grams of one text in sentence order: at each token, those that start there,
+        shortest first (its tokens for ``(1, 1)``). This is the word sequence a position
+        encoding weights, which puts each n-gram at the place of its first token."""
+        return self._ngrams(text, self._sequence, in_sentence_order=True)
+
+    def _ngrams(self, text, cache, in_sentence_order):
         lo, hi = self.ngram_range
         if lo == hi == 1:
             return self.tokens(text)
-        got = self._words.get(text)
+        got = cache.get(text)
         if got is None:
             tokens = self.tokens(text)
-            out: list[str] = []
-            for n in range(lo, hi + 1):
-                out.extend(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
-            got = self._words[text] = tuple(out)
+            m = len(tokens)
+            if in_sentence_order:
+                spans = ((i, n) for i in range(m) for n in range(lo, min(hi, m - i) + 1))
+            else:
+                spans = ((i, n) for n in range(lo, hi + 1) for i in range(m - n + 1))
+            got = cache[text] = tuple(" ".join(tokens[i : i + n]) for i, n in spans)
         return got
 
 

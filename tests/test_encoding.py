@@ -65,6 +65,15 @@ def test_analyzer_ngrams_never_longer_than_the_text():
     assert a.words("") == ()
 
 
+def test_analyzer_sequence_puts_each_ngram_at_its_first_token():
+    a = Analyzer(ngram_range=(1, 3))
+    assert a.sequence("a b c") == ("a", "a b", "a b c", "b", "b c", "c")
+    assert a.sequence("a b c") is a.sequence("a b c")
+    assert Analyzer(ngram_range=(2, 2)).sequence("a b c") == ("a b", "b c")
+    assert Analyzer().sequence("a b") == Analyzer().tokens("a b")
+    assert a.sequence("") == ()
+
+
 def _annotated_tiny_dialogs():
     X, y, groups = make_tiny_dialogs()
     return MatchTypeFeaturizer(TINY_KB).fit().transform(X), y, groups

@@ -379,6 +379,22 @@ def test_learns_where_is_questions_and_multiword_answer_is_one_candidate():
     assert not att[:, :, 4:].any()  # 4 memories: ages 0-3 only
 
 
+def test_bigrams_give_multiword_places_and_word_order_their_own_rows():
+    facts = ["the office is north of the living room.", "the living room is north of the office."]
+    questions = ["What is north of the living room?", "What is north of the office?"]
+    X = [Context((Turn("kb", f),), q) for f, q in zip(facts, questions)]
+    y = ["office", "living room"]
+    uni = _fast(epochs=1).fit(X, y)
+    bi = _fast(epochs=1, ngram_range=(1, 2)).fit(X, y)
+    assert "living room" not in uni.vocabulary_
+    assert {"living room", "office is", "of the"} <= set(bi.vocabulary_.index_)
+    # position encoding over the n-gram sequence: 8 words and 7 bigrams, plus one
+    assert (uni.sentence_length_, bi.sentence_length_) == (9, 16)
+    assert bi.decision_function(X).shape == (2, 2)
+    with pytest.raises(ValueError, match="ngram_range must be"):
+        _fast(ngram_range=(2, 1)).fit(X, y)
+
+
 def test_same_seed_same_model_and_other_seed_differs():
     X, y, _ = make_tiny_dialogs()
     params = dict(random_noise=0.3, linear_start=3, optimizer="sgd")

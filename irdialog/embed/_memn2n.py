@@ -117,6 +117,14 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         Drop tokens made only of punctuation (Unicode category P, any script), as the
         authors' bAbI code strips ``.`` and ``?``. Inner punctuation stays
         (``"north,west"`` is one word).
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        The words of memories, query and candidates: their n-grams for ``min_n <= n <=
+        max_n``, in sentence order (:meth:`irdialog.text.Analyzer.sequence`), so that
+        position encoding weights each n-gram at its first token's place. ``(1, 2)`` gives
+        multi-word names (a two-word place, "the box of chocolates") and the order of
+        adjacent words embeddings of their own: the subject and object of a verb-final
+        sentence stand next to each other, where the position weights of single words
+        barely tell them apart (see BENCHMARKS.md, "bAbI QA in other languages").
     candidate_words : bool, default=False
         Give an embedding to every word of the candidates, not only to the words of the
         training contexts and responses. A candidate word never seen in training then
@@ -250,6 +258,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         "position_encoding": ["boolean"],
         "pad_memory": ["boolean"],
         "drop_punctuation": ["boolean"],
+        "ngram_range": [tuple],
         "candidate_words": ["boolean"],
         "temporal_encoding": ["boolean"],
         "linear_start": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -283,6 +292,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         position_encoding=True,
         pad_memory=True,
         drop_punctuation=True,
+        ngram_range=(1, 1),
         candidate_words=False,
         temporal_encoding=True,
         linear_start=0,
@@ -312,6 +322,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         self.position_encoding = position_encoding
         self.pad_memory = pad_memory
         self.drop_punctuation = drop_punctuation
+        self.ngram_range = ngram_range
         self.candidate_words = candidate_words
         self.temporal_encoding = temporal_encoding
         self.linear_start = linear_start
@@ -348,14 +359,23 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
 
     def _analyzer(self) -> Analyzer:
         """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
-        return Analyzer(drop_punctuation=self.drop_punctuation, case_folding=self.case_folding_)
+        lo, hi = self.ngram_range
+        if not (isinstance(lo, numbers.Integral) and isinstance(hi, numbers.Integral)
+                and 1 <= lo <= hi):  # fmt: skip
+            raise ValueError(f"ngram_range must be (min_n, max_n) with 1 <= min_n <= max_n, "
+                             f"got {self.ngram_range!r}.")  # fmt: skip
+        return Analyzer(
+            drop_punctuation=self.drop_punctuation,
+            ngram_range=(lo, hi),
+            case_folding=self.case_folding_,
+        )
 
     def _encode(self, X, analyzer=None) -> _Encoded:
         """Sentences (deduplicated), queries, memories, time words and entities of X."""
         index = self.vocabulary_.index_
         enc = encode_contexts(
             X,
-            (analyzer or self._analyzer()).tokens,
+            (analyzer or self._analyzer()).sequence,
             index,
             unknown="nil",  # unknown words stay as nil (index 0) so word positions are kept
             max_history=self.memory_size,
@@ -379,12 +399,12 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         extra += [type_token(t) for t in self.types_]
         texts = {t.text for ctx in X for t in ctx.history}
         texts.update(ctx.query for ctx in X)
-        tokens = {t: analyzer.tokens(t) for t in sorted(texts)}
+        tokens = {t: analyzer.sequence(t) for t in sorted(texts)}
         # J of the position encoding: the longest training sentence, plus one as in the
         # authors' code (where the time word takes the last position)
         self.sentence_length_ = 1 + max(len(t) for t in tokens.values())
         outputs = set(y) | (set(self.candidates_) if self.candidate_words else set())
-        tokens.update((t, analyzer.tokens(t)) for t in sorted(outputs - texts))
+        tokens.update((t, analyzer.sequence(t)) for t in sorted(outputs - texts))
         self.vocabulary_ = Vocabulary(extra_tokens=extra).fit(tokens.values())
         index = self.vocabulary_.index_
         self._time_base_ = index[time_token(0)] if self.temporal_encoding else 0
@@ -392,7 +412,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
 
     def _build_candidates(self, analyzer):
         index = self.vocabulary_.index_
-        cand_tokens = [analyzer.tokens(c) for c in self.candidates_]
+        cand_tokens = [analyzer.sequence(c) for c in self.candidates_]
         bags, weights = [], []
         for toks in cand_tokens:
             counts: dict[int, int] = {}
@@ -680,7 +700,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         analyzer = self._analyzer()
         E = self.embeddings_
         states = self._states(E, self.hop_map_, self._encode(X, analyzer), np.arange(len(X)))
-        bags = self.vocabulary_.bags([analyzer.tokens(r) for r in pool])
+        bags = self.vocabulary_.bags([analyzer.sequence(r) for r in pool])
         return states, bags @ E[self._w_mat]
 
     def _score_pairs(self, X, responses) -> np.ndarray:
@@ -690,7 +710,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         data = self._encode(X, analyzer)
         E = self.embeddings_
         U = self._states(E, self.hop_map_, data, np.arange(len(X))).astype(np.float64)
-        tokens = [analyzer.tokens(r) for r in responses]
+        tokens = [analyzer.sequence(r) for r in responses]
         bags = self.vocabulary_.bags(tokens)
         R = np.asarray(bags @ E[self._w_mat].astype(np.float64))
         if len(self.types_):
