@@ -22,6 +22,7 @@ seen both ways, and models pass it to :func:`tokenize` as ``case_folding``.
 
 from __future__ import annotations
 
+import numbers
 import re
 import sys
 import unicodedata
@@ -336,6 +337,34 @@ class Vocabulary:
         if binary:
             m.data[:] = 1.0
         return m
+
+
+def check_ngram_range(ngram_range) -> tuple[int, int]:
+    """``(min_n, max_n)`` as two ints, or a ValueError naming the value: the check of every
+    model with an ``ngram_range`` parameter.
+
+    Examples
+    --------
+    >>> check_ngram_range((1, 2))
+    (1, 2)
+    >>> check_ngram_range((2, 1))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: ngram_range must be a tuple (min_n, max_n) of integers ..., got (2, 1).
+    """
+    try:
+        lo, hi = ngram_range
+    except (TypeError, ValueError):
+        lo = hi = None
+    if not (
+        all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in (lo, hi))
+        and 1 <= lo <= hi
+    ):
+        raise ValueError(
+            "ngram_range must be a tuple (min_n, max_n) of integers with 1 <= min_n <= max_n, "
+            f"got {ngram_range!r}."
+        )
+    return int(lo), int(hi)
 
 
 class Analyzer:

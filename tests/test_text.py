@@ -6,7 +6,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from irdialog.base import Context, Turn
-from irdialog.text import Analyzer, Vocabulary, context_tokens, learn_case_folding, tokenize
+from irdialog.text import (
+    Analyzer,
+    Vocabulary,
+    check_ngram_range,
+    context_tokens,
+    learn_case_folding,
+    tokenize,
+)
 
 
 @pytest.mark.parametrize(
@@ -100,3 +107,10 @@ def test_vocabulary_nil_first_unknown_dropped():
 def test_vocabulary_min_count():
     v = Vocabulary(min_count=2).fit([["a", "b"], ["a"]])
     assert "a" in v and "b" not in v
+
+
+@pytest.mark.parametrize("bad", [(2, 1), (0, 1), (1, 2, 3), 2, (True, 2), (1.0, 2), "12"])
+def test_check_ngram_range_names_the_bad_value(bad):
+    with pytest.raises(ValueError, match=r"ngram_range must be a tuple .*got "):
+        check_ngram_range(bad)
+    assert check_ngram_range((np.int64(1), 3)) == (1, 3)

@@ -30,6 +30,7 @@ from ..text import (
     LabelIndex,
     Vocabulary,
     _ragged,
+    check_ngram_range,
     context_texts,
     encode_contexts,
     learn_case_folding,
@@ -359,14 +360,9 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
 
     def _analyzer(self) -> Analyzer:
         """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
-        lo, hi = self.ngram_range
-        if not (isinstance(lo, numbers.Integral) and isinstance(hi, numbers.Integral)
-                and 1 <= lo <= hi):  # fmt: skip
-            raise ValueError(f"ngram_range must be (min_n, max_n) with 1 <= min_n <= max_n, "
-                             f"got {self.ngram_range!r}.")  # fmt: skip
         return Analyzer(
             drop_punctuation=self.drop_punctuation,
-            ngram_range=(lo, hi),
+            ngram_range=check_ngram_range(self.ngram_range),
             case_folding=self.case_folding_,
         )
 

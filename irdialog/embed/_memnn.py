@@ -17,6 +17,7 @@ from ..text import (
     Vocabulary,
     _ragged,
     answer_parts,
+    check_ngram_range,
     context_texts,
     encode_contexts,
     learn_case_folding,
@@ -195,12 +196,10 @@ class MemNNQA(RankerMixin, BaseEstimator):
     # ------------------------------------------------------------------ encoding
 
     def _analyzer(self):
-        lo, hi = self.ngram_range
-        if not (isinstance(lo, Integral) and isinstance(hi, Integral) and 1 <= lo <= hi):
-            raise ValueError(f"ngram_range must be (min_n, max_n) with 1 <= min_n <= max_n, "
-                             f"got {self.ngram_range!r}.")  # fmt: skip
         return Analyzer(
-            drop_punctuation=True, ngram_range=(lo, hi), case_folding=self.case_folding_
+            drop_punctuation=True,
+            ngram_range=check_ngram_range(self.ngram_range),
+            case_folding=self.case_folding_,
         )
 
     def _content_words(self, X, analyzer):

@@ -24,7 +24,14 @@ from threadpoolctl import threadpool_limits
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_matrices, match_type_pairs, type_token
-from ..text import Analyzer, EncodedContexts, LabelIndex, Vocabulary, encode_contexts
+from ..text import (
+    Analyzer,
+    EncodedContexts,
+    LabelIndex,
+    Vocabulary,
+    check_ngram_range,
+    encode_contexts,
+)
 from . import _kernels
 from ._training import run_epochs, training_session, validation_split
 
@@ -294,16 +301,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
     # ------------------------------------------------------------------ encoding
 
     def _check_params(self):
-        ngram = self.ngram_range
-        if (
-            len(ngram) != 2
-            or not all(isinstance(n, Integral) for n in ngram)
-            or not 1 <= ngram[0] <= ngram[1]
-        ):
-            raise ValueError(
-                f"ngram_range must be a tuple (min_n, max_n) of integers with "
-                f"1 <= min_n <= max_n, got {ngram!r}."
-            )
+        check_ngram_range(self.ngram_range)
         if self.match_type == "type" and not self.kb:
             raise ValueError(
                 "match_type='type' types candidate words with a knowledge base: pass kb, a "

@@ -8,7 +8,7 @@ the answers seen in training.
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,7 +18,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..text import Analyzer, context_texts, encode_labels, learn_case_folding
+from ..text import (
+    Analyzer,
+    check_ngram_range,
+    context_texts,
+    encode_labels,
+    learn_case_folding,
+)
 
 _QUESTION = "q"
 _STORY = "s"
@@ -131,19 +137,6 @@ class NGramClassifier(RankerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ features
 
-    def _check_ngram_range(self):
-        lo_hi = self.ngram_range
-        if (
-            len(lo_hi) != 2
-            or not all(isinstance(v, Integral) and not isinstance(v, bool) for v in lo_hi)
-            or not 1 <= lo_hi[0] <= lo_hi[1]
-        ):
-            raise ValueError(
-                f"ngram_range must be a tuple (min_n, max_n) with 1 <= min_n <= max_n, "
-                f"got {lo_hi!r}."
-            )
-        return int(lo_hi[0]), int(lo_hi[1])
-
     def _documents(self, X, tokens_of):
         """The n-grams of each context: its question's and those of its related sentences."""
         lo, hi = self.ngram_range
@@ -194,7 +187,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
         -------
         self : NGramClassifier
         """
-        self._check_ngram_range()
+        check_ngram_range(self.ngram_range)
         X = check_contexts(X)
         y = check_responses(y, len(X))
         if self.classifier is not None and not (
