@@ -142,7 +142,7 @@ BABI_QA_MODELS: dict[str, QAModelSpec] = {
     "lstm": QAModelSpec(
         "lstm",
         lstm_model,
-        grid={"hidden_size": [50, 100], "learning_rate": [0.003, 0.01]},
+        grid={"hidden_size": [50, 100], "learning_rate": [0.001, 0.003, 0.01]},
         valid_fraction=0.1,
     ),
     "memnn": _memnn("memnn"),
