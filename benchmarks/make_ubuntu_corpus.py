@@ -11,6 +11,12 @@ vocabulary of a few hundred thousand word types (short frequent words, long rare
 of 2-10 turns, and a topic per dialog that the true response shares, so TF-IDF matching has a
 signal to find (its recall here measures nothing about Ubuntu).
 
+``--topics`` sets how many true dialogs share a topic (``train_rows / 2 / topics``: about 100
+with the defaults). At about 100 a counting probe (``benchmarks.ubuntu_cooccurrence_probe``)
+already finds the topics but the trained encoders, which start from random embeddings, do not;
+at about 1,000 (``--train-rows 100000 --topics 50``) the LSTM dual encoder does (BENCHMARKS.md,
+"Recurrent baselines").
+
 Run::
 
     python -m benchmarks.make_ubuntu_corpus --out /tmp/ubuntu-1m   # writes /tmp/ubuntu-1m/ubuntu/
