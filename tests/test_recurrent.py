@@ -262,14 +262,32 @@ def _story_data(n=160, seed=0):
     return X, y
 
 
-@pytest.mark.parametrize(("cell", "floor"), [("lstm", 0.6), ("rnn", 0.45)])
-def test_reader_learns_where_is_questions(cell, floor):
+@pytest.mark.parametrize(
+    ("cell", "weight_init", "floor"),
+    [("lstm", "uniform", 0.6), ("rnn", "uniform", 0.45), ("rnn", "orthogonal", 0.45)],
+)
+def test_reader_learns_where_is_questions(cell, weight_init, floor):
     X, y = _story_data()
     Xt, yt = _story_data(60, seed=1)
-    model = _reader(cell=cell, hidden_size=32, embedding_dim=16, epochs=40,
-                    learning_rate=0.01).fit(X, y)  # fmt: skip
+    model = _reader(cell=cell, weight_init=weight_init, hidden_size=32, embedding_dim=16,
+                    epochs=40, learning_rate=0.01).fit(X, y)  # fmt: skip
     assert model.loss_curve_[-1] < model.loss_curve_[0]
     assert model.score(Xt, yt) > floor  # chance is about 0.25
+
+
+@pytest.mark.parametrize("make", [_reader, _dual])
+@pytest.mark.parametrize("cell", ["lstm", "rnn"])
+def test_orthogonal_weight_init_is_lowe_et_al(make, cell):
+    X, y, _ = make_tiny_dialogs()
+    model = make(cell=cell, weight_init="orthogonal", epochs=0).fit(X, y)
+    H = model.hidden_size
+    Wh = model.recurrent_weights_.astype(np.float64)
+    for gate in range(Wh.shape[1] // H):  # each gate's block is orthogonal
+        block = Wh[:, gate * H : (gate + 1) * H]
+        np.testing.assert_allclose(block.T @ block, np.eye(H), atol=1e-5)
+    assert np.abs(model.input_weights_).max() <= 0.01
+    default = make(cell=cell, epochs=0).fit(X, y)
+    assert np.abs(default.input_weights_).max() > 0.01  # uniform in 1/sqrt(16) = 0.25
 
 
 def test_reader_reads_the_query_token_between_history_and_query():
@@ -332,6 +350,8 @@ def test_divergence_and_errors_are_clear(make):
     X, y, _ = make_tiny_dialogs()
     with pytest.raises(ValueError, match="cell"):
         make(cell="gru").fit(X, y)
+    with pytest.raises(ValueError, match="weight_init"):
+        make(weight_init="xavier").fit(X, y)
     with pytest.raises(ValueError, match="empty"):
         make().fit([], [])
     model = make(epochs=1).fit(X, y)

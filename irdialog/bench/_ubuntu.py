@@ -78,9 +78,10 @@ UBUNTU_MODELS = {
          "position_encoding": False, "epochs": 20, "random_state": 0},
         "positive",
     ),
-    # Lowe et al. (sections 4.2-4.3): one encoder of 200 units for context and response,
-    # sigma(c^T M r + b), negatives sampled 1:1, Adam; 100-dimensional embeddings learnt
-    # from scratch (theirs: GloVe-initialised, 300).
+    # Lowe et al. (sections 4.2-4.3): one encoder for context and response, sigma(c^T M r
+    # + b), negatives sampled 1:1, Adam, clipping at 10; 100-dimensional embeddings learnt
+    # from scratch (theirs: GloVe-initialised, 300). The LSTM has 200 units; the RNN 50,
+    # with their orthogonal W_h and W_x in +-0.01, "critical for training the RNNs".
     "lstm-dual": (
         DualEncoderRanker,
         {"cell": "lstm", "hidden_size": 200, "embedding_dim": 100, "max_length": 160,
@@ -89,8 +90,8 @@ UBUNTU_MODELS = {
     ),
     "rnn-dual": (
         DualEncoderRanker,
-        {"cell": "rnn", "hidden_size": 200, "embedding_dim": 100, "max_length": 160,
-         "learning_rate": 0.001, "epochs": 10, "random_state": 0},
+        {"cell": "rnn", "hidden_size": 50, "weight_init": "orthogonal", "embedding_dim": 100,
+         "max_length": 160, "learning_rate": 0.001, "epochs": 10, "random_state": 0},
         "positive",
     ),
 }  # fmt: skip

@@ -50,6 +50,7 @@ _COMMON_CONSTRAINTS = {
     "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
     "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
+    "weight_init": [StrOptions({"uniform", "orthogonal"})],
     "early_stopping": ["boolean"],
     "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
     "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -70,6 +71,13 @@ def _read_chunk(k, chunk):
         )
     X = check_contexts(X)
     return X, check_responses(y, len(X))
+
+
+def _orthogonal(rng, n):
+    """A random n x n orthogonal matrix, uniform over the orthogonal group (the QR
+    decomposition of a Gaussian matrix, the signs of R's diagonal moved into Q)."""
+    q, r = np.linalg.qr(rng.normal(size=(n, n)))
+    return q * np.sign(np.diag(r))
 
 
 def _buckets(rows, lengths, batch_size, rng):
@@ -121,13 +129,16 @@ class _RecurrentBase(RankerMixin, BaseEstimator):
     def _init_encoder(self, rng, n_words):
         E, Hd = self.embedding_dim, self.hidden_size
         G = 4 if self._lstm else 1
-        bound = 1.0 / np.sqrt(Hd)  # PyTorch's initialisation of recurrent layers
-        params = {
-            "Emb": rng.normal(0.0, self.init_std, (n_words, E)),
-            "Wx": rng.uniform(-bound, bound, (E, G * Hd)),
-            "Wh": rng.uniform(-bound, bound, (Hd, G * Hd)),
-            "b": np.zeros(G * Hd),
-        }
+        emb = rng.normal(0.0, self.init_std, (n_words, E))
+        if self.weight_init == "orthogonal":
+            # Lowe et al. (2015, section 4.2), "critical for training the RNNs"
+            Wx = rng.uniform(-0.01, 0.01, (E, G * Hd))
+            Wh = np.hstack([_orthogonal(rng, Hd) for _ in range(G)])
+        else:
+            bound = 1.0 / np.sqrt(Hd)  # PyTorch's initialisation of recurrent layers
+            Wx = rng.uniform(-bound, bound, (E, G * Hd))
+            Wh = rng.uniform(-bound, bound, (Hd, G * Hd))
+        params = {"Emb": emb, "Wx": Wx, "Wh": Wh, "b": np.zeros(G * Hd)}
         if self._lstm:
             params["b"][Hd : 2 * Hd] = 1.0  # forget gate open at the start
         return params
@@ -241,8 +252,12 @@ class RecurrentReader(_RecurrentBase):
     clip_norm : float or None, default=5.0
         The gradient of all parameters together is rescaled to at most this norm.
     init_std : float, default=0.1
-        Standard deviation of the word embeddings' initialisation (the recurrent weights
-        start uniform in ``±1/sqrt(hidden_size)``, the LSTM forget bias at 1).
+        Standard deviation of the word embeddings' initialisation (the LSTM forget bias
+        starts at 1).
+    weight_init : {"uniform", "orthogonal"}, default="uniform"
+        How ``Wx`` and ``Wh`` start: "uniform", both uniform in ``±1/sqrt(hidden_size)``
+        (PyTorch's recurrent layers); "orthogonal", Lowe et al.'s (section 4.2): each gate's
+        block of ``Wh`` a random orthogonal matrix, ``Wx`` uniform in ``±0.01``.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the examples (whole groups when ``groups`` is
         passed to ``fit``), keep the weights of the best validation accuracy, stop after
@@ -309,6 +324,7 @@ class RecurrentReader(_RecurrentBase):
         batch_size=32,
         clip_norm=5.0,
         init_std=0.1,
+        weight_init="uniform",
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
@@ -326,6 +342,7 @@ class RecurrentReader(_RecurrentBase):
         self.batch_size = batch_size
         self.clip_norm = clip_norm
         self.init_std = init_std
+        self.weight_init = weight_init
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -467,6 +484,8 @@ class DualEncoderRanker(_RecurrentBase):
         Pairs per mini-batch.
     clip_norm : float or None, default=10.0
     init_std : float, default=0.1
+    weight_init : {"uniform", "orthogonal"}, default="uniform"
+        See :class:`RecurrentReader`; Lowe et al. train their RNN from "orthogonal".
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the pairs and keep the weights of the best
         pair accuracy (on fixed negatives).
@@ -529,6 +548,7 @@ class DualEncoderRanker(_RecurrentBase):
         batch_size=32,
         clip_norm=10.0,
         init_std=0.1,
+        weight_init="uniform",
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
@@ -547,6 +567,7 @@ class DualEncoderRanker(_RecurrentBase):
         self.batch_size = batch_size
         self.clip_norm = clip_norm
         self.init_std = init_std
+        self.weight_init = weight_init
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
