@@ -40,6 +40,7 @@ from .bench import (
     search_babi_qa,
     write_presets,
 )
+from .bench._babi_qa import BABI_QA_MODELS
 from .bench._dialog_babi import compile_ahead_jobs
 from .bench._report import update_markdown
 from .datasets import list_datasets
@@ -180,6 +181,7 @@ def _cmd_search(args) -> int:
         args.model, args.tasks, lang=args.lang, data_home=args.data_home, progress=_progress(args)
     )
     if output is not None:
+        held = BABI_QA_MODELS[args.model].valid_fraction
         write_presets(
             output,
             suite="babi-qa",
@@ -187,8 +189,9 @@ def _cmd_search(args) -> int:
             search=shlex.join(["irdialog", *args.argv]),
             chosen=chosen,
             notes=[
-                "Each task's best point of the grid by accuracy on the last 20% of the stories "
-                "of its training file, the model fitted on the first 80% (test never loaded)."
+                f"Each task's best point of the grid by accuracy on the last {held:.0%} of the "
+                f"stories of its training file, the model fitted on the first {1 - held:.0%} "
+                "(test never loaded)."
             ],
         )
     if not args.quiet:

@@ -148,6 +148,19 @@ def test_search_writes_a_preset_file(tmp_path, bundled_only, capsys):
     doc = read_presets(out)
     assert doc["search"].startswith("irdialog bench babi-qa --model ngram")
     assert set(doc["presets"]) == {1} and "valid" in capsys.readouterr().out
+    assert "last 20% of the stories" in json.loads(out.read_text())["notes"][0]
+
+
+def test_search_note_names_the_models_own_held_out_share(tmp_path, bundled_only, monkeypatch):
+    import irdialog.cli as cli
+
+    chosen = [{"task": 1, "params": {"learning_rate": 0.01}, "selection": {}}]
+    monkeypatch.setattr(cli, "search_babi_qa", lambda *args, **kwargs: chosen)
+    out = tmp_path / "presets.json"
+    argv = ["bench", "babi-qa", "--model", "lstm", "--tasks", "1", "--search", "--quiet"]
+    assert main([*argv, "--presets-output", str(out)]) == 0
+    note = json.loads(out.read_text())["notes"][0]
+    assert "last 10% of the stories" in note and "first 90%" in note  # the LSTM's spec
 
 
 # --------------------------------------------------------------------------- the command line
