@@ -1,5 +1,6 @@
 """Tiny synthetic fixtures shared by every test, and the location of the real data sets."""
 
+import importlib
 import os
 from pathlib import Path
 
@@ -72,3 +73,11 @@ TINY_KB = {city: "R_location" for city in CITIES}
 @pytest.fixture
 def tiny_dialogs():
     return make_tiny_dialogs()
+
+
+def import_benchmark(name: str):
+    """A script of the repository's ``benchmarks/`` (not installed with the package, and
+    the tests may run from another directory): imported with the root on ``sys.path``."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.syspath_prepend(str(Path(__file__).resolve().parents[1]))
+        return importlib.import_module(f"benchmarks.{name}")

@@ -1,11 +1,11 @@
 """benchmarks/make_hindi_babi.py: the Hindi-like copy of bAbI QA (the traits of bAbI v1.2's
 ``hn/``), and the models on it, from the bundled task 1."""
 
-import importlib
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import import_benchmark
 
 from irdialog.datasets import load_babi_qa
 from irdialog.datasets._base import bundled_data_dir
@@ -13,14 +13,10 @@ from irdialog.retrieval import NGramClassifier
 from irdialog.svm import StructuredSVMQA
 from irdialog.text import context_texts, learn_case_folding
 
-_ROOT = Path(__file__).resolve().parents[1]
-
 
 @pytest.fixture(scope="module")
 def mhb():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.syspath_prepend(str(_ROOT))
-        return importlib.import_module("benchmarks.make_hindi_babi")
+    return import_benchmark("make_hindi_babi")
 
 
 @pytest.fixture(scope="module")

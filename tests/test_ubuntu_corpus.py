@@ -1,9 +1,12 @@
 """The generated Ubuntu-format corpus and the co-occurrence probe run on it."""
 
 import numpy as np
+from conftest import import_benchmark
 
-from benchmarks import make_ubuntu_corpus, ubuntu_cooccurrence_probe
 from irdialog.datasets import iter_ubuntu
+
+make_ubuntu_corpus = import_benchmark("make_ubuntu_corpus")
+ubuntu_cooccurrence_probe = import_benchmark("ubuntu_cooccurrence_probe")
 
 
 def test_generated_corpus_has_v2_shape_and_a_learnable_topic_signal(tmp_path, capsys):
