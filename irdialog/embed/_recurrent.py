@@ -75,7 +75,8 @@ def _read_chunk(k, chunk):
 
 def _orthogonal(rng, n):
     """A random n x n orthogonal matrix, uniform over the orthogonal group (the QR
-    decomposition of a Gaussian matrix, the signs of R's diagonal moved into Q)."""
+    decomposition of a Gaussian matrix, the signs of R's diagonal moved into Q). Not
+    ``scipy.stats.ortho_group``: before SciPy 1.11 it refuses n = 1 (``hidden_size=1``)."""
     q, r = np.linalg.qr(rng.normal(size=(n, n)))
     return q * np.sign(np.diag(r))
 
