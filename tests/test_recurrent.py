@@ -11,6 +11,7 @@ from irdialog import DualEncoderRanker, RecurrentReader
 from irdialog.base import Context, Turn
 from irdialog.embed import _recurrent_kernels as K
 from irdialog.embed import _reference as R
+from irdialog.embed._recurrent import _drop_words
 
 # --------------------------------------------------------------------------- a tiny problem
 
@@ -299,6 +300,36 @@ def test_reader_reads_the_query_token_between_history_and_query():
     )
     words = [model.vocabulary_.tokens_[t] for t in tok]
     assert words == ["hello", "<query>", "there"]  # the unknown word is dropped
+
+
+def test_drop_words_removes_only_droppable_tokens():
+    ptr = np.array([0, 3, 3, 7, 7])  # two empty rows
+    tok = np.arange(7, dtype=np.int32)
+    droppable = np.array([1, 1, 0, 1, 1, 1, 0], bool)
+    rng = np.random.default_rng(0)
+    same_ptr, same_tok = _drop_words(ptr, tok, droppable, 0.0, rng)
+    np.testing.assert_array_equal(same_ptr, ptr)
+    np.testing.assert_array_equal(same_tok, tok)
+    new_ptr, new_tok = _drop_words(ptr, tok, droppable, 1.0 - 1e-12, rng)
+    np.testing.assert_array_equal(new_ptr, [0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(new_tok, [2, 6])  # the kept tokens, still in their rows
+    kept = [_drop_words(ptr, tok, droppable, 0.5, rng)[1].size for _ in range(2000)]
+    assert abs(np.mean(kept) - (2 + 5 * 0.5)) < 0.1
+
+
+def test_word_dropout_spares_the_query_and_zero_changes_nothing():
+    X, y = _story_data(40)
+    base = _reader(epochs=3).fit(X, y)
+    zero = _reader(epochs=3, word_dropout=0.0).fit(X, y)
+    np.testing.assert_array_equal(base.decision_function(X), zero.decision_function(X))
+    dropped = _reader(epochs=3, word_dropout=0.5).fit(X, y)
+    assert not np.allclose(base.decision_function(X), dropped.decision_function(X))
+    # the history is all dropped: only the query token and the query are ever read, so
+    # the reader cannot tell the stories apart
+    blind = _reader(epochs=3, word_dropout=1.0 - 1e-12).fit(X, y)
+    assert blind.train_accuracy_curve_[-1] < 0.7
+    with pytest.raises(ValueError, match="word_dropout"):
+        _reader(word_dropout=1.0).fit(X, y)
 
 
 def test_reader_max_length_reads_the_last_tokens():

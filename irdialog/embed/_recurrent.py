@@ -81,6 +81,15 @@ def _orthogonal(rng, n):
     return q * np.sign(np.diag(r))
 
 
+def _drop_words(ptr, tok, droppable, rate, rng):
+    """Word dropout (Iyyer et al. 2015): the sequences (ptr, tok) with each token where
+    ``droppable`` is true removed with probability ``rate``."""
+    keep = ~(droppable & (rng.random(len(tok)) < rate))
+    row = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    kept = np.bincount(row[keep], minlength=len(ptr) - 1)
+    return np.concatenate(([0], np.cumsum(kept))), tok[keep]
+
+
 def _buckets(rows, lengths, batch_size, rng):
     """Mini-batches of ``rows`` in a random order, each of rows of similar length: the rows
     are shuffled, sorted by length within windows of 20 batches, cut into batches, and the
@@ -259,6 +268,11 @@ class RecurrentReader(_RecurrentBase):
         How ``Wx`` and ``Wh`` start: "uniform", both uniform in ``±1/sqrt(hidden_size)``
         (PyTorch's recurrent layers); "orthogonal", Lowe et al.'s (section 4.2): each gate's
         block of ``Wh`` a random orthogonal matrix, ``Wx`` uniform in ``±0.01``.
+    word_dropout : float in [0, 1), default=0.0
+        Word dropout (Iyyer et al. 2015), a regulariser for small training sets such as
+        bAbI 1k: each epoch reads every history token (not the query's) with probability
+        ``1 - word_dropout``; the validation split and scoring read every token. 0: no
+        dropout, and no random numbers drawn for it.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the examples (whole groups when ``groups`` is
         passed to ``fit``), keep the weights of the best validation accuracy, stop after
@@ -296,6 +310,8 @@ class RecurrentReader(_RecurrentBase):
     Dodge et al. (2016). Evaluating Prerequisite Qualities for Learning End-to-End Dialog
     Systems. Section 3 (LSTM).
     Hochreiter & Schmidhuber (1997). Long Short-Term Memory.
+    Iyyer, Manjunatha, Boyd-Graber & Daumé III (2015). Deep Unordered Composition Rivals
+    Syntactic Methods for Text Classification (word dropout).
 
     Examples
     --------
@@ -309,7 +325,10 @@ class RecurrentReader(_RecurrentBase):
     ['kitchen', 'garden']
     """
 
-    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "word_dropout": [Interval(numbers.Real, 0, 1, closed="left")],
+    }
 
     def __init__(
         self,
@@ -326,6 +345,7 @@ class RecurrentReader(_RecurrentBase):
         clip_norm=5.0,
         init_std=0.1,
         weight_init="uniform",
+        word_dropout=0.0,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
@@ -344,6 +364,7 @@ class RecurrentReader(_RecurrentBase):
         self.clip_norm = clip_norm
         self.init_std = init_std
         self.weight_init = weight_init
+        self.word_dropout = word_dropout
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -390,15 +411,23 @@ class RecurrentReader(_RecurrentBase):
         rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
         params = self._init_encoder(rng, len(self.vocabulary_))
         params["O"] = rng.normal(0.0, self.init_std, (len(self.vocabulary_), self.hidden_size))
-        lengths = np.diff(ptr)
         lstm, max_len, cands = self._lstm, self._max_len(), self._cands_
+        # word dropout leaves out the history's tokens (before each row's last query token)
+        at = np.arange(len(tok))
+        is_query = tok == self.vocabulary_.index_[QUERY_TOKEN]
+        query_at = np.maximum.reduceat(np.where(is_query, at, -1), ptr[:-1])
+        history = at < np.repeat(query_at, np.diff(ptr))
 
         def batches(epoch):
+            e_ptr, e_tok = ptr, tok
+            if self.word_dropout > 0:
+                e_ptr, e_tok = _drop_words(ptr, tok, history, self.word_dropout, rng)
+            lengths = np.diff(e_ptr)
             for rows in _buckets(train_rows, lengths, self.batch_size, rng):
 
                 def run(params, grads, rows=rows):
                     loss, correct = K.reader_batch(
-                        params, grads, lstm, ptr, tok, rows, max_len, cands, gold[rows]
+                        params, grads, lstm, e_ptr, e_tok, rows, max_len, cands, gold[rows]
                     )
                     return loss, correct, len(rows)
 
