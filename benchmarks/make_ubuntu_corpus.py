@@ -14,7 +14,8 @@ signal to find (its recall here measures nothing about Ubuntu).
 ``--topics`` sets how many true dialogs share a topic (``train_rows / 2 / topics``: about 100
 with the defaults). At about 100 a counting probe (``benchmarks.ubuntu_cooccurrence_probe``)
 already finds the topics but the trained encoders, which start from random embeddings, do not;
-at about 1,000 (``--train-rows 100000 --topics 50``) the LSTM dual encoder does (BENCHMARKS.md,
+at about 1,000 (``--train-rows 100000 --topics 50``) the LSTM dual encoder does after a few
+epochs, and over the 1M rows with ``--topics 50`` (about 10,000) after one (BENCHMARKS.md,
 "Recurrent baselines").
 
 Run::
