@@ -13,6 +13,7 @@ from .embed import (
 from .features import EntityParser, MatchTypeFeaturizer
 from .pipeline import RankingPipeline, make_ranking_pipeline
 from .retrieval import (
+    BM25Ranker,
     KBMemoryRetriever,
     NearestNeighborRanker,
     NGramClassifier,
@@ -24,6 +25,7 @@ from .svm import StructuredSVMQA
 __version__ = "0.1.0"
 
 __all__ = [
+    "BM25Ranker",
     "Context",
     "DualEncoderRanker",
     "EntityParser",

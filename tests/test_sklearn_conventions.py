@@ -15,6 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import irdialog
 from irdialog import (
+    BM25Ranker,
     DualEncoderRanker,
     EntityParser,
     EntitySymbolRanker,
@@ -36,6 +37,7 @@ from irdialog import (
 
 PUBLIC_ESTIMATORS = [
     TfidfRanker(),
+    BM25Ranker(),
     NearestNeighborRanker(),
     NGramClassifier(),
     RuleBasedRanker(kb=TINY_KB),

@@ -1,6 +1,9 @@
-"""Classical information retrieval: TF-IDF match, nearest neighbour, n-gram classifier, the
-rule-based bot, and the hashing lookup of knowledge-base memories."""
+"""Classical information retrieval: one inverted index (:class:`InvertedIndex`) under TF-IDF
+match, BM25 match and the hashing lookup of knowledge-base memories; nearest neighbour, the
+n-gram classifier and the rule-based bot."""
 
+from ._bm25 import BM25Ranker
+from ._index import InvertedIndex
 from ._kb_memory import KBMemoryRetriever
 from ._nearest_neighbor import NearestNeighborRanker
 from ._ngram import NGramClassifier
@@ -8,6 +11,8 @@ from ._rule_based import RuleBasedRanker
 from ._tfidf import TfidfRanker
 
 __all__ = [
+    "BM25Ranker",
+    "InvertedIndex",
     "KBMemoryRetriever",
     "NGramClassifier",
     "NearestNeighborRanker",

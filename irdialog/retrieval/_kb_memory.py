@@ -13,14 +13,13 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
 from ..base import Context, ContextTransformerMixin, Turn, check_contexts
 from ..text import Vocabulary, tokenize
-from ._kernels import postings_top_k
+from ._index import InvertedIndex
 
 
 class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
@@ -53,8 +52,9 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
     ----------
     vocabulary_ : irdialog.text.Vocabulary
         The tokens of the knowledge base.
-    postings_ : scipy.sparse.csc_matrix of shape (n_sentences, n_tokens)
-        0/1 sentence x token incidence; column j lists the sentences holding token j.
+    index_ : irdialog.retrieval.InvertedIndex
+        The sentences holding each token (impact 1): a query's score for a sentence is
+        the number of distinct looked-up tokens they share.
     n_retrieved_ : float
         Mean number of sentences added per context by the last ``transform``.
 
@@ -101,8 +101,8 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
         self._sentences = np.asarray(sentences, dtype=object)
         tokens = [tokenize(s) for s in sentences]
         self.vocabulary_ = Vocabulary().fit(tokens)
-        self.postings_ = sp.csc_matrix(self.vocabulary_.bags(tokens, binary=True))
-        self._frequent = np.diff(self.postings_.indptr) > self.max_frequency
+        self.index_ = InvertedIndex.from_matrix(self.vocabulary_.bags(tokens, binary=True))
+        self._frequent = np.diff(self.index_.indptr) > self.max_frequency
         return self
 
     def _looked_back(self, ctx: Context) -> list[str]:
@@ -119,16 +119,10 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
         queries = self.vocabulary_.bags(tokens, binary=True)
         queries.data[self._frequent[queries.indices]] = 0.0
         queries.eliminate_zeros()
-        # Most shared distinct tokens first, ties in file order: the inverted-index top k
-        # of TfidfRanker.rank, over 0/1 weights with unit norms (the score is the count).
-        P = self.postings_  # its CSC arrays are the postings of each token
-        k = min(self.max_memories, P.shape[0])
-        top = np.empty((len(X), k), dtype=np.int64)
-        n_shared = np.empty(len(X), dtype=np.int64)
-        postings_top_k(
-            queries.indptr, queries.indices, queries.data, np.ones(len(X)),
-            P.indptr, P.indices, P.data, np.ones(P.shape[0]), k, top, n_shared,
-        )  # fmt: skip
+        # Most shared distinct tokens first, ties in file order: the index's top k over 0/1
+        # weights (the score is the count).
+        top, stats = self.index_.top_k(queries, self.max_memories, return_stats=True)
+        n_shared = stats["n_positive"]
         return [np.sort(row[:n]) for row, n in zip(top, n_shared)]
 
     def transform(self, X) -> list[Context]:

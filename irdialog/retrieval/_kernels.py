@@ -1,17 +1,28 @@
-"""Numba kernels of the retrieval models: top-k ranking from an inverted index.
+"""Numba kernels of the inverted index: exact top k by MaxScore dynamic pruning.
 
-Everything here is a pure ``@njit(cache=True)`` function of contiguous arrays and scalars.
+Everything here is a pure ``@njit(cache=True, nogil=True)`` function of contiguous arrays and
+scalars; ``nogil`` lets threads rank disjoint ranges of queries at once.
 
-Scoring every document for every query costs O(n_queries x n_documents) however few
-documents share a word with the query. :func:`postings_top_k` scores term at a time from
-the postings of the query's own terms (the documents holding each term), as Lucene does:
-an accumulator over the documents, reset after each query at the entries it touched, and a
-bounded heap for the running top k. No dense row of scores is ever built per query, and
-the cost is the total length of the postings read.
+A query's score for a document is ``sum_t w_t * impact[t, d]``: the impacts (a term's weight
+in a document, already normalised by the document: a BM25 term score, a TF-IDF weight over
+the document's norm) are precomputed per posting at indexing, as bm25s does, so a query only
+adds them up. :func:`maxscore_top_k` adds them up document at a time over the postings of
+the query's terms (Turtle & Flood's MaxScore, as PISA and Lucene use it): each term's largest
+impact bounds what it can add, and once the running top k is full, the terms whose bounds
+together cannot lift a document past the k-th best score become *non-essential*: documents
+holding only such terms are skipped without being read, and the non-essential postings are
+only looked up (galloping search) for documents that the essential ones make promising. The
+top k stays exact:
 
-The accumulation visits the query's terms in their stored order and each term's documents
-in index order, the order of scipy's sparse product ``queries @ postings``, so the scores
-are bit-for-bit those of the dense path (``TfidfRanker.decision_function``).
+- the bounds are compared with a relative slack far above float64 rounding, so no document
+  that could enter is pruned;
+- a document that is scored completely gets the score of the exhaustive product
+  ``queries @ postings`` bit for bit: its contributions are added in the query's term order,
+  from 0, as scipy's sparse product adds them;
+- documents arrive in index order, and a later document needs a strictly higher score to
+  displace an earlier one, so ties go to the lower index, as everywhere in irdialog.
+
+Documents that share no term with the query (score 0) fill a short list in index order.
 """
 
 from __future__ import annotations
@@ -21,82 +32,230 @@ from numba import njit
 
 from .._topk import _sift_down, _sift_up, _worse
 
+# A bound is trusted to prune only when it stays below the threshold after this relative
+# margin: float64 sums of a few dozen terms are off by ~1e-15 relatively.
+_SLACK = 1e-9
 
-@njit(cache=True)
-def postings_top_k(
-    q_indptr, q_indices, q_data, q_norms, p_indptr, p_indices, p_data, d_norms, k, out_doc, out_n
-):
-    """The k best documents of each query by ``(q . d) / (|q| |d|)``, best first.
+
+@njit(cache=True, nogil=True)
+def _seek(docs, pos, end, target):
+    """The first position in ``docs[pos:end]`` (sorted) holding a document >= target:
+    galloping, then binary search, so a skip costs the log of its length."""
+    if pos >= end or docs[pos] >= target:
+        return pos
+    lo = pos  # docs[lo] < target
+    step = 1
+    hi = pos + 1
+    while hi < end and docs[hi] < target:
+        lo = hi
+        step *= 2
+        hi = lo + step
+    if hi > end:
+        hi = end
+    lo += 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if docs[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _push(heap_score, heap_doc, size, score, doc):
+    """Offer (score, doc) to a bounded heap holding ``size`` entries; returns the new size."""
+    k = heap_score.shape[0]
+    if size < k:
+        heap_score[size] = score
+        heap_doc[size] = doc
+        _sift_up(heap_score, heap_doc, size)
+        return size + 1
+    if _worse(heap_score[0], heap_doc[0], score, doc):
+        heap_score[0] = score
+        heap_doc[0] = doc
+        _sift_down(heap_score, heap_doc, size, 0)
+    return size
+
+
+@njit(cache=True, nogil=True)
+def _emit(heap_score, heap_doc, size, row, mark):
+    """Write the heap into ``row`` best first, then the lowest-index documents not in it
+    (score 0) until the row is full. ``mark`` (all False) is scratch, left all False."""
+    n_kept = size
+    while size > 0:  # worst first into the tail
+        size -= 1
+        row[size] = heap_doc[0]
+        mark[heap_doc[0]] = True
+        heap_score[0] = heap_score[size]
+        heap_doc[0] = heap_doc[size]
+        _sift_down(heap_score, heap_doc, size, 0)
+    fill = n_kept
+    doc = 0
+    while fill < row.shape[0]:
+        if not mark[doc]:
+            row[fill] = doc
+            fill += 1
+        doc += 1
+    for t in range(n_kept):
+        mark[row[t]] = False
+
+
+@njit(cache=True, nogil=True)
+def maxscore_top_k(
+    q_indptr, q_terms, q_weights, indptr, docs, impacts, term_max, n_docs, k, start, stop,
+    out_doc, out_n, out_scored, out_postings,
+):  # fmt: skip
+    """The k best documents of queries ``start .. stop - 1``, best first, by MaxScore.
 
     Parameters
     ----------
-    q_indptr, q_indices, q_data : the queries, a CSR matrix (n_queries, n_terms)
-    q_norms : float64 (n_queries,)
-    p_indptr, p_indices, p_data : the postings, a CSR matrix (n_terms, n_documents) with
-        each row's documents in increasing order (the CSC arrays of the document matrix)
-    d_norms : float64 (n_documents,)
-    k : int, at most n_documents
-    out_doc : int64 (n_queries, k), written
-    out_n : int64 (n_queries,), written: how many of each row's documents have a positive
-        score (the rest are the score-0 fill)
-
-    A score whose denominator is zero is 0, as in the dense path. Weights must be
-    non-negative, so that a document sharing no term with the query (score 0) never
-    outranks one that does; such documents fill a short list in index order.
+    q_indptr, q_terms, q_weights : the queries, CSR arrays (int64, int32/int64, float64):
+        each row's terms in the order the exhaustive product adds them (sorted), weights > 0
+    indptr : int64 (n_terms + 1,); docs : int32 (nnz,); impacts : float32 (nnz,)
+        The postings: term t's documents ``docs[indptr[t]:indptr[t + 1]]``, increasing,
+        with their impacts (>= 0)
+    term_max : float32 (n_terms,), the largest impact of each term
+    n_docs, k : int (k <= n_docs)
+    start, stop : int, the range of queries to rank
+    out_doc : int64 (n_queries, k); out_n, out_scored, out_postings : int64 (n_queries,)
+        Written for rows ``start .. stop - 1``: the top k; how many have a positive score;
+        how many postings were scored; the total length of the query's postings (what
+        exhaustive term-at-a-time scoring reads).
     """
-    n_docs = d_norms.shape[0]
+    max_terms = 1
+    for i in range(start, stop):
+        max_terms = max(max_terms, q_indptr[i + 1] - q_indptr[i])
+    order = np.empty(max_terms, dtype=np.int64)  # list slot -> position in the query row
+    bound = np.empty(max_terms)  # w * term_max, ascending over the slots
+    prefix = np.empty(max_terms)  # prefix[s]: sum of bound[0 .. s], with the slack
+    pos = np.empty(max_terms, dtype=np.int64)
+    end = np.empty(max_terms, dtype=np.int64)
+    cur = np.empty(max_terms, dtype=np.int64)  # docs[pos[s]], or n_docs past the end
+    weight = np.empty(max_terms)
+    contrib = np.zeros(max_terms)  # by position in the query row, for the exact sum
+    touched = np.empty(max_terms, dtype=np.int64)
+    heap_score = np.empty(k)
+    heap_doc = np.empty(k, dtype=np.int64)
+    in_top = np.zeros(n_docs, dtype=np.bool_)
+    for i in range(start, stop):
+        q0 = q_indptr[i]
+        n_terms = q_indptr[i + 1] - q0
+        # The slots: the query's terms with postings, by increasing bound (insertion sort:
+        # queries are short).
+        m = 0
+        total = 0
+        for jj in range(n_terms):
+            t = q_terms[q0 + jj]
+            length = indptr[t + 1] - indptr[t]
+            if length == 0 or q_weights[q0 + jj] <= 0.0:
+                continue
+            total += length
+            b = q_weights[q0 + jj] * term_max[t]
+            s = m
+            while s > 0 and bound[s - 1] > b:
+                bound[s] = bound[s - 1]
+                order[s] = order[s - 1]
+                s -= 1
+            bound[s] = b
+            order[s] = jj
+            m += 1
+        acc = 0.0
+        for s in range(m):
+            jj = order[s]
+            t = q_terms[q0 + jj]
+            pos[s] = indptr[t]
+            end[s] = indptr[t + 1]
+            cur[s] = docs[pos[s]]
+            weight[s] = q_weights[q0 + jj]
+            acc += bound[s]
+            prefix[s] = acc * (1.0 + _SLACK)
+        size = 0
+        theta = 0.0  # a document must score above this to enter
+        first_essential = 0  # slots below it cannot lift a document past theta alone
+        scored = 0
+        while True:
+            doc = n_docs
+            for s in range(first_essential, m):
+                if cur[s] < doc:
+                    doc = cur[s]
+            if doc == n_docs:
+                break
+            partial = 0.0
+            n_touched = 0
+            for s in range(first_essential, m):
+                if cur[s] == doc:
+                    p = pos[s]
+                    c = weight[s] * np.float64(impacts[p])
+                    contrib[order[s]] = c
+                    touched[n_touched] = order[s]
+                    n_touched += 1
+                    partial += c
+                    p += 1
+                    pos[s] = p
+                    cur[s] = docs[p] if p < end[s] else n_docs
+            scored += n_touched
+            for s in range(first_essential - 1, -1, -1):
+                if partial * (1.0 + _SLACK) + prefix[s] <= theta:
+                    break  # pruned: the partial sum below keeps it out
+                p = _seek(docs, pos[s], end[s], doc)
+                pos[s] = p
+                if p < end[s] and docs[p] == doc:
+                    c = weight[s] * np.float64(impacts[p])
+                    contrib[order[s]] = c
+                    touched[n_touched] = order[s]
+                    n_touched += 1
+                    partial += c
+                    scored += 1
+            if partial * (1.0 + _SLACK) > theta:
+                score = 0.0  # the exact sum, in the query's term order
+                for jj in range(n_terms):
+                    score += contrib[jj]
+                if score > theta:
+                    size = _push(heap_score, heap_doc, size, score, doc)
+                    if size == k:
+                        theta = heap_score[0]
+                        while first_essential < m and prefix[first_essential] <= theta:
+                            first_essential += 1
+            for r in range(n_touched):
+                contrib[touched[r]] = 0.0
+        out_scored[i] = scored
+        out_postings[i] = total
+        out_n[i] = size
+        _emit(heap_score, heap_doc, size, out_doc[i], in_top)
+
+
+@njit(cache=True, nogil=True)
+def exhaustive_top_k(
+    q_indptr, q_terms, q_weights, indptr, docs, impacts, n_docs, k, start, stop, out_doc, out_n
+):
+    """The same top k as :func:`maxscore_top_k` by scoring every posting of the query's
+    terms (term at a time, into an accumulator): the baseline the pruning is measured
+    against, and its reference in the tests."""
     acc = np.zeros(n_docs)
     seen = np.zeros(n_docs, dtype=np.bool_)
     touched = np.empty(n_docs, dtype=np.int64)
     heap_score = np.empty(k)
     heap_doc = np.empty(k, dtype=np.int64)
-    for i in range(q_indptr.shape[0] - 1):
+    for i in range(start, stop):
         n_touched = 0
         for jj in range(q_indptr[i], q_indptr[i + 1]):
-            term = q_indices[jj]
-            v = q_data[jj]
-            for kk in range(p_indptr[term], p_indptr[term + 1]):
-                doc = p_indices[kk]
+            t = q_terms[jj]
+            w = q_weights[jj]
+            for p in range(indptr[t], indptr[t + 1]):
+                doc = docs[p]
                 if not seen[doc]:
                     seen[doc] = True
                     touched[n_touched] = doc
                     n_touched += 1
-                acc[doc] += v * p_data[kk]
+                acc[doc] += w * np.float64(impacts[p])
         size = 0
-        for t in range(n_touched):
-            doc = touched[t]
-            den = q_norms[i] * d_norms[doc]
-            score = acc[doc] / den if den > 0 else 0.0
+        for r in range(n_touched):
+            doc = touched[r]
+            score = acc[doc]
             acc[doc] = 0.0
             seen[doc] = False
-            if score <= 0.0:
-                continue  # ranks with the untouched documents, by index
-            if size < k:
-                heap_score[size] = score
-                heap_doc[size] = doc
-                _sift_up(heap_score, heap_doc, size)
-                size += 1
-            elif _worse(heap_score[0], heap_doc[0], score, doc):
-                heap_score[0] = score
-                heap_doc[0] = doc
-                _sift_down(heap_score, heap_doc, size, 0)
-        # Pop worst first into the tail of the output row.
-        n_kept = size
-        out_n[i] = n_kept
-        while size > 0:
-            size -= 1
-            out_doc[i, size] = heap_doc[0]
-            seen[heap_doc[0]] = True
-            heap_score[0] = heap_score[size]
-            heap_doc[0] = heap_doc[size]
-            _sift_down(heap_score, heap_doc, size, 0)
-        # Fill the rest with the lowest-index documents of score 0.
-        pos = n_kept
-        doc = 0
-        while pos < k:
-            if not seen[doc]:
-                out_doc[i, pos] = doc
-                pos += 1
-            doc += 1
-        for t in range(n_kept):
-            seen[out_doc[i, t]] = False
+            if score > 0.0:
+                size = _push(heap_score, heap_doc, size, score, doc)
+        out_n[i] = size
+        _emit(heap_score, heap_doc, size, out_doc[i], seen)

@@ -21,7 +21,7 @@ from ..base import (
 )
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import context_tokens, identity_analyzer, tokenize
-from ._kernels import postings_top_k
+from ._index import InvertedIndex
 
 
 def _input_tokens(ctx, use_history, types):
@@ -33,6 +33,12 @@ def _input_tokens(ctx, use_history, types):
 
 def _row_norms(m: sp.csr_matrix) -> np.ndarray:
     return np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+
+
+def _unit_rows(m) -> sp.csr_matrix:
+    # Each row over its Euclidean norm (rows of norm 0 stay 0): cosine scores as products.
+    norms = _row_norms(m)
+    return (sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ m).tocsr()
 
 
 def _safe_divide(num, den):
@@ -73,9 +79,10 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         Entity types seen in the training contexts' match-type annotations (may be empty).
     candidate_tfidf_ : scipy.sparse.csr_matrix of shape (n_candidates, n_words)
         The candidates' TF-IDF rows.
-    candidate_postings_ : scipy.sparse.csr_matrix of shape (n_words, n_candidates)
-        The inverted index: row j lists the candidates holding word j, in index order.
-        ``rank`` reads only the rows of the query's words.
+    index_ : irdialog.retrieval.InvertedIndex
+        The inverted index of the candidates, with each word's TF-IDF weight over the
+        candidate's norm as its impact. ``rank`` reads only the postings of the query's
+        words, and skips the candidates that cannot enter the top k.
 
     See Also
     --------
@@ -136,10 +143,7 @@ class TfidfRanker(RankerMixin, BaseEstimator):
 
     def _index(self, candidate_tfidf: sp.csr_matrix) -> None:
         self.candidate_tfidf_ = candidate_tfidf
-        # The same construction as scipy's own for ``Xt @ C.T`` (a CSR copy of C.T), so
-        # rank's accumulation order, and so its scores, are those of decision_function.
-        self.candidate_postings_ = candidate_tfidf.T.tocsr()
-        self._candidate_norms = np.sqrt(_row_norms(candidate_tfidf) ** 2)
+        self.index_ = InvertedIndex.from_matrix(_unit_rows(candidate_tfidf))
 
     def _type_weights(self) -> np.ndarray:
         vocab = self.vectorizer_.vocabulary_
@@ -175,30 +179,33 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         check_is_fitted(self)
         check_has_candidates(self)
         X, Xt = self._inputs(X)
+        if not self.types_:
+            # The index's exact scores: the ones rank orders by.
+            return self.index_.scores(_unit_rows(Xt))
         C = self.candidate_tfidf_
         num = (Xt @ C.T).toarray()
-        cand_sq = np.broadcast_to(_row_norms(C) ** 2, num.shape)
-        if self.types_:
-            weights = self._type_weights()
-            x_types = self._type_columns(Xt)
-            matches = match_type_matrices(X, C, self.vectorizer_.vocabulary_, self.types_)
-            # A matched type word adds (input weight x candidate weight) to the dot product
-            # and its squared weight to the candidate's squared norm.
-            num += sum(
-                m.multiply(x_types[:, [k]] * weights[k]) for k, m in enumerate(matches)
-            ).toarray()
-            cand_sq = cand_sq + sum(m * weights[k] ** 2 for k, m in enumerate(matches)).toarray()
+        weights = self._type_weights()
+        x_types = self._type_columns(Xt)
+        matches = match_type_matrices(X, C, self.vectorizer_.vocabulary_, self.types_)
+        # A matched type word adds (input weight x candidate weight) to the dot product
+        # and its squared weight to the candidate's squared norm.
+        num += sum(
+            m.multiply(x_types[:, [k]] * weights[k]) for k, m in enumerate(matches)
+        ).toarray()
+        cand_sq = (
+            _row_norms(C) ** 2 + sum(m * weights[k] ** 2 for k, m in enumerate(matches)).toarray()
+        )
         return _safe_divide(num, _row_norms(Xt)[:, None] * np.sqrt(cand_sq))
 
-    def rank(self, X, k: int = 10, candidates=None) -> np.ndarray:
+    def rank(self, X, k: int = 10, candidates=None, *, n_jobs=None) -> np.ndarray:
         """The indices of the k best candidates per context, best first.
 
-        Scored from the inverted index: only the candidates sharing a word with the
-        context are touched, and a running top k replaces the row of scores of
-        ``decision_function``, so a query costs the length of its words' postings, not
-        the number of candidates. The scores, and so the ranks with their ties (broken by
-        candidate index), are exactly those of ``decision_function``. Contexts with
-        match-type annotations take the dense path.
+        Scored from the inverted index (:class:`~irdialog.retrieval.InvertedIndex`): only
+        the postings of the context's words are read, MaxScore skips the candidates that
+        cannot enter the top k, and no row of scores is built, so a query costs far less
+        than the number of candidates. The ranking, ties broken by candidate index, is
+        exactly that of ``decision_function``. Contexts with match-type annotations take
+        the dense path.
 
         Parameters
         ----------
@@ -207,6 +214,8 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         candidates : sequence of str, default=None
             A pool to rank instead of ``candidates_`` (indexed for this call, with the
             fitted IDF weights); indices are into the pool.
+        n_jobs : int, default=None
+            Threads ranking chunks of contexts (-1: every core); the result is the same.
 
         Returns
         -------
@@ -227,21 +236,12 @@ class TfidfRanker(RankerMixin, BaseEstimator):
             return super().rank(X, k, candidates)
         if candidates is None:
             check_has_candidates(self)
-            postings, norms = self.candidate_postings_, self._candidate_norms
+            index = self.index_
         else:
-            pool = self.vectorizer_.transform(
-                [tokenize(c) for c in check_responses(candidates, name="candidates")]
-            ).tocsr()
-            postings, norms = pool.T.tocsr(), np.sqrt(_row_norms(pool) ** 2)
+            pool = [tokenize(c) for c in check_responses(candidates, name="candidates")]
+            index = InvertedIndex.from_matrix(_unit_rows(self.vectorizer_.transform(pool)))
         _, Xt = self._inputs(X)
-        k = min(k, len(norms))
-        out = np.empty((Xt.shape[0], k), dtype=np.int64)
-        n_matched = np.empty(Xt.shape[0], dtype=np.int64)
-        postings_top_k(
-            Xt.indptr, Xt.indices, Xt.data, _row_norms(Xt),
-            postings.indptr, postings.indices, postings.data, norms, k, out, n_matched,
-        )  # fmt: skip
-        return out
+        return index.top_k(_unit_rows(Xt), k, n_jobs=n_jobs)
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         X, Xt = self._inputs(X)

@@ -1,0 +1,493 @@
+"""BM25 match: rank candidates by Okapi BM25, in the variants of Kamphuis et al. (2020)."""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Callable
+from itertools import chain
+from numbers import Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import (
+    RankerMixin,
+    check_contexts,
+    check_has_candidates,
+    check_k,
+    check_responses,
+    resolve_candidates,
+)
+from ..features import match_type_matrices, match_type_pairs
+from ..text import context_tokens, tokenize
+from ._index import InvertedIndex
+
+METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
+
+
+def _idf(method: str, df: np.ndarray, n_docs: int) -> np.ndarray:
+    """Inverse document frequency of each term (df >= 1), as Kamphuis et al. define it."""
+    df = df.astype(np.float64)
+    if method == "robertson":  # clipped at 0, as Lucene and bm25s do: never a negative weight
+        return np.log(np.maximum((n_docs - df + 0.5) / (df + 0.5), 1.0))
+    if method == "lucene":
+        return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    if method == "atire":
+        return np.log(n_docs / df)
+    if method == "bm25l":
+        return np.log((n_docs + 1.0) / (df + 0.5))
+    return np.log((n_docs + 1.0) / df)  # bm25+
+
+
+def _counts(indices, indptr, n_words) -> sp.csr_matrix:
+    m = sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(indptr) - 1, n_words))
+    m.sum_duplicates()  # counts, each row's words sorted
+    return m
+
+
+def _tf_component(method, tf, length_ratio, k1, b, delta):
+    """The term-frequency part of each variant; ``length_ratio`` is |d| / avgdl."""
+    norm = 1.0 - b + b * length_ratio
+    if method in ("robertson", "lucene"):
+        return tf / (k1 * norm + tf)
+    if method == "atire":
+        return tf * (k1 + 1.0) / (tf + k1 * norm)
+    if method == "bm25l":
+        c = tf / norm
+        return (k1 + 1.0) * (c + delta) / (k1 + c + delta)
+    return (k1 + 1.0) * tf / (k1 * norm + tf) + delta  # bm25+
+
+
+class BM25Ranker(RankerMixin, BaseEstimator):
+    """BM25 Match: Okapi BM25 between the input (the query) and each candidate.
+
+    Each candidate is a document; the document frequencies and the average length are those
+    of the candidates, and each (word, candidate) score is computed once at ``fit`` and kept
+    in an inverted index (:class:`~irdialog.retrieval.InvertedIndex`), so that ``rank``
+    only adds up the postings of the input's words and skips, by MaxScore, the candidates
+    that cannot enter the top k. A word repeated in the input counts once per occurrence,
+    as in bm25s and rank_bm25.
+
+    The variants are those of Kamphuis, de Vries, Boytsov & Lin (2020) as bm25s implements
+    them, with ``tf`` a word's count in the candidate and ``r = |d| / avgdl``:
+
+    ============  ========================================  ===================================
+    ``method``    idf                                       term frequency part
+    ============  ========================================  ===================================
+    robertson     ln(max(1, (N - df + .5) / (df + .5)))     tf / (k1 (1 - b + b r) + tf)
+    lucene        ln(1 + (N - df + .5) / (df + .5))         tf / (k1 (1 - b + b r) + tf)
+    atire         ln(N / df)                                tf (k1 + 1) / (tf + k1 (1 - b + b r))
+    bm25l         ln((N + 1) / (df + .5))                   (k1 + 1)(c + δ) / (k1 + c + δ),
+                                                            c = tf / (1 - b + b r)
+    bm25+         ln((N + 1) / df)                          tf (k1 + 1) / (k1 (1 - b + b r) + tf)
+                                                            + δ
+    ============  ========================================  ===================================
+
+    BM25L and BM25+ give a query word that a candidate lacks the score of ``tf = 0``; that
+    part is the same for every candidate, so the index holds each word's score minus it and
+    ``decision_function`` adds it back.
+
+    Parameters
+    ----------
+    candidates : sequence of str or None, default=None
+        The fixed candidate set (the documents). None: the distinct responses seen in ``fit``.
+    use_history : bool, default=True
+        The query is the whole conversation (history and last utterance), or the last
+        utterance only.
+    method : {"lucene", "robertson", "atire", "bm25l", "bm25+"}, default="lucene"
+        The variant (bm25s's default is "lucene").
+    k1 : float, default=1.5
+        Term-frequency saturation.
+    b : float, default=0.75
+        Length normalisation, in [0, 1].
+    delta : float, default=0.5
+        The lower bound of BM25L and BM25+ (unused by the others).
+    tokenizer : callable or None, default=None
+        ``str -> list of str``, used on the candidates and the inputs; None is
+        :func:`irdialog.text.tokenize` (lower-cased words and punctuation, in any script
+        that separates words by spaces). Pass your own for other scripts (e.g. character
+        bigrams for Chinese); such a model is saved by ``joblib`` but not by
+        :func:`irdialog.persist.save`, which stores only irdialog functions.
+    type_weight : float, default=1.0
+        With contexts annotated by :class:`~irdialog.features.MatchTypeFeaturizer`: the
+        input gets one word per entity type it mentions, and a candidate holding an entity
+        that the input mentions gets that type's word once (its length unchanged), scored
+        like any word and multiplied by ``type_weight`` (as in :class:`TfidfRanker`).
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+        The candidate responses, the columns of ``decision_function``.
+    vocabulary_ : dict of str to int
+        The candidates' words (the terms of the index).
+    idf_ : float64 ndarray of shape (n_words,)
+    n_documents_ : int
+        The documents behind ``idf_`` and ``average_length_``.
+    average_length_ : float
+        The documents' mean length in tokens.
+    index_ : irdialog.retrieval.InvertedIndex
+        The candidates' postings, each with its precomputed BM25 term score.
+    types_ : list of str
+        Entity types seen in the training contexts' match-type annotations (may be empty).
+
+    See Also
+    --------
+    TfidfRanker : the TF-IDF cosine of the dialog bAbI paper.
+
+    References
+    ----------
+    Robertson & Zaragoza (2009). The Probabilistic Relevance Framework: BM25 and Beyond.
+    Kamphuis, de Vries, Boytsov & Lin (2020). Which BM25 Do You Mean? A Large-Scale
+    Reproducibility Study of Scoring Variants. ECIR.
+
+    Examples
+    --------
+    >>> from irdialog import BM25Ranker
+    >>> docs = ["the cat sat on the mat", "dogs chase cats", "a cat and a dog", "stocks fell"]
+    >>> model = BM25Ranker(candidates=docs).fit(["hello"], ["stocks fell"])
+    >>> model.rank(["cat on a mat"], k=2)
+    array([[0, 2]])
+    >>> model.set_params(method="bm25+").fit(["hello"], ["stocks fell"]).predict(["a dog"])[0]
+    'a cat and a dog'
+    """
+
+    _parameter_constraints = {
+        "candidates": ["array-like", None],
+        "use_history": ["boolean"],
+        "method": [StrOptions(set(METHODS))],
+        "k1": [Interval(Real, 0, None, closed="left")],
+        "b": [Interval(Real, 0, 1, closed="both")],
+        "delta": [Interval(Real, 0, None, closed="left")],
+        "tokenizer": [callable, None],
+        "type_weight": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        candidates=None,
+        use_history=True,
+        method="lucene",
+        k1=1.5,
+        b=0.75,
+        delta=0.5,
+        tokenizer=None,
+        type_weight=1.0,
+    ):
+        self.candidates = candidates
+        self.use_history = use_history
+        self.method = method
+        self.k1 = k1
+        self.b = b
+        self.delta = delta
+        self.tokenizer = tokenizer
+        self.type_weight = type_weight
+
+    # -- text ------------------------------------------------------------------------------
+
+    def _tokenize(self) -> Callable[[str], list[str]]:
+        return tokenize if self.tokenizer is None else self.tokenizer
+
+    def _query_tokens(self, ctx) -> list[str]:
+        if self.tokenizer is None:
+            return context_tokens(ctx, self.use_history)  # memoised per turn
+        turns = [t.text for t in ctx.history] if self.use_history else []
+        return [w for text in (*turns, ctx.query) for w in self.tokenizer(text)]
+
+    def _bags(self, token_lists, vocabulary) -> sp.csr_matrix:
+        """Counts of the known tokens (n_texts, n_words), sorted within rows."""
+        get = vocabulary.get
+        ids = [[i for i in map(get, tokens) if i is not None] for tokens in token_lists]
+        indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum([len(row) for row in ids], out=indptr[1:])
+        indices = np.fromiter(chain.from_iterable(ids), dtype=np.int32, count=int(indptr[-1]))
+        return _counts(indices, indptr, len(vocabulary))
+
+    def _documents(self, texts, vocabulary=None) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Term counts and lengths of texts, in one pass that keeps no token lists (a
+        corpus of millions of documents); unknown words count in the length only. With
+        ``vocabulary`` None, the words are collected into a new ``vocabulary_``."""
+        tok = self._tokenize()
+        grow = vocabulary is None
+        vocabulary = {} if grow else vocabulary
+        lengths = array("l")
+        ids = array("i")
+        indptr = array("q", [0])
+        for text in texts:
+            tokens = tok(text)
+            lengths.append(len(tokens))
+            if grow:
+                ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in tokens])
+            else:
+                ids.extend([i for i in map(vocabulary.get, tokens) if i is not None])
+            indptr.append(len(ids))
+        if grow:
+            self.vocabulary_ = vocabulary
+        counts = _counts(
+            np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, dtype=np.int32),
+            np.frombuffer(indptr, dtype=np.int64),
+            len(vocabulary),
+        )
+        return counts, np.asarray(lengths, dtype=np.float64)
+
+    # -- statistics and impacts ----------------------------------------------------------
+
+    def _term_scores(self, counts: sp.csr_matrix, lengths: np.ndarray) -> sp.csr_matrix:
+        """Each (document, word) BM25 score, less the tf = 0 score for BM25L and BM25+."""
+        counts = counts.tocsr()
+        rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+        ratio = lengths[rows] / self.average_length_ if self.average_length_ > 0 else 1.0
+        tf = counts.data.astype(np.float64)
+        k1, b, delta = float(self.k1), float(self.b), float(self.delta)
+        part = _tf_component(self.method, tf, ratio, k1, b, delta)
+        if self.method in ("bm25l", "bm25+"):
+            part = part - _tf_component(self.method, 0.0, ratio, k1, b, delta)
+        data = self.idf_[counts.indices] * part
+        return sp.csr_matrix((data, counts.indices, counts.indptr), shape=counts.shape)
+
+    def _absent_score(self) -> np.ndarray:
+        """Per word, the score of a document without it (0 but for BM25L and BM25+)."""
+        if self.method not in ("bm25l", "bm25+"):
+            return np.zeros_like(self.idf_)
+        # With tf = 0 the length drops out: BM25L gives (k1 + 1) δ / (k1 + δ), BM25+ δ.
+        if self.method == "bm25l":
+            d = float(self.delta)
+            part = (self.k1 + 1.0) * d / (self.k1 + d)
+        else:
+            part = float(self.delta)
+        return self.idf_ * part
+
+    def _set_statistics(self, df: np.ndarray, n_documents: int, total_length: float) -> None:
+        self.n_documents_ = int(n_documents)
+        self.average_length_ = total_length / n_documents if n_documents else 0.0
+        self.idf_ = np.zeros(len(df))
+        seen = df > 0
+        self.idf_[seen] = _idf(self.method, df[seen], n_documents)
+
+    # -- fit -------------------------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Index the candidates (the given ones, or the distinct responses of ``y``).
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+            Checked; only the entity types of their match-type annotations are learned.
+        y : sequence of str
+
+        Returns
+        -------
+        self : BM25Ranker
+        """
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        self.__dict__.pop("_df", None)  # a later partial_fit starts a new stream
+        self.candidates_ = resolve_candidates(self.candidates, y)
+        self.types_ = sorted({t for ctx in X for _, t in ctx.entities})
+        self._entity_types = {w: t for ctx in X for w, t in ctx.entities}
+        counts, lengths = self._documents(self.candidates_)
+        df = np.bincount(counts.indices, minlength=len(self.vocabulary_))
+        self._set_statistics(df, len(lengths), float(lengths.sum()))
+        self._index(counts, lengths)
+        return self
+
+    def _index(self, counts, lengths) -> None:
+        self.index_ = InvertedIndex.from_matrix(self._term_scores(counts, lengths))
+        self._absent = self._absent_score()
+        if self.types_:
+            # Match types: each type word's document frequency (candidates holding an
+            # entity of that type) and each candidate's tf = 1 score of a type word.
+            holds = self._candidate_types()
+            self.type_idf_ = _idf(
+                self.method, np.maximum(1, holds.sum(axis=0)), max(1, self.n_documents_)
+            )
+            self._candidate_bags = counts
+            self._candidate_lengths = lengths
+
+    def _candidate_types(self) -> np.ndarray:
+        # (n_candidates, n_types): which candidates hold an entity of each type.
+        types = {t: i for i, t in enumerate(self.types_)}
+        tok = self._tokenize()
+        out = np.zeros((len(self.candidates_), len(types)), dtype=bool)
+        for j, text in enumerate(self.candidates_):
+            for w in tok(text):
+                t = self._entity_types.get(w)
+                if t is not None:
+                    out[j, types[t]] = True
+        return out
+
+    # -- scoring ---------------------------------------------------------------------------
+
+    def _queries(self, X) -> tuple[list, sp.csr_matrix]:
+        X = check_contexts(X)
+        return X, self._bags([self._query_tokens(c) for c in X], self.vocabulary_)
+
+    def _type_part(self, lengths: np.ndarray) -> np.ndarray:
+        # (n_docs, n_types): the score of one occurrence of each type word in each document.
+        k1, b, delta = float(self.k1), float(self.b), float(self.delta)
+        ratio = lengths / self.average_length_ if self.average_length_ > 0 else 1.0 + 0 * lengths
+        part = _tf_component(self.method, 1.0, ratio, k1, b, delta)
+        if self.method in ("bm25l", "bm25+"):
+            part = part - _tf_component(self.method, 0.0, ratio, k1, b, delta)
+        return self.type_weight * part[:, None] * self.type_idf_[None, :]
+
+    def decision_function(self, X) -> np.ndarray:
+        """BM25 score of each context (the query) with each candidate (the document).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        check_has_candidates(self)
+        X, Q = self._queries(X)
+        scores = self.index_.scores(Q) + (Q @ self._absent)[:, None]
+        if self.types_:
+            part = self._type_part(self._candidate_lengths)  # (n_candidates, n_types)
+            matches = match_type_matrices(X, self._candidate_bags, self.vocabulary_, self.types_)
+            for k, m in enumerate(matches):
+                scores += m.multiply(part[:, k][None, :]).toarray()
+        return scores
+
+    def rank(self, X, k: int = 10, candidates=None, *, n_jobs=None) -> np.ndarray:
+        """The indices of the k best candidates per context, best first.
+
+        From the inverted index with MaxScore pruning: exactly the ranking of
+        ``decision_function`` (ties to the lower index), reading a fraction of the
+        postings. Contexts with match-type annotations take the dense path.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        k : int, default=10
+        candidates : sequence of str, default=None
+            A pool to rank instead of ``candidates_``, indexed for this call with the
+            fitted idf and average length; indices are into the pool.
+        n_jobs : int, default=None
+            Threads ranking chunks of contexts (-1: every core); the result is the same.
+
+        Returns
+        -------
+        top : int64 ndarray of shape (n_samples, min(k, n_candidates))
+        """
+        check_is_fitted(self)
+        k = check_k(k)
+        if self.types_:
+            return super().rank(X, k, candidates)
+        if candidates is None:
+            check_has_candidates(self)
+            index = self.index_
+        else:
+            pool = check_responses(candidates, name="candidates")
+            counts, lengths = self._documents(pool, self.vocabulary_)
+            index = InvertedIndex.from_matrix(self._term_scores(counts, lengths))
+        _, Q = self._queries(X)
+        return index.top_k(Q, k, n_jobs=n_jobs)
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        X, Q = self._queries(X)
+        bags, lengths = self._documents(responses, self.vocabulary_)
+        R = self._term_scores(bags, lengths)
+        scores = np.asarray(Q.multiply(R).sum(axis=1)).ravel() + Q @ self._absent
+        if self.types_:
+            matches = match_type_pairs(X, bags, self.vocabulary_, self.types_)
+            scores += (matches * self._type_part(lengths)).sum(axis=1)
+        return scores
+
+    # -- streaming fit -----------------------------------------------------------------------
+
+    def _reset_stream(self) -> None:
+        self._df = Counter()
+        self._n_seen = 0
+        self._total_length = 0
+        self.types_ = []
+        self._entity_types = {}
+
+    def _count_chunk(self, X, y) -> None:
+        X = check_contexts(X)
+        y = check_responses(y, len(X), name="y")
+        self.types_ = sorted(set(self.types_) | {t for ctx in X for _, t in ctx.entities})
+        self._entity_types.update((w, t) for ctx in X for w, t in ctx.entities)
+        docs = [self._tokenize()(r) for r in y]
+        self._df.update(chain.from_iterable(map(set, docs)))
+        self._n_seen += len(docs)
+        self._total_length += sum(map(len, docs))
+
+    def _build_from_counts(self) -> None:
+        if not self._df:
+            raise ValueError("No token seen: every response is empty.")
+        self.vocabulary_ = {t: i for i, t in enumerate(self._df)}
+        df = np.fromiter(self._df.values(), dtype=np.int64, count=len(self._df))
+        self._set_statistics(df, self._n_seen, float(self._total_length))
+        self.candidates_ = (
+            np.asarray([], dtype=object)
+            if self.candidates is None
+            else resolve_candidates(self.candidates, [])
+        )
+        self._index(*self._documents(self.candidates_, self.vocabulary_))
+
+    def partial_fit(self, X, y):
+        """Update the document statistics with one chunk of (context, response) rows.
+
+        The responses are the documents: their document frequencies, count and total
+        length are kept between calls (memory: the vocabulary), so a corpus of any size
+        is fitted chunk by chunk. No candidate set is collected: ``candidates_`` is the
+        ``candidates`` parameter, or empty, in which case score with ``rank_candidates``
+        (per-example lists, as for Ubuntu).
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+
+        Returns
+        -------
+        self : BM25Ranker
+
+        Examples
+        --------
+        >>> from irdialog import BM25Ranker
+        >>> model = BM25Ranker()
+        >>> for X, y in [(["how do i mount a usb disk"], ["use the mount command"]),
+        ...              (["my wifi is down"], ["restart network manager"])]:
+        ...     model = model.partial_fit(X, y)
+        >>> model.n_documents_
+        2
+        >>> int(model.rank_candidates(["usb disk won't mount"],
+        ...                           [["try the mount command", "restart it"]]).argmax())
+        0
+        """
+        self._validate_params()
+        if not hasattr(self, "_df"):
+            self._reset_stream()
+        self._count_chunk(X, y)
+        self._build_from_counts()
+        return self
+
+    def fit_chunks(self, chunks):
+        """Fit from scratch on an iterable of chunks, building the index once.
+
+        The same statistics as :meth:`partial_fit` on every chunk.
+
+        Parameters
+        ----------
+        chunks : iterable
+            Each chunk an object with attributes ``X`` and ``y`` (the Bunches of
+            :func:`irdialog.datasets.iter_ubuntu`) or an ``(X, y)`` pair.
+
+        Returns
+        -------
+        self : BM25Ranker
+        """
+        self._validate_params()
+        self._reset_stream()
+        for chunk in chunks:
+            X, y = (chunk.X, chunk.y) if hasattr(chunk, "X") else chunk
+            self._count_chunk(X, y)
+        self._build_from_counts()
+        return self

@@ -1,0 +1,219 @@
+"""The inverted index under TF-IDF match, BM25 match and the knowledge-base memory.
+
+An index is four arrays: for each term, the documents holding it (increasing) and its
+*impact* in each, the term's score contribution precomputed at indexing (a BM25 term score,
+a TF-IDF weight over the document's norm), plus each term's largest impact. A query is a
+sparse row of term weights; its score for a document is ``sum_t w_t * impact[t, d]``.
+
+:meth:`InvertedIndex.top_k` returns the exact top k with MaxScore dynamic pruning
+(``retrieval/_kernels.py``), over every core with ``n_jobs``; :meth:`InvertedIndex.scores`
+is the exhaustive product whose ranking it reproduces bit for bit. The arrays are plain
+ndarrays, so :func:`irdialog.persist.save` stores them as they are and
+``irdialog.persist.load(path, mmap_mode="r")`` maps them from the file.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed, effective_n_jobs
+
+from ._kernels import exhaustive_top_k, maxscore_top_k
+
+# Queries handed to one call of the kernel: large enough to pay for the call, small enough
+# that the threads of n_jobs share the work evenly.
+_QUERY_CHUNK = 256
+
+
+class InvertedIndex:
+    """Postings with precomputed impacts, and the exact pruned top k over them.
+
+    Build one with :meth:`from_matrix`; the models of :mod:`irdialog.retrieval` build and
+    hold their own (``index_``).
+
+    Attributes
+    ----------
+    indptr : int64 ndarray of shape (n_terms + 1,)
+    docs : int32 ndarray of shape (n_postings,)
+        Term ``t``'s documents are ``docs[indptr[t]:indptr[t + 1]]``, in increasing order.
+    impacts : float32 ndarray of shape (n_postings,)
+        The term's impact in each of those documents (non-negative).
+    term_max : float32 ndarray of shape (n_terms,)
+        Each term's largest impact (0 for a term in no document).
+    n_docs : int
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from irdialog.retrieval import InvertedIndex
+    >>> index = InvertedIndex.from_matrix(sp.csr_matrix([[1.0, 0, 2], [0, 1, 1], [3, 0, 0]]))
+    >>> queries = sp.csr_matrix([[1.0, 0, 1], [0, 0, 0]])
+    >>> index.top_k(queries, k=2)
+    array([[0, 2],
+           [0, 1]])
+    >>> index.scores(queries)
+    array([[3., 1., 3.],
+           [0., 0., 0.]])
+    """
+
+    def __init__(self, indptr, docs, impacts, term_max, n_docs):
+        self.indptr = indptr
+        self.docs = docs
+        self.impacts = impacts
+        self.term_max = term_max
+        self.n_docs = int(n_docs)
+
+    @classmethod
+    def from_matrix(cls, weights) -> InvertedIndex:
+        """Index a (n_docs, n_terms) sparse matrix of impacts.
+
+        Parameters
+        ----------
+        weights : sparse matrix of shape (n_docs, n_terms)
+            Non-negative, finite; stored as float32.
+
+        Returns
+        -------
+        index : InvertedIndex
+        """
+        W = sp.csr_matrix(weights, dtype=np.float32)
+        if W.nnz and not np.isfinite(W.data).all():
+            raise ValueError("The document weights hold NaN or infinite values.")
+        if W.nnz and W.data.min() < 0:
+            raise ValueError(
+                "The document weights must be non-negative: a pruned top k needs each "
+                "term's contribution bounded below by 0."
+            )
+        W.eliminate_zeros()
+        n_docs, n_terms = W.shape
+        if n_docs >= np.iinfo(np.int32).max:
+            raise ValueError(f"An index holds fewer than 2**31 documents, got {n_docs}.")
+        P = W.T.tocsr()  # (n_terms, n_docs): each term's documents in increasing order
+        P.sort_indices()
+        term_max = np.zeros(n_terms, dtype=np.float32)
+        lengths = np.diff(P.indptr)
+        nonempty = lengths > 0
+        if P.nnz:
+            term_max[nonempty] = np.maximum.reduceat(P.data, P.indptr[:-1][nonempty])
+        return cls(
+            np.ascontiguousarray(P.indptr, dtype=np.int64),
+            np.ascontiguousarray(P.indices, dtype=np.int32),
+            np.ascontiguousarray(P.data, dtype=np.float32),
+            term_max,
+            n_docs,
+        )
+
+    @property
+    def n_terms(self) -> int:
+        return len(self.indptr) - 1
+
+    @property
+    def n_postings(self) -> int:
+        return len(self.docs)
+
+    def postings_matrix(self) -> sp.csr_matrix:
+        """The postings as a (n_terms, n_docs) CSR matrix of impacts (no copy)."""
+        return sp.csr_matrix(
+            (self.impacts, self.docs, self.indptr), shape=(self.n_terms, self.n_docs), copy=False
+        )
+
+    def _queries(self, queries) -> sp.csr_matrix:
+        Q = sp.csr_matrix(queries, dtype=np.float64)
+        if Q.ndim != 2 or Q.shape[1] != self.n_terms:
+            raise ValueError(
+                f"The queries must have one column per indexed term ({self.n_terms}), "
+                f"got shape {Q.shape}."
+            )
+        if Q.nnz and not np.isfinite(Q.data).all():
+            raise ValueError("The query weights hold NaN or infinite values.")
+        if Q.nnz and Q.data.min() < 0:
+            raise ValueError("The query weights must be non-negative.")
+        Q.sum_duplicates()  # sorted terms: the order in which scipy's product adds them
+        return Q
+
+    def scores(self, queries) -> np.ndarray:
+        """Every document's score for every query: the exhaustive product.
+
+        Parameters
+        ----------
+        queries : sparse matrix of shape (n_queries, n_terms)
+
+        Returns
+        -------
+        scores : float64 ndarray of shape (n_queries, n_docs)
+        """
+        Q = self._queries(queries)
+        return np.asarray((Q @ self.postings_matrix()).toarray(), dtype=np.float64)
+
+    def top_k(self, queries, k: int, *, n_jobs=None, prune: bool = True, return_stats=False):
+        """The k best documents of each query, best first; ties to the lower index.
+
+        The same ranking as sorting :meth:`scores` (documents of score 0 come last, in
+        index order), without scoring every document: MaxScore skips the documents that
+        cannot enter the top k.
+
+        Parameters
+        ----------
+        queries : sparse matrix of shape (n_queries, n_terms), non-negative weights
+        k : int
+            At most ``n_docs`` are returned.
+        n_jobs : int, default=None
+            Threads ranking disjoint chunks of queries (None: 1; -1: every core). The
+            result does not depend on it.
+        prune : bool, default=True
+            False scores every posting of the query's terms (the exhaustive baseline).
+        return_stats : bool, default=False
+            Also return per-query counts (see Returns).
+
+        Returns
+        -------
+        top : int64 ndarray of shape (n_queries, min(k, n_docs))
+        stats : dict of int64 ndarrays of shape (n_queries,), only with ``return_stats``
+            ``"n_positive"``: documents in the top k with a positive score;
+            ``"scored"``: postings scored (with ``prune=False``, all of them);
+            ``"postings"``: the total length of the query's postings.
+        """
+        if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}.")
+        Q = self._queries(queries)
+        n = Q.shape[0]
+        k = min(int(k), self.n_docs)
+        top = np.empty((n, k), dtype=np.int64)
+        n_positive = np.zeros(n, dtype=np.int64)
+        scored = np.zeros(n, dtype=np.int64)
+        postings = np.zeros(n, dtype=np.int64)
+        stats = {"n_positive": n_positive, "scored": scored, "postings": postings}
+        if k == 0 or n == 0:
+            return (top, stats) if return_stats else top
+        q = (Q.indptr.astype(np.int64), Q.indices, Q.data)
+
+        def run(start, stop):
+            if prune:
+                maxscore_top_k(
+                    *q, self.indptr, self.docs, self.impacts, self.term_max, self.n_docs, k,
+                    start, stop, top, n_positive, scored, postings,
+                )  # fmt: skip
+            else:
+                exhaustive_top_k(
+                    *q, self.indptr, self.docs, self.impacts, self.n_docs, k, start, stop,
+                    top, n_positive,
+                )  # fmt: skip
+
+        workers = min(effective_n_jobs(n_jobs), -(-n // _QUERY_CHUNK))
+        if workers <= 1:
+            run(0, n)
+        else:
+            # The kernels release the GIL: threads share the index's pages, no copies.
+            bounds = range(0, n, _QUERY_CHUNK)
+            Parallel(n_jobs=workers, prefer="threads")(
+                delayed(run)(s, min(n, s + _QUERY_CHUNK)) for s in bounds
+            )
+        if not prune and return_stats:
+            rows = np.repeat(np.arange(n), np.diff(Q.indptr))
+            lengths = np.diff(self.indptr)[Q.indices]
+            scored = postings = np.bincount(rows, weights=lengths, minlength=n).astype(np.int64)
+        if return_stats:
+            return top, {"n_positive": n_positive, "scored": scored, "postings": postings}
+        return top
