@@ -24,7 +24,7 @@ from ..base import (
 )
 from ..features import match_type_matrices, match_type_pairs
 from ..text import context_tokens, tokenize
-from ._index import InvertedIndex
+from ._index import InvertedIndex, rank_texts
 
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 
@@ -386,8 +386,7 @@ class BM25Ranker(RankerMixin, BaseEstimator):
             pool = check_responses(candidates, name="candidates")
             counts, lengths = self._documents(pool, self.vocabulary_)
             index = InvertedIndex.from_matrix(self._term_scores(counts, lengths))
-        _, Q = self._queries(X)
-        return index.top_k(Q, k, n_jobs=n_jobs)
+        return rank_texts(index, lambda X: self._queries(X)[1], check_contexts(X), k, n_jobs)
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         X, Q = self._queries(X)

@@ -14,6 +14,8 @@ ndarrays, so :func:`irdialog.persist.save` stores them as they are and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
 
 import numpy as np
@@ -25,6 +27,8 @@ from ._kernels import exhaustive_top_k, maxscore_top_k
 # Queries handed to one call of the kernel: large enough to pay for the call, small enough
 # that the threads of n_jobs share the work evenly.
 _QUERY_CHUNK = 256
+# Texts encoded at a time by rank_texts while the threads rank the chunks before.
+_TEXT_CHUNK = 1024
 
 
 class InvertedIndex:
@@ -217,3 +221,24 @@ class InvertedIndex:
         if return_stats:
             return top, {"n_positive": n_positive, "scored": scored, "postings": postings}
         return top
+
+
+def rank_texts(
+    index: InvertedIndex, encode: Callable[[Sequence], sp.csr_matrix], X: Sequence, k: int,
+    n_jobs=None,
+) -> np.ndarray:  # fmt: skip
+    """The top k of ``index`` for texts, encoded by ``encode`` (texts -> query matrix).
+
+    With several jobs, the encoding (Python, holding the GIL) and the ranking (the kernel,
+    without it) overlap: this thread encodes chunk after chunk while ``n_jobs`` threads rank
+    the chunks already encoded. The result does not depend on ``n_jobs``.
+    """
+    n_jobs = effective_n_jobs(n_jobs)
+    if n_jobs <= 1 or len(X) <= _TEXT_CHUNK:
+        return index.top_k(encode(X), k, n_jobs=n_jobs)
+    with ThreadPoolExecutor(n_jobs) as pool:
+        ranked = [
+            pool.submit(index.top_k, encode(X[s : s + _TEXT_CHUNK]), k)
+            for s in range(0, len(X), _TEXT_CHUNK)
+        ]
+        return np.vstack([r.result() for r in ranked])

@@ -21,7 +21,7 @@ from ..base import (
 )
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import context_tokens, identity_analyzer, tokenize
-from ._index import InvertedIndex
+from ._index import InvertedIndex, rank_texts
 
 
 def _input_tokens(ctx, use_history, types):
@@ -240,8 +240,9 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         else:
             pool = [tokenize(c) for c in check_responses(candidates, name="candidates")]
             index = InvertedIndex.from_matrix(_unit_rows(self.vectorizer_.transform(pool)))
-        _, Xt = self._inputs(X)
-        return index.top_k(_unit_rows(Xt), k, n_jobs=n_jobs)
+        return rank_texts(
+            index, lambda X: _unit_rows(self._inputs(X)[1]), check_contexts(X), k, n_jobs
+        )
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         X, Xt = self._inputs(X)
