@@ -174,3 +174,13 @@ def test_bad_parameters_are_refused_by_name(params, message):
     X, y, _ = make_tiny_dialogs()
     with pytest.raises(ValueError, match=message):
         BM25Ranker(**params).fit(X, y)
+
+
+def test_stop_words_leave_both_sides_and_the_lengths():
+    docs = ["the cat sat", "a dog", "the bird"]
+    model = BM25Ranker(candidates=docs, stop_words=["the", "a"]).fit(["x"], ["a dog"])
+    assert set(model.vocabulary_) == {"cat", "sat", "dog", "bird"}
+    plain = BM25Ranker(candidates=["cat sat", "dog", "bird"]).fit(["x"], ["dog"])
+    queries = ["the cat", "a dog and the bird"]
+    np.testing.assert_allclose(model.decision_function(queries), plain.decision_function(queries))
+    np.testing.assert_array_equal(model.decision_function(["the a"]), 0.0)

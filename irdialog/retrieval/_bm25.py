@@ -25,6 +25,7 @@ from ..base import (
 from ..features import match_type_matrices, match_type_pairs
 from ..text import context_tokens, tokenize
 from ._index import InvertedIndex, rank_texts
+from ._streaming import StreamingFitMixin
 
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 
@@ -62,7 +63,7 @@ def _tf_component(method, tf, length_ratio, k1, b, delta):
     return (k1 + 1.0) * tf / (k1 * norm + tf) + delta  # bm25+
 
 
-class BM25Ranker(RankerMixin, BaseEstimator):
+class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
     """BM25 Match: Okapi BM25 between the input (the query) and each candidate.
 
     Each candidate is a document; the document frequencies and the average length are those
@@ -112,6 +113,12 @@ class BM25Ranker(RankerMixin, BaseEstimator):
         that separates words by spaces). Pass your own for other scripts (e.g. character
         bigrams for Chinese); such a model is saved by ``joblib`` but not by
         :func:`irdialog.persist.save`, which stores only irdialog functions.
+    stop_words : collection of str or None, default=None
+        Tokens dropped from the candidates and the inputs (after ``tokenizer``), as
+        scikit-learn's vectorizers and bm25s drop them. No list is built in: none is right
+        for every language, and BM25's idf already discounts the words common in the
+        candidates; a list helps when the inputs hold words the candidates rarely do
+        (question words against knowledge-base facts).
     type_weight : float, default=1.0
         With contexts annotated by :class:`~irdialog.features.MatchTypeFeaturizer`: the
         input gets one word per entity type it mentions, and a candidate holding an entity
@@ -163,6 +170,7 @@ class BM25Ranker(RankerMixin, BaseEstimator):
         "b": [Interval(Real, 0, 1, closed="both")],
         "delta": [Interval(Real, 0, None, closed="left")],
         "tokenizer": [callable, None],
+        "stop_words": ["array-like", set, frozenset, None],
         "type_weight": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -176,6 +184,7 @@ class BM25Ranker(RankerMixin, BaseEstimator):
         b=0.75,
         delta=0.5,
         tokenizer=None,
+        stop_words=None,
         type_weight=1.0,
     ):
         self.candidates = candidates
@@ -185,18 +194,25 @@ class BM25Ranker(RankerMixin, BaseEstimator):
         self.b = b
         self.delta = delta
         self.tokenizer = tokenizer
+        self.stop_words = stop_words
         self.type_weight = type_weight
 
     # -- text ------------------------------------------------------------------------------
 
     def _tokenize(self) -> Callable[[str], list[str]]:
-        return tokenize if self.tokenizer is None else self.tokenizer
+        tok = tokenize if self.tokenizer is None else self.tokenizer
+        if not self.stop_words:
+            return tok
+        stop = frozenset(self.stop_words)
+        return lambda text: [t for t in tok(text) if t not in stop]
 
-    def _query_tokens(self, ctx) -> list[str]:
-        if self.tokenizer is None:
-            return context_tokens(ctx, self.use_history)  # memoised per turn
-        turns = [t.text for t in ctx.history] if self.use_history else []
-        return [w for text in (*turns, ctx.query) for w in self.tokenizer(text)]
+    def _query_tokens(self, contexts) -> list[list[str]]:
+        if self.tokenizer is None and not self.stop_words:
+            return [context_tokens(c, self.use_history) for c in contexts]  # memoised turns
+        tok = self._tokenize()
+        texts = ([*(t.text for t in c.history), c.query] if self.use_history else [c.query]
+                 for c in contexts)  # fmt: skip
+        return [[w for text in ts for w in tok(text)] for ts in texts]
 
     def _bags(self, token_lists, vocabulary) -> sp.csr_matrix:
         """Counts of the known tokens (n_texts, n_words), sorted within rows."""
@@ -325,7 +341,7 @@ class BM25Ranker(RankerMixin, BaseEstimator):
 
     def _queries(self, X) -> tuple[list, sp.csr_matrix]:
         X = check_contexts(X)
-        return X, self._bags([self._query_tokens(c) for c in X], self.vocabulary_)
+        return X, self._bags(self._query_tokens(X), self.vocabulary_)
 
     def _type_part(self, lengths: np.ndarray) -> np.ndarray:
         # (n_docs, n_types): the score of one occurrence of each type word in each document.
@@ -465,28 +481,5 @@ class BM25Ranker(RankerMixin, BaseEstimator):
         if not hasattr(self, "_df"):
             self._reset_stream()
         self._count_chunk(X, y)
-        self._build_from_counts()
-        return self
-
-    def fit_chunks(self, chunks):
-        """Fit from scratch on an iterable of chunks, building the index once.
-
-        The same statistics as :meth:`partial_fit` on every chunk.
-
-        Parameters
-        ----------
-        chunks : iterable
-            Each chunk an object with attributes ``X`` and ``y`` (the Bunches of
-            :func:`irdialog.datasets.iter_ubuntu`) or an ``(X, y)`` pair.
-
-        Returns
-        -------
-        self : BM25Ranker
-        """
-        self._validate_params()
-        self._reset_stream()
-        for chunk in chunks:
-            X, y = (chunk.X, chunk.y) if hasattr(chunk, "X") else chunk
-            self._count_chunk(X, y)
         self._build_from_counts()
         return self

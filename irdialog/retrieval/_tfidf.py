@@ -22,6 +22,7 @@ from ..base import (
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import context_tokens, identity_analyzer, tokenize
 from ._index import InvertedIndex, rank_texts
+from ._streaming import StreamingFitMixin
 
 
 def _input_tokens(ctx, use_history, types):
@@ -45,7 +46,7 @@ def _safe_divide(num, den):
     return np.divide(num, den, out=np.zeros_like(num, dtype=np.float64), where=den > 0)
 
 
-class TfidfRanker(RankerMixin, BaseEstimator):
+class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
     """TF-IDF Match: the TF-IDF weighted cosine between the input and each candidate.
 
     No learning beyond the IDF statistics, which are taken from the training inputs and
@@ -360,29 +361,5 @@ class TfidfRanker(RankerMixin, BaseEstimator):
         if not self._streaming():
             self._reset_stream()
         self._count_chunk(X, y)
-        self._build_from_counts()
-        return self
-
-    def fit_chunks(self, chunks):
-        """Fit from scratch on an iterable of chunks, building the vectorizer once.
-
-        The same statistics as calling :meth:`partial_fit` on every chunk, without
-        rebuilding the (possibly million-word) vocabulary after each chunk.
-
-        Parameters
-        ----------
-        chunks : iterable
-            Each chunk an object with attributes ``X`` and ``y`` (the Bunches of
-            :func:`irdialog.datasets.iter_ubuntu`) or an ``(X, y)`` pair (``y`` may be None).
-
-        Returns
-        -------
-        self : TfidfRanker
-        """
-        self._validate_params()
-        self._reset_stream()
-        for chunk in chunks:
-            X, y = (chunk.X, chunk.y) if hasattr(chunk, "X") else chunk
-            self._count_chunk(X, y)
         self._build_from_counts()
         return self

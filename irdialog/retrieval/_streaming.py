@@ -1,0 +1,33 @@
+"""Streaming fit of the count-based rankers (TF-IDF and BM25): statistics over chunks."""
+
+from __future__ import annotations
+
+
+class StreamingFitMixin:
+    """``fit_chunks`` for a ranker whose fit is counting: ``_reset_stream`` starts the
+    counts, ``_count_chunk(X, y)`` adds one chunk, ``_build_from_counts`` builds the
+    model (vocabulary, weights, index) once at the end."""
+
+    def fit_chunks(self, chunks):
+        """Fit from scratch on an iterable of chunks, building the model once.
+
+        The same statistics as ``partial_fit`` on every chunk, without rebuilding the
+        (possibly million-word) vocabulary and index after each chunk.
+
+        Parameters
+        ----------
+        chunks : iterable
+            Each chunk an object with attributes ``X`` and ``y`` (the Bunches of
+            :func:`irdialog.datasets.iter_ubuntu`) or an ``(X, y)`` pair.
+
+        Returns
+        -------
+        self : estimator
+        """
+        self._validate_params()
+        self._reset_stream()
+        for chunk in chunks:
+            X, y = (chunk.X, chunk.y) if hasattr(chunk, "X") else chunk
+            self._count_chunk(X, y)
+        self._build_from_counts()
+        return self
