@@ -12,6 +12,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 import irdialog
 from irdialog import (
+    BM25Ranker,
     Context,
     DualEncoderRanker,
     EntityParser,
@@ -41,6 +42,7 @@ KB_SENTENCES = [f"resto_{c} R_location {c}" for c in CITIES]
 # Every estimator of irdialog.__all__, fitted on the tiny dialogs, with what to compare.
 RANKERS = {
     "TfidfRanker": lambda: TfidfRanker(),
+    "BM25Ranker": lambda: BM25Ranker(method="bm25+"),
     "NearestNeighborRanker": lambda: NearestNeighborRanker(),
     "RuleBasedRanker": lambda: RuleBasedRanker(kb=TINY_KB, slots=("R_location",)),
     "SupervisedEmbeddingRanker": lambda: SupervisedEmbeddingRanker(random_state=0, **FAST),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 from collections.abc import Callable
 from itertools import chain
@@ -24,7 +23,7 @@ from ..base import (
 )
 from ..features import match_type_matrices, match_type_pairs
 from ..text import context_tokens, tokenize
-from ._index import InvertedIndex, rank_texts
+from ._index import InvertedIndex, count_tokens, rank_texts
 from ._streaming import StreamingFitMixin
 
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
@@ -42,12 +41,6 @@ def _idf(method: str, df: np.ndarray, n_docs: int) -> np.ndarray:
     if method == "bm25l":
         return np.log((n_docs + 1.0) / (df + 0.5))
     return np.log((n_docs + 1.0) / df)  # bm25+
-
-
-def _counts(indices, indptr, n_words) -> sp.csr_matrix:
-    m = sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(len(indptr) - 1, n_words))
-    m.sum_duplicates()  # counts, each row's words sorted
-    return m
 
 
 def _tf_component(method, tf, length_ratio, k1, b, delta):
@@ -214,41 +207,16 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
                  for c in contexts)  # fmt: skip
         return [[w for text in ts for w in tok(text)] for ts in texts]
 
-    def _bags(self, token_lists, vocabulary) -> sp.csr_matrix:
-        """Counts of the known tokens (n_texts, n_words), sorted within rows."""
-        get = vocabulary.get
-        ids = [[i for i in map(get, tokens) if i is not None] for tokens in token_lists]
-        indptr = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum([len(row) for row in ids], out=indptr[1:])
-        indices = np.fromiter(chain.from_iterable(ids), dtype=np.int32, count=int(indptr[-1]))
-        return _counts(indices, indptr, len(vocabulary))
-
     def _documents(self, texts, vocabulary=None) -> tuple[sp.csr_matrix, np.ndarray]:
-        """Term counts and lengths of texts, in one pass that keeps no token lists (a
-        corpus of millions of documents); unknown words count in the length only. With
-        ``vocabulary`` None, the words are collected into a new ``vocabulary_``."""
-        tok = self._tokenize()
+        """Term counts and lengths of texts; with ``vocabulary`` None, their words make a
+        new ``vocabulary_``."""
         grow = vocabulary is None
         vocabulary = {} if grow else vocabulary
-        lengths = array("l")
-        ids = array("i")
-        indptr = array("q", [0])
-        for text in texts:
-            tokens = tok(text)
-            lengths.append(len(tokens))
-            if grow:
-                ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in tokens])
-            else:
-                ids.extend([i for i in map(vocabulary.get, tokens) if i is not None])
-            indptr.append(len(ids))
+        tok = self._tokenize()
+        counts, lengths = count_tokens(map(tok, texts), vocabulary, grow=grow)
         if grow:
             self.vocabulary_ = vocabulary
-        counts = _counts(
-            np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, dtype=np.int32),
-            np.frombuffer(indptr, dtype=np.int64),
-            len(vocabulary),
-        )
-        return counts, np.asarray(lengths, dtype=np.float64)
+        return counts, lengths
 
     # -- statistics and impacts ----------------------------------------------------------
 
@@ -341,7 +309,7 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
 
     def _queries(self, X) -> tuple[list, sp.csr_matrix]:
         X = check_contexts(X)
-        return X, self._bags(self._query_tokens(X), self.vocabulary_)
+        return X, count_tokens(self._query_tokens(X), self.vocabulary_, grow=False)[0]
 
     def _type_part(self, lengths: np.ndarray) -> np.ndarray:
         # (n_docs, n_types): the score of one occurrence of each type word in each document.

@@ -14,7 +14,8 @@ ndarrays, so :func:`irdialog.persist.save` stores them as they are and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral
 
@@ -29,6 +30,42 @@ from ._kernels import exhaustive_top_k, maxscore_top_k
 _QUERY_CHUNK = 256
 # Texts encoded at a time by rank_texts while the threads rank the chunks before.
 _TEXT_CHUNK = 1024
+
+
+def count_tokens(
+    token_lists: Iterable[Sequence[str]], vocabulary: dict[str, int], *, grow: bool
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Term counts (n_texts, n_words) and lengths of texts given as token lists, in one
+    pass that keeps no token list (a corpus of millions of documents fits).
+
+    Unknown tokens count in the length only; with ``grow`` they are added to ``vocabulary``
+    (in place, in order of first appearance) instead. Each row's terms come out sorted.
+
+    Examples
+    --------
+    >>> vocabulary = {}
+    >>> counts, lengths = count_tokens([["a", "b", "a"], ["c"]], vocabulary, grow=True)
+    >>> counts.toarray(), lengths, vocabulary
+    (array([[2., 1., 0.],
+           [0., 0., 1.]]), array([3., 1.]), {'a': 0, 'b': 1, 'c': 2})
+    """
+    lengths = array("d")
+    ids = array("i")
+    indptr = array("q", [0])
+    for tokens in token_lists:
+        lengths.append(len(tokens))
+        if grow:
+            ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in tokens])
+        else:
+            ids.extend([i for i in map(vocabulary.get, tokens) if i is not None])
+        indptr.append(len(ids))
+    counts = sp.csr_matrix(
+        (np.ones(len(ids)), np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32),
+         np.frombuffer(indptr, dtype=np.int64)),
+        shape=(len(indptr) - 1, len(vocabulary)),
+    )  # fmt: skip
+    counts.sum_duplicates()
+    return counts, np.frombuffer(lengths, dtype=np.float64) if lengths else np.zeros(0)
 
 
 class InvertedIndex:

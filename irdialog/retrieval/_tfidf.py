@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import chain
 from numbers import Real
 
 import numpy as np
@@ -21,7 +23,7 @@ from ..base import (
 )
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import context_tokens, identity_analyzer, tokenize
-from ._index import InvertedIndex, rank_texts
+from ._index import InvertedIndex, count_tokens, rank_texts
 from ._streaming import StreamingFitMixin
 
 
@@ -123,24 +125,52 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
         y = check_responses(y, len(X))
         self.candidates_ = resolve_candidates(self.candidates, y)
         self.types_ = sorted({t for ctx in X for _, t in ctx.entities})
-        cand_tokens = [tokenize(c) for c in self.candidates_]
-        # Type words enter the IDF statistics through the inputs that mention them and the
-        # candidates that hold an entity of that type.
-        entity_types = {w: t for ctx in X for w, t in ctx.entities}
-        cand_docs = [
-            toks
-            + [
-                type_token(t)
-                for t in dict.fromkeys(entity_types[w] for w in toks if w in entity_types)
-            ]
-            for toks in cand_tokens
-        ]
         inputs = [_input_tokens(ctx, self.use_history, self.types_) for ctx in X]
-        self.vectorizer_ = TfidfVectorizer(
+        # The candidates in one pass that keeps no token lists (millions of documents).
+        first_seen: dict[str, int] = {}
+        counts, _ = count_tokens(map(tokenize, self.candidates_), first_seen, grow=True)
+        # The IDF statistics: inputs and candidates are documents; type words enter them
+        # through the inputs that mention them and the candidates that hold an entity of
+        # that type (a candidate counts once per type).
+        df = Counter(chain.from_iterable(map(set, inputs)))
+        for word, n in zip(first_seen, np.bincount(counts.indices, minlength=len(first_seen))):
+            df[word] += int(n)
+        entity_types = {w: t for ctx in X for w, t in ctx.entities}
+        if entity_types:
+            word_type = np.array([type_token(entity_types.get(w, "")) for w in first_seen])
+            entity = np.array([w in entity_types for w in first_seen], dtype=bool)
+            rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
+            held = entity[counts.indices]
+            pairs = set(zip(rows[held].tolist(), word_type[counts.indices[held]].tolist()))
+            df.update(t for _, t in pairs)
+        vocabulary = {w: i for i, w in enumerate(sorted(df))}  # TfidfVectorizer's order
+        counts_df = np.fromiter((df[w] for w in vocabulary), dtype=np.float64, count=len(df))
+        n_documents = len(inputs) + len(self.candidates_)
+        vectorizer = TfidfVectorizer(
             analyzer=identity_analyzer, norm=None, sublinear_tf=self.sublinear_tf
-        ).fit(inputs + cand_docs)
-        self._index(self.vectorizer_.transform(cand_tokens).tocsr())
+        )
+        vectorizer.vocabulary_ = vocabulary
+        # TfidfTransformer's smooth idf: ln((1 + n) / (1 + df)) + 1.
+        vectorizer.idf_ = np.log((1.0 + n_documents) / (1.0 + counts_df)) + 1.0
+        self.vectorizer_ = vectorizer
+        column = np.fromiter((vocabulary[w] for w in first_seen), np.int64, len(first_seen))
+        self._index(self._weighted(counts, column))
         return self
+
+    def _weighted(self, counts: sp.csr_matrix, column: np.ndarray) -> sp.csr_matrix:
+        """TF-IDF rows of term counts whose column j is the vocabulary's word column[j]:
+        what ``vectorizer_.transform`` gives for the same texts."""
+        tf = counts.data.copy()
+        if self.sublinear_tf:
+            np.log(tf, out=tf)
+            tf += 1.0
+        m = sp.csr_matrix(
+            (tf, column[counts.indices], counts.indptr),
+            shape=(counts.shape[0], len(self.vectorizer_.vocabulary_)),
+        )
+        m.sort_indices()
+        m.data *= self.vectorizer_.idf_[m.indices]
+        return m
 
     def _index(self, candidate_tfidf: sp.csr_matrix) -> None:
         self.candidate_tfidf_ = candidate_tfidf
@@ -239,8 +269,11 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
             check_has_candidates(self)
             index = self.index_
         else:
-            pool = [tokenize(c) for c in check_responses(candidates, name="candidates")]
-            index = InvertedIndex.from_matrix(_unit_rows(self.vectorizer_.transform(pool)))
+            pool = check_responses(candidates, name="candidates")
+            vocabulary = self.vectorizer_.vocabulary_
+            counts, _ = count_tokens(map(tokenize, pool), vocabulary, grow=False)
+            weights = self._weighted(counts, np.arange(len(vocabulary)))
+            index = InvertedIndex.from_matrix(_unit_rows(weights))
         return rank_texts(
             index, lambda X: _unit_rows(self._inputs(X)[1]), check_contexts(X), k, n_jobs
         )
