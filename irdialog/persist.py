@@ -20,9 +20,20 @@ objects are rebuilt with ``cls.__new__`` and their attributes, so no ``__init__`
 ``__setstate__`` or ``__reduce__`` of the file's choice runs. A file that is not such a
 model, or has been altered into something else, raises :class:`ModelFileError`.
 
+Memory-mapped loading: a large model (a search index of millions of documents) opens in
+the time it takes to read its JSON part (vocabulary, candidate strings), whatever the size
+of its arrays, and the processes that open it share one copy of them in memory, when its
+arrays are mapped from the file instead of read: save it with ``compress=False`` (the
+arrays are stored, not deflated, so the file is larger) and load it with
+``mmap_mode="r"``. Each array is then a read-only :class:`numpy.memmap` on the file, whose
+pages the operating system reads when they are first used and keeps in its page cache for
+every process. :func:`save` writes the new file beside the old one and renames it into
+place, so re-saving a model never pulls a file out from under the processes that map it.
+
 Examples
 --------
 >>> import pathlib, tempfile
+>>> import numpy as np
 >>> from irdialog import TfidfRanker
 >>> from irdialog.persist import load, save
 >>> model = TfidfRanker().fit(["hi", "book a table"], ["hello there", "a table for how many?"])
@@ -30,14 +41,30 @@ Examples
 >>> save(model, path)
 >>> load(path).predict(["a table please"])[0]
 'a table for how many?'
+
+Memory-mapped, from a file saved uncompressed:
+
+>>> save(model, path, compress=False)
+>>> load(path, mmap_mode="r").predict(["a table please"])[0]
+'a table for how many?'
+>>> save({"weights": np.arange(6.0).reshape(2, 3)}, path, compress=False)
+>>> weights = load(path, mmap_mode="r")["weights"]
+>>> type(weights).__name__, weights.flags.writeable, float(weights.sum())
+('memmap', False, 15.0)
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import importlib
 import json
+import math
+import os
+import secrets
+import struct
+import time
 import types
 import zipfile
 from pathlib import Path
@@ -169,8 +196,43 @@ def _is_function(obj) -> bool:
     return isinstance(obj, (types.FunctionType, types.BuiltinFunctionType))
 
 
-def save(model, path) -> None:
+# Where an array's data starts in a file saved with compress=False: a multiple of this many
+# bytes (the .npy header is padded to 64 bytes by numpy), so that mapped arrays are aligned.
+_ALIGN = 64
+# The zip extra field that pads a local file header to that alignment (the one Android's
+# zipalign writes: the alignment as uint16, then zero bytes). Readers skip unknown fields.
+_PADDING_FIELD = 0xD935
+
+
+def _padding(header_end: int) -> bytes:
+    """An extra field that moves a member's data from ``header_end`` to the next multiple
+    of ``_ALIGN``."""
+    size = -header_end % _ALIGN
+    while size < 6:  # the field's id, length and alignment take 6 bytes
+        size += _ALIGN
+    return struct.pack("<HHH", _PADDING_FIELD, size - 4, _ALIGN) + bytes(size - 6)
+
+
+def _write_stored(f, arrays: dict[str, np.ndarray]) -> None:
+    """What ``np.savez`` writes (members stored, zip64 headers), with each member's data
+    aligned to ``_ALIGN`` bytes in the file."""
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for key, a in arrays.items():
+            info = zipfile.ZipInfo(key + ".npy", date_time=time.localtime()[:6])
+            info.compress_type = zipfile.ZIP_STORED
+            # The local header: 30 bytes, the name, then the extra field: ours, and the
+            # 20-byte zip64 field that zipfile adds with force_zip64 (as numpy does, so that
+            # members may pass 4 GiB).
+            info.extra = _padding(f.tell() + 30 + len(info.filename.encode("utf-8")) + 20)
+            with archive.open(info, "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(a), allow_pickle=False)
+
+
+def save(model, path, *, compress: bool = True) -> None:
     """Write a fitted (or unfitted) model to ``path`` as arrays and JSON, without pickle.
+
+    The file is written beside ``path`` and renamed into place, so ``path`` is never left
+    half written, and processes that have the previous file memory-mapped keep reading it.
 
     Parameters
     ----------
@@ -179,13 +241,21 @@ def save(model, path) -> None:
         it are stored too).
     path : str or os.PathLike
         The file to write (conventionally ``*.npz``; numpy adds no suffix here).
+    compress : bool, default=True
+        Deflate the arrays (``np.savez_compressed``). With False they are stored as they
+        are (as ``np.savez`` writes them, each aligned to 64 bytes in the file): the file is
+        larger (about twice, for a TF-IDF index), but ``load(path, mmap_mode="r")`` can
+        then map its arrays instead of reading them, which is what a large index needs to
+        open at once and to be shared by processes. Either kind of file is read by
+        :func:`load` and by ``np.load``.
 
     Raises
     ------
     TypeError
         When the model holds something that cannot be stored as data: an object or
         function from outside irdialog, scikit-learn, numpy and scipy.sparse (a lambda,
-        a user's own analyzer function). Nothing is dropped silently.
+        a user's own analyzer function). Nothing is dropped silently, and no file is
+        written.
 
     Examples
     --------
@@ -205,8 +275,29 @@ def save(model, path) -> None:
         "model": writer.encode(model),
     }
     header = np.frombuffer(json.dumps(doc).encode("utf-8"), dtype=np.uint8)
-    with open(path, "wb") as f:
-        np.savez_compressed(f, **{_HEADER: header}, **writer.arrays)
+    arrays = {_HEADER: header, **writer.arrays}
+    # A new file renamed over the old one, never the old one rewritten in place: truncating a
+    # file that a process has mapped makes its next read of a page of it crash (SIGBUS).
+    target = os.path.realpath(path)  # through a symbolic link: replace the file it names
+    directory, name = os.path.split(target)
+    temporary = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
+    try:
+        try:
+            f = open(temporary, "xb")
+        except OSError as err:  # a missing or read-only directory: name the file asked for
+            raise type(err)(err.errno, err.strerror, os.fspath(path)) from None
+        with f:
+            if compress:
+                np.savez_compressed(f, **arrays)
+            else:
+                _write_stored(f, arrays)
+        with contextlib.suppress(OSError):  # an existing file's permissions carry over
+            os.chmod(temporary, os.stat(target).st_mode & 0o777)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
 
 
 # --------------------------------------------------------------------------- loading
@@ -245,6 +336,98 @@ def _resolve(path: str, *, kind: str):
     if not ok:
         raise ModelFileError(f"refusing to load the {kind} {path}: it is not an allowed {kind}")
     return obj
+
+
+# mmap_mode values: numpy's names for the read-only and the copy-on-write map.
+_MMAP_MODES = {"r": "r", "readonly": "r", "c": "c", "copyonwrite": "c"}
+_LOCAL_HEADER = b"PK\x03\x04"  # a zip member's local file header starts so
+
+
+def _mmap_mode(mmap_mode):
+    if mmap_mode is None:
+        return None
+    if mmap_mode in ("r+", "w+", "readwrite", "write"):
+        raise ValueError(
+            f"mmap_mode={mmap_mode!r} would write to the model file; use 'r' (read-only) "
+            "or 'c' (copy-on-write)"
+        )
+    if not isinstance(mmap_mode, str) or mmap_mode not in _MMAP_MODES:
+        raise ValueError(f"mmap_mode must be None, 'r' or 'c', got {mmap_mode!r}")
+    return _MMAP_MODES[mmap_mode]
+
+
+class _Members:
+    """The arrays of an open archive, as ``archive[key]``: read, or with ``mode`` mapped
+    from ``file`` (the open model file) where they are stored uncompressed."""
+
+    def __init__(self, archive, file, mode: str | None, name: str):
+        self.archive = archive
+        self.name = name
+        self.files = archive.files
+        self.file = file
+        self.mode = mode
+        self.size = os.fstat(file.fileno()).st_size
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        mapped = self._map(key) if self.mode is not None else None
+        return self.archive[key] if mapped is None else mapped
+
+    def _map(self, key: str) -> np.memmap | None:
+        """The member ``key`` as a map on the file, or None when it is to be read instead:
+        compressed, of object dtype, empty, or in a .npy format version numpy has no public
+        header reader for (3.0)."""
+        try:
+            info = self.archive.zip.getinfo(key + ".npy")
+        except KeyError:
+            return None
+        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:  # 0x1: encrypted
+            return None
+        if info.compress_size != info.file_size:
+            raise ModelFileError(f"{self.name}: the array {key!r} is damaged (inconsistent sizes)")
+        # The member's data follows its local header: 30 bytes, then its name and its extra
+        # field, of the lengths this header gives; these may differ from the central
+        # directory's copy (numpy's files have a zip64 extra field here only).
+        f = self.file
+        f.seek(info.header_offset)
+        local = f.read(30)
+        if len(local) < 30 or local[:4] != _LOCAL_HEADER:
+            raise ModelFileError(f"{self.name}: the array {key!r} is damaged (no local header)")
+        name_length, extra_length = struct.unpack_from("<HH", local, 26)
+        start = info.header_offset + 30 + name_length + extra_length
+        end = start + info.compress_size
+        if end > self.size:
+            raise ModelFileError(
+                f"{self.name}: the array {key!r} runs past the end of the file (truncated?)"
+            )
+        f.seek(start)
+        try:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                return None
+        except ValueError as err:
+            raise ModelFileError(
+                f"{self.name}: the array {key!r} has a damaged header ({err})"
+            ) from None
+        if dtype.hasobject:
+            return None  # numpy refuses it (allow_pickle=False) with a clear message
+        offset = f.tell()
+        if any(n < 0 for n in shape):
+            raise ModelFileError(f"{self.name}: the array {key!r} has a negative shape {shape}")
+        nbytes = math.prod(shape) * dtype.itemsize
+        if offset + nbytes > end:
+            raise ModelFileError(
+                f"{self.name}: the array {key!r} is damaged: its shape {shape} of {dtype} "
+                "runs past the end of its data"
+            )
+        if nbytes == 0:
+            return None  # nothing to map (and mmap cannot map 0 bytes)
+        order = "F" if fortran_order else "C"
+        # The map keeps its own handle on the file: closing ``f`` leaves it valid.
+        return np.memmap(f, dtype=dtype, mode=self.mode, offset=offset, shape=shape, order=order)
 
 
 class _Reader:
@@ -318,6 +501,12 @@ class _Reader:
                                                      self.array(value["col"])))  # fmt: skip
             else:
                 parts = tuple(self.array(value[p]) for p in ("data", "indices", "indptr"))
+            # With mapped parts (load's mmap_mode), the matrix's ``data`` is a view on the map
+            # (an ndarray whose base is the memmap), never a copy; but scipy picks one index
+            # dtype for ``indices`` and ``indptr`` and casts both to it, copying what it casts:
+            # a spmatrix (csr_matrix...) takes int64 index arrays down to int32 when their
+            # values fit, and a sparray brings int32 with int64 up to int64. The matrices
+            # sklearn builds hold int32 index arrays, which stay mapped.
             return self._remember(number, cls(parts, shape=shape))
         if "__function__" in value:
             return _resolve(value["__function__"], kind="function")
@@ -353,12 +542,24 @@ class _Reader:
         return obj
 
 
-def load(path):
+def load(path, *, mmap_mode=None):
     """Read a model written by :func:`save`; never runs pickle.
 
     Parameters
     ----------
     path : str or os.PathLike
+    mmap_mode : {None, "r", "c"}, default=None
+        With ``"r"``, each array of the model that the file stores uncompressed (a file
+        written with ``save(..., compress=False)``) is a read-only :class:`numpy.memmap` on
+        the file (or an ndarray whose base is one) instead of a copy in memory: loading reads
+        only the file's header, and processes that load the same file share its pages. With
+        ``"c"`` (copy-on-write) the arrays can be written to, in memory only. The file is
+        never written through the map (so ``"r+"`` and ``"w+"`` are refused). Arrays that are
+        compressed (every array of a file saved with the default ``compress=True``), empty,
+        or of object dtype are read as without ``mmap_mode``, which then has no effect on
+        them; the model's JSON header is always read. A mapped array's CRC-32 is not checked
+        (that would read every page of it), and it reads the file as it is at any time: do not
+        rewrite a mapped file in place (:func:`save` does not: it replaces the file).
 
     Returns
     -------
@@ -367,8 +568,10 @@ def load(path):
     Raises
     ------
     ModelFileError
-        When the file is not an irdialog model file, has been altered, or names a class
-        or function outside :data:`ALLOWED_MODULES`.
+        When the file is not an irdialog model file, is damaged or truncated, has been
+        altered, or names a class or function outside :data:`ALLOWED_MODULES`.
+    ValueError
+        For an ``mmap_mode`` other than None, ``"r"`` and ``"c"``.
 
     Examples
     --------
@@ -380,38 +583,49 @@ def load(path):
     Traceback (most recent call last):
     ...
     irdialog.persist.ModelFileError: notes.npz is not an irdialog model file (not an npz archive)
+    >>> load(path, mmap_mode="r+")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: mmap_mode='r+' would write to the model file; use 'r' (read-only) or 'c' ...
     """
+    mode = _mmap_mode(mmap_mode)
     path = Path(path)
     name = path.name
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
-        archive = None  # numpy refuses what could only be read as a pickle
-    if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ModelFileError(f"{name} is not an irdialog model file (not an npz archive)")
-    try:
-        with archive:
-            if _HEADER not in archive.files:
-                raise ModelFileError(f"{name} is not an irdialog model file (no header)")
-            try:
-                doc = json.loads(archive[_HEADER].tobytes().decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as err:
-                raise ModelFileError(f"{name}: the header is not valid JSON ({err})") from None
-            if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-                raise ModelFileError(f"{name} is not an irdialog model file (wrong format)")
-            if doc.get("version") != FORMAT_VERSION:
-                raise ModelFileError(
-                    f"{name}: model file version {doc.get('version')!r}; this irdialog reads "
-                    f"version {FORMAT_VERSION}"
-                )
-            return _Reader(archive).decode(doc.get("model"))
-    except ModelFileError:
-        raise
-    except (zipfile.BadZipFile, OSError, EOFError) as err:
-        raise ModelFileError(f"{name}: damaged model file ({err})") from None
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as err:
-        raise ModelFileError(
-            f"{name}: malformed model file ({type(err).__name__}: {err})"
-        ) from None
+    with contextlib.ExitStack() as stack:
+        # One open file for numpy's reading and for the maps, so that both see the same file
+        # even when save() replaces it meanwhile.
+        try:
+            f = stack.enter_context(open(path, "rb"))
+            archive = np.load(f, allow_pickle=False)
+        except FileNotFoundError:
+            raise
+        except zipfile.BadZipFile as err:  # a zip file's start without its end
+            raise ModelFileError(f"{name}: damaged or truncated model file ({err})") from None
+        except (OSError, EOFError, ValueError):
+            archive = None  # numpy refuses what could only be read as a pickle
+        if not isinstance(archive, np.lib.npyio.NpzFile):
+            raise ModelFileError(f"{name} is not an irdialog model file (not an npz archive)")
+        try:
+            with archive:
+                if _HEADER not in archive.files:
+                    raise ModelFileError(f"{name} is not an irdialog model file (no header)")
+                try:
+                    doc = json.loads(archive[_HEADER].tobytes().decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError) as err:
+                    raise ModelFileError(f"{name}: the header is not valid JSON ({err})") from None
+                if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+                    raise ModelFileError(f"{name} is not an irdialog model file (wrong format)")
+                if doc.get("version") != FORMAT_VERSION:
+                    raise ModelFileError(
+                        f"{name}: model file version {doc.get('version')!r}; this irdialog reads "
+                        f"version {FORMAT_VERSION}"
+                    )
+                return _Reader(_Members(archive, f, mode, name)).decode(doc.get("model"))
+        except ModelFileError:
+            raise
+        except (zipfile.BadZipFile, OSError, EOFError) as err:
+            raise ModelFileError(f"{name}: damaged model file ({err})") from None
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as err:
+            raise ModelFileError(
+                f"{name}: malformed model file ({type(err).__name__}: {err})"
+            ) from None

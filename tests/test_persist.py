@@ -1,12 +1,17 @@
 """irdialog.persist: every public model saved as arrays + JSON and loaded without pickle gives
-the same scores; files that name other code, or are not model files, are refused."""
+the same scores, read or memory-mapped; files that name other code, or are not model files,
+or are damaged, are refused."""
 
 import json
+import mmap
+import os
 import pickle
+import struct
 import zipfile
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from conftest import CITIES, TINY_KB, make_tiny_dialogs
 from sklearn.preprocessing import FunctionTransformer
 
@@ -170,3 +175,277 @@ def test_pickles_and_other_files_are_refused(tmp_path):
             load(tmp_path / name)
     with pytest.raises(FileNotFoundError):
         load(tmp_path / "missing.npz")
+
+
+# --------------------------------------------------------------------------- memory-mapped
+
+
+def _is_mapped(a) -> bool:
+    """Whether ``a`` is a np.memmap or a view on one (no copy)."""
+    while a is not None:
+        if isinstance(a, (np.memmap, mmap.mmap)):
+            return True
+        a = getattr(a, "base", None)
+    return False
+
+
+def _arrays_in(obj, seen=None):
+    """(kind, array) for every ndarray reachable from ``obj``: "dense", or "sparse" for the
+    ``data`` of a sparse matrix."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or isinstance(obj, type):
+        return
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        yield "dense", obj
+    elif sp.issparse(obj):
+        yield "sparse", obj.data
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _arrays_in(v, seen)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for v in obj:
+            yield from _arrays_in(v, seen)
+    elif hasattr(obj, "__dict__"):
+        for v in vars(obj).values():
+            yield from _arrays_in(v, seen)
+
+
+def _members(path):
+    """name -> (ZipInfo, the local header's extra field length, where the data starts)."""
+    raw = path.read_bytes()
+    with zipfile.ZipFile(path) as archive:
+        out = {}
+        for info in archive.infolist():
+            name_length, extra_length = struct.unpack_from("<HH", raw, info.header_offset + 26)
+            start = info.header_offset + 30 + name_length + extra_length
+            out[info.filename] = (info, extra_length, start)
+    return out
+
+
+def _arrays_of_every_kind():
+    rng = np.random.default_rng(0)
+    return {
+        "floats": rng.random((123, 7)),
+        "fortran": np.asfortranarray(rng.random((9, 5)).astype(np.float32)),
+        "int64": np.arange(1000, dtype=np.int64),
+        "strided": np.arange(40.0)[::3],
+        "scalar": np.array(3.5),
+        "empty": np.zeros((0, 4)),
+        "bools": rng.random(17) > 0.5,
+        "records": np.array([(1, 2.0), (3, 4.5)], dtype=[("a", "<i4"), ("b", "<f8")]),
+        "strings": np.array(["ab", "c"]),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(RANKERS))
+def test_mapped_round_trip_gives_identical_scores(name, tmp_path):
+    model = RANKERS[name]().fit(X, Y)
+    path = tmp_path / "model.npz"
+    save(model, path, compress=False)
+    again = load(path, mmap_mode="r")
+    assert type(again) is type(model)
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+    # Every array with content is a read-only map on the file; only object arrays (stored as
+    # JSON) and empty ones are read.
+    found = [
+        (kind, a)
+        for kind, a in _arrays_in(again)
+        if not a.dtype.hasobject and a.size and not isinstance(a, np.generic)
+    ]
+    assert found or name == "RuleBasedRanker"  # its knowledge base is all strings
+    for kind, a in found:
+        assert _is_mapped(a), (kind, a.dtype, a.shape)
+        assert not a.flags.writeable
+        assert a.flags.aligned  # save(compress=False) aligns each member's data
+
+
+@pytest.mark.parametrize("mode", ["r", "c"])
+def test_mapped_arrays_equal_numpy_reading_them(mode, tmp_path):
+    arrays = _arrays_of_every_kind()
+    path = tmp_path / "arrays.npz"
+    save(arrays, path, compress=False)
+    # A multi-member file of stored members, whose local headers carry numpy's zip64 extra
+    # field and the alignment padding, while the central directory has no zip64 field: the
+    # local header gives where the data starts.
+    members = _members(path)
+    assert len(members) == len(arrays) + 1  # the JSON header, then the arrays
+    for info, extra_length, start in members.values():
+        assert info.compress_type == zipfile.ZIP_STORED
+        assert extra_length == len(info.extra) + 20
+        assert start % 64 == 0
+    loaded = load(path, mmap_mode=mode)
+    with np.load(path) as reference:  # the writer's keys follow the dict's order
+        keys = {k: f"a{i}" for i, k in enumerate(arrays)}
+        for k, a in loaded.items():
+            expected = reference[keys[k]]
+            assert a.dtype == expected.dtype and a.shape == expected.shape
+            np.testing.assert_array_equal(a, expected)
+            if k == "empty":  # nothing to map: read
+                assert not _is_mapped(a)
+                continue
+            assert isinstance(a, np.memmap) and os.path.samefile(a.filename, path)
+            assert a.flags.writeable == (mode == "c")
+    assert loaded["fortran"].flags.f_contiguous
+    if mode == "c":  # copy-on-write: the file keeps its values
+        loaded["floats"][:] = -1
+        np.testing.assert_array_equal(load(path)["floats"], arrays["floats"])
+    else:
+        with pytest.raises(ValueError, match="read-only"):
+            loaded["floats"][0, 0] = -1
+
+
+def test_mapped_sparse_matrices(tmp_path):
+    rng = np.random.default_rng(0)
+    dense = rng.random((30, 40)) * (rng.random((30, 40)) < 0.2)
+    m64 = sp.csr_matrix(dense)
+    m64.indices, m64.indptr = m64.indices.astype(np.int64), m64.indptr.astype(np.int64)
+    data = {"csr": sp.csr_matrix(dense), "csc": sp.csc_array(dense), "coo": sp.coo_matrix(dense)}
+    data["csr64"] = m64
+    save(data, tmp_path / "s.npz", compress=False)
+    loaded = load(tmp_path / "s.npz", mmap_mode="r")
+    for k, m in loaded.items():
+        assert type(m) is type(data[k])
+        np.testing.assert_array_equal(m.toarray(), dense)
+        assert _is_mapped(m.data) and not m.data.flags.writeable, k
+    # sklearn's int32 index arrays stay on the map (scipy casts int64 ones to int32, a copy)
+    assert _is_mapped(loaded["csr"].indices) and _is_mapped(loaded["csr"].indptr)
+    product = (data["csr"] @ data["csc"].T).toarray()
+    np.testing.assert_array_equal((loaded["csr"] @ loaded["csc"].T).toarray(), product)
+
+
+def test_mmap_mode_on_a_compressed_file_reads_the_arrays(tmp_path):
+    model = TfidfRanker().fit(X, Y)
+    save(model, tmp_path / "m.npz")
+    again = load(tmp_path / "m.npz", mmap_mode="r")
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    found = [a for _, a in _arrays_in(again) if a.size]
+    assert found and not any(_is_mapped(a) for a in found)
+    arrays = _arrays_of_every_kind()
+    save(arrays, tmp_path / "a.npz")
+    for k, a in load(tmp_path / "a.npz", mmap_mode="c").items():
+        assert not _is_mapped(a)
+        np.testing.assert_array_equal(a, arrays[k])
+
+
+@pytest.mark.parametrize(
+    "mode, message",
+    [
+        ("r+", "would write"),
+        ("w+", "would write"),
+        ("x", "must be None"),
+        (True, "must be None"),
+        (["r"], "must be None"),
+    ],
+)
+def test_a_bad_mmap_mode_is_refused(mode, message, tmp_path):
+    save(TfidfRanker(), tmp_path / "m.npz", compress=False)
+    with pytest.raises(ValueError, match=message) as err:
+        load(tmp_path / "m.npz", mmap_mode=mode)
+    assert not isinstance(err.value, ModelFileError)
+
+
+def _saved_arrays(tmp_path):
+    path = tmp_path / "m.npz"
+    save(_arrays_of_every_kind(), path, compress=False)
+    return path, path.read_bytes(), _members(path)
+
+
+def _central_entry(raw: bytes, name: str) -> int:
+    """Where the central directory entry of the member ``name`` starts (a small file: no
+    zip64 end record, no comment)."""
+    assert raw[-22:-18] == b"PK\x05\x06"
+    at = struct.unpack_from("<I", raw, len(raw) - 22 + 16)[0]
+    while raw[at : at + 4] == b"PK\x01\x02":
+        lengths = struct.unpack_from("<HHH", raw, at + 28)  # name, extra field, comment
+        if raw[at + 46 : at + 46 + lengths[0]] == name.encode():
+            return at
+        at += 46 + sum(lengths)
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("mode", [None, "r"])
+def test_a_file_truncated_in_an_array_is_refused(mode, tmp_path):
+    path, raw, members = _saved_arrays(tmp_path)
+    info, _, start = members["a0.npy"]  # the 123 x 7 floats
+    path.write_bytes(raw[: start + info.file_size // 2])
+    with pytest.raises(ModelFileError, match="damaged or truncated"):
+        load(path, mmap_mode=mode)
+
+
+def _enlarge_shape(raw, members):
+    return raw.replace(b"'shape': (123, 7)", b"'shape': (999, 7)", 1)
+
+
+def _negative_shape(raw, members):
+    return raw.replace(b"'shape': (123, 7)", b"'shape': (-12, 7)", 1)
+
+
+def _damage_npy_magic(raw, members):
+    start = members["a0.npy"][2]
+    return raw[:start] + b"XXXX" + raw[start + 4 :]
+
+
+def _offset_past_the_end(raw, members):
+    at = _central_entry(raw, "a0.npy") + 42
+    return raw[:at] + struct.pack("<I", len(raw) + 1000) + raw[at + 4 :]
+
+
+def _offset_onto_another_member(raw, members):
+    at = _central_entry(raw, "a0.npy") + 42
+    return raw[:at] + struct.pack("<I", members["a0.npy"][2]) + raw[at + 4 :]
+
+
+def _size_past_the_end(raw, members):
+    at = _central_entry(raw, "a1.npy") + 20  # compressed size, then size
+    return raw[:at] + struct.pack("<II", 10**6, 10**6) + raw[at + 8 :]
+
+
+@pytest.mark.parametrize("mode", [None, "r"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _enlarge_shape,
+        _negative_shape,
+        _damage_npy_magic,
+        _offset_past_the_end,
+        _offset_onto_another_member,
+        _size_past_the_end,
+    ],
+)
+def test_damaged_members_are_refused(damage, mode, tmp_path):
+    path, raw, members = _saved_arrays(tmp_path)
+    damaged = damage(raw, members)
+    assert damaged != raw
+    path.write_bytes(damaged)
+    if damage is _size_past_the_end and mode is None:
+        # numpy reads the array's own bytes and stops: the intact array is loaded
+        np.testing.assert_array_equal(load(path)["fortran"], _arrays_of_every_kind()["fortran"])
+        return
+    with pytest.raises(ModelFileError, match=r"^m\.npz: .*(damaged|truncated|malformed|negative)"):
+        load(path, mmap_mode=mode)
+
+
+def test_saving_over_a_mapped_file_leaves_the_maps_valid(tmp_path):
+    model = TfidfRanker().fit(X, Y)
+    path = tmp_path / "m.npz"
+    save(model, path, compress=False)
+    os.chmod(path, 0o640)
+    mapped = load(path, mmap_mode="r")
+    save(mapped, path, compress=False)  # the mapped model itself, written over its file
+    save(TfidfRanker().fit(X[:5], Y[:5]), path, compress=False)
+    np.testing.assert_array_equal(mapped.decision_function(X), model.decision_function(X))
+    assert len(load(path, mmap_mode="r").candidates_) < len(model.candidates_)
+    assert os.listdir(tmp_path) == ["m.npz"]  # no temporary file left
+    assert os.stat(path).st_mode & 0o777 == 0o640
+    with pytest.raises(TypeError):
+        save(FunctionTransformer(lambda v: v), path)
+    assert os.listdir(tmp_path) == ["m.npz"]
+    assert len(load(path).candidates_) < len(model.candidates_)
+    with pytest.raises(FileNotFoundError, match="missing"):
+        save(model, tmp_path / "missing" / "m.npz")
+    (tmp_path / "link.npz").symlink_to(path)  # the file a link names is replaced
+    save(model, tmp_path / "link.npz", compress=False)
+    assert (tmp_path / "link.npz").is_symlink()
+    assert len(load(path, mmap_mode="r").candidates_) == len(model.candidates_)
