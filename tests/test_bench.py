@@ -217,6 +217,30 @@ def test_seeded_suites_land_inside_their_committed_spread(name, tasks, data_home
         assert low - 0.05 <= row[metric] <= high + 0.05, (row, c)
 
 
+def test_a_model_beyond_the_paper_runs_and_renders_without_a_paper_value(tmp_path):
+    from irdialog.bench import DIALOG_BABI_MODELS, format_table, train_dialog_babi
+
+    assert {"bm25", "bm25-type"} <= set(SUITES["dialog-babi"].models)
+    assert DIALOG_BABI_MODELS["bm25"].paper_column is None
+    model, chosen = train_dialog_babi("bm25", task=1)  # the bundled task 1
+    assert model.method == "lucene" and chosen["task"] == 1
+    assert set(chosen["params"]) == {"use_history", "k1", "b"}
+    assert model.get_params() == {**model.get_params(), **chosen["params"]}
+    result = run_suite(bench_dialog_babi, model="bm25", tasks=[1], progress=False, command=[])
+    assert result["runs"][0]["chosen"] == [chosen]
+    assert [(r["paper_per_response"], r["paper_per_dialog"]) for r in result["rows"]] == [
+        (None, None)
+    ] * 2
+    assert [line.split()[:2] for line in format_table(result).splitlines()[1:]] == [
+        ["1", "tst"],
+        ["1", "tst-OOV"],
+    ]
+    (tmp_path / "bm25.json").write_text(json.dumps(result))
+    table = render_block(["bm25"], tmp_path).splitlines()
+    assert table[0] == "| task | split | n | bm25 (ours) | paper |"
+    assert all(line.endswith(" |  |") and "short" not in line for line in table[2:4])
+
+
 def test_heldout_dialog_run_scores_dev_and_never_reads_test():
     with record_data_files() as files:
         run = bench_dialog_babi(

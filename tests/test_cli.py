@@ -346,6 +346,20 @@ def test_train_joblib_and_chat(tmp_path, bundled_only, monkeypatch, capsys):
     ]
 
 
+def test_bench_and_train_a_model_beyond_the_paper(tmp_path, bundled_only, capsys):
+    out = tmp_path / "bm25.json"
+    argv = ["bench", "dialog-babi", "--model", "bm25", "--tasks", "1", "--output", str(out)]
+    assert main(argv) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["paper_per_response"] for r in rows] == [None, None]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split()[-3:] == ["(ours)", "paper", "diff"]
+    assert [len(line.split()) for line in printed[1:3]] == [5, 5]  # no paper, no diff
+    path = tmp_path / "bm25.joblib"
+    assert main(["train", "--task", "1", "--model", "bm25", "--save", str(path)]) == 0
+    assert f"saved to {path}" in capsys.readouterr().out
+
+
 def test_train_babi_qa(tmp_path, bundled_only, capsys):
     from irdialog.datasets import load_babi_qa
     from irdialog.persist import load

@@ -113,7 +113,7 @@ def test_ubuntu_sample_loader_and_tfidf_recall(data_home):
     assert r[1] > 0.2  # chance is 0.1; TF-IDF found 42% on this sample
 
 
-@pytest.mark.parametrize("model", ["tfidf", "se", "memn2n"])
+@pytest.mark.parametrize("model", ["tfidf", "bm25", "se", "memn2n"])
 def test_bench_ubuntu_runs_every_model_through_rank_candidates(ubuntu_home, model):
     from irdialog.bench import bench_ubuntu
 

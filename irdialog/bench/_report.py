@@ -147,9 +147,11 @@ def _dialog_babi(results):
         for _, r in results:
             cell = r["rows"][i]
             ours = f"{_cell(cell, 'per_response')} ({_cell(cell, 'per_dialog')})"
-            if round(cell["per_response"], 1) < cell["paper_per_response"]:
-                ours += " **short**"
-            paper = f"{cell['paper_per_response']:.1f} ({cell['paper_per_dialog']:.1f})"
+            paper = ""  # a model beyond the paper (BM25) has no paper value
+            if cell["paper_per_response"] is not None:
+                if round(cell["per_response"], 1) < cell["paper_per_response"]:
+                    ours += " **short**"
+                paper = f"{cell['paper_per_response']:.1f} ({cell['paper_per_dialog']:.1f})"
             line += [ours, paper]
         body.append(line)
     return _table(header, body)
