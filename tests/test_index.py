@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from irdialog import KBMemoryRetriever, TfidfRanker
 from irdialog.base import _top_k, check_contexts
 from irdialog.retrieval import InvertedIndex
-from irdialog.retrieval._index import _QUERY_CHUNK
+from irdialog.retrieval._index import _QUERY_CHUNK, ALGORITHMS
 
 
 def _reference_top_k(Q, D, k):
@@ -31,12 +31,13 @@ def _random_problem(seed, n_docs=60, n_terms=25, n_queries=40, integer=True):
     return Q, D
 
 
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("k", [1, 3, 10, 500])
-def test_maxscore_top_k_is_the_reference_top_k_with_ties_and_empty_rows(seed, k):
+def test_top_k_is_the_reference_top_k_with_ties_and_empty_rows(algorithm, seed, k):
     Q, D = _random_problem(seed)
     index = InvertedIndex.from_matrix(D)
-    top, stats = index.top_k(Q, k, return_stats=True)
+    top, stats = index.top_k(Q, k, algorithm=algorithm, return_stats=True)
     k = min(k, D.shape[0])
     np.testing.assert_array_equal(top, _reference_top_k(Q, D, k))
     scores = Q.toarray() @ D.toarray().T
@@ -51,12 +52,14 @@ def test_pruned_exhaustive_and_threaded_rankings_are_identical(seed):
                            integer=False)  # fmt: skip
     index = InvertedIndex.from_matrix(D)
     expected = _top_k(index.scores(Q), 10)
-    for prune in (True, False):
+    for algorithm in ALGORITHMS:
         for n_jobs in (1, 2, -1):
-            np.testing.assert_array_equal(index.top_k(Q, 10, prune=prune, n_jobs=n_jobs), expected)
+            top = index.top_k(Q, 10, algorithm=algorithm, n_jobs=n_jobs)
+            np.testing.assert_array_equal(top, expected)
 
 
-def test_pruning_reads_fewer_postings_than_exhaustive_scoring():
+@pytest.mark.parametrize("algorithm", ["auto", "maxscore"])
+def test_pruning_reads_fewer_postings_than_exhaustive_scoring(algorithm):
     rng = np.random.default_rng(0)
     # A long list of a common, low-weight term and short lists of rare, heavy ones.
     n_docs = 5000
@@ -65,8 +68,8 @@ def test_pruning_reads_fewer_postings_than_exhaustive_scoring():
                      data_rvs=lambda n: 1 + rng.random(n))  # fmt: skip
     index = InvertedIndex.from_matrix(sp.hstack([common, rare]).tocsr())
     Q = sp.csr_matrix(np.hstack([np.ones((20, 1)), rng.random((20, 30)) < 0.2]).astype(float))
-    top, pruned = index.top_k(Q, 5, return_stats=True)
-    _, full = index.top_k(Q, 5, prune=False, return_stats=True)
+    top, pruned = index.top_k(Q, 5, algorithm=algorithm, return_stats=True)
+    _, full = index.top_k(Q, 5, algorithm="exhaustive", return_stats=True)
     np.testing.assert_array_equal(full["scored"], full["postings"])
     np.testing.assert_array_equal(pruned["postings"], full["postings"])
     assert pruned["scored"].sum() < 0.2 * full["scored"].sum()
@@ -87,6 +90,8 @@ def test_index_refuses_bad_input_with_clear_errors():
         index.top_k(sp.csr_matrix([[-1.0, 1.0]]), 1)
     with pytest.raises(ValueError, match="k must be a positive integer"):
         index.top_k(sp.csr_matrix([[1.0, 1.0]]), 0)
+    with pytest.raises(ValueError, match="algorithm must be one of"):
+        index.top_k(sp.csr_matrix([[1.0, 1.0]]), 1, algorithm="wand")
     assert index.top_k(sp.csr_matrix((0, 2)), 3).shape == (0, 2)
 
 
@@ -134,3 +139,20 @@ def test_kb_retrieval_is_most_shared_first_then_file_order_capped():
         shared = np.array([len(words & set(s.split())) for s in kb])
         order = sorted(np.flatnonzero(shared), key=lambda s: (-shared[s], s))[:6]
         np.testing.assert_array_equal(ids, sorted(order))
+
+
+def test_auto_mixes_long_and_short_queries_and_stays_exact():
+    from irdialog.retrieval._index import LONG_QUERY_TERMS
+
+    rng = np.random.default_rng(7)
+    n_terms = 3 * LONG_QUERY_TERMS
+    D = sp.random(2000, n_terms, density=0.05, random_state=7, format="csr",
+                  data_rvs=lambda n: rng.integers(1, 3, n).astype(float))  # fmt: skip
+    long = (rng.random((30, n_terms)) < 0.6) * rng.integers(1, 3, (30, n_terms))
+    short = (rng.random((30, n_terms)) < 0.05) * rng.integers(1, 3, (30, n_terms))
+    Q = sp.csr_matrix(np.vstack([long, short]).astype(float))
+    assert (np.diff(Q.indptr)[:30] > LONG_QUERY_TERMS).all()
+    assert (np.diff(Q.indptr)[30:] <= LONG_QUERY_TERMS).all()
+    index = InvertedIndex.from_matrix(D)
+    for k in (1, 10, 50):
+        np.testing.assert_array_equal(index.top_k(Q, k), _reference_top_k(Q, D, k))

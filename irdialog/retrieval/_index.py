@@ -23,11 +23,16 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 
-from ._kernels import exhaustive_top_k, maxscore_top_k
+from ._kernels import dense_top_k, exhaustive_top_k, maxscore_top_k
+
+ALGORITHMS = ("auto", "maxscore", "dense", "exhaustive")
 
 # Queries handed to one call of the kernel: large enough to pay for the call, small enough
 # that the threads of n_jobs share the work evenly.
 _QUERY_CHUNK = 256
+# Queries with more terms than this take the dense kernel under algorithm="auto": their
+# postings cover much of the collection, and MaxScore pays for every list at every document.
+LONG_QUERY_TERMS = 16
 # Texts encoded at a time by rank_texts while the threads rank the chunks before.
 _TEXT_CHUNK = 1024
 
@@ -188,12 +193,11 @@ class InvertedIndex:
         Q = self._queries(queries)
         return np.asarray((Q @ self.postings_matrix()).toarray(), dtype=np.float64)
 
-    def top_k(self, queries, k: int, *, n_jobs=None, prune: bool = True, return_stats=False):
+    def top_k(self, queries, k: int, *, n_jobs=None, algorithm="auto", return_stats=False):
         """The k best documents of each query, best first; ties to the lower index.
 
         The same ranking as sorting :meth:`scores` (documents of score 0 come last, in
-        index order), without scoring every document: MaxScore skips the documents that
-        cannot enter the top k.
+        index order), without scoring every document.
 
         Parameters
         ----------
@@ -203,8 +207,15 @@ class InvertedIndex:
         n_jobs : int, default=None
             Threads ranking disjoint chunks of queries (None: 1; -1: every core). The
             result does not depend on it.
-        prune : bool, default=True
-            False scores every posting of the query's terms (the exhaustive baseline).
+        algorithm : {"auto", "maxscore", "dense", "exhaustive"}, default="auto"
+            How the top k is found, with the same result. "maxscore": document at a time
+            with MaxScore pruning (:func:`~irdialog.retrieval._kernels.maxscore_top_k`);
+            "dense": every posting into a dense float32 accumulator, exact scores for the
+            few documents near the top (:func:`~irdialog.retrieval._kernels.dense_top_k`);
+            "auto": MaxScore for queries of at most ``LONG_QUERY_TERMS`` terms, dense for
+            the longer ones, whose postings cover much of the collection; "exhaustive":
+            every posting scored into a sparse accumulator (the baseline of the pruning
+            statistics).
         return_stats : bool, default=False
             Also return per-query counts (see Returns).
 
@@ -213,11 +224,13 @@ class InvertedIndex:
         top : int64 ndarray of shape (n_queries, min(k, n_docs))
         stats : dict of int64 ndarrays of shape (n_queries,), only with ``return_stats``
             ``"n_positive"``: documents in the top k with a positive score;
-            ``"scored"``: postings scored (with ``prune=False``, all of them);
+            ``"scored"``: postings scored (with "dense" and "exhaustive", all of them);
             ``"postings"``: the total length of the query's postings.
         """
         if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
         Q = self._queries(queries)
         n = Q.shape[0]
         k = min(int(k), self.n_docs)
@@ -229,35 +242,40 @@ class InvertedIndex:
         if k == 0 or n == 0:
             return (top, stats) if return_stats else top
         q = (Q.indptr.astype(np.int64), Q.indices, Q.data)
+        if algorithm == "auto":
+            long = np.diff(Q.indptr) > LONG_QUERY_TERMS
+            plan = [("maxscore", np.flatnonzero(~long)), ("dense", np.flatnonzero(long))]
+        else:
+            plan = [(algorithm, np.arange(n))]
+        arrays = (self.indptr, self.docs, self.impacts)
+        out = (n_positive, scored, postings)
 
-        def run(start, stop):
-            if prune:
-                maxscore_top_k(
-                    *q, self.indptr, self.docs, self.impacts, self.term_max, self.n_docs, k,
-                    start, stop, top, n_positive, scored, postings,
-                )  # fmt: skip
+        def run(kernel, rows):
+            if kernel == "maxscore":
+                maxscore_top_k(*q, *arrays, self.term_max, self.n_docs, k, rows, top, *out)
+            elif kernel == "dense":
+                dense_top_k(*q, *arrays, self.n_docs, k, rows, top, *out)
             else:
-                exhaustive_top_k(
-                    *q, self.indptr, self.docs, self.impacts, self.n_docs, k, start, stop,
-                    top, n_positive,
-                )  # fmt: skip
+                exhaustive_top_k(*q, *arrays, self.n_docs, k, rows, top, n_positive)
 
-        workers = min(effective_n_jobs(n_jobs), -(-n // _QUERY_CHUNK))
+        chunks = [
+            (kernel, rows[s : s + _QUERY_CHUNK])
+            for kernel, rows in plan
+            for s in range(0, len(rows), _QUERY_CHUNK)
+        ]
+        workers = min(effective_n_jobs(n_jobs), len(chunks))
         if workers <= 1:
-            run(0, n)
+            for kernel, rows in plan:
+                if len(rows):
+                    run(kernel, rows)
         else:
             # The kernels release the GIL: threads share the index's pages, no copies.
-            bounds = range(0, n, _QUERY_CHUNK)
-            Parallel(n_jobs=workers, prefer="threads")(
-                delayed(run)(s, min(n, s + _QUERY_CHUNK)) for s in bounds
-            )
-        if not prune and return_stats:
+            Parallel(n_jobs=workers, prefer="threads")(delayed(run)(*c) for c in chunks)
+        if algorithm == "exhaustive" and return_stats:
             rows = np.repeat(np.arange(n), np.diff(Q.indptr))
             lengths = np.diff(self.indptr)[Q.indices]
-            scored = postings = np.bincount(rows, weights=lengths, minlength=n).astype(np.int64)
-        if return_stats:
-            return top, {"n_positive": n_positive, "scored": scored, "postings": postings}
-        return top
+            scored[:] = postings[:] = np.bincount(rows, weights=lengths, minlength=n)
+        return (top, stats) if return_stats else top
 
 
 def rank_texts(

@@ -1,4 +1,5 @@
-"""Numba kernels of the inverted index: exact top k by MaxScore dynamic pruning.
+"""Numba kernels of the inverted index: the exact top k by MaxScore dynamic pruning, by a
+dense accumulator for long queries, and by exhaustive scoring (the baseline).
 
 Everything here is a pure ``@njit(cache=True, nogil=True)`` function of contiguous arrays and
 scalars; ``nogil`` lets threads rank disjoint ranges of queries at once.
@@ -103,10 +104,10 @@ def _emit(heap_score, heap_doc, size, row, mark):
 
 @njit(cache=True, nogil=True)
 def maxscore_top_k(
-    q_indptr, q_terms, q_weights, indptr, docs, impacts, term_max, n_docs, k, start, stop,
+    q_indptr, q_terms, q_weights, indptr, docs, impacts, term_max, n_docs, k, rows,
     out_doc, out_n, out_scored, out_postings,
 ):  # fmt: skip
-    """The k best documents of queries ``start .. stop - 1``, best first, by MaxScore.
+    """The k best documents of the queries ``rows``, best first, by MaxScore.
 
     Parameters
     ----------
@@ -117,14 +118,14 @@ def maxscore_top_k(
         with their impacts (>= 0)
     term_max : float32 (n_terms,), the largest impact of each term
     n_docs, k : int (k <= n_docs)
-    start, stop : int, the range of queries to rank
+    rows : int64 (n,), the queries to rank
     out_doc : int64 (n_queries, k); out_n, out_scored, out_postings : int64 (n_queries,)
-        Written for rows ``start .. stop - 1``: the top k; how many have a positive score;
+        Written for ``rows``: the top k; how many have a positive score;
         how many postings were scored; the total length of the query's postings (what
         exhaustive term-at-a-time scoring reads).
     """
     max_terms = 1
-    for i in range(start, stop):
+    for i in rows:
         max_terms = max(max_terms, q_indptr[i + 1] - q_indptr[i])
     order = np.empty(max_terms, dtype=np.int64)  # list slot -> position in the query row
     bound = np.empty(max_terms)  # w * term_max, ascending over the slots
@@ -138,7 +139,7 @@ def maxscore_top_k(
     heap_score = np.empty(k)
     heap_doc = np.empty(k, dtype=np.int64)
     in_top = np.zeros(n_docs, dtype=np.bool_)
-    for i in range(start, stop):
+    for i in rows:
         q0 = q_indptr[i]
         n_terms = q_indptr[i + 1] - q0
         # The slots: the query's terms with postings, by increasing bound (insertion sort:
@@ -227,7 +228,7 @@ def maxscore_top_k(
 
 @njit(cache=True, nogil=True)
 def exhaustive_top_k(
-    q_indptr, q_terms, q_weights, indptr, docs, impacts, n_docs, k, start, stop, out_doc, out_n
+    q_indptr, q_terms, q_weights, indptr, docs, impacts, n_docs, k, rows, out_doc, out_n
 ):
     """The same top k as :func:`maxscore_top_k` by scoring every posting of the query's
     terms (term at a time, into an accumulator): the baseline the pruning is measured
@@ -237,7 +238,7 @@ def exhaustive_top_k(
     touched = np.empty(n_docs, dtype=np.int64)
     heap_score = np.empty(k)
     heap_doc = np.empty(k, dtype=np.int64)
-    for i in range(start, stop):
+    for i in rows:
         n_touched = 0
         for jj in range(q_indptr[i], q_indptr[i + 1]):
             t = q_terms[jj]
@@ -259,3 +260,76 @@ def exhaustive_top_k(
                 size = _push(heap_score, heap_doc, size, score, doc)
         out_n[i] = size
         _emit(heap_score, heap_doc, size, out_doc[i], seen)
+
+
+@njit(cache=True, nogil=True)
+def _exact_score(q_terms, q_weights, q0, n_terms, indptr, docs, impacts, doc):
+    """The document's score added in the query's term order: the exhaustive product's."""
+    score = 0.0
+    for jj in range(n_terms):
+        w = q_weights[q0 + jj]
+        if w <= 0.0:
+            continue
+        t = q_terms[q0 + jj]
+        lo = indptr[t]
+        hi = indptr[t + 1]
+        while lo < hi:  # binary search for doc
+            mid = (lo + hi) >> 1
+            if docs[mid] < doc:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < indptr[t + 1] and docs[lo] == doc:
+            score += w * np.float64(impacts[lo])
+    return score
+
+
+@njit(cache=True, nogil=True)
+def dense_top_k(
+    q_indptr, q_terms, q_weights, indptr, docs, impacts, n_docs, k, rows,
+    out_doc, out_n, out_scored, out_postings,
+):  # fmt: skip
+    """The k best documents of the queries ``rows``, best first, for long queries:
+    the same arguments and result as :func:`maxscore_top_k`.
+
+    Every posting of the query's terms is added into a dense float32 accumulator, as
+    bm25s does; a long query's postings cover much of the collection, where pruning
+    document at a time costs more than it saves. Two sequential passes then find the k-th
+    best of those sums and the documents within float32 rounding of it; only these get
+    their exact float64 score, added in the query's term order, from which the top k is
+    taken, so the result is exactly that of the exhaustive product.
+    """
+    acc = np.zeros(n_docs, dtype=np.float32)
+    heap_score = np.empty(k)
+    heap_doc = np.empty(k, dtype=np.int64)
+    mark = np.zeros(n_docs, dtype=np.bool_)
+    for i in rows:
+        q0 = q_indptr[i]
+        n_terms = q_indptr[i + 1] - q0
+        total = 0
+        for jj in range(n_terms):
+            w = q_weights[q0 + jj]
+            if w <= 0.0:
+                continue
+            t = q_terms[q0 + jj]
+            w32 = np.float32(w)
+            total += indptr[t + 1] - indptr[t]
+            for p in range(indptr[t], indptr[t + 1]):
+                acc[docs[p]] += w32 * impacts[p]
+        # The k-th best float32 sum, then every document within its rounding of it.
+        size = 0
+        for d in range(n_docs):
+            if acc[d] > 0.0 and (size < k or acc[d] > heap_score[0]):
+                size = _push(heap_score, heap_doc, size, np.float64(acc[d]), d)
+        cutoff = heap_score[0] * (1.0 - (n_terms + 2) * 2.0**-22) if size == k else 0.0
+        size = 0
+        for d in range(n_docs):
+            if acc[d] > 0.0 and acc[d] >= cutoff:
+                score = _exact_score(q_terms, q_weights, q0, n_terms, indptr, docs, impacts, d)
+                if score > 0.0:
+                    size = _push(heap_score, heap_doc, size, score, d)
+            acc[d] = 0.0
+        out_scored[i] = total
+        out_postings[i] = total
+        out_n[i] = size
+        _emit(heap_score, heap_doc, size, out_doc[i], mark)
