@@ -13,8 +13,9 @@ Corpora (``--corpora``), each de-duplicated once and given as the same list to e
 
 Queries: the 9,952 questions of Movie Dialog task 1's test split for the KB corpora (a hit:
 a top-10 sentence holds one of the gold answers, case-insensitively), the contexts of the
-Ubuntu test split for ``ubuntu`` (a hit: its true response is in the top 10). ``--max-queries``
-caps their number per corpus.
+Ubuntu test split for ``ubuntu`` (a hit: its true response is in the top 10).
+``--max-queries`` caps their number on ``kb`` and ``kb10``, ``--large-queries`` (2,000) on
+``kb100`` and ``ubuntu``.
 
 Each side runs in a process of its own (so that its index time and peak memory are its own),
 with BLAS on one thread:
@@ -110,7 +111,8 @@ def load_corpus(name: str, args) -> tuple[list[str], list[str], list]:
         gold = [position[t] for t in truths]
     else:
         raise ValueError(f"unknown corpus {name!r}")
-    n = min(len(queries), args.max_queries) if args.max_queries else len(queries)
+    cap = args.large_queries if name in ("kb100", "ubuntu") else args.max_queries
+    n = min(len(queries), cap) if cap else len(queries)
     return docs, queries[:n], gold[:n]
 
 
@@ -302,6 +304,9 @@ def main(argv=None) -> int:
     parser.add_argument("--sides", nargs="+", default=list(SIDES), choices=SIDES)
     parser.add_argument("--rare-df", type=int, default=20)
     parser.add_argument("--max-queries", type=int, default=0, help="0: all")
+    parser.add_argument(
+        "--large-queries", type=int, default=2000, help="queries on kb100 and ubuntu (0: all)"
+    )
     parser.add_argument("--n-jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rank-bm25-queries", type=int, default=20)
     parser.add_argument("--rank-bm25-corpora", nargs="+", default=["kb", "kb10"])
