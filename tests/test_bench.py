@@ -166,6 +166,8 @@ def _rerun(name, data_home, seeds=None, **override):
 EXACT = [
     "dialog-babi-tfidf",
     "dialog-babi-tfidf-type",
+    "dialog-babi-bm25",
+    "dialog-babi-bm25-type",
     "dialog-babi-nn",
     "dialog-babi-rule-based",
     "babi-qa-ngram",
@@ -346,6 +348,19 @@ def test_committed_table_2_rows_within_one_point_of_the_paper(model):
     for r in rows:
         if (model, r["task"], r["split"]) not in KNOWN_SHORTFALLS:
             assert r["per_response"] >= r["paper_per_response"] - 1.0, r
+
+
+@pytest.mark.parametrize("model", ["bm25", "bm25-type"])
+def test_committed_bm25_rows_have_no_paper_value_and_were_chosen_on_dev(model):
+    from irdialog.bench import DIALOG_BABI_MODELS
+
+    result = json.loads((RESULTS / f"dialog-babi-{model}.json").read_text())
+    assert len(result["rows"]) == 11
+    assert all(r["paper_per_response"] is None for r in result["rows"])
+    grid = DIALOG_BABI_MODELS[model].grid
+    for chosen in result["runs"][0]["chosen"]:
+        assert all(chosen["params"][k] in values for k, values in grid.items())
+        assert set(chosen["selection"]) == {"dev_per_response"}
 
 
 def test_committed_classical_babi_qa_results_beat_the_paper():
