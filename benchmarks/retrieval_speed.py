@@ -33,7 +33,8 @@ with BLAS on one thread:
 
 Timed: the index (tokenising included) and the queries (tokenising included, after a
 warm-up on 100 queries that compiles the numba kernels), for each ``--n-jobs`` (irdialog's
-``n_jobs`` threads, bm25s's ``n_threads``). Peak memory: the process's peak resident memory
+``n_jobs`` threads, bm25s's ``n_threads``), the settings alternated twice and the best time
+of each kept. Peak memory: the process's peak resident memory
 while indexing, less its resident memory before (``/proc/self/clear_refs``). For irdialog's
 sides also: the top 10 checked against exhaustive scoring on every query, the share of the
 query's postings scored (MaxScore for queries of up to 16 terms, a dense accumulator reading
@@ -154,6 +155,19 @@ def _timed(fn):
     return value, time.perf_counter() - t
 
 
+def _alternated(search, n_jobs_list, n_queries, out, rounds=2):
+    """Time ``search(n_jobs)`` for every n_jobs, the settings alternated over ``rounds``
+    rounds; the best time of each gives ``out["queries_per_second_<n_jobs>"]``."""
+    best = {}
+    for _ in range(rounds):
+        for n_jobs in n_jobs_list:
+            value, seconds = _timed(lambda n_jobs=n_jobs: search(n_jobs))
+            best[n_jobs] = min(seconds, best.get(n_jobs, np.inf))
+    for n_jobs, seconds in best.items():
+        out[f"queries_per_second_{n_jobs}"] = n_queries / seconds
+    return value
+
+
 def _index_measured(build):
     _reset_peak()
     before = _rss_gib()
@@ -180,10 +194,12 @@ def run_irdialog(side, docs, queries, gold, n_jobs_list) -> dict:
     out = {"index_seconds": index_s, "index_peak_gib": index_gib, "n_documents": len(docs)}
     assert len(model.candidates_) == len(docs), "the corpus was de-duplicated beforehand"
     model.rank(queries[:100], k=10)  # numba: load or compile the kernels
-    for n_jobs in n_jobs_list:
+
+    def search(n_jobs):
         _cached_tokens.cache_clear()  # every timed run tokenises every query
-        top, seconds = _timed(lambda n_jobs=n_jobs: model.rank(queries, k=10, n_jobs=n_jobs))
-        out[f"queries_per_second_{n_jobs}"] = len(queries) / seconds
+        return model.rank(queries, k=10, n_jobs=n_jobs)
+
+    top = _alternated(search, n_jobs_list, len(queries), out)
     out["gold_in_top10"] = gold_in_top10(top, docs, gold)
     # The kernel alone, pruned against exhaustive, on the encoded queries.
     if side != "tfidf":
@@ -248,11 +264,9 @@ def run_bm25s(docs, queries, gold, n_jobs_list) -> dict:
         tokens = bm25s.tokenize(texts, show_progress=False)
         return retriever.retrieve(tokens, k=10, n_threads=n_threads, show_progress=False)
 
-    search(queries[:100], 1)  # numba: compile
     for n_jobs in n_jobs_list:
-        search(queries[:100], n_jobs)
-        (top, _), seconds = _timed(lambda n_jobs=n_jobs: search(queries, n_jobs))
-        out[f"queries_per_second_{n_jobs}"] = len(queries) / seconds
+        search(queries[:100], n_jobs)  # numba: compile
+    top, _ = _alternated(lambda n_jobs: search(queries, n_jobs), n_jobs_list, len(queries), out)
     out["gold_in_top10"] = gold_in_top10(top, docs, gold)
     return out
 
