@@ -449,3 +449,50 @@ def test_saving_over_a_mapped_file_leaves_the_maps_valid(tmp_path):
     save(model, tmp_path / "link.npz", compress=False)
     assert (tmp_path / "link.npz").is_symlink()
     assert len(load(path, mmap_mode="r").candidates_) == len(model.candidates_)
+
+
+# --------------------------------------------------------------------------- texts
+
+
+def test_arrays_of_texts_round_trip_as_one_buffer(tmp_path):
+    texts = ["", "a table for two", "é à ü", "北京烤鸭", "x\ny", "\ud800 lone surrogate", "🙂"]
+    model = TfidfRanker(candidates=texts[1:5]).fit(["a table"], ["a table for two"])
+    model.extra_ = np.array(texts, dtype=object).reshape(7, 1)
+    path = tmp_path / "m.npz"
+    save(model, path, compress=False)
+    doc = json.loads(np.load(path)["__irdialog__"].tobytes())
+    assert "__strarray__" in json.dumps(doc["model"]["state"]["candidates_"])
+    for mode in (None, "r"):
+        loaded = load(path, mmap_mode=mode)
+        assert loaded.extra_.shape == (7, 1) and loaded.extra_.ravel().tolist() == texts
+        assert loaded.candidates_.tolist() == model.candidates_.tolist()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda s: s.update({"shape": [99]}),
+        lambda s: s.update({"ends": {"__array__": s["__strarray__"]["__array__"]}}),
+    ],
+)
+def test_texts_that_do_not_add_up_are_refused(tmp_path, edit):
+    path = tmp_path / "m.npz"
+    save(TfidfRanker().fit(X, Y), path)
+    _tamper(path, lambda d: edit(d["model"]["state"]["candidates_"]))
+    with pytest.raises(ModelFileError, match="does not add up"):
+        load(path)
+
+
+def test_version_1_files_with_texts_as_json_still_load(tmp_path):
+    path = tmp_path / "m.npz"
+    model = TfidfRanker().fit(X, Y)
+    save(model, path)
+    cands = model.candidates_.tolist()
+    as_json = {"__objarray__": cands, "shape": [len(cands)]}
+
+    def to_version_1(doc):
+        doc["version"] = 1
+        doc["model"]["state"]["candidates_"] = as_json
+
+    _tamper(path, to_version_1)
+    np.testing.assert_array_equal(load(path).decision_function(X), model.decision_function(X))
