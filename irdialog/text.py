@@ -38,13 +38,14 @@ NIL = "<nil>"
 SPEAKER_TOKENS = {"user": "<speaker:user>", "bot": "<speaker:bot>", "kb": "<speaker:kb>"}
 
 
-def _punctuation_class() -> str:
-    # All Unicode punctuation of the Basic Multilingual Plane, as a regex character class body.
-    chars = (chr(c) for c in range(min(sys.maxunicode, 0xFFFF) + 1))
-    return "".join(re.escape(c) for c in chars if unicodedata.category(c).startswith("P"))
-
-
-_P = _punctuation_class()
+# All Unicode punctuation of the Basic Multilingual Plane: tokenize splits each off as a
+# token of one character.
+PUNCTUATION = frozenset(
+    ch
+    for ch in map(chr, range(min(sys.maxunicode, 0xFFFF) + 1))
+    if unicodedata.category(ch).startswith("P")
+)
+_P = "".join(re.escape(c) for c in sorted(PUNCTUATION))  # as a regex character class body
 # A word: non-space, non-punctuation runs joined by inner punctuation ("i'm", "north,west");
 # otherwise a single punctuation character.
 _TOKEN_RE = re.compile(rf"[^\s{_P}]+(?:[{_P}]+[^\s{_P}]+)*|[{_P}]")
@@ -161,6 +162,8 @@ def is_punctuation(token: str) -> bool:
     >>> [is_punctuation(t) for t in ["?", "।", "north,west", "$"]]
     [True, True, False, False]
     """
+    if len(token) == 1:
+        return token in PUNCTUATION or unicodedata.category(token).startswith("P")
     return all(unicodedata.category(ch).startswith("P") for ch in token)
 
 

@@ -184,3 +184,14 @@ def test_stop_words_leave_both_sides_and_the_lengths():
     queries = ["the cat", "a dog and the bird"]
     np.testing.assert_allclose(model.decision_function(queries), plain.decision_function(queries))
     np.testing.assert_array_equal(model.decision_function(["the a"]), 0.0)
+
+
+def test_punctuation_is_dropped_by_default_in_any_script():
+    docs = ["who is it ?", "heat directed_by michael mann", "गर्मी । फ़िल्म"]
+    model = BM25Ranker(candidates=docs).fit(["x"], [docs[0]])
+    assert not {"?", "।"} & set(model.vocabulary_)
+    assert model.predict(["heat?"])[0] == "heat directed_by michael mann"  # not the "?" one
+    kept = BM25Ranker(candidates=docs, drop_punctuation=False).fit(["x"], [docs[0]])
+    assert {"?", "।"} <= set(kept.vocabulary_)
+    custom = BM25Ranker(candidates=docs, tokenizer=str.split).fit(["x"], [docs[0]])
+    assert not {"?", "।"} & set(custom.vocabulary_)

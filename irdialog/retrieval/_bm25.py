@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from functools import lru_cache
 from itertools import chain
 from numbers import Real
 
@@ -22,7 +23,7 @@ from ..base import (
     resolve_candidates,
 )
 from ..features import match_type_matrices, match_type_pairs
-from ..text import context_tokens, tokenize
+from ..text import PUNCTUATION, context_tokens, is_punctuation, tokenize
 from ._index import InvertedIndex, count_tokens, rank_texts
 from ._streaming import StreamingFitMixin
 
@@ -106,6 +107,11 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         that separates words by spaces). Pass your own for other scripts (e.g. character
         bigrams for Chinese); such a model is saved by ``joblib`` but not by
         :func:`irdialog.persist.save`, which stores only irdialog functions.
+    drop_punctuation : bool, default=True
+        Drop the tokens made only of punctuation (any Unicode ``P*`` character,
+        :func:`irdialog.text.is_punctuation`), as IR tokenizers do (bm25s's ``\\w\\w+``,
+        Lucene's standard analyzer): a question mark shared by a question and a few
+        titles otherwise weighs like a rare word.
     stop_words : collection of str or None, default=None
         Tokens dropped from the candidates and the inputs (after ``tokenizer``), as
         scikit-learn's vectorizers and bm25s drop them. No list is built in: none is right
@@ -163,6 +169,7 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         "b": [Interval(Real, 0, 1, closed="both")],
         "delta": [Interval(Real, 0, None, closed="left")],
         "tokenizer": [callable, None],
+        "drop_punctuation": ["boolean"],
         "stop_words": ["array-like", set, frozenset, None],
         "type_weight": [Interval(Real, 0, None, closed="neither")],
     }
@@ -177,6 +184,7 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         b=0.75,
         delta=0.5,
         tokenizer=None,
+        drop_punctuation=True,
         stop_words=None,
         type_weight=1.0,
     ):
@@ -187,6 +195,7 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         self.b = b
         self.delta = delta
         self.tokenizer = tokenizer
+        self.drop_punctuation = drop_punctuation
         self.stop_words = stop_words
         self.type_weight = type_weight
 
@@ -194,13 +203,19 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
 
     def _tokenize(self) -> Callable[[str], list[str]]:
         tok = tokenize if self.tokenizer is None else self.tokenizer
-        if not self.stop_words:
-            return tok
-        stop = frozenset(self.stop_words)
-        return lambda text: [t for t in tok(text) if t not in stop]
+        drop = set(self.stop_words or ())
+        if self.drop_punctuation and self.tokenizer is None:
+            drop |= PUNCTUATION  # tokenize's punctuation tokens are single characters
+        elif self.drop_punctuation:
+            punctuation = lru_cache(maxsize=1 << 20)(is_punctuation)
+            return lambda text: [t for t in tok(text) if t not in drop and not punctuation(t)]
+        if drop:
+            drop = frozenset(drop)
+            return lambda text: [t for t in tok(text) if t not in drop]
+        return tok
 
     def _query_tokens(self, contexts) -> list[list[str]]:
-        if self.tokenizer is None and not self.stop_words:
+        if self.tokenizer is None and not self.stop_words and not self.drop_punctuation:
             return [context_tokens(c, self.use_history) for c in contexts]  # memoised turns
         tok = self._tokenize()
         texts = ([*(t.text for t in c.history), c.query] if self.use_history else [c.query]
