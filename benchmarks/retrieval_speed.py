@@ -4,7 +4,8 @@ Corpora (``--corpora``), each de-duplicated once and given as the same list to e
 
 - ``kb``: the Movie Dialog knowledge base's unique sentences (84,029);
 - ``kb10``, ``kb100``: that KB grown ten- and a hundredfold: copy j of every sentence has
-  each word found in at most ``--rare-df`` sentences (the entities) renamed ``word~j``, so
+  each word found in at most ``--rare-df`` sentences (the entities) renamed ``word_j`` (one
+  word to every tokenizer here, bm25s's ``\\w\\w+`` included), so
   the copies hold new entities that no query names while the relation and common words get
   postings ten or a hundred times as long, as a bigger knowledge base would;
 - ``ubuntu``: the responses of the generated Ubuntu corpus (``python -m
@@ -80,7 +81,7 @@ def grow(sentences: list[str], scale: int, rare_df: int) -> list[str]:
     out = list(sentences)
     for j in range(1, scale):
         out.extend(
-            " ".join(f"{w}~{j}" if df[w] <= rare_df else w for w in s.split()) for s in sentences
+            " ".join(f"{w}_{j}" if df[w] <= rare_df else w for w in s.split()) for s in sentences
         )
     return out
 

@@ -77,8 +77,10 @@ from . import __version__
 __all__ = ["ALLOWED_MODULES", "ModelFileError", "load", "save"]
 
 FORMAT = "irdialog-model"
-FORMAT_VERSION = 2  # 2: arrays of str as one UTF-8 buffer (version 1 files still load)
+FORMAT_VERSION = 2  # 2: texts as one UTF-8 buffer, vocabularies as arrays (1 still loads)
 _READABLE_VERSIONS = (1, 2)
+# Dicts of str -> int with at least this many entries are stored as two arrays (format 2).
+_TABLE_MIN = 64
 _HEADER = "__irdialog__"  # the JSON document, stored as a uint8 array of its UTF-8 bytes
 
 # The modules whose classes and functions a model file may name (a module or its submodules).
@@ -114,10 +116,14 @@ class _Writer:
             # characters, which load in a fraction of the time of as many JSON strings.
             flat = a.ravel().tolist()
             ends = np.cumsum(np.fromiter(map(len, flat), dtype=np.int64, count=len(flat)))
-            data = "".join(flat).encode("utf-8", "surrogatepass")
+            joined = "\x00".join(flat)
+            # Texts free of NUL are split on it at load (a C loop); others are sliced.
+            sep = joined.count("\x00") == len(flat) - 1
+            data = (joined if sep else "".join(flat)).encode("utf-8", "surrogatepass")
             return {
                 "__strarray__": self.array(np.frombuffer(data, dtype=np.uint8)),
                 "ends": self.array(ends),
+                "nul_separated": sep,
                 "shape": list(a.shape),
             }
         if a.dtype.hasobject:
@@ -174,10 +180,23 @@ class _Writer:
             }
         if type(obj) is collections.Counter:
             return {"__counter__": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+        if type(obj) is list and len(obj) >= _TABLE_MIN and all(type(v) is str for v in obj):
+            texts = np.empty(len(obj), dtype=object)
+            texts[:] = obj
+            return {"__strlist__": self.array(texts)}  # documents: one buffer, not JSON
         if type(obj) in (list, tuple, set, frozenset):
             items = [self.encode(v, where) for v in obj]
             return {f"__{type(obj).__name__}__": items}
         if type(obj) is dict:
+            if len(obj) >= _TABLE_MIN and all(
+                type(k) is str and type(v) is int for k, v in obj.items()
+            ):
+                # A vocabulary (word -> index): its words as one text array, its indices as
+                # an int64 array, which load many times faster than a JSON object.
+                keys = np.empty(len(obj), dtype=object)
+                keys[:] = list(obj)
+                values = np.fromiter(obj.values(), dtype=np.int64, count=len(obj))
+                return {"__strintdict__": self.array(keys), "values": self.array(values)}
             if all(type(k) is str for k in obj):
                 return {"__dict__": {k: self.encode(v, f"{where}[{k!r}]") for k, v in obj.items()}}
             return {"__items__": [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
@@ -465,18 +484,20 @@ class _Reader:
     def _texts(self, spec) -> np.ndarray:
         text = bytes(self.array(spec["__strarray__"])).decode("utf-8", "surrogatepass")
         ends = np.asarray(self.array(spec["ends"]))
-        starts = np.concatenate([[0], ends[:-1]]) if len(ends) else ends
         shape = spec.get("shape")
-        if (
-            ends.dtype.kind not in "iu"
-            or ends.ndim != 1
-            or (len(ends) and (ends[-1] != len(text) or (np.diff(starts) < 0).any()))
-            or not isinstance(shape, list)
-            or int(np.prod(shape)) != len(ends)
-        ):
+        n = len(ends)
+        if spec.get("nul_separated"):
+            items = text.split("\x00") if n else []
+            ok = len(items) == n and (not n or int(ends[-1]) == len(text) - (n - 1))
+        else:
+            starts = np.concatenate([[0], ends[:-1]]) if n else ends
+            ok = ends.dtype.kind in "iu" and (not n or (ends[-1] == len(text) and
+                                                       (np.diff(starts) >= 0).all()))  # fmt: skip
+            items = [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())] if ok else []
+        if not ok or ends.ndim != 1 or not isinstance(shape, list) or int(np.prod(shape)) != n:
             raise ModelFileError("malformed model file: an array of texts does not add up")
-        out = np.empty(len(ends), dtype=object)
-        out[:] = [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+        out = np.empty(n, dtype=object)
+        out[:] = items
         return out.reshape(shape)
 
     def decode(self, value):
@@ -512,6 +533,14 @@ class _Reader:
             return self._remember(number, {self.decode(v) for v in value["__set__"]})
         if "__frozenset__" in value:
             return self._remember(number, frozenset(self.decode(v) for v in value["__frozenset__"]))
+        if "__strlist__" in value:
+            return self._remember(number, self.array(value["__strlist__"]).tolist())
+        if "__strintdict__" in value:
+            keys = self.array(value["__strintdict__"])
+            values = np.asarray(self.array(value["values"]))
+            if keys.ndim != 1 or values.shape != keys.shape or values.dtype.kind != "i":
+                raise ModelFileError("malformed model file: a vocabulary does not add up")
+            return self._remember(number, dict(zip(keys.tolist(), values.tolist())))
         if "__dict__" in value:
             out = self._remember(number, {})
             out.update((k, self.decode(v)) for k, v in value["__dict__"].items())

@@ -496,3 +496,19 @@ def test_version_1_files_with_texts_as_json_still_load(tmp_path):
 
     _tamper(path, to_version_1)
     np.testing.assert_array_equal(load(path).decision_function(X), model.decision_function(X))
+
+
+def test_vocabularies_round_trip_as_arrays(tmp_path):
+    words = [f"w{i}" for i in range(300)] + ["é", "北京", ""]
+    model = TfidfRanker().fit([" ".join(words)], ["a b"])
+    model.table_ = {w: 7 * i for i, w in enumerate(words)}
+    path = tmp_path / "m.npz"
+    save(model, path)
+    doc = json.loads(np.load(path)["__irdialog__"].tobytes())
+    assert "__strintdict__" in json.dumps(doc["model"]["state"]["table_"])
+    loaded = load(path)
+    assert loaded.table_ == model.table_ and list(loaded.table_) == words
+    assert loaded.vectorizer_.vocabulary_ == model.vectorizer_.vocabulary_
+    _tamper(path, lambda d: d["model"]["state"]["table_"].update({"values": {"__array__": "a0"}}))
+    with pytest.raises(ModelFileError, match="does not add up"):
+        load(path)
