@@ -57,6 +57,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -73,16 +74,23 @@ SCALES = {"kb": 1, "kb10": 10, "kb100": 100}
 # -- corpora ---------------------------------------------------------------------------------
 
 
+_WORD = re.compile(r"\w+")
+
+
 def grow(sentences: list[str], scale: int, rare_df: int) -> list[str]:
-    """The corpus and ``scale - 1`` copies with their rare words (df <= rare_df) renamed."""
+    """The corpus and ``scale - 1`` copies with their rare words (runs of word characters in
+    at most ``rare_df`` sentences) renamed ``word_j`` in copy j."""
     if scale == 1:
         return sentences
-    df = Counter(w for s in sentences for w in set(s.split()))
+    df = Counter(w for s in sentences for w in set(_WORD.findall(s)))
     out = list(sentences)
     for j in range(1, scale):
-        out.extend(
-            " ".join(f"{w}_{j}" if df[w] <= rare_df else w for w in s.split()) for s in sentences
-        )
+        suffix = f"_{j}"
+
+        def rename(m, suffix=suffix):
+            return m.group() + suffix if df[m.group()] <= rare_df else m.group()
+
+        out.extend(_WORD.sub(rename, s) for s in sentences)
     return out
 
 
