@@ -114,8 +114,6 @@ def retrieval_speed(result: dict) -> list[str]:
 
 
 def pool_speed(result: dict) -> list[str]:
-    if "faiss" not in result:  # the first version's files: a 1024^3 product measured once
-        return _pool_speed_v1(result)
     lines = [
         f"{result['n_contexts']:,} contexts x {result['n_pool']:,} candidates, one thread; "
         "scoring, the same-shape products alone and faiss alternated (best of "
@@ -133,25 +131,6 @@ def pool_speed(result: dict) -> list[str]:
             f"| {r['same_shape_matmul_seconds']:.1f} | {100 * r['share_of_matmul']:.0f}% "
             f"| {r['faiss_seconds']:.1f} | {r['speedup_vs_faiss']:.2f}x "
             f"| {r['same_top10_sets_as_faiss']:.1f}% | {r['peak_rss_gib_after']:.2f} "
-            f"| {r['hits@1_in_pool']:.1f} / {r['hits@1_in_candidates']:.1f} |"
-        )
-    return lines
-
-
-def _pool_speed_v1(result: dict) -> list[str]:
-    lines = [
-        f"{result['n_contexts']:,} contexts x {result['n_pool']:,} candidates, one thread:",
-        "",
-        "| model | dim | rank s | embed s | score s | score GFLOP/s | matmul GFLOP/s | share "
-        "| peak RSS GiB | hits@1 pool / candidates |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in result["rows"]:
-        lines.append(
-            f"| {r['model']} | {r['dim']} | {r['rank_seconds']:.1f} "
-            f"| {r['embed_pool_and_contexts_seconds']:.1f} | {r['score_seconds']:.1f} "
-            f"| {r['score_gflops']:.1f} | {r['matmul_gflops']:.1f} "
-            f"| {100 * r['share_of_matmul']:.0f}% | {r['peak_rss_gib_after']:.2f} "
             f"| {r['hits@1_in_pool']:.1f} / {r['hits@1_in_candidates']:.1f} |"
         )
     return lines
