@@ -301,24 +301,24 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         if self.types_:
             # Match types: each type word's document frequency (candidates holding an
             # entity of that type) and each candidate's tf = 1 score of a type word.
-            holds = self._candidate_types()
+            holds = self._candidate_types(counts)
             self.type_idf_ = _idf(
                 self.method, np.maximum(1, holds.sum(axis=0)), max(1, self.n_documents_)
             )
             self._candidate_bags = counts
             self._candidate_lengths = lengths
 
-    def _candidate_types(self) -> np.ndarray:
-        # (n_candidates, n_types): which candidates hold an entity of each type.
+    def _candidate_types(self, counts: sp.csr_matrix) -> np.ndarray:
+        # (n_candidates, n_types): which candidates hold an entity of each type, from their
+        # word counts (one sparse product, no second pass over the texts).
         types = {t: i for i, t in enumerate(self.types_)}
-        tok = self._tokenize()
-        out = np.zeros((len(self.candidates_), len(types)), dtype=bool)
-        for j, text in enumerate(self.candidates_):
-            for w in tok(text):
-                t = self._entity_types.get(w)
-                if t is not None:
-                    out[j, types[t]] = True
-        return out
+        pairs = [(j, types[self._entity_types[w]]) for w, j in self.vocabulary_.items()
+                 if self._entity_types.get(w) in types]  # fmt: skip
+        word_type = sp.csr_matrix(
+            (np.ones(len(pairs)), ([j for j, _ in pairs], [t for _, t in pairs])),
+            shape=(len(self.vocabulary_), len(types)),
+        )
+        return (counts @ word_type).toarray() > 0
 
     # -- scoring ---------------------------------------------------------------------------
 
@@ -329,7 +329,9 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
     def _type_part(self, lengths: np.ndarray) -> np.ndarray:
         # (n_docs, n_types): the score of one occurrence of each type word in each document.
         k1, b, delta = float(self.k1), float(self.b), float(self.delta)
-        ratio = lengths / self.average_length_ if self.average_length_ > 0 else 1.0 + 0 * lengths
+        ratio = (
+            lengths / self.average_length_ if self.average_length_ > 0 else np.ones_like(lengths)
+        )
         part = _tf_component(self.method, 1.0, ratio, k1, b, delta)
         if self.method in ("bm25l", "bm25+"):
             part = part - _tf_component(self.method, 0.0, ratio, k1, b, delta)
@@ -399,6 +401,9 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
 
     # -- streaming fit -----------------------------------------------------------------------
 
+    def _streaming(self) -> bool:
+        return hasattr(self, "_df")  # fit drops it: a later partial_fit starts a new stream
+
     def _reset_stream(self) -> None:
         self._df = Counter()
         self._n_seen = 0
@@ -460,9 +465,4 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         ...                           [["try the mount command", "restart it"]]).argmax())
         0
         """
-        self._validate_params()
-        if not hasattr(self, "_df"):
-            self._reset_stream()
-        self._count_chunk(X, y)
-        self._build_from_counts()
-        return self
+        return self._stream_chunk(X, y)

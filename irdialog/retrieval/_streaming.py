@@ -6,7 +6,17 @@ from __future__ import annotations
 class StreamingFitMixin:
     """``fit_chunks`` for a ranker whose fit is counting: ``_reset_stream`` starts the
     counts, ``_count_chunk(X, y)`` adds one chunk, ``_build_from_counts`` builds the
-    model (vocabulary, weights, index) once at the end."""
+    model (vocabulary, weights, index) once at the end; ``_streaming()`` says whether a
+    stream is under way (``partial_fit`` since the last ``fit``)."""
+
+    def _stream_chunk(self, X, y):
+        """The body of ``partial_fit``: one chunk added to the stream's counts."""
+        self._validate_params()
+        if not self._streaming():
+            self._reset_stream()
+        self._count_chunk(X, y)
+        self._build_from_counts()
+        return self
 
     def fit_chunks(self, chunks):
         """Fit from scratch on an iterable of chunks, building the model once.

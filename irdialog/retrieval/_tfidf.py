@@ -390,9 +390,4 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
         ...                           [["try the mount command", "restart it"]]).argmax())
         0
         """
-        self._validate_params()
-        if not self._streaming():
-            self._reset_stream()
-        self._count_chunk(X, y)
-        self._build_from_counts()
-        return self
+        return self._stream_chunk(X, y)
