@@ -4,6 +4,7 @@ numpy reference, the exhaustive kernel, every n_jobs; and the models that rank w
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from joblib import parallel_config
 
 from irdialog import KBMemoryRetriever, TfidfRanker
 from irdialog.base import _top_k, check_contexts
@@ -56,6 +57,20 @@ def test_pruned_exhaustive_and_threaded_rankings_are_identical(seed):
         for n_jobs in (1, 2, -1):
             top = index.top_k(Q, 10, algorithm=algorithm, n_jobs=n_jobs)
             np.testing.assert_array_equal(top, expected)
+
+
+@pytest.mark.parametrize("backend", ["loky", "threading"])
+def test_threads_stay_in_this_process_under_any_joblib_backend(backend):
+    # Under parallel_config(backend="dask") a joblib Parallel ships each call to another
+    # process, whose writes into the result never come back: the kernels must run on
+    # threads of this process whatever backend is active (loky stands in for Dask here).
+    Q, D = _random_problem(0, n_docs=300, n_terms=40, n_queries=2 * _QUERY_CHUNK + 7,
+                           integer=False)  # fmt: skip
+    index = InvertedIndex.from_matrix(D)
+    expected = _top_k(index.scores(Q), 10)
+    with parallel_config(backend=backend, n_jobs=2):
+        for n_jobs in (None, 2):
+            np.testing.assert_array_equal(index.top_k(Q, 10, n_jobs=n_jobs), expected)
 
 
 @pytest.mark.parametrize("algorithm", ["auto", "maxscore"])

@@ -15,13 +15,13 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._threads import n_threads
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import (
@@ -787,7 +787,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
     def _blas_threads(self):
         if self.n_jobs is None:
             return nullcontext()
-        return threadpool_limits(limits=effective_n_jobs(self.n_jobs), user_api="blas")
+        return threadpool_limits(limits=n_threads(self.n_jobs), user_api="blas")
 
     def decision_function(self, X) -> np.ndarray:
         """Score every candidate for each context: ``f(x, y) = (U^T x) . (V^T y)``.

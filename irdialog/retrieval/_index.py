@@ -21,8 +21,8 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed, effective_n_jobs
 
+from .._threads import n_threads
 from ._kernels import dense_top_k, exhaustive_top_k, maxscore_top_k
 
 ALGORITHMS = ("auto", "maxscore", "dense", "exhaustive")
@@ -263,14 +263,16 @@ class InvertedIndex:
             for kernel, rows in plan
             for s in range(0, len(rows), _QUERY_CHUNK)
         ]
-        workers = min(effective_n_jobs(n_jobs), len(chunks))
+        workers = min(n_threads(n_jobs), len(chunks))
         if workers <= 1:
             for kernel, rows in plan:
                 if len(rows):
                     run(kernel, rows)
         else:
-            # The kernels release the GIL: threads share the index's pages, no copies.
-            Parallel(n_jobs=workers, prefer="threads")(delayed(run)(*c) for c in chunks)
+            # The kernels release the GIL and write into ``top``: threads of this process,
+            # never joblib's active backend (under Dask it would run them on copies).
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(lambda chunk: run(*chunk), chunks))
         if algorithm == "exhaustive" and return_stats:
             rows = np.repeat(np.arange(n), np.diff(Q.indptr))
             lengths = np.diff(self.indptr)[Q.indices]
@@ -288,7 +290,7 @@ def rank_texts(
     without it) overlap: this thread encodes chunk after chunk while ``n_jobs`` threads rank
     the chunks already encoded. The result does not depend on ``n_jobs``.
     """
-    n_jobs = effective_n_jobs(n_jobs)
+    n_jobs = n_threads(n_jobs)
     if n_jobs <= 1 or len(X) <= _TEXT_CHUNK:
         return index.top_k(encode(X), k, n_jobs=n_jobs)
     with ThreadPoolExecutor(n_jobs) as pool:
