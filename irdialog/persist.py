@@ -109,6 +109,7 @@ class _Writer:
         self.arrays: dict[str, np.ndarray] = {}
         self.memo: dict[int, int] = {}  # id(obj) -> reference number, for shared objects
         self.keep: list = []  # keeps memoised objects alive (ids stay unique)
+        self.texts: dict[tuple[bytes, bytes], dict] = {}  # text buffers already stored
 
     def array(self, a: np.ndarray) -> dict:
         if a.dtype.hasobject and a.size and all(type(v) is str for v in a.flat):
@@ -120,12 +121,16 @@ class _Writer:
             # Texts free of NUL are split on it at load (a C loop); others are sliced.
             sep = joined.count("\x00") == len(flat) - 1
             data = (joined if sep else "".join(flat)).encode("utf-8", "surrogatepass")
-            return {
-                "__strarray__": self.array(np.frombuffer(data, dtype=np.uint8)),
-                "ends": self.array(ends),
-                "nul_separated": sep,
-                "shape": list(a.shape),
-            }
+            # The same texts twice (a ranker's ``candidates`` and ``candidates_``) are stored
+            # once, and decoded once at load.
+            key = (data, ends.tobytes())
+            if key not in self.texts:
+                self.texts[key] = {
+                    "__strarray__": self.array(np.frombuffer(data, dtype=np.uint8)),
+                    "ends": self.array(ends),
+                    "nul_separated": sep,
+                }
+            return {**self.texts[key], "shape": list(a.shape)}
         if a.dtype.hasobject:
             return {
                 "__objarray__": [self.encode(v) for v in a.ravel().tolist()],
@@ -465,6 +470,7 @@ class _Reader:
     def __init__(self, archive):
         self.archive = archive
         self.memo: dict[int, object] = {}
+        self.texts: dict[tuple, list] = {}  # decoded text buffers, by their members
 
     def array(self, spec) -> np.ndarray:
         if not isinstance(spec, dict):
@@ -482,9 +488,18 @@ class _Reader:
         return self.archive[key]
 
     def _texts(self, spec) -> np.ndarray:
-        text = bytes(self.array(spec["__strarray__"])).decode("utf-8", "surrogatepass")
-        ends = np.asarray(self.array(spec["ends"]))
+        key = (json.dumps(spec.get("__strarray__")), json.dumps(spec.get("ends")))
+        items = self.texts.get(key)
+        if items is None:
+            items = self.texts[key] = self._decode_texts(spec)
         shape = spec.get("shape")
+        if not isinstance(shape, list) or int(np.prod(shape)) != len(items):
+            raise ModelFileError("malformed model file: an array of texts does not add up")
+        return np.fromiter(items, dtype=object, count=len(items)).reshape(shape)
+
+    def _decode_texts(self, spec) -> list[str]:
+        text = bytes(self.array(spec["__strarray__"])).decode("utf-8", "surrogatepass")
+        ends = np.asarray(self.array(spec.get("ends")))
         n = len(ends)
         if spec.get("nul_separated"):
             items = text.split("\x00") if n else []
@@ -494,11 +509,9 @@ class _Reader:
             ok = ends.dtype.kind in "iu" and (not n or (ends[-1] == len(text) and
                                                        (np.diff(starts) >= 0).all()))  # fmt: skip
             items = [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())] if ok else []
-        if not ok or ends.ndim != 1 or not isinstance(shape, list) or int(np.prod(shape)) != n:
+        if not ok or ends.ndim != 1:
             raise ModelFileError("malformed model file: an array of texts does not add up")
-        out = np.empty(n, dtype=object)
-        out[:] = items
-        return out.reshape(shape)
+        return items
 
     def decode(self, value):
         if value is None or isinstance(value, (bool, int, float, str)):

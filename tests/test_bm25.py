@@ -9,6 +9,7 @@ from conftest import TINY_KB, make_tiny_dialogs
 
 from irdialog import BM25Ranker, MatchTypeFeaturizer, make_ranking_pipeline
 from irdialog.base import _top_k
+from irdialog.retrieval import _bm25
 from irdialog.retrieval._bm25 import METHODS
 
 
@@ -79,6 +80,16 @@ def test_scores_are_the_formula_of_each_variant(method, k1, b, delta):
     np.testing.assert_allclose(model.decision_function(queries), expected, rtol=2e-6, atol=1e-6)
     pairs = model.rank_candidates(queries, [docs[:7]] * len(queries))
     np.testing.assert_allclose(pairs, expected[:, :7], rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_indexing_in_blocks_gives_the_same_impacts(method, monkeypatch):
+    docs, queries = _corpus(seed=2)
+    whole = BM25Ranker(candidates=docs, method=method).fit(queries[:1], docs[:1]).index_
+    monkeypatch.setattr(_bm25, "_SCORE_BLOCK", 7)  # many blocks, of a document or more
+    blocks = BM25Ranker(candidates=docs, method=method).fit(queries[:1], docs[:1]).index_
+    for name in ("indptr", "docs", "impacts", "term_max"):
+        np.testing.assert_array_equal(getattr(blocks, name), getattr(whole, name))
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -59,6 +59,13 @@ def test_pruned_exhaustive_and_threaded_rankings_are_identical(seed):
             np.testing.assert_array_equal(top, expected)
 
 
+def test_indexing_leaves_the_callers_matrix_as_it_was():
+    weights = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0]], dtype=np.float32))
+    weights.data[0] = 0.0  # an explicit zero, which the index drops
+    index = InvertedIndex.from_matrix(weights)
+    assert weights.nnz == 2 and index.n_postings == 1
+
+
 @pytest.mark.parametrize("backend", ["loky", "threading"])
 def test_threads_stay_in_this_process_under_any_joblib_backend(backend):
     # Under parallel_config(backend="dask") a joblib Parallel ships each call to another

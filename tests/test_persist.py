@@ -468,6 +468,23 @@ def test_arrays_of_texts_round_trip_as_one_buffer(tmp_path):
         assert loaded.candidates_.tolist() == model.candidates_.tolist()
 
 
+def test_the_same_texts_twice_are_stored_and_decoded_once(tmp_path):
+    # A ranker given its documents holds them twice: the ``candidates`` parameter and
+    # ``candidates_``. One buffer in the file, one set of strings after loading.
+    docs = [f"document number {i}" for i in range(100)]
+    model = BM25Ranker(candidates=docs).fit(["a query"], [docs[0]])
+    path = tmp_path / "m.npz"
+    save(model, path, compress=False)
+    state = json.loads(np.load(path)["__irdialog__"].tobytes())["model"]["state"]
+    as_list, as_array = state["candidates"]["__strlist__"], state["candidates_"]
+    assert as_list["__strarray__"] == as_array["__strarray__"]  # the same member
+    loaded = load(path, mmap_mode="r")
+    assert loaded.candidates == docs and loaded.candidates_.tolist() == docs
+    assert all(a is b for a, b in zip(loaded.candidates, loaded.candidates_))
+    loaded.candidates_[0] = "changed"  # separate containers: one edit does not reach both
+    assert loaded.candidates[0] == docs[0]
+
+
 @pytest.mark.parametrize(
     "edit",
     [

@@ -28,6 +28,8 @@ from ._index import InvertedIndex, count_tokens, rank_texts
 from ._streaming import StreamingFitMixin
 
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
+# Postings scored at a time when indexing: bounds the float64 temporaries (~15 MB).
+_SCORE_BLOCK = 1 << 18
 
 
 def _idf(method: str, df: np.ndarray, n_docs: int) -> np.ndarray:
@@ -235,17 +237,26 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
 
     # -- statistics and impacts ----------------------------------------------------------
 
-    def _term_scores(self, counts: sp.csr_matrix, lengths: np.ndarray) -> sp.csr_matrix:
-        """Each (document, word) BM25 score, less the tf = 0 score for BM25L and BM25+."""
+    def _term_scores(self, counts: sp.csr_matrix, lengths: np.ndarray, dtype=np.float64):
+        """Each (document, word) BM25 score, less the tf = 0 score for BM25L and BM25+, as
+        ``dtype``; computed a block of documents at a time, so that the float64 temporaries
+        stay small however large the collection (an index stores float32)."""
         counts = counts.tocsr()
-        rows = np.repeat(np.arange(counts.shape[0]), np.diff(counts.indptr))
-        ratio = lengths[rows] / self.average_length_ if self.average_length_ > 0 else 1.0
-        tf = counts.data.astype(np.float64)
+        ratio = lengths / self.average_length_ if self.average_length_ > 0 else None
         k1, b, delta = float(self.k1), float(self.b), float(self.delta)
-        part = _tf_component(self.method, tf, ratio, k1, b, delta)
-        if self.method in ("bm25l", "bm25+"):
-            part = part - _tf_component(self.method, 0.0, ratio, k1, b, delta)
-        data = self.idf_[counts.indices] * part
+        data = np.empty(counts.nnz, dtype=dtype)
+        n_rows = counts.shape[0]
+        block = max(1, n_rows * _SCORE_BLOCK // max(1, counts.nnz))
+        for start in range(0, n_rows, block):
+            stop = min(start + block, n_rows)
+            lo, hi = counts.indptr[start], counts.indptr[stop]
+            rows = np.repeat(np.arange(start, stop), np.diff(counts.indptr[start : stop + 1]))
+            r = ratio[rows] if ratio is not None else 1.0
+            tf = counts.data[lo:hi].astype(np.float64)
+            part = _tf_component(self.method, tf, r, k1, b, delta)
+            if self.method in ("bm25l", "bm25+"):
+                part = part - _tf_component(self.method, 0.0, r, k1, b, delta)
+            data[lo:hi] = self.idf_[counts.indices[lo:hi]] * part
         return sp.csr_matrix((data, counts.indices, counts.indptr), shape=counts.shape)
 
     def _absent_score(self) -> np.ndarray:
@@ -296,7 +307,7 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         return self
 
     def _index(self, counts, lengths) -> None:
-        self.index_ = InvertedIndex.from_matrix(self._term_scores(counts, lengths))
+        self.index_ = InvertedIndex.from_matrix(self._term_scores(counts, lengths, np.float32))
         self._absent = self._absent_score()
         if self.types_:
             # Match types: each type word's document frequency (candidates holding an
@@ -386,7 +397,7 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         else:
             pool = check_responses(candidates, name="candidates")
             counts, lengths = self._documents(pool, self.vocabulary_)
-            index = InvertedIndex.from_matrix(self._term_scores(counts, lengths))
+            index = InvertedIndex.from_matrix(self._term_scores(counts, lengths, np.float32))
         return rank_texts(index, lambda X: self._queries(X)[1], check_contexts(X), k, n_jobs)
 
     def _score_pairs(self, X, responses) -> np.ndarray:

@@ -33,15 +33,16 @@ _QUERY_CHUNK = 256
 # Queries with more terms than this take the dense kernel under algorithm="auto": their
 # postings cover much of the collection, and MaxScore pays for every list at every document.
 LONG_QUERY_TERMS = 16
-# Texts encoded at a time by rank_texts while the threads rank the chunks before.
-_TEXT_CHUNK = 1024
+# Texts encoded at a time by rank_texts while the threads rank the chunks before: small,
+# so that the last chunk's kernel, which nothing overlaps, is short.
+_TEXT_CHUNK = 256
 
 
 def count_tokens(
     token_lists: Iterable[Sequence[str]], vocabulary: dict[str, int], *, grow: bool
 ) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Term counts (n_texts, n_words) and lengths of texts given as token lists, in one
-    pass that keeps no token list (a corpus of millions of documents fits).
+    """Term counts (n_texts, n_words; float32, exact below 2**24) and lengths of texts given
+    as token lists, in one pass that keeps no token list (millions of documents fit).
 
     Unknown tokens count in the length only; with ``grow`` they are added to ``vocabulary``
     (in place, in order of first appearance) instead. Each row's terms come out sorted.
@@ -52,7 +53,7 @@ def count_tokens(
     >>> counts, lengths = count_tokens([["a", "b", "a"], ["c"]], vocabulary, grow=True)
     >>> counts.toarray(), lengths, vocabulary
     (array([[2., 1., 0.],
-           [0., 0., 1.]]), array([3., 1.]), {'a': 0, 'b': 1, 'c': 2})
+           [0., 0., 1.]], dtype=float32), array([3., 1.]), {'a': 0, 'b': 1, 'c': 2})
     """
     lengths = array("d")
     ids = array("i")
@@ -65,7 +66,8 @@ def count_tokens(
             ids.extend([i for i in map(vocabulary.get, tokens) if i is not None])
         indptr.append(len(ids))
     counts = sp.csr_matrix(
-        (np.ones(len(ids)), np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32),
+        (np.ones(len(ids), dtype=np.float32),
+         np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32),
          np.frombuffer(indptr, dtype=np.int64)),
         shape=(len(indptr) - 1, len(vocabulary)),
     )  # fmt: skip
@@ -132,12 +134,12 @@ class InvertedIndex:
                 "The document weights must be non-negative: a pruned top k needs each "
                 "term's contribution bounded below by 0."
             )
-        W.eliminate_zeros()
         n_docs, n_terms = W.shape
         if n_docs >= np.iinfo(np.int32).max:
             raise ValueError(f"An index holds fewer than 2**31 documents, got {n_docs}.")
         P = W.T.tocsr()  # (n_terms, n_docs): each term's documents in increasing order
         P.sort_indices()
+        P.eliminate_zeros()  # on the copy: ``weights`` may be the caller's own matrix
         term_max = np.zeros(n_terms, dtype=np.float32)
         lengths = np.diff(P.indptr)
         nonempty = lengths > 0
@@ -231,7 +233,10 @@ class InvertedIndex:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
-        Q = self._queries(queries)
+        return self._top_k(self._queries(queries), k, n_jobs, algorithm, return_stats)
+
+    def _top_k(self, Q, k, n_jobs=None, algorithm="auto", return_stats=False):
+        # top_k on queries already checked by _queries.
         n = Q.shape[0]
         k = min(int(k), self.n_docs)
         top = np.empty((n, k), dtype=np.int64)
@@ -294,8 +299,10 @@ def rank_texts(
     if n_jobs <= 1 or len(X) <= _TEXT_CHUNK:
         return index.top_k(encode(X), k, n_jobs=n_jobs)
     with ThreadPoolExecutor(n_jobs) as pool:
+        # Everything that holds the GIL (encoding, checking) stays in this thread: the
+        # workers only run the kernels.
         ranked = [
-            pool.submit(index.top_k, encode(X[s : s + _TEXT_CHUNK]), k)
+            pool.submit(index._top_k, index._queries(encode(X[s : s + _TEXT_CHUNK])), k)
             for s in range(0, len(X), _TEXT_CHUNK)
         ]
         return np.vstack([r.result() for r in ranked])

@@ -160,7 +160,7 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
     def _weighted(self, counts: sp.csr_matrix, column: np.ndarray) -> sp.csr_matrix:
         """TF-IDF rows of term counts whose column j is the vocabulary's word column[j]:
         what ``vectorizer_.transform`` gives for the same texts."""
-        tf = counts.data.copy()
+        tf = counts.data.astype(np.float64)
         if self.sublinear_tf:
             np.log(tf, out=tf)
             tf += 1.0
