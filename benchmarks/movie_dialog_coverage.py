@@ -22,7 +22,7 @@ from sklearn.utils import Bunch
 
 from irdialog.bench._movie_dialog import entity_candidates, heldout_split
 from irdialog.datasets import load_movie_dialog, load_movie_kb
-from irdialog.features import EntityParser
+from irdialog.entities import EntityParser
 from irdialog.retrieval import KBMemoryRetriever
 
 

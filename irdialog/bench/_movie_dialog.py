@@ -34,8 +34,8 @@ from tqdm.auto import tqdm
 
 from ..datasets import load_movie_dialog, load_movie_entities, load_movie_kb
 from ..datasets._base import note_data_file
-from ..embed import EntitySymbolRanker, MemN2NRanker, RecurrentReader, SupervisedEmbeddingRanker
-from ..embed._svd import SVDRecommender
+from ..embed import MemN2NRanker, RecurrentReader, SupervisedEmbeddingRanker
+from ..entities import EntitySymbolRanker, SVDRecommender
 from ..metrics import gold_ranks
 from ..text import tokenize
 from ._harness import reseed
