@@ -10,7 +10,7 @@ reading only those memories).
 
 Usage::
 
-    python -m benchmarks.movie_dialog_coverage --data-home ../shared/data
+    python -m benchmarks.movie_dialog_coverage --data-home DIR
 """
 
 from __future__ import annotations
