@@ -8,7 +8,7 @@ in BENCHMARKS.md). Needs ``pip install "irdialog[plot]"``.
 
 Usage, from the repository root::
 
-    python -m benchmarks.gallery --data-home ../shared/data
+    python -m benchmarks.gallery --data-home DIR
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Write a Hindi-like copy of the English bAbI QA tasks, with what bAbI v1.2's ``hn/`` has.
 
-The real Hindi release is not in ../shared/data, so this builds a stand-in with the traits
+The real Hindi release is not in the project's data sets, so this builds a stand-in with the traits
 that make it hard for models written with English in mind:
 
 - Devanagari words, Latin-script names, the danda (``।``) ending statements;
@@ -20,7 +20,7 @@ text, rather than leaving English behind. Story line numbers, supporting facts, 
 file names are kept, so that ``load_babi_qa(task, split, lang="hn-synth", data_home=OUT)``
 reads the copy:
 
-    python -m benchmarks.make_hindi_babi --data-home ../shared/data --output /tmp/babi-hn
+    python -m benchmarks.make_hindi_babi --data-home DIR --output /tmp/babi-hn
     irdialog bench babi-qa --model struct-svm --lang hn-synth --data-home /tmp/babi-hn
 
 reads ``<data-home>/babi-qa/en/qa*_*.txt[.gz]`` and writes ``<output>/babi-qa/hn-synth/``.

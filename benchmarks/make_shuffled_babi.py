@@ -8,7 +8,7 @@ where its lowercase one goes, uppercased. Digits, punctuation, tabs, spaces and 
 structure are unchanged, and so are the file names, so that
 ``load_babi_qa(task, split, lang="shuffled", data_home=OUT)`` reads the copy:
 
-    python -m benchmarks.make_shuffled_babi --data-home ../shared/data --output /tmp/babi-shuffled
+    python -m benchmarks.make_shuffled_babi --data-home DIR --output /tmp/babi-shuffled
     irdialog bench babi-qa --model memn2n --lang shuffled --data-home /tmp/babi-shuffled
 
 reads ``<data-home>/babi-qa/en/qa*_*.txt[.gz]`` and writes

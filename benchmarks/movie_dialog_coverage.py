@@ -10,7 +10,7 @@ reading only those memories).
 
 Usage::
 
-    python -m benchmarks.movie_dialog_coverage --data-home ../shared/data
+    python -m benchmarks.movie_dialog_coverage --data-home DIR
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sklearn.utils import Bunch
 
 from irdialog.bench._movie_dialog import entity_candidates, heldout_split
 from irdialog.datasets import load_movie_dialog, load_movie_kb
-from irdialog.features import EntityParser
+from irdialog.entities import EntityParser
 from irdialog.retrieval import KBMemoryRetriever
 
 

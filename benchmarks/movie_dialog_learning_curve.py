@@ -10,7 +10,7 @@ and epoch comparisons of BENCHMARKS.md). Test is never read.
 Usage::
 
     python -m benchmarks.movie_dialog_learning_curve --task 1 --model memn2n \\
-        --params benchmarks/results/movie-dialog-memn2n-task1.json --data-home ../shared/data
+        --params benchmarks/results/movie-dialog-memn2n-task1.json --data-home DIR
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ reads and writes every row of every embedding matrix, or the row-wise ``batch_ro
 Usage::
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m benchmarks.movie_memn2n_epoch \\
-        --data-home ../shared/data --task 1 --optimizer adam lazy_adam \\
+        --data-home DIR --task 1 --optimizer adam lazy_adam \\
         --output benchmarks/results/speed/movie-memn2n-epoch.json
 """
 

@@ -23,7 +23,7 @@ on one thread:
 Usage::
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m benchmarks.pool_speed \\
-        --data-home ../shared/data --output benchmarks/results/speed/pool-speed.json
+        --data-home DIR --output benchmarks/results/speed/pool-speed.json
 """
 
 from __future__ import annotations

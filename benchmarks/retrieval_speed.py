@@ -47,7 +47,7 @@ The peers are benchmark-only: ``pip install "irdialog[peers]"``.
 Usage::
 
     python -m benchmarks.make_ubuntu_corpus --out /tmp/ubuntu-1m
-    python -m benchmarks.retrieval_speed --data-home ../shared/data --ubuntu-home /tmp/ubuntu-1m \\
+    python -m benchmarks.retrieval_speed --data-home DIR --ubuntu-home /tmp/ubuntu-1m \\
         --corpora kb kb10 kb100 ubuntu --output benchmarks/results/speed/retrieval-speed.json
 """
 

@@ -5,7 +5,7 @@ address, post code), else a restaurant (an option), else the user's slot values 
 calls), else none (a fixed utterance). For each kind: its share of the turns and the bot's accuracy,
 and how many turns were answered by an exactly matching state (back-off level 0)::
 
-    python -m benchmarks.rule_based_coverage --data-home ../shared/data --split tst
+    python -m benchmarks.rule_based_coverage --data-home DIR --split tst
 """
 
 import argparse

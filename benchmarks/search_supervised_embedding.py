@@ -12,7 +12,7 @@ Three models, as in the paper's supervised-embedding columns:
 Protocol (the test files are never loaded):
 
 1. ``use_history``, ``embedding_dim`` and ``n_negatives`` are the paper's own dev choices per
-   task (Table 8, ``../shared/reference/dialog_babi_hyperparameters.csv``).
+   task (Bordes et al. 2016, Table 8).
 2. ``se``: a grid of learning rate x margin (x ``normalize_input`` for whole-conversation
    inputs, see :func:`grid`); each point is trained on trn with early stopping on dev
    (hits@1 after every epoch, patience 20; the epoch count is thus chosen on dev too) and
@@ -31,7 +31,7 @@ Usage (each call under about 10 minutes on one core; split the longest searches,
 task 5, with ``--points``)::
 
     NUMBA_NUM_THREADS=1 python -m benchmarks.search_supervised_embedding \
-        --data-home ../shared/data --tasks 1 2 --models se --presets-output /tmp/se.json
+        --data-home DIR --tasks 1 2 --models se --presets-output /tmp/se.json
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ matrix product measured in the same process with the same number of threads.
 Usage (best-of-N times on the wall clock, and on CPU time, which a busy shared machine
 disturbs less; the ratios compare single-threaded kernel and matmul)::
 
-    NUMBA_NUM_THREADS=1 python -m benchmarks.speed [--data-home ../shared/data] [--json]
+    NUMBA_NUM_THREADS=1 python -m benchmarks.speed [--data-home DIR] [--json]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every variant of the match-type featurizer and the ranker, scored on dev (test never read)::
 
-    python -m benchmarks.tfidf_type_task4_dev --data-home ../shared/data
+    python -m benchmarks.tfidf_type_task4_dev --data-home DIR
 """
 
 import argparse

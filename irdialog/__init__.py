@@ -3,14 +3,13 @@
 from .base import Context, Turn
 from .embed import (
     DualEncoderRanker,
-    EntitySymbolRanker,
     MemN2NRanker,
     MemNNQA,
     RecurrentReader,
     SupervisedEmbeddingRanker,
-    SVDRecommender,
 )
-from .features import EntityParser, MatchTypeFeaturizer
+from .entities import EntityParser, EntitySymbolRanker, SVDRecommender
+from .features import MatchTypeFeaturizer
 from .pipeline import RankingPipeline, make_ranking_pipeline
 from .retrieval import (
     BM25Ranker,

@@ -12,7 +12,8 @@ pickle:
   ``collections.Counter`` as JSON;
 - dataclasses (:class:`irdialog.base.Context`, ``Turn``), named tuples and other objects
   (estimators, vocabularies, nested estimators) by their class path and attributes;
-- functions and classes by their qualified name.
+- functions and classes by their qualified name (a class that has since moved is found
+  at its new place, :data:`MOVED`).
 
 On load, every class and function is looked up by its module and name, and refused unless
 it is defined in irdialog, scikit-learn, numpy or scipy.sparse (:data:`ALLOWED_MODULES`);
@@ -87,6 +88,16 @@ _HEADER = "__irdialog__"  # the JSON document, stored as a uint8 array of its UT
 ALLOWED_MODULES = ("irdialog", "sklearn", "numpy", "scipy.sparse")
 
 _SPARSE_FORMATS = {"csr", "csc", "coo", "bsr"}
+
+# Classes that have moved since files were saved: the path an older file names -> the path of
+# the class now, so that those files still load.
+MOVED = {
+    "irdialog.features:EntityParser": "irdialog.entities._parser:EntityParser",
+    "irdialog.embed._entity_symbol:EntitySymbolRanker": (
+        "irdialog.entities._symbol_ranker:EntitySymbolRanker"
+    ),
+    "irdialog.embed._svd:SVDRecommender": "irdialog.entities._svd:SVDRecommender",
+}
 
 
 class ModelFileError(ValueError):
@@ -343,6 +354,7 @@ def _resolve(path: str, *, kind: str):
     """The class or function named ``module:qualname``, if the allowlist permits it."""
     if not isinstance(path, str) or ":" not in path:
         raise ModelFileError(f"malformed {kind} name {path!r}")
+    path = MOVED.get(path, path)
     module, _, qualname = path.partition(":")
     if module == "builtins" and kind == "class":
         obj = getattr(__import__("builtins"), qualname, None)

@@ -167,33 +167,6 @@ def is_punctuation(token: str) -> bool:
     return all(unicodedata.category(ch).startswith("P") for ch in token)
 
 
-def _split_punctuation(token: str) -> list[str]:
-    parts, cur = [], []
-    for ch in token:
-        if is_punctuation(ch):
-            if cur:
-                parts.append("".join(cur))
-                cur = []
-        else:
-            cur.append(ch)
-    if cur:
-        parts.append("".join(cur))
-    return parts
-
-
-def answer_parts(answer: str, case_folding: Mapping[str, str] | None = None) -> list[str]:
-    """The words of an answer, split at punctuation too: ``"north,west"`` -> both words.
-
-    Examples
-    --------
-    >>> answer_parts("football,apple")
-    ['football', 'apple']
-    """
-    return [
-        p for tok in tokenize(answer, case_folding=case_folding) for p in _split_punctuation(tok)
-    ]
-
-
 def context_texts(X, y=()) -> Iterable[str]:
     """Every text of contexts (their turns, then their query) and of answers, in order: what
     :func:`learn_case_folding` learns from.
@@ -209,35 +182,6 @@ def context_texts(X, y=()) -> Iterable[str]:
             yield turn.text
         yield ctx.query
     yield from y
-
-
-def pseudo_supporting(X, y, stopwords=()) -> list[tuple[int, ...]]:
-    """Distant supervision when no supporting facts are given: the latest history turn
-    holding a word of the answer, else the latest sharing a word (not in ``stopwords``)
-    with the query, else none.
-
-    Examples
-    --------
-    >>> from irdialog.base import Context, Turn
-    >>> story = (Turn("kb", "Mary went to the kitchen."), Turn("kb", "John went home."))
-    >>> pseudo_supporting([Context(story, "Where is Mary?")], ["kitchen"])
-    [(0,)]
-    """
-    stop = set(stopwords)
-    out = []
-    for ctx, answer in zip(X, y):
-        parts = set(answer_parts(answer)) - stop
-        query = set(answer_parts(ctx.query)) - stop
-        chosen: tuple[int, ...] = ()
-        for keys in (parts, query):
-            for pos in range(len(ctx.history) - 1, -1, -1):
-                if keys.intersection(answer_parts(ctx.history[pos].text)):
-                    chosen = (pos,)
-                    break
-            if chosen:
-                break
-        out.append(chosen)
-    return out
 
 
 def identity_analyzer(tokens: Sequence[str]) -> Sequence[str]:

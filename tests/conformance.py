@@ -1,4 +1,4 @@
-"""The conformance suite every ranker's tests inherit (STYLE.md).
+"""The conformance suite every ranker's tests inherit (CONTRIBUTING.md).
 
 A test class sets ``make_estimator`` (a fresh, seeded, unfitted ranker that fits the tiny
 dialogs in well under a second) and ``param_grid`` (a small grid for GridSearchCV).

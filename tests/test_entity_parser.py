@@ -7,7 +7,7 @@ from sklearn.exceptions import NotFittedError
 
 from irdialog import TfidfRanker
 from irdialog.base import Context, Turn
-from irdialog.features import EntityParser
+from irdialog.entities import EntityParser
 from irdialog.text import tokenize
 
 ENTITIES = ["Die Hard", "Die Hard 2", "Bruce Willis", "Hi, Mom!", "Hi Mom", "Ocean's Eleven", "!"]

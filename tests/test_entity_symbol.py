@@ -62,10 +62,10 @@ def _memn2n():
 def test_is_exported_and_the_bench_uses_the_same_class():
     import irdialog
     from irdialog.bench import _movie_dialog
-    from irdialog.embed import EntitySymbolRanker as from_embed
+    from irdialog.entities import EntitySymbolRanker as from_entities
 
     assert "EntitySymbolRanker" in irdialog.__all__
-    assert _movie_dialog.EntitySymbolRanker is EntitySymbolRanker is from_embed
+    assert _movie_dialog.EntitySymbolRanker is EntitySymbolRanker is from_entities
 
 
 def test_predicts_entity_names_on_a_tiny_movie_example():

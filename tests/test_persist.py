@@ -37,7 +37,7 @@ from irdialog import (
     TfidfRanker,
     Turn,
 )
-from irdialog.persist import ModelFileError, load, save
+from irdialog.persist import MOVED, ModelFileError, load, save
 
 FAST = dict(embedding_dim=8, n_negatives=5, epochs=5, learning_rate=0.1, margin=0.5)
 X, Y, _ = make_tiny_dialogs()
@@ -498,6 +498,29 @@ def test_texts_that_do_not_add_up_are_refused(tmp_path, edit):
     _tamper(path, lambda d: edit(d["model"]["state"]["candidates_"]))
     with pytest.raises(ModelFileError, match="does not add up"):
         load(path)
+
+
+@pytest.mark.parametrize("name", ["EntityParser", "EntitySymbolRanker", "SVDRecommender"])
+def test_files_naming_a_class_where_it_was_before_it_moved_still_load(name, tmp_path):
+    path = tmp_path / "m.npz"
+    model = TRANSFORMERS[name]() if name in TRANSFORMERS else RANKERS[name]().fit(X, Y)
+    save(model, path)
+    with np.load(path) as archive:
+        arrays = {k: archive[k] for k in archive.files}
+    text = arrays["__irdialog__"].tobytes().decode()
+    for old, new in MOVED.items():
+        assert old.startswith("irdialog.") and old != new
+        text = text.replace(f'"{new}"', f'"{old}"')
+    assert "irdialog.entities" not in text  # the file names only the paths of before the move
+    arrays["__irdialog__"] = np.frombuffer(text.encode(), dtype=np.uint8)
+    np.savez(path, **arrays)
+    again = load(path)
+    assert type(again) is type(model)
+    if name == "EntityParser":
+        texts = [c.text() for c in X]
+        assert again.transform_text(texts) == model.transform_text(texts)
+    else:
+        np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
 
 
 def test_version_1_files_with_texts_as_json_still_load(tmp_path):

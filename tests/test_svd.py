@@ -3,8 +3,8 @@ import pytest
 import scipy.sparse as sp
 from conformance import RankerConformance
 
-from irdialog.embed import _svd
-from irdialog.embed._svd import EXCLUDED_SCORE, SVDRecommender
+from irdialog.entities import _svd
+from irdialog.entities._svd import EXCLUDED_SCORE, SVDRecommender
 
 
 class TestSVDConformance(RankerConformance):

@@ -133,7 +133,7 @@ BABI_QA_MODELS: dict[str, QAModelSpec] = {
         grid={"C": [1.0, 10.0]},
     ),
     # Sukhbaatar et al. (2015), PE LS RN 1k: 13.9% mean error, 11 failed; joint 12.4%
-    # (../shared/README.md; the joint model's failed count is not given there).
+    # (no failed count is given for the joint model).
     "memn2n": QAModelSpec(
         None,
         lambda **params: MemN2NRanker(random_state=0, **params),

@@ -16,7 +16,7 @@ them is within k.
 Run (from the repository root)::
 
     irdialog bench movie-dialog --task 2 --model svd \\
-        --data-home ../shared/data --output benchmarks/results/movie-dialog-svd-task2.json
+        --data-home DIR --output benchmarks/results/movie-dialog-svd-task2.json
 
 """
 
@@ -34,8 +34,8 @@ from tqdm.auto import tqdm
 
 from ..datasets import load_movie_dialog, load_movie_entities, load_movie_kb
 from ..datasets._base import note_data_file
-from ..embed import EntitySymbolRanker, MemN2NRanker, RecurrentReader, SupervisedEmbeddingRanker
-from ..embed._svd import SVDRecommender
+from ..embed import MemN2NRanker, RecurrentReader, SupervisedEmbeddingRanker
+from ..entities import EntitySymbolRanker, SVDRecommender
 from ..metrics import gold_ranks
 from ..text import tokenize
 from ._harness import reseed
@@ -291,7 +291,7 @@ def bench_movie_dialog(
     ``irdialog.datasets.load_movie_dialog``), so this example is not run by the doctests:
 
     >>> from irdialog.bench import bench_movie_dialog
-    >>> run = bench_movie_dialog(2, "svd", data_home="../shared/data")  # doctest: +SKIP
+    >>> run = bench_movie_dialog(2, "svd", data_home="DIR")  # doctest: +SKIP
     >>> [(row["metric"], round(row["value"], 2)) for row in run["rows"]]  # doctest: +SKIP
     [('hits@100', 19.46)]
     """

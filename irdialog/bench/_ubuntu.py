@@ -12,7 +12,7 @@ corpus (``ubuntu-sample``): its numbers are a smoke test, not a reproduction.
 Run (from the repository root)::
 
     # the 100-row genuine sample
-    irdialog bench ubuntu --data-home ../shared/data
+    irdialog bench ubuntu --data-home DIR
     # the full-size streaming run on a generated v2-format corpus
     python -m benchmarks.make_ubuntu_corpus --out /tmp/ubuntu-1m
     irdialog bench ubuntu --data-home /tmp/ubuntu-1m --chunksize 50000
@@ -37,7 +37,7 @@ from ._paper import paper_table
 
 # (metric, k, n): "r1@2" is 1-in-2 R@1, "r5@10" is 1-in-10 R@5.
 UBUNTU_METRICS = [("r1@2", 1, 2), ("r1@10", 1, 10), ("r2@10", 2, 10), ("r5@10", 5, 10)]
-# ../shared/reference/ubuntu_tables.csv, in %: Lowe et al. Table 4 (v1 corpus) and Dodge et
+# irdialog/data/reference/ubuntu_tables.csv, in %: Lowe et al. Table 4 (v1 corpus) and Dodge et
 # al. Table 7 (v2; their "IR" was run by Lowe et al.; hits@1 of 10 only).
 # The rows of ubuntu_tables.csv (source, method) each model is compared with.
 PAPER_ROWS = {

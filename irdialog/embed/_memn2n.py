@@ -216,7 +216,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
 
     See Also
     --------
-    irdialog.retrieval.TfidfRanker, irdialog.retrieval.NearestNeighborRanker
+    irdialog.TfidfRanker, irdialog.NearestNeighborRanker
 
     Notes
     -----

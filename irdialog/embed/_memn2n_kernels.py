@@ -23,7 +23,7 @@ an end-to-end memory network (Sukhbaatar et al. 2015) written out by hand:
   over all candidates, summed over the batch.
 
 Every kernel is generic in the float type: float32 in training, float64 in the gradient
-check of the tests. No ``fastmath`` anywhere: these are SGD loops (see STYLE.md).
+check of the tests. No ``fastmath`` anywhere: these are SGD loops (see CONTRIBUTING.md).
 """
 
 from collections import namedtuple

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .._babi_qa_heuristics import answer_parts, pseudo_supporting
 from .._compat import Interval, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..text import (
@@ -16,12 +17,10 @@ from ..text import (
     LabelIndex,
     Vocabulary,
     _ragged,
-    answer_parts,
     check_ngram_range,
     context_texts,
     encode_contexts,
     learn_case_folding,
-    pseudo_supporting,
 )
 from . import _memnn_kernels as K
 from ._attention import turn_attention
@@ -278,9 +277,9 @@ class MemNNQA(RankerMixin, BaseEstimator):
         supporting : sequence of sequences of int, default=None
             The supporting facts of each question, as indices into its history, in
             reasoning order (``load_babi_qa(...).supporting``). None: distant supervision
-            (:func:`irdialog.text.pseudo_supporting`: the latest sentence holding a word of
-            the answer, else the latest sharing a word with the question), recorded in
-            ``pseudo_supporting_``.
+            (:func:`irdialog._babi_qa_heuristics.pseudo_supporting`: the latest sentence
+            holding a word of the answer, else the latest sharing a word with the question),
+            recorded in ``pseudo_supporting_``.
         groups : array-like of shape (n_samples,), default=None
             Story ids: with ``early_stopping``, whole stories are held out.
 

@@ -540,7 +540,7 @@ class DualEncoderRanker(_RecurrentBase):
 
     See Also
     --------
-    RecurrentReader, irdialog.retrieval.TfidfRanker
+    RecurrentReader, irdialog.TfidfRanker
 
     References
     ----------

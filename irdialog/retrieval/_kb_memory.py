@@ -27,7 +27,7 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
 
     Every sentence of ``sentences`` is indexed by its tokens
     (:func:`irdialog.text.tokenize`; feed texts rewritten by
-    :class:`~irdialog.features.EntityParser` to hash on whole entities). For a context,
+    :class:`~irdialog.entities.EntityParser` to hash on whole entities). For a context,
     the tokens of its query and of the ``lookback - 1`` turns before it look up the
     sentences holding them; tokens found in more than ``max_frequency`` sentences (relation
     names, function words) are ignored. The retrieved sentences, the ones sharing the most

@@ -16,9 +16,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._babi_qa_heuristics import answer_parts
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import check_contexts
-from ..text import Analyzer, answer_parts, context_texts, learn_case_folding
+from ..text import Analyzer, context_texts, learn_case_folding
 from . import _kernels
 from ._kernels import StoryBatch
 

@@ -26,8 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..features import EntityParser
-from ..text import tokenize
+from ._parser import EntityParser, entity_key
 
 # Fold-in vectors have unit norm and V has orthonormal columns, so every item score lies in
 # [-1, 1]: this score puts liked items (and responses naming no known item) below them all.
@@ -67,7 +66,7 @@ class SVDRecommender(RankerMixin, BaseEstimator):
 
     ``fit`` turns each context and its gold response into a user who likes every entity
     found in them (movies, by the longest-match parser of
-    :class:`~irdialog.features.EntityParser`), factorises the user x item matrix and keeps
+    :class:`~irdialog.entities.EntityParser`), factorises the user x item matrix and keeps
     the top ``n_components`` right singular vectors V. A new context is folded in: its
     entities give a row q (weighted like the training columns, scaled to unit norm) and
     every candidate item j scores ``(q V) . V_j``; entities of the context score
@@ -121,7 +120,7 @@ class SVDRecommender(RankerMixin, BaseEstimator):
 
     See Also
     --------
-    irdialog.features.EntityParser : the entity dictionary and longest-match parser.
+    irdialog.entities.EntityParser : the entity dictionary and longest-match parser.
     irdialog.datasets.load_movielens_ratings : explicit ratings for :meth:`fit_ratings`.
 
     References
@@ -188,7 +187,7 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         index = self.parser_.entity_index_
         keep = []
         for name in candidate_names:
-            e = index.get(tuple(tokenize(name)))
+            e = index.get(entity_key(name))
             if e is not None and self.item_index_[e] < 0:
                 self.item_index_[e] = len(keep)
                 keep.append(name)
@@ -346,10 +345,10 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         names, keys = [], set()
         for i in item_ids_.tolist():
             name = str(i) if item_names is None else str(item_names.get(i, i))
-            key = tuple(tokenize(name))
+            key = entity_key(name)
             if not key or key in keys:  # an empty or repeated name: tell the items apart
                 name = f"{name} [{i}]"
-                key = tuple(tokenize(name))
+                key = entity_key(name)
             keys.add(key)
             names.append(name)
         self._set_items(names, names)

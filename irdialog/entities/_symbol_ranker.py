@@ -1,7 +1,7 @@
 """Entity-symbol ranking: a ranker whose candidates are the entities of a dictionary.
 
 The setting of the Movie Dialog models (Dodge et al. 2016, appendix A): an
-:class:`~irdialog.features.EntityParser` rewrites every text so that each known entity is
+:class:`~irdialog.entities.EntityParser` rewrites every text so that each known entity is
 one dictionary symbol, and a wrapped ranker (supervised embeddings, a memory network) ranks
 those symbols. With a knowledge base, a :class:`~irdialog.retrieval.KBMemoryRetriever`
 adds the KB sentences hashed by each context's words to its history (the long-term memory,
@@ -19,8 +19,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses
-from ..features import EntityParser
 from ..retrieval import KBMemoryRetriever
+from ._parser import EntityParser
 
 
 def _check_ranker(ranker) -> None:
@@ -40,7 +40,7 @@ def _check_ranker(ranker) -> None:
 class EntitySymbolRanker(RankerMixin, BaseEstimator):
     """A ranker whose candidates are the entities, as single dictionary symbols.
 
-    Contexts are rewritten by an :class:`~irdialog.features.EntityParser` (entities become
+    Contexts are rewritten by an :class:`~irdialog.entities.EntityParser` (entities become
     one token, words seen fewer than ``min_count`` times are dropped); the candidates of
     ``ranker`` are the entity tokens, in the order of ``entities``, so the columns of
     ``decision_function`` are the entities and :meth:`predict` returns entity names. A gold
@@ -87,7 +87,7 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
 
     See Also
     --------
-    irdialog.features.EntityParser : the entity dictionary and longest-match parser.
+    irdialog.entities.EntityParser : the entity dictionary and longest-match parser.
     irdialog.retrieval.KBMemoryRetriever : the long-term memory lookup.
     irdialog.SVDRecommender : the collaborative-filtering baseline over the same entities.
 
