@@ -15,7 +15,6 @@ import contextlib
 import fnmatch
 import io
 import json
-import math
 import shlex
 import subprocess
 import sys
@@ -275,6 +274,8 @@ def compare(committed: dict, now: dict) -> Difference | None:
     rule = rule_for(committed)
     if rule.kind == "ratio":
         return compare_ratios(committed, now, rule)
+    if now.get("seeds") != committed.get("seeds"):
+        return Difference("", "seeds", committed.get("seeds"), now.get("seeds"))
     return compare_rows(committed["rows"], now["rows"], rule)
 
 
@@ -515,9 +516,27 @@ def run_script_command(argv: list[str], cwd: Path) -> dict:
     return json.loads(Path(argv[argv.index("--output") + 1]).read_text(encoding="utf-8"))
 
 
-def reproduce_one(name, path, *, tmp, data_home=None, n_jobs=None, remaining=None,
-                  run_bench=run_bench_command, run_script=run_script_command) -> Outcome:  # fmt: skip
-    """Re-run one committed result file and compare it (see :func:`reproduce`)."""
+def reproduce_one(
+    name,
+    path,
+    *,
+    tmp,
+    data_home=None,
+    n_jobs=None,
+    remaining=None,
+    root=None,
+    run_bench=None,
+    run_script=None,
+) -> Outcome:
+    """Re-run one committed result file and compare it (see :func:`reproduce`).
+
+    ``root`` is the repository root the commands were recorded in (a relative recorded
+    ``--data-home`` is read from there; speed scripts run there); default: the current
+    directory. ``run_bench(args)`` and ``run_script(argv, cwd)`` run a parsed command and
+    return its result (default: :func:`run_bench_command`, :func:`run_script_command`)."""
+    root = Path.cwd() if root is None else Path(root)
+    run_bench = run_bench or run_bench_command
+    run_script = run_script or run_script_command
     committed = json.loads(Path(path).read_text(encoding="utf-8"))
     command = (committed.get("provenance") or {}).get("command")
     if not command:
@@ -528,8 +547,11 @@ def reproduce_one(name, path, *, tmp, data_home=None, n_jobs=None, remaining=Non
         if speed:
             argv = script_command(command, output, data_home=data_home)
             home = option_value(argv, "--data-home")
+            home = None if home is None else root / home  # an absolute home stays itself
         else:
             args = bench_arguments(command, output, data_home=data_home, n_jobs=n_jobs)
+            if args.data_home is not None:
+                args.data_home = str(root / args.data_home)
             home = get_data_home(args.data_home)
         rule_for(committed)
     except ValueError as err:
@@ -544,7 +566,6 @@ def reproduce_one(name, path, *, tmp, data_home=None, n_jobs=None, remaining=Non
     start = time.perf_counter()
     try:
         if speed:
-            root = Path(path).resolve().parents[2]  # <root>/benchmarks/results/speed/x.json
             now = run_script(argv, root)
         else:
             now = run_bench(args)
@@ -559,8 +580,9 @@ def reproduce_one(name, path, *, tmp, data_home=None, n_jobs=None, remaining=Non
     return Outcome(name, "differ", seconds, f"{difference} ({rule_for(committed)}){note}")
 
 
-def reproduce(results_dir, names=(), *, max_seconds=None, n_jobs=None, data_home=None,
-              out=print, **runners) -> list[Outcome]:  # fmt: skip
+def reproduce(
+    results_dir, names=(), *, max_seconds=None, n_jobs=None, data_home=None, out=print, **runners
+) -> list[Outcome]:
     """Re-run the committed result files named (all when none) and compare each with its
     committed rows under its rule (:data:`RULES`, :data:`SPEED_RULE`).
 
@@ -585,6 +607,7 @@ def reproduce(results_dir, names=(), *, max_seconds=None, n_jobs=None, data_home
     outcomes : list of Outcome
     """
     files = result_files(results_dir, names)
+    root = Path(results_dir).resolve().parents[1]  # <root>/benchmarks/results
     if data_home is not None:
         data_home = Path(data_home).resolve()
     start = time.perf_counter()
@@ -593,9 +616,15 @@ def reproduce(results_dir, names=(), *, max_seconds=None, n_jobs=None, data_home
         for name, path in files:
             remaining = None if max_seconds is None else max_seconds - (time.perf_counter() - start)
             outcome = reproduce_one(
-                name, path, tmp=tmp, data_home=data_home, n_jobs=n_jobs, remaining=remaining,
+                name,
+                path,
+                tmp=tmp,
+                data_home=data_home,
+                n_jobs=n_jobs,
+                remaining=remaining,
+                root=root,
                 **runners,
-            )  # fmt: skip
+            )
             outcomes.append(outcome)
             out(outcome.line())
     skipped = sum(o.status == "skipped" for o in outcomes)
