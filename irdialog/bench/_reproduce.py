@@ -120,22 +120,18 @@ def _movie_memn2n_epoch(r):
     return out
 
 
-def _pool_speed(r):
-    out = {}
-    for row in r["rows"]:
-        for key in ("speedup_vs_faiss", "share_of_matmul"):
-            if row.get(key) is not None:
-                out[f"{row['model']} d={row['dim']} {key}"] = row[key]
-    return out
+def _per_row(label, keys):
+    """The ratios ``keys`` of every row, named by ``label(row)`` and the key."""
 
+    def ratios(r):
+        return {
+            f"{label(row)} {key}": row[key]
+            for row in r["rows"]
+            for key in keys
+            if row.get(key) is not None
+        }
 
-def _recurrent_speed(r):
-    out = {}
-    for row in r["rows"]:
-        for key in ("speedup_vs_packed", "speedup_vs_padded"):
-            if row.get(key) is not None:
-                out[f"{row['cell']} hidden={row['hidden']} {key}"] = row[key]
-    return out
+    return ratios
 
 
 def _retrieval_speed(r):
@@ -154,8 +150,13 @@ def _retrieval_speed(r):
 SPEED_RATIOS = {
     "compile-time": _compile_time,
     "movie-memn2n-epoch": _movie_memn2n_epoch,
-    "pool-speed": _pool_speed,
-    "recurrent-speed": _recurrent_speed,
+    "pool-speed": _per_row(
+        lambda row: f"{row['model']} d={row['dim']}", ("speedup_vs_faiss", "share_of_matmul")
+    ),
+    "recurrent-speed": _per_row(
+        lambda row: f"{row['cell']} hidden={row['hidden']}",
+        ("speedup_vs_packed", "speedup_vs_padded"),
+    ),
     "retrieval-speed": _retrieval_speed,
 }
 
@@ -576,9 +577,15 @@ def reproduce_one(
     seconds = _clock() - start
     difference = compare(committed, now)
     note = _data_note(committed, now) + (_platform_note(committed) if speed else "")
+    rule = rule_for(committed)
     if difference is None:
-        return Outcome(name, "reproduced", seconds, f"({rule_for(committed)}){note}")
-    return Outcome(name, "differ", seconds, f"{difference} ({rule_for(committed)}){note}")
+        same = (
+            rule.kind in ("tolerance", "spread")
+            and compare_rows(committed["rows"], now["rows"], Rule("exact")) is None
+        )
+        shown = f"identical; rule: {rule}" if same else str(rule)
+        return Outcome(name, "reproduced", seconds, f"({shown}){note}")
+    return Outcome(name, "differ", seconds, f"{difference} ({rule}){note}")
 
 
 def reproduce(
