@@ -49,7 +49,7 @@ class Rule:
         if self.kind == "tolerance":
             return f"within {self.tolerance:g} points"
         if self.kind == "spread":
-            return f"inside the seed spread ±{self.tolerance:g} (one seed: ±{self.single_seed:g})"
+            return f"inside the seed spread ±{self.tolerance:g}, one seed ±{self.single_seed:g}"
         return f"ratios within a factor {self.tolerance:g}"
 
 
@@ -86,7 +86,7 @@ def rule_for(result: dict) -> Rule:
     >>> str(rule_for({"suite": "dialog-babi", "model": "tfidf-type"}))
     'exact'
     >>> str(rule_for({"suite": "babi-qa", "model": "memn2n"}))
-    'inside the seed spread ±0.05 (one seed: ±1)'
+    'inside the seed spread ±0.05, one seed ±1'
     >>> str(rule_for({"benchmark": "pool-speed"}))
     'ratios within a factor 1.3'
     """
