@@ -115,6 +115,9 @@ class EstimatorChecks:
     stores its arguments, fit adds only ``_``-ending public attributes, and every method
     that needs a fit says so before one."""
 
+    # A seeded estimator fits another model from another seed.
+    seed_changes_the_model = True
+
     def make_estimator(self):
         raise NotImplementedError
 
@@ -193,6 +196,7 @@ class EstimatorChecks:
         self.assert_same_output(joblib.load(tmp_path / "model.joblib"), est, X)
         loaded = persist_round_trip(est, tmp_path / "model.npz", monkeypatch)
         assert type(loaded) is public_class(est)
+        assert _comparable(loaded.get_params(deep=False)) == _comparable(est.get_params(deep=False))
         self.assert_same_output(loaded, est, X)
 
     def test_same_seed_same_model(self):
@@ -200,9 +204,15 @@ class EstimatorChecks:
         if not _params_with(est, "random_state", 0):
             pytest.skip("not a seeded estimator")
         X, y, _ = make_tiny_dialogs()
-        a = clone(est).set_params(**_params_with(est, "random_state", 7)).fit(X, y)
-        b = clone(est).set_params(**_params_with(est, "random_state", 7)).fit(X, y)
-        self.assert_same_output(a, b, X)
+
+        def fit(seed):
+            return clone(est).set_params(**_params_with(est, "random_state", seed)).fit(X, y)
+
+        a = fit(7)
+        self.assert_same_output(fit(7), a, X)
+        if self.seed_changes_the_model:  # else the seed could be ignored
+            outputs = zip(self.output(fit(8), X), self.output(a, X), strict=True)
+            assert not all(np.array_equal(p, q) for p, q in outputs)
 
     def test_n_jobs_does_not_change_the_model(self):
         est, X, y = self.fitted()
