@@ -287,6 +287,7 @@ class RankerConformance(EstimatorChecks):
         unseen = "a gold reply that is no candidate"
         assert est.score(X, best) == 1.0
         assert est.score(X, [unseen] * len(X)) == 0.0
+        assert est.score(X, est.candidates_[est.rank(X, k=2)[:, 1]]) == 0.0  # ranked second
         # every other gold response made a miss: exactly half of the 24 contexts are right
         half = [unseen if i % 2 else r for i, r in enumerate(best)]
         assert est.score(X, half) == 0.5
