@@ -162,8 +162,9 @@ class EstimatorChecks:
         )
 
     def test_init_only_stores_its_arguments(self):
-        params = self.make_estimator().get_params(deep=False)
-        est = type(self.make_estimator())(**params)
+        template = self.make_estimator()
+        params = template.get_params(deep=False)
+        est = type(template)(**params)
         assert set(vars(est)) == set(params)
         # stored as given: not copied, converted or validated
         assert [name for name, value in params.items() if vars(est)[name] is not value] == []
