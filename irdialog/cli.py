@@ -9,6 +9,7 @@ Examples
     irdialog bench dialog-babi --model tfidf --data-home DATA --output tfidf.json
     irdialog bench dialog-babi --model se --seeds 5 --data-home DATA
     irdialog bench report                          # BENCHMARKS.md tables from the JSON files
+    irdialog bench reproduce 'babi-qa-*' --max-seconds 600   # re-run committed results
     irdialog train --suite dialog-babi --task 1 --model memn2n --save memn2n.npz
     irdialog chat memn2n.npz --top 3
     irdialog datasets --data-home DATA
@@ -230,6 +231,21 @@ def _cmd_bench(args) -> int:
         show(result)
         print(f"{result['seconds']:.1f} s over {len(result['seeds'])} seed(s)")
     return 0
+
+
+def _cmd_reproduce(args) -> int:
+    from .bench._reproduce import reproduce
+
+    _check_data_home(args.data_home)
+    outcomes = reproduce(
+        args.results,
+        args.names,
+        max_seconds=args.max_seconds,
+        n_jobs=args.n_jobs,
+        data_home=args.data_home,
+        out=lambda line: print(line, flush=True),
+    )
+    return 1 if any(o.status == "differ" for o in outcomes) else 0
 
 
 def _cmd_report(args) -> int:
@@ -588,6 +604,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="change nothing; exit 1 if the file is out of date"
     )
     report.set_defaults(func=_cmd_report)
+
+    again = suites.add_parser(
+        "reproduce",
+        help="re-run committed result files from the current code and compare them",
+        description="Re-run each committed result file's recorded command (its provenance) "
+        "from the current code, with --output sent to a temporary file, and compare the "
+        "new rows with the committed ones: exactly for deterministic models, within the "
+        "seed spread for seeded ones, speed results by their ratios. One line per file, "
+        "then 'N reproduced, M differ, K not run (budget)'. Exit 1 when a file differs. "
+        "Nothing committed is changed.",
+        **fmt,
+    )
+    again.add_argument(
+        "names", nargs="*", metavar="NAME",
+        help="result files by stem or shell pattern (dialog-babi-tfidf, 'babi-qa-*', "
+        "speed/pool-speed); none: every file",
+    )  # fmt: skip
+    again.add_argument(
+        "--max-seconds", type=float, default=None, metavar="S",
+        help="a time budget: skip the files whose recorded time exceeds what is left of it",
+    )  # fmt: skip
+    again.add_argument(
+        "--n-jobs", type=int, default=None, metavar="N",
+        help="run N seeds of a file at once (default: as recorded)",
+    )  # fmt: skip
+    again.add_argument(
+        "--data-home", default=None, metavar="DIR",
+        help="read the data here instead of the recorded --data-home",
+    )  # fmt: skip
+    again.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
+    again.set_defaults(func=_cmd_reproduce)
 
     trainable = sorted(name for name, suite in SUITES.items() if suite.train is not None)
     train = sub.add_parser(

@@ -3,8 +3,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from sklearn.base import BaseEstimator
 
-from irdialog.base import Context, Turn, _top_k, check_contexts, check_responses, resolve_candidates
+from irdialog.base import (
+    Context,
+    RankerMixin,
+    Turn,
+    _top_k,
+    check_contexts,
+    check_responses,
+    resolve_candidates,
+)
 
 
 @given(
@@ -21,6 +30,31 @@ def test_top_k_is_stable_descending_sort(scores, k):
 def test_top_k_handles_infinite_scores():
     scores = np.array([[-np.inf, 1.0, -np.inf, 1.0]])
     np.testing.assert_array_equal(_top_k(scores, 4), [[1, 3, 0, 2]])
+
+
+class _TableRanker(RankerMixin, BaseEstimator):
+    """Scores from a table of query -> candidate scores: the best candidate of each context
+    is known without running any of the code under test."""
+
+    def __init__(self, table=None):
+        self.table = table
+
+    def fit(self, X, y):
+        self.candidates_ = np.array(["a", "b", "c"], dtype=object)
+        return self
+
+    def decision_function(self, X):
+        return np.array([self.table[x.query] for x in check_contexts(X)], dtype=float)
+
+
+def test_score_is_the_fraction_of_gold_responses_ranked_first():
+    # best: q1 b, q2 a, q3 c, q4 a (a tie goes to the first candidate)
+    table = {"q1": [0, 2, 1], "q2": [5, 1, 1], "q3": [0, 1, 2], "q4": [1, 1, 0]}
+    X, y = ["q1", "q2", "q3", "q4"], ["b", "a", "b", "a"]  # right, right, wrong, right
+    model = _TableRanker(table).fit(X, y)
+    assert model.score(X, y) == 0.75
+    assert model.score(X, y, sample_weight=[1, 2, 4, 1]) == 0.5  # (1 + 2 + 1) / 8
+    assert model.score(X, ["c", "b", "c", "unseen"]) == 0.25  # a gold reply no candidate is a miss
 
 
 def test_check_contexts_accepts_strings_and_contexts():

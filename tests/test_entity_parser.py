@@ -2,6 +2,8 @@ import pickle
 
 import numpy as np
 import pytest
+from conformance import TransformerConformance
+from conftest import CITIES
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
@@ -15,6 +17,13 @@ ENTITIES = ["Die Hard", "Die Hard 2", "Bruce Willis", "Hi, Mom!", "Hi Mom", "Oce
 
 def fitted(texts=("x",), **params):
     return EntityParser(ENTITIES, **params).fit(list(texts))
+
+
+class TestEntityParserConformance(TransformerConformance):
+    def make_estimator(self):
+        # min_count=4 keeps some words of the tiny dialogs and drops others ("good morning",
+        # said 3 times): the fit decides what transform outputs
+        return EntityParser(CITIES, min_count=4)
 
 
 def test_longest_match_left_to_right():

@@ -1,12 +1,19 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conformance import TransformerConformance
+from conftest import TINY_KB
 from sklearn.base import clone
 
 from irdialog.base import Context, Turn
 from irdialog.features import MatchTypeFeaturizer, match_type_matrices, match_type_pairs
 
 KB = {"Paris": "R_location", "cheap": "R_price", "resto_1_phone": "R_phone"}
+
+
+class TestMatchTypeFeaturizerConformance(TransformerConformance):
+    def make_estimator(self):
+        return MatchTypeFeaturizer(TINY_KB)
 
 
 def test_entities_found_in_query_and_history():

@@ -5,6 +5,8 @@ import pickle
 
 import numpy as np
 import pytest
+from conformance import TransformerConformance
+from conftest import CITIES
 
 from irdialog import Context, KBMemoryRetriever, MemN2NRanker, SupervisedEmbeddingRanker, Turn
 from irdialog.bench._movie_dialog import EntitySymbolRanker
@@ -16,6 +18,11 @@ KB = [
     "alien starred_actors sigourney_weaver",
     "collateral directed_by michael_mann",
 ]
+
+
+class TestKBMemoryRetrieverConformance(TransformerConformance):
+    def make_estimator(self):
+        return KBMemoryRetriever([f"resto_{c} R_location {c}" for c in CITIES], max_memories=2)
 
 
 def test_retrieves_sentences_sharing_a_token_most_shared_first():

@@ -1,11 +1,14 @@
 """scikit-learn conventions: tags, scikit-learn's own estimator checks, ranking pipelines,
 set_output, metadata routing, pandas input and short reprs."""
 
+import importlib
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
 import sklearn
+from conformance import EstimatorChecks, RankerConformance, public_class
 from conftest import TINY_KB, make_tiny_dialogs
 from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import GridSearchCV, GroupKFold
@@ -70,6 +73,22 @@ def test_every_public_estimator_is_checked():
     assert public == {_name(e) for e in PUBLIC_ESTIMATORS}
 
 
+def test_every_public_estimator_runs_the_conformance_suite():
+    # scikit-learn runs no numeric check on text input: the suite runs them on contexts.
+    checked = set()
+    for path in Path(__file__).parent.glob("test_*.py"):
+        module = importlib.import_module(path.stem)
+        for name, cls in vars(module).items():
+            # the classes pytest collects: named Test*, defined in the module
+            if (
+                name.startswith("Test")
+                and issubclass(cls, EstimatorChecks)
+                and cls.__module__ == path.stem
+            ):
+                checked.add(public_class(cls().make_estimator()).__name__)
+    assert checked == {_name(e) for e in PUBLIC_ESTIMATORS}
+
+
 def _expected_failed_checks(estimator):
     # None: every estimator here takes text, says so in its tags, and scikit-learn skips
     # the checks that feed numeric arrays (with a SkipTestWarning naming the input tags).
@@ -95,7 +114,7 @@ def test_tags_describe_text_input_so_array_checks_skip_with_a_reason(estimator):
 # The checks of scikit-learn's API group that use no numeric data. They are run here by
 # hand because scikit-learn skips every check for text-input estimators. Left out:
 # check_positive_only_tag_during_fit, check_fit_score_takes_y and the other checks that
-# fit on 2-D float arrays; RankerConformance runs their text equivalents.
+# fit on 2-D float arrays; conformance.EstimatorChecks runs their text equivalents.
 API_CHECKS = [
     "check_estimator_tags_renamed",
     "check_valid_tag_types",
@@ -120,6 +139,13 @@ def test_sklearn_api_checks_that_need_no_numeric_data(estimator, check):
 
 def _memn2n():
     return MemN2NRanker(epochs=3, embedding_dim=8, random_state=0)
+
+
+class TestRankingPipelineConformance(RankerConformance):
+    param_grid = {"memn2nranker__hops": [1, 2]}
+
+    def make_estimator(self):
+        return make_ranking_pipeline(MatchTypeFeaturizer(TINY_KB), _memn2n())
 
 
 def test_ranking_pipeline_delegates_the_ranking_methods_through_the_transforms():

@@ -5,7 +5,8 @@ One module per suite: dialog bAbI (``_dialog_babi``), bAbI QA (``_babi_qa``), Mo
 (``_presets``, ``irdialog/data/presets/*.json``). A suite function runs one seed and returns the
 rows of its table next to the paper's; :func:`run_suite` runs it over seeds and adds the
 provenance record (``_harness``, ``_provenance``); ``_report`` renders the result files as
-the Markdown tables of BENCHMARKS.md. ``irdialog bench`` is the command over all of it.
+the Markdown tables of BENCHMARKS.md; ``_reproduce`` re-runs them from their recorded commands
+and compares. ``irdialog bench`` is the command over all of it.
 """
 
 from ._babi_qa import (

@@ -1,0 +1,642 @@
+"""``irdialog bench reproduce``: re-run committed results from the current code and compare.
+
+Each result JSON records the command that produced it (``provenance["command"]``). A re-run
+parses that command again -- ``irdialog bench ...`` through the command line's own parser and
+runs it in this process, ``python -m benchmarks.<name> ...`` in a child process from the
+repository root -- with ``--output`` sent to a temporary file (and ``--data-home`` replaced
+when one is given), then compares the new rows with the committed ones under the rule of the
+file's suite and model (:data:`RULES`). Speed results compare the ratios between sides timed
+in the same run (:data:`SPEED_RATIOS`), never absolute times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import io
+import json
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..datasets import get_data_home
+from ._harness import ID_KEYS, _is_metric
+from ._provenance import cpu_description
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a re-run's rows must match the committed ones.
+
+    ``kind`` is ``"exact"`` (every row equal, key for key), ``"tolerance"`` (every metric
+    within ``tolerance`` points, everything else equal), ``"spread"`` (every metric inside
+    the range of the committed per-seed values, widened by ``tolerance``; a metric recorded
+    for one seed only within ``single_seed`` points), or ``"ratio"`` (speed results: every
+    ratio of :data:`SPEED_RATIOS` within a factor ``tolerance`` of the committed one).
+    """
+
+    kind: str
+    tolerance: float = 0.0
+    single_seed: float = 0.0
+
+    def __str__(self) -> str:
+        if self.kind == "exact":
+            return "exact"
+        if self.kind == "tolerance":
+            return f"within {self.tolerance:g} points"
+        if self.kind == "spread":
+            return f"inside the seed spread ±{self.tolerance:g}, one seed ±{self.single_seed:g}"
+        return f"ratios within a factor {self.tolerance:g}"
+
+
+# The rule of each (suite, model), first match wins (shell patterns), with why. The rule
+# is decided from what the model computes, never from how a re-run happened to come out.
+RULES: tuple[tuple[str, str, Rule, str], ...] = (
+    ("babi-qa", "ngram", Rule("tolerance", 0.5),
+     "LogisticRegression (lbfgs) sums through OpenBLAS, whose kernels depend on the CPU "
+     "(AVX2 or AVX-512): on another machine a few of a task's 1000 answers flip"),
+    ("*", "tfidf*", Rule("exact"), "counts and idf weights, no random draw"),
+    ("*", "bm25*", Rule("exact"), "counts and BM25 weights, no random draw"),
+    ("*", "nn", Rule("exact"), "nearest neighbour by word overlap, no random draw"),
+    ("*", "rule-based", Rule("exact"), "hand-written rules, no learning"),
+    ("*", "struct-svm", Rule("exact"), "a convex problem solved in a fixed order"),
+    ("*", "svd", Rule("exact"), "a truncated SVD of a fixed matrix with a fixed start"),
+    ("*", "*", Rule("spread", tolerance=0.05, single_seed=1.0),
+     "SGD in numba kernels from seeded weights (se, memn2n, memnn, lstm, rnn): one seed on "
+     "one machine repeats, but SIMD width and fused multiply-adds change the last bits on "
+     "another CPU and training amplifies them; the committed values are rounded to 0.01"),
+)  # fmt: skip
+
+# Speed results: their timings move with the machine and its load; the ratio of two sides
+# timed in the same run (taking turns) cancels most of that. A factor 1.3 either way.
+SPEED_RULE = Rule("ratio", tolerance=1.3)
+_clock = time.perf_counter  # the budget's clock
+
+
+def rule_for(result: dict) -> Rule:
+    """The comparison rule of a committed result (see :data:`RULES`).
+
+    Examples
+    --------
+    >>> from irdialog.bench._reproduce import rule_for
+    >>> str(rule_for({"suite": "dialog-babi", "model": "tfidf-type"}))
+    'exact'
+    >>> str(rule_for({"suite": "babi-qa", "model": "memn2n"}))
+    'inside the seed spread ±0.05, one seed ±1'
+    >>> str(rule_for({"benchmark": "pool-speed"}))
+    'ratios within a factor 1.3'
+    """
+    if "benchmark" in result:
+        return SPEED_RULE
+    for suite, model, rule, _why in RULES:
+        if fnmatch.fnmatchcase(result["suite"], suite) and fnmatch.fnmatchcase(
+            result["model"], model
+        ):
+            return rule
+    raise ValueError(f"no comparison rule for {result['suite']} {result['model']}")
+
+
+# ---------------------------------------------------------------------------------------
+# Speed results: the ratios each benchmark's rows carry, by name.
+
+
+def _compile_time(r):
+    return {k: r[k] for k in ("cold_over_warm", "cold_without_helper_over_warm") if k in r}
+
+
+def _movie_memn2n_epoch(r):
+    out, base = {}, r["rows"][0]
+    for row in r["rows"]:
+        name, per_epoch = row["optimizer"], row["train_seconds_per_epoch"]
+        if row is not base:
+            out[f"{name} epoch / {base['optimizer']} epoch"] = (
+                per_epoch / base["train_seconds_per_epoch"]
+            )
+        out[f"{name} optimizer step / epoch"] = row["optimizer_step_seconds_per_epoch"] / per_epoch
+    return out
+
+
+def _per_row(label, keys):
+    """The ratios ``keys`` of every row, named by ``label(row)`` and the key."""
+
+    def ratios(r):
+        return {
+            f"{label(row)} {key}": row[key]
+            for row in r["rows"]
+            for key in keys
+            if row.get(key) is not None
+        }
+
+    return ratios
+
+
+def _retrieval_speed(r):
+    out = {}
+    for row in r["rows"]:
+        for n in r.get("n_jobs", [1]):
+            key = f"queries_per_second_{n}"
+            peer = row.get("bm25s", {}).get(key)
+            for side in ("bm25", "tfidf"):
+                ours = row.get(side, {}).get(key)
+                if ours is not None and peer:
+                    out[f"{row['corpus']} {side} / bm25s at n_jobs={n}"] = ours / peer
+    return out
+
+
+SPEED_RATIOS = {
+    "compile-time": _compile_time,
+    "movie-memn2n-epoch": _movie_memn2n_epoch,
+    "pool-speed": _per_row(
+        lambda row: f"{row['model']} d={row['dim']}", ("speedup_vs_faiss", "share_of_matmul")
+    ),
+    "recurrent-speed": _per_row(
+        lambda row: f"{row['cell']} hidden={row['hidden']}",
+        ("speedup_vs_packed", "speedup_vs_padded"),
+    ),
+    "retrieval-speed": _retrieval_speed,
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Comparison.
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first difference found: the row (its id keys), the key, both values."""
+
+    row: str
+    key: str
+    committed: object
+    now: object
+
+    def __str__(self) -> str:
+        where = f"{self.row} " if self.row else ""
+        return f"{where}{self.key}: committed {self.committed}, now {self.now}"
+
+
+def _row_label(row: dict) -> str:
+    parts = [f"{k} {row[k]}" for k in ("task", "split", "metric", "response") if k in row]
+    return ", ".join(parts)
+
+
+def _ids(row: dict) -> dict:
+    return {k: row.get(k) for k in ID_KEYS if k in row}
+
+
+def _close(key, committed, now, rule: Rule, row: dict) -> bool:
+    if committed is None or now is None:
+        return committed is now
+    if rule.kind == "tolerance":
+        return abs(now - committed) <= rule.tolerance + 1e-9
+    by_seed = row.get(f"{key}_by_seed")
+    if by_seed:  # spread: inside the committed seeds' range
+        return min(by_seed) - rule.tolerance - 1e-9 <= now <= max(by_seed) + rule.tolerance + 1e-9
+    return abs(now - committed) <= rule.single_seed + 1e-9
+
+
+def compare_rows(committed: list[dict], now: list[dict], rule: Rule) -> Difference | None:
+    """The first difference between committed rows and a re-run's under ``rule``, or None.
+
+    Rows must have the same layout (ids and counts equal); ``exact`` compares every key,
+    ``tolerance`` and ``spread`` compare the metrics (numbers that are not ids, counts or
+    paper values; their ``_std`` and ``_by_seed`` companions are not compared) as stated
+    in :class:`Rule` and every other key exactly.
+
+    Examples
+    --------
+    >>> from irdialog.bench._reproduce import Rule, compare_rows
+    >>> old = [{"task": 1, "n": 10, "accuracy": 60.0, "paper": 50.0}]
+    >>> print(compare_rows(old, [{**old[0], "accuracy": 60.3}], Rule("exact")))
+    task 1 accuracy: committed 60.0, now 60.3
+    >>> compare_rows(old, [{**old[0], "accuracy": 60.3}], Rule("tolerance", 0.5)) is None
+    True
+    """
+    if len(committed) != len(now):
+        return Difference("", "rows", len(committed), len(now))
+    for old, new in zip(committed, now):
+        label = _row_label(old)
+        if _ids(old) != _ids(new):
+            return Difference(label, "row", _row_label(old), _row_label(new))
+        if rule.kind == "exact":
+            for key in [*old, *(k for k in new if k not in old)]:
+                if old.get(key) != new.get(key):
+                    return Difference(label, key, old.get(key), new.get(key))
+            continue
+        for key, value in old.items():
+            if key.endswith(("_std", "_by_seed")):
+                continue
+            if key not in new:
+                return Difference(label, key, value, "missing")
+            if _is_metric(key, value) or _is_metric(key, new[key]):
+                if not _close(key, value, new[key], rule, old):
+                    return Difference(label, key, value, new[key])
+            elif value != new[key]:
+                return Difference(label, key, value, new[key])
+    return None
+
+
+def compare_ratios(committed: dict, now: dict, rule: Rule = SPEED_RULE) -> Difference | None:
+    """The first ratio of a speed result (:data:`SPEED_RATIOS`) off by more than a factor
+    ``rule.tolerance`` either way, or None.
+
+    Examples
+    --------
+    >>> from irdialog.bench._reproduce import compare_ratios
+    >>> old = {"benchmark": "compile-time", "cold_over_warm": 1.15}
+    >>> compare_ratios(old, {**old, "cold_over_warm": 1.3}) is None
+    True
+    >>> print(compare_ratios(old, {**old, "cold_over_warm": 2.0}))
+    cold_over_warm: committed 1.15, now 2
+    """
+    extract = SPEED_RATIOS.get(committed["benchmark"])
+    if extract is None:
+        raise ValueError(f"no ratios known for speed benchmark {committed['benchmark']!r}")
+    old, new = extract(committed), extract(now)
+    for key, value in old.items():
+        if key not in new:
+            return Difference("", key, _fmt(value), "missing")
+        new_value = new[key]
+        ok = value > 0 and new_value > 0
+        if not ok or max(new_value / value, value / new_value) > rule.tolerance + 1e-9:
+            return Difference("", key, _fmt(value), _fmt(new_value))
+    return None
+
+
+def _fmt(value) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def compare(committed: dict, now: dict) -> Difference | None:
+    """The first difference between a committed result and its re-run, under its rule."""
+    rule = rule_for(committed)
+    if rule.kind == "ratio":
+        return compare_ratios(committed, now, rule)
+    if now.get("seeds") != committed.get("seeds"):
+        return Difference("", "seeds", committed.get("seeds"), now.get("seeds"))
+    return compare_rows(committed["rows"], now["rows"], rule)
+
+
+# ---------------------------------------------------------------------------------------
+# Commands.
+
+
+def override_options(argv: list[str], overrides: dict[str, str | None]) -> list[str]:
+    """``argv`` with each ``--option VALUE`` (or ``--option=VALUE``) of ``overrides`` set to
+    its value, appended when absent; a None value leaves that option as it is.
+
+    Examples
+    --------
+    >>> from irdialog.bench._reproduce import override_options
+    >>> override_options(["bench", "--output", "a.json", "--quiet"], {"--output": "b.json"})
+    ['bench', '--output', 'b.json', '--quiet']
+    >>> override_options(["bench", "--output=a.json"], {"--output": "b", "--data-home": "D"})
+    ['bench', '--output=b', '--data-home', 'D']
+    """
+    out = list(argv)
+    for option, value in overrides.items():
+        if value is None:
+            continue
+        for i, arg in enumerate(out):
+            if arg == option and i + 1 < len(out):
+                out[i + 1] = str(value)
+                break
+            if arg.startswith(option + "="):
+                out[i] = f"{option}={value}"
+                break
+        else:
+            out += [option, str(value)]
+    return out
+
+
+def option_value(argv: list[str], option: str) -> str | None:
+    """The value of ``--option VALUE`` (or ``--option=VALUE``) in ``argv``, else None."""
+    for i, arg in enumerate(argv):
+        if arg == option and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(option + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def bench_arguments(command: str, output, *, data_home=None, n_jobs=None):
+    """The namespace of a recorded ``irdialog bench <suite> ...`` command, parsed by the
+    command line's own parser, with ``--output`` (and ``--data-home`` when given)
+    replaced, made quiet, without a plot or a Dask scheduler, and ``--n-jobs`` replaced
+    when given.
+
+    Raises
+    ------
+    ValueError
+        When the command is not a bench run or no longer parses.
+    """
+    from ..cli import _cmd_bench, build_parser  # the command line imports this package
+
+    argv = shlex.split(command)
+    if argv[:2] != ["irdialog", "bench"]:
+        raise ValueError(f"not an irdialog bench command: {command}")
+    argv = override_options(
+        argv[1:],
+        {"--output": str(output), "--data-home": None if data_home is None else str(data_home)},
+    )
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr):
+            args = build_parser().parse_args(argv)
+    except SystemExit:
+        reason = (stderr.getvalue().strip().splitlines() or ["?"])[-1]
+        raise ValueError(f"the recorded command does not parse ({reason})") from None
+    if getattr(args, "func", None) is not _cmd_bench or getattr(args, "search", False):
+        raise ValueError(f"not a bench run: {command}")
+    args.argv, args.quiet, args.plot, args.scheduler = argv, True, None, None
+    if n_jobs is not None:
+        args.n_jobs = n_jobs
+    return args
+
+
+def script_command(command: str, output, *, data_home=None) -> list[str]:
+    """The argv of a recorded ``python -m benchmarks.<name> ...`` command, run by this
+    Python, with ``--output`` (and ``--data-home`` when given) replaced.
+
+    Examples
+    --------
+    >>> import sys
+    >>> from irdialog.bench._reproduce import script_command
+    >>> argv = script_command("python -m benchmarks.pool_speed --dims 32 --output r.json", "t")
+    >>> argv[0] == sys.executable, argv[1:]
+    (True, ['-m', 'benchmarks.pool_speed', '--dims', '32', '--output', 't'])
+    """
+    argv = shlex.split(command)
+    if len(argv) < 3 or argv[1] != "-m" or not argv[2].startswith("benchmarks."):
+        raise ValueError(f"not a python -m benchmarks.<name> command: {command}")
+    overrides = {"--output": str(output), "--data-home": None if data_home is None else data_home}
+    return [sys.executable, *override_options(argv[1:], overrides)]
+
+
+# ---------------------------------------------------------------------------------------
+# Selection, budget, running.
+
+
+def result_files(results_dir, names=()) -> list[tuple[str, Path]]:
+    """``(name, path)`` of the result files selected by ``names`` (file stems or shell
+    patterns; a speed result also answers to ``speed/<stem>``), every file when none.
+
+    Raises
+    ------
+    ValueError
+        When a name selects no file.
+    """
+    results_dir = Path(results_dir)
+    files = [(p.stem, p) for p in sorted(results_dir.glob("*.json"))]
+    files += [(f"speed/{p.stem}", p) for p in sorted((results_dir / "speed").glob("*.json"))]
+    if not names:
+        return files
+    chosen = []
+    for pattern in names:
+        hits = [
+            (name, path)
+            for name, path in files
+            if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(path.stem, pattern)
+        ]
+        if not hits:
+            raise ValueError(f"no result file in {results_dir} matches {pattern!r}")
+        chosen += [hit for hit in hits if hit not in chosen]
+    return sorted(chosen, key=files.index)
+
+
+def recorded_seconds(result: dict) -> float | None:
+    """How long a result took when it was made: its ``wall_seconds``, else ``seconds``, else
+    (speed results) the sum of the ``wall_seconds`` of its parts (compile-time's child
+    processes), else None: unknown, over any budget.
+
+    Examples
+    --------
+    >>> from irdialog.bench._reproduce import recorded_seconds
+    >>> recorded_seconds({"seconds": 30.0, "wall_seconds": 16.0})
+    16.0
+    >>> recorded_seconds({"cold": {"wall_seconds": 2.0}, "warm": {"wall_seconds": 1.0}})
+    3.0
+    >>> recorded_seconds({"rows": [{"fit_seconds": 2.0}]}) is None
+    True
+    """
+    for key in ("wall_seconds", "seconds"):
+        if isinstance(result.get(key), (int, float)):
+            return float(result[key])
+    parts = [
+        value["wall_seconds"]
+        for value in result.values()
+        if isinstance(value, dict) and isinstance(value.get("wall_seconds"), (int, float))
+    ]
+    return float(sum(parts)) if parts else None
+
+
+@dataclass
+class Outcome:
+    """One file's verdict: ``status`` is ``reproduced``, ``differ``, ``budget`` (not run:
+    over the budget) or ``skipped`` (not run for another ``detail``)."""
+
+    name: str
+    status: str
+    seconds: float | None = None
+    detail: str = ""
+
+    def line(self) -> str:
+        verdict = {
+            "reproduced": "reproduced",
+            "differ": "differ",
+            "budget": "not run (budget)",
+            "skipped": "not run",
+        }[self.status]
+        time_ = "" if self.seconds is None else f"  {self.seconds:.1f} s"
+        detail = f"  {self.detail}" if self.detail else ""
+        return f"{self.name}  {verdict}{time_}{detail}"
+
+
+def summary_line(outcomes: list[Outcome]) -> str:
+    """``N reproduced, M differ, K not run (budget)``.
+
+    Examples
+    --------
+    >>> from irdialog.bench._reproduce import Outcome, summary_line
+    >>> summary_line([Outcome("a", "reproduced"), Outcome("b", "differ"),
+    ...               Outcome("c", "budget"), Outcome("d", "reproduced")])
+    '2 reproduced, 1 differ, 1 not run (budget)'
+    """
+    count = {s: sum(o.status == s for o in outcomes) for s in ("reproduced", "differ", "budget")}
+    return (
+        f"{count['reproduced']} reproduced, {count['differ']} differ, "
+        f"{count['budget']} not run (budget)"
+    )
+
+
+def _missing_data(result: dict, home: Path | None) -> str | None:
+    """The first recorded data file not found (relative paths under ``home``), else None."""
+    for record in result["provenance"].get("data", []):
+        path = Path(record["path"])
+        if not path.is_absolute():
+            if home is None:
+                return None
+            path = Path(home) / path
+        if not path.is_file():
+            return str(path)
+    return None
+
+
+def _data_note(committed: dict, now: dict) -> str:
+    """A note when the re-run read data other than the committed run's."""
+    old = {d["path"]: d["sha256"] for d in committed["provenance"].get("data", [])}
+    new = {d["path"]: d["sha256"] for d in now.get("provenance", {}).get("data", [])}
+    changed = sorted(p for p in old if p in new and new[p] != old[p])
+    return f" (data differ: {', '.join(changed)})" if changed else ""
+
+
+def _platform_note(committed: dict) -> str:
+    """A note when a speed result was measured on another CPU than this one's."""
+    recorded = committed["provenance"].get("platform", "")
+    here = cpu_description()
+    if "," in recorded and here and not recorded.endswith(here):
+        return f" (committed on {recorded.split(', ', 1)[1]})"
+    return ""
+
+
+def run_bench_command(args) -> dict:
+    """Run a parsed bench command in this process and return the result it wrote."""
+    args.func(args)
+    return json.loads(Path(args.output).read_text(encoding="utf-8"))
+
+
+def run_script_command(argv: list[str], cwd: Path) -> dict:
+    """Run a speed script in a child process from the repository root; its result."""
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        raise RuntimeError(last)
+    return json.loads(Path(argv[argv.index("--output") + 1]).read_text(encoding="utf-8"))
+
+
+def reproduce_one(
+    name,
+    path,
+    *,
+    tmp,
+    data_home=None,
+    n_jobs=None,
+    remaining=None,
+    root=None,
+    run_bench=None,
+    run_script=None,
+) -> Outcome:
+    """Re-run one committed result file and compare it (see :func:`reproduce`).
+
+    ``root`` is the repository root the commands were recorded in (a relative recorded
+    ``--data-home`` is read from there; speed scripts run there); default: the current
+    directory. ``run_bench(args)`` and ``run_script(argv, cwd)`` run a parsed command and
+    return its result (default: :func:`run_bench_command`, :func:`run_script_command`)."""
+    root = Path.cwd() if root is None else Path(root)
+    run_bench = run_bench or run_bench_command
+    run_script = run_script or run_script_command
+    committed = json.loads(Path(path).read_text(encoding="utf-8"))
+    command = (committed.get("provenance") or {}).get("command")
+    if not command:
+        return Outcome(name, "skipped", detail="no command recorded")
+    output = Path(tmp) / f"{Path(path).stem}.json"
+    speed = "benchmark" in committed
+    try:
+        if speed:
+            argv = script_command(command, output, data_home=data_home)
+            home = option_value(argv, "--data-home")
+            home = None if home is None else root / home  # an absolute home stays itself
+        else:
+            args = bench_arguments(command, output, data_home=data_home, n_jobs=n_jobs)
+            if args.data_home is not None:
+                args.data_home = str(root / args.data_home)
+            home = get_data_home(args.data_home)
+        rule_for(committed)
+    except ValueError as err:
+        return Outcome(name, "differ", detail=f"cannot re-run: {err}")
+    missing = _missing_data(committed, None if home is None else Path(home))
+    if missing is not None:
+        return Outcome(name, "skipped", detail=f"data not found: {missing}")
+    estimate = recorded_seconds(committed)
+    if remaining is not None and (estimate is None or estimate > remaining):
+        shown = "no time recorded" if estimate is None else f"recorded {estimate:.1f} s"
+        return Outcome(name, "budget", detail=f"{shown}, {max(remaining, 0):.0f} s left")
+    start = _clock()
+    try:
+        if speed:
+            now = run_script(argv, root)
+        else:
+            now = run_bench(args)
+    except Exception as err:  # any failure of the run is a failure to reproduce
+        seconds = _clock() - start
+        return Outcome(name, "differ", seconds, f"run failed: {type(err).__name__}: {err}")
+    seconds = _clock() - start
+    difference = compare(committed, now)
+    note = _data_note(committed, now) + (_platform_note(committed) if speed else "")
+    rule = rule_for(committed)
+    if difference is None:
+        same = (
+            rule.kind in ("tolerance", "spread")
+            and compare_rows(committed["rows"], now["rows"], Rule("exact")) is None
+        )
+        shown = f"identical; rule: {rule}" if same else str(rule)
+        return Outcome(name, "reproduced", seconds, f"({shown}){note}")
+    return Outcome(name, "differ", seconds, f"{difference} ({rule}){note}")
+
+
+def reproduce(
+    results_dir, names=(), *, max_seconds=None, n_jobs=None, data_home=None, out=print, **runners
+) -> list[Outcome]:
+    """Re-run the committed result files named (all when none) and compare each with its
+    committed rows under its rule (:data:`RULES`, :data:`SPEED_RULE`).
+
+    Parameters
+    ----------
+    results_dir : path-like
+        The folder of the result JSON files (speed results under ``speed/``).
+    names : sequence of str, default=()
+        File stems or shell patterns (``babi-qa-*``, ``speed/pool-speed``).
+    max_seconds : float, default=None
+        A file runs only if its recorded time fits in what is left of this budget; the
+        others are "not run (budget)".
+    n_jobs : int, default=None
+        Seeds run at once (None: as recorded).
+    data_home : path-like, default=None
+        Replaces the recorded ``--data-home``.
+    out : callable, default=print
+        Receives one line per file, then the summary line.
+
+    Returns
+    -------
+    outcomes : list of Outcome
+    """
+    files = result_files(results_dir, names)
+    root = Path(results_dir).resolve().parents[1]  # <root>/benchmarks/results
+    if data_home is not None:
+        data_home = Path(data_home).resolve()
+    start = _clock()
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="irdialog-reproduce-") as tmp:
+        for name, path in files:
+            remaining = None if max_seconds is None else max_seconds - (_clock() - start)
+            outcome = reproduce_one(
+                name,
+                path,
+                tmp=tmp,
+                data_home=data_home,
+                n_jobs=n_jobs,
+                remaining=remaining,
+                root=root,
+                **runners,
+            )
+            outcomes.append(outcome)
+            out(outcome.line())
+    skipped = sum(o.status == "skipped" for o in outcomes)
+    if skipped:
+        out(f"{skipped} not run for another reason (no command recorded, data not found)")
+    out(summary_line(outcomes))
+    return outcomes

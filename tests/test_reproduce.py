@@ -1,0 +1,352 @@
+"""``irdialog bench reproduce``: the comparison rules, the re-parsed commands, the budget and
+the summary on hand-built result files; one real re-run (slow)."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from irdialog.bench import _reproduce
+from irdialog.bench._reproduce import (
+    RULES,
+    SPEED_RATIOS,
+    Outcome,
+    Rule,
+    bench_arguments,
+    compare,
+    compare_ratios,
+    compare_rows,
+    override_options,
+    recorded_seconds,
+    reproduce,
+    result_files,
+    rule_for,
+    script_command,
+    summary_line,
+)
+from irdialog.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+
+EXACT, TOLERANCE, SPREAD = Rule("exact"), Rule("tolerance", 0.5), Rule("spread", 0.05, 1.0)
+
+
+def _row(task=1, **values):
+    return {"task": task, "split": "tst", "n": 100, **values, "paper": 50.0}
+
+
+# --- the rules -------------------------------------------------------------------------
+
+
+def test_every_committed_result_has_a_rule_and_deterministic_models_are_exact():
+    for path in [*RESULTS.glob("*.json"), *(RESULTS / "speed").glob("*.json")]:
+        rule_for(json.loads(path.read_text()))  # raises when none applies
+    assert rule_for({"suite": "dialog-babi", "model": "bm25-type"}).kind == "exact"
+    assert rule_for({"suite": "movie-dialog", "model": "svd"}).kind == "exact"
+    assert rule_for({"suite": "babi-qa", "model": "ngram"}) == Rule("tolerance", 0.5)
+    assert rule_for({"suite": "ubuntu", "model": "lstm-dual"}).kind == "spread"
+    assert all(why for *_, why in RULES)
+
+
+def test_exact_rule_reports_the_first_differing_row():
+    old = [_row(1, per_response=99.5), _row(2, per_response=80.0)]
+    assert compare_rows(old, copy.deepcopy(old), EXACT) is None
+    new = [_row(1, per_response=99.5), _row(2, per_response=80.01)]
+    diff = compare_rows(old, new, EXACT)
+    assert (diff.row, diff.key, diff.committed, diff.now) == (
+        "task 2, split tst",
+        "per_response",
+        80.0,
+        80.01,
+    )
+    assert str(diff) == "task 2, split tst per_response: committed 80.0, now 80.01"
+    # a key only the re-run has, or a changed paper value, differs too
+    assert compare_rows(old, [old[0], {**old[1], "extra": 1}], EXACT).key == "extra"
+    assert compare_rows(old, [old[0], {**old[1], "paper": 51.0}], EXACT).key == "paper"
+
+
+def test_tolerance_rule_allows_the_stated_points_and_nothing_more():
+    old = [_row(1, accuracy=50.0), _row(2, accuracy=20.2)]
+    assert compare_rows(old, [_row(1, accuracy=49.5), _row(2, accuracy=20.7)], TOLERANCE) is None
+    diff = compare_rows(old, [_row(1, accuracy=50.0), _row(2, accuracy=20.8)], TOLERANCE)
+    assert (diff.row, diff.committed, diff.now) == ("task 2, split tst", 20.2, 20.8)
+    # counts and paper values are never within a tolerance
+    assert compare_rows(old, [_row(1, accuracy=50.0), {**old[1], "n": 99}], TOLERANCE)
+    assert compare_rows(old, [_row(1, accuracy=50.0), {**old[1], "paper": 50.1}], TOLERANCE)
+
+
+def test_spread_rule_uses_the_committed_seeds_range_or_one_point_for_one_seed():
+    seeded = _row(1, accuracy=97.27, accuracy_std=0.38, accuracy_by_seed=[97.1, 97.7, 97.0])
+    assert compare_rows([seeded], [{**seeded, "accuracy": 97.74}], SPREAD) is None
+    assert compare_rows([seeded], [{**seeded, "accuracy": 96.96}], SPREAD) is None
+    diff = compare_rows([seeded], [{**seeded, "accuracy": 97.8}], SPREAD)
+    assert (diff.key, diff.committed, diff.now) == ("accuracy", 97.27, 97.8)
+    one = _row(1, value=4.93)
+    assert compare_rows([one], [{**one, "value": 5.9}], SPREAD) is None
+    assert compare_rows([one], [{**one, "value": 6.0}], SPREAD).now == 6.0
+    # the spread of the re-run itself is not compared
+    assert compare_rows([seeded], [{**seeded, "accuracy_std": 3.0}], SPREAD) is None
+
+
+def test_rows_of_another_layout_differ_under_every_rule():
+    old = [_row(1, accuracy=60.0), _row(2, accuracy=70.0)]
+    for rule in (EXACT, TOLERANCE, SPREAD):
+        assert compare_rows(old, old[:1], rule).key == "rows"
+        assert compare_rows(old, [old[0], _row(3, accuracy=70.0)], rule).key == "row"
+
+
+def test_a_re_run_over_other_seeds_differs():
+    old = {"suite": "dialog-babi", "model": "tfidf", "seeds": [0], "rows": [_row(accuracy=1.0)]}
+    assert compare(old, copy.deepcopy(old)) is None
+    assert compare(old, {**old, "seeds": [0, 1]}).key == "seeds"
+
+
+@pytest.mark.parametrize("path", sorted((RESULTS / "speed").glob("*.json")), ids=lambda p: p.stem)
+def test_speed_results_compare_their_ratios_not_their_times(path):
+    committed = json.loads(path.read_text())
+    ratios = SPEED_RATIOS[committed["benchmark"]](committed)
+    assert ratios and all(v > 0 for v in ratios.values())
+    assert compare_ratios(committed, copy.deepcopy(committed)) is None
+    # everything twice as slow (another machine, a loaded one): the same ratios
+    slower = json.loads(json.dumps(committed), parse_float=float)
+    _scale_times(slower, 2.0)
+    assert compare_ratios(committed, slower) is None
+
+
+def _scale_times(node, factor):
+    for key, value in list(node.items()) if isinstance(node, dict) else enumerate(node):
+        if isinstance(value, (dict, list)):
+            _scale_times(value, factor)
+        elif isinstance(value, float) and str(key).endswith(("seconds", "_s")):
+            node[key] = value * factor
+        elif isinstance(value, float) and str(key).startswith("queries_per_second"):
+            node[key] = value / factor
+
+
+def test_a_speed_ratio_off_by_more_than_the_factor_differs():
+    committed = json.loads((RESULTS / "speed" / "retrieval-speed.json").read_text())
+    now = copy.deepcopy(committed)
+    now["rows"][0]["bm25s"]["queries_per_second_1"] *= 1.2  # ratio 1/1.2: inside 1.3
+    assert compare_ratios(committed, now) is None
+    now["rows"][0]["bm25s"]["queries_per_second_1"] *= 1.5  # ratio 1/1.8: outside
+    diff = compare_ratios(committed, now)
+    assert diff.key == "kb bm25 / bm25s at n_jobs=1"
+    assert compare(committed, now).key == diff.key
+    old = {"benchmark": "compile-time", "cold_over_warm": 1.15}
+    assert compare_ratios(old, {"benchmark": "compile-time"}).now == "missing"
+
+
+# --- the commands ----------------------------------------------------------------------
+
+
+def test_a_recorded_command_is_re_parsed_with_its_output_sent_elsewhere(tmp_path):
+    committed = json.loads((RESULTS / "dialog-babi-se.json").read_text())
+    args = bench_arguments(committed["provenance"]["command"], tmp_path / "out.json")
+    assert args.output == str(tmp_path / "out.json") and args.suite == "dialog-babi"
+    assert (args.model, args.seeds, args.data_home) == ("se", 5, "../shared/data")
+    assert args.quiet and args.plot is None and args.scheduler is None
+    assert args.argv[args.argv.index("--output") + 1] == str(tmp_path / "out.json")
+    moved = bench_arguments(
+        "irdialog bench babi-qa --model memn2n --seeds 5 --n-jobs 2 --output x.json",
+        "y.json",
+        data_home="/data",
+        n_jobs=1,
+    )
+    assert (moved.output, moved.data_home, moved.n_jobs, moved.seeds) == ("y.json", "/data", 1, 5)
+    # no --output recorded: one is added
+    assert bench_arguments("irdialog bench ubuntu --model tfidf", "z.json").output == "z.json"
+
+
+@pytest.mark.parametrize(
+    "command, message",
+    [
+        ("irdialog bench ubuntu --chunksize 50000 --output x.json", "does not parse"),
+        ("irdialog bench babi-qa --model ngram --search", "not a bench run"),
+        ("irdialog bench report --check", "does not parse"),  # no --output to send elsewhere
+        ("irdialog train --task 1 --model tfidf --save m.npz", "not an irdialog bench"),
+    ],
+)
+def test_commands_that_cannot_be_re_run_say_why(command, message):
+    with pytest.raises(ValueError, match=message):
+        bench_arguments(command, "out.json")
+
+
+def test_speed_script_commands_run_with_this_python_and_another_output():
+    argv = script_command(
+        "python -m benchmarks.pool_speed --data-home ../shared/data --output r.json",
+        "/tmp/o.json",
+        data_home="/data",
+    )
+    assert argv[1:] == [
+        *("-m", "benchmarks.pool_speed"),
+        *("--data-home", "/data", "--output", "/tmp/o.json"),
+    ]
+    assert script_command("python -m benchmarks.recurrent_speed", "o")[-2:] == ["--output", "o"]
+    assert override_options(["a", "--output", "x"], {"--data-home": None}) == ["a", "--output", "x"]
+    with pytest.raises(ValueError, match="benchmarks"):
+        script_command("python benchmarks/pool_speed.py", "o")
+
+
+# --- selection, budget, summary ---------------------------------------------------------
+
+
+def _write(folder, name, *, seconds=10.0, rows=None, command=True, model="tfidf"):
+    result = {
+        "suite": "dialog-babi",
+        "model": model,
+        "seeds": [0],
+        "rows": rows or [_row(1, per_response=99.0)],
+        "seconds": seconds,
+        "wall_seconds": seconds,
+        "provenance": {
+            "command": f"irdialog bench dialog-babi --model {model} --output {name}.json"
+            if command
+            else "",
+            "seeds": [0],
+            "data": [],
+        },
+    }
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(result))
+    return result
+
+
+class _Clock:
+    """The budget's clock, moved on by each fake run by its recorded time."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    folder = tmp_path / "benchmarks" / "results"
+    (folder / "speed").mkdir(parents=True)
+    clock = _Clock()
+    monkeypatch.setattr(_reproduce, "_clock", clock)
+    ran = []
+
+    def fake_run(args):
+        committed = json.loads((folder / Path(args.output).name).read_text())
+        ran.append(Path(args.output).stem)
+        clock.now += committed["seconds"]
+        now = copy.deepcopy(committed)
+        if Path(args.output).stem == "bad":
+            now["rows"][0]["per_response"] = 98.0
+        return now
+
+    monkeypatch.setattr(_reproduce, "run_bench_command", fake_run)
+    return folder, ran
+
+
+def test_names_select_files_by_stem_or_pattern(tmp_path):
+    for name in ("babi-qa-ngram", "babi-qa-memnn", "dialog-babi-nn"):
+        _write(tmp_path, name)
+    (tmp_path / "speed").mkdir()
+    (tmp_path / "speed" / "pool-speed.json").write_text("{}")
+    assert [n for n, _ in result_files(tmp_path)] == [
+        "babi-qa-memnn",
+        "babi-qa-ngram",
+        "dialog-babi-nn",
+        "speed/pool-speed",
+    ]
+    picked = result_files(tmp_path, ["dialog-babi-nn", "babi-qa-*", "pool-speed"])
+    assert [n for n, _ in picked] == [
+        "babi-qa-memnn",
+        "babi-qa-ngram",
+        "dialog-babi-nn",
+        "speed/pool-speed",
+    ]
+    with pytest.raises(ValueError, match="movie"):
+        result_files(tmp_path, ["movie-*"])
+
+
+def test_the_budget_skips_files_that_would_overrun_what_is_left(results):
+    folder, ran = results
+    _write(folder, "a", seconds=40.0)
+    _write(folder, "b", seconds=50.0)  # 60 s left after a: runs
+    _write(folder, "c", seconds=30.0)  # 10 s left after b: skipped
+    _write(folder, "d", seconds=5.0)  # fits in the 10 s left
+    lines = []
+    outcomes = reproduce(folder, max_seconds=100, out=lines.append)
+    assert ran == ["a", "b", "d"]
+    assert [o.status for o in outcomes] == ["reproduced", "reproduced", "budget", "reproduced"]
+    assert lines[2] == "c  not run (budget)  recorded 30.0 s, 10 s left"
+    assert lines[-1] == "3 reproduced, 0 differ, 1 not run (budget)"
+    ran.clear()
+    reproduce(folder, max_seconds=None, out=lines.append)  # no budget: everything runs
+    assert ran == ["a", "b", "c", "d"]
+
+
+def test_the_summary_counts_each_verdict_and_a_difference_shows_its_row(results):
+    folder, ran = results
+    _write(folder, "good")
+    _write(folder, "bad")
+    _write(folder, "long", seconds=1000.0)
+    _write(folder, "old", command=False)
+    lines = []
+    outcomes = reproduce(folder, max_seconds=500, out=lines.append)
+    assert ran == ["bad", "good"]
+    assert lines[0] == (
+        "bad  differ  10.0 s  task 1, split tst per_response: committed 99.0, now 98.0 (exact)"
+    )
+    assert lines[1] == "good  reproduced  10.0 s  (exact)"
+    assert lines[3] == "old  not run  no command recorded"
+    assert lines[-2:] == [
+        "1 not run for another reason (no command recorded, data not found)",
+        "1 reproduced, 1 differ, 1 not run (budget)",
+    ]
+    assert summary_line(outcomes) == lines[-1]
+    assert Outcome("x", "skipped", detail="why").line() == "x  not run  why"
+
+
+def test_missing_data_is_not_run_and_a_broken_run_differs(results, tmp_path):
+    folder, _ = results
+    result = _write(folder, "moved")
+    result["provenance"]["data"] = [{"path": "dialog-babi/x.txt", "sha256": "0" * 64}]
+    result["provenance"]["command"] += " --data-home /nowhere"
+    (folder / "moved.json").write_text(json.dumps(result))
+    _write(folder, "crash")
+    lines = []
+
+    def broken(args):
+        if Path(args.output).stem == "crash":
+            raise RuntimeError("out of memory")
+        return {}
+
+    reproduce(folder, out=lines.append, run_bench=broken)
+    assert lines[0].startswith("crash  differ") and "RuntimeError: out of memory" in lines[0]
+    assert lines[1] == "moved  not run  data not found: /nowhere/dialog-babi/x.txt"
+    assert lines[-1] == "0 reproduced, 1 differ, 0 not run (budget)"
+
+
+def test_the_command_line_exits_1_when_a_file_differs(results, capsys):
+    folder, _ = results
+    _write(folder, "good")
+    assert main(["bench", "reproduce", "--results", str(folder)]) == 0
+    _write(folder, "bad")
+    assert main(["bench", "reproduce", "good", "b*", "--results", str(folder)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "1 reproduced, 1 differ, 0 not run (budget)"
+    assert main(["bench", "reproduce", "nothing", "--results", str(folder)]) == 2
+
+
+def test_recorded_seconds_of_the_committed_files():
+    assert recorded_seconds(json.loads((RESULTS / "dialog-babi-tfidf.json").read_text())) < 60
+    compile_time = json.loads((RESULTS / "speed" / "compile-time.json").read_text())
+    assert 60 < recorded_seconds(compile_time) < 600  # its three child processes
+
+
+@pytest.mark.slow
+def test_reproduce_re_runs_a_cheap_deterministic_result_exactly(data_home, capsys):
+    code = main(["bench", "reproduce", "dialog-babi-tfidf", "--results", str(RESULTS),
+                 "--data-home", str(data_home)])  # fmt: skip
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("dialog-babi-tfidf  reproduced"), out
+    assert out[-1] == "1 reproduced, 0 differ, 0 not run (budget)"
+    assert code == 0
