@@ -515,7 +515,7 @@ def run_script_command(argv: list[str], cwd: Path) -> dict:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
         raise RuntimeError(last)
-    return json.loads(Path(argv[argv.index("--output") + 1]).read_text(encoding="utf-8"))
+    return json.loads(Path(option_value(argv, "--output")).read_text(encoding="utf-8"))
 
 
 def reproduce_one(
