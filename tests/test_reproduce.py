@@ -50,6 +50,23 @@ def test_every_committed_result_has_a_rule_and_deterministic_models_are_exact():
     assert all(why for *_, why in RULES)
 
 
+def test_learned_models_are_exact_on_the_kernels_they_were_made_with(monkeypatch):
+    here = {"blas": "openblas Haswell", "numpy_simd": "X86_V3", "environment": {}}
+    monkeypatch.setattr(_reproduce, "numerics", lambda: here)
+
+    def made_with(**numerics):
+        return {"suite": "babi-qa", "model": "lstm", "provenance": {"numerics": numerics}}
+
+    assert rule_for(made_with(**here)) == Rule("exact", note="same BLAS and numpy kernels")
+    ngram = {**made_with(**here), "model": "ngram"}
+    assert rule_for(ngram).kind == "exact"
+    other_blas = made_with(**{**here, "blas": "openblas SkylakeX"})
+    other_simd = made_with(**{**here, "numpy_simd": "X86_V3 X86_V4"})
+    for result in (other_blas, other_simd, made_with(), {"suite": "babi-qa", "model": "lstm"}):
+        assert rule_for(result).kind == "spread"
+    assert rule_for({**other_blas, "model": "ngram"}) == Rule("tolerance", 0.5)
+
+
 def test_exact_rule_reports_the_first_differing_row():
     old = [_row(1, per_response=99.5), _row(2, per_response=80.0)]
     assert compare_rows(old, copy.deepcopy(old), EXACT) is None
@@ -266,17 +283,17 @@ def test_names_select_files_by_stem_or_pattern(tmp_path):
         result_files(tmp_path, ["movie-*"])
 
 
-def test_the_budget_skips_files_that_would_overrun_what_is_left(results):
+def test_the_budget_runs_the_cheapest_first_and_skips_what_would_overrun(results):
     folder, ran = results
-    _write(folder, "a", seconds=40.0)
-    _write(folder, "b", seconds=50.0)  # 60 s left after a: runs
-    _write(folder, "c", seconds=30.0)  # 10 s left after b: skipped
-    _write(folder, "d", seconds=5.0)  # fits in the 10 s left
+    _write(folder, "a", seconds=40.0)  # third: 65 s left
+    _write(folder, "b", seconds=50.0)  # 25 s left: skipped
+    _write(folder, "c", seconds=30.0)  # second
+    _write(folder, "d", seconds=5.0)  # first
     lines = []
     outcomes = reproduce(folder, max_seconds=100, out=lines.append)
-    assert ran == ["a", "b", "d"]
-    assert [o.status for o in outcomes] == ["reproduced", "reproduced", "budget", "reproduced"]
-    assert lines[2] == "c  not run (budget)  recorded 30.0 s, 10 s left"
+    assert ran == ["d", "c", "a"]
+    assert [o.status for o in outcomes] == ["reproduced", "reproduced", "reproduced", "budget"]
+    assert lines[3] == "b  not run (budget)  recorded 50.0 s, 25 s left"
     assert lines[-1] == "3 reproduced, 0 differ, 1 not run (budget)"
     ran.clear()
     reproduce(folder, max_seconds=None, out=lines.append)  # no budget: everything runs
@@ -296,7 +313,8 @@ def test_the_summary_counts_each_verdict_and_a_difference_shows_its_row(results)
         "bad  differ  10.0 s  task 1, split tst per_response: committed 99.0, now 98.0 (exact)"
     )
     assert lines[1] == "good  reproduced  10.0 s  (exact)"
-    assert lines[3] == "old  not run  no command recorded"
+    assert lines[2] == "old  not run  no command recorded"
+    assert lines[3] == "long  not run (budget)  recorded 1000.0 s, 480 s left"
     assert lines[-2:] == [
         "1 not run for another reason (no command recorded, data not found)",
         "1 reproduced, 1 differ, 1 not run (budget)",

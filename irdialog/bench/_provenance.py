@@ -20,6 +20,14 @@ from .. import __version__
 
 # The libraries whose versions can move a number.
 LIBRARIES = ("numpy", "scipy", "numba", "scikit-learn", "joblib", "threadpoolctl")
+# The environment variables that choose the floating-point code a run executes: OpenBLAS's
+# kernels and numpy's SIMD loops (both picked per CPU unless these name them), numba's target.
+NUMERIC_VARIABLES = (
+    "OPENBLAS_CORETYPE",
+    "NPY_DISABLE_CPU_FEATURES",
+    "NUMBA_CPU_NAME",
+    "NUMBA_CPU_FEATURES",
+)
 _CHUNK = 1 << 20
 
 
@@ -62,6 +70,57 @@ def library_versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
+
+
+def blas_kernels() -> str | None:
+    """The kernels of the BLAS that numpy and scipy (hence numba's ``np.dot``) call, as
+    threadpoolctl reports them (``"openblas Haswell"``, ``"openblas SkylakeX"``), the
+    distinct ones joined by ``"; "``; None when none is loaded.
+
+    OpenBLAS picks its matrix-product kernels for the CPU it starts on, and kernels of
+    another width sum in another order: a seeded fit that calls BLAS repeats bit for bit
+    only where the same kernels run. ``OPENBLAS_CORETYPE=Haswell`` selects the AVX2 ones on
+    any x86-64 CPU that has AVX2 and FMA.
+
+    Examples
+    --------
+    >>> from irdialog.bench._provenance import blas_kernels
+    >>> blas_kernels()  # doctest: +SKIP
+    'openblas Haswell'
+    """
+    import numpy  # noqa: F401  loaded, so that threadpoolctl sees their BLAS
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    kinds = [
+        f"{info.get('internal_api')} {info.get('architecture')}".strip()
+        for info in threadpool_info()
+        if info.get("user_api") == "blas"
+    ]
+    return "; ".join(dict.fromkeys(kinds)) or None
+
+
+def numpy_simd() -> str:
+    """The SIMD targets numpy dispatches its loops to on this CPU (``"X86_V3"`` for AVX2,
+    ``"X86_V3 X86_V4 ..."`` with AVX-512): float32 ``exp``, ``tanh`` and others have one
+    implementation per target, which may differ in the last bit."""
+    try:  # numpy 2
+        from numpy._core import _multiarray_umath as umath
+    except ImportError:  # numpy 1
+        from numpy.core import _multiarray_umath as umath
+    dispatch = getattr(umath, "__cpu_dispatch__", [])
+    features = getattr(umath, "__cpu_features__", {})
+    return " ".join(t for t in dispatch if features.get(t)) or "baseline"
+
+
+def numerics() -> dict:
+    """What chooses the floating-point code of a run: the BLAS kernels
+    (:func:`blas_kernels`), numpy's SIMD targets (:func:`numpy_simd`) and the
+    :data:`NUMERIC_VARIABLES` that are set. Two runs of a seeded model with the same
+    ``blas`` and ``numpy_simd`` compute the same bits (numba compiles without fast-math, so
+    its code gives the same results on any x86-64 CPU)."""
+    env = {name: os.environ[name] for name in NUMERIC_VARIABLES if name in os.environ}
+    return {"blas": blas_kernels(), "numpy_simd": numpy_simd(), "environment": env}
 
 
 def data_record(files, data_home: Path | None) -> list[dict]:
@@ -112,14 +171,15 @@ def provenance(*, command, seeds, files, data_home=None) -> dict:
     Returns
     -------
     record : dict
-        ``{"irdialog", "git", "libraries", "platform", "command", "seeds", "date", "data"}``.
+        ``{"irdialog", "git", "libraries", "platform", "numerics", "command", "seeds",
+        "date", "data"}``.
 
     Examples
     --------
     >>> from irdialog.bench import provenance
     >>> record = provenance(command=["irdialog", "run"], seeds=[0], files=[])
     >>> sorted(record)
-    ['command', 'data', 'date', 'git', 'irdialog', 'libraries', 'platform', 'seeds']
+    ['command', 'data', 'date', 'git', 'irdialog', 'libraries', 'numerics', 'platform', 'seeds']
     >>> record["command"]
     'irdialog run'
     """
@@ -130,6 +190,7 @@ def provenance(*, command, seeds, files, data_home=None) -> dict:
         "git": git_commit(),
         "libraries": library_versions(),
         "platform": f"{platform.system()} {platform.machine()}{cpu_description()}",
+        "numerics": numerics(),
         "command": shlex.join(str(c) for c in command),
         "seeds": [int(s) for s in seeds],
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..datasets import get_data_home
 from ._harness import ID_KEYS, _is_metric
-from ._provenance import cpu_description
+from ._provenance import cpu_description, numerics
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,11 @@ class Rule:
     kind: str
     tolerance: float = 0.0
     single_seed: float = 0.0
+    note: str = ""
 
     def __str__(self) -> str:
         if self.kind == "exact":
-            return "exact"
+            return "exact" + (f", {self.note}" if self.note else "")
         if self.kind == "tolerance":
             return f"within {self.tolerance:g} points"
         if self.kind == "spread":
@@ -66,15 +67,32 @@ RULES: tuple[tuple[str, str, Rule, str], ...] = (
     ("*", "struct-svm", Rule("exact"), "a convex problem solved in a fixed order"),
     ("*", "svd", Rule("exact"), "a truncated SVD of a fixed matrix with a fixed start"),
     ("*", "*", Rule("spread", tolerance=0.05, single_seed=1.0),
-     "SGD in numba kernels from seeded weights (se, memn2n, memnn, lstm, rnn): one seed on "
-     "one machine repeats, but SIMD width and fused multiply-adds change the last bits on "
-     "another CPU and training amplifies them; the committed values are rounded to 0.01"),
+     "SGD in numba kernels from seeded weights (se, memn2n, memnn, lstm, rnn): the products "
+     "they hand to BLAS, and numpy's float32 exp and tanh, run kernels chosen for the CPU "
+     "(AVX2 or AVX-512) that sum in another order, and training amplifies the last bits; "
+     "with the same kernels (see same_numerics) a seeded run repeats exactly"),
 )  # fmt: skip
 
 # Speed results: their timings move with the machine and its load; the ratio of two sides
 # timed in the same run (taking turns) cancels most of that. A factor 1.3 either way.
 SPEED_RULE = Rule("ratio", tolerance=1.3)
+# A learned model re-run on the BLAS and numpy kernels it was made with (same_numerics).
+SAME_NUMERICS_RULE = Rule("exact", note="same BLAS and numpy kernels")
 _clock = time.perf_counter  # the budget's clock
+
+
+def same_numerics(result: dict) -> bool:
+    """Whether this process runs the floating-point code ``result`` was made with: the
+    same BLAS kernels and numpy SIMD targets (:func:`~irdialog.bench._provenance.numerics`).
+    Numba compiles without fast-math, so its own code gives the same bits on any x86-64
+    CPU; what changes between machines is the kernels BLAS and numpy pick for the CPU,
+    which ``OPENBLAS_CORETYPE`` and ``NPY_DISABLE_CPU_FEATURES`` pin. A result that does
+    not record them (made before they were recorded) never counts as the same."""
+    recorded = (result.get("provenance") or {}).get("numerics") or {}
+    if not recorded.get("blas"):
+        return False
+    here = numerics()
+    return all(recorded.get(key) == here[key] for key in ("blas", "numpy_simd"))
 
 
 def rule_for(result: dict) -> Rule:
@@ -96,6 +114,8 @@ def rule_for(result: dict) -> Rule:
         if fnmatch.fnmatchcase(result["suite"], suite) and fnmatch.fnmatchcase(
             result["model"], model
         ):
+            if rule.kind in ("spread", "tolerance") and same_numerics(result):
+                return SAME_NUMERICS_RULE
             return rule
     raise ValueError(f"no comparison rule for {result['suite']} {result['model']}")
 
@@ -434,6 +454,11 @@ def recorded_seconds(result: dict) -> float | None:
     return float(sum(parts)) if parts else None
 
 
+def _recorded_or_inf(path) -> float:
+    seconds = recorded_seconds(json.loads(Path(path).read_text(encoding="utf-8")))
+    return float("inf") if seconds is None else seconds
+
+
 @dataclass
 class Outcome:
     """One file's verdict: ``status`` is ``reproduced``, ``differ``, ``budget`` (not run:
@@ -602,7 +627,8 @@ def reproduce(
         File stems or shell patterns (``babi-qa-*``, ``speed/pool-speed``).
     max_seconds : float, default=None
         A file runs only if its recorded time fits in what is left of this budget; the
-        others are "not run (budget)".
+        others are "not run (budget)". Under a budget the files run cheapest first (by
+        recorded time), so that as many as possible fit.
     n_jobs : int, default=None
         Seeds run at once (None: as recorded).
     data_home : path-like, default=None
@@ -615,6 +641,8 @@ def reproduce(
     outcomes : list of Outcome
     """
     files = result_files(results_dir, names)
+    if max_seconds is not None:
+        files = sorted(files, key=lambda file: _recorded_or_inf(file[1]))
     root = Path(results_dir).resolve().parents[1]  # <root>/benchmarks/results
     if data_home is not None:
         data_home = Path(data_home).resolve()
