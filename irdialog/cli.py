@@ -243,6 +243,7 @@ def _cmd_reproduce(args) -> int:
         max_seconds=args.max_seconds,
         n_jobs=args.n_jobs,
         data_home=args.data_home,
+        update=args.update,
         out=lambda line: print(line, flush=True),
     )
     return 1 if any(o.status == "differ" for o in outcomes) else 0
@@ -613,7 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
         "new rows with the committed ones: exactly for deterministic models, within the "
         "seed spread for seeded ones, speed results by their ratios. One line per file, "
         "then 'N reproduced, M differ, K not run (budget)'. Exit 1 when a file differs. "
-        "Nothing committed is changed.",
+        "Nothing committed is changed unless --update is given.",
         **fmt,
     )
     again.add_argument(
@@ -632,6 +633,11 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument(
         "--data-home", default=None, metavar="DIR",
         help="read the data here instead of the recorded --data-home",
+    )  # fmt: skip
+    again.add_argument(
+        "--update", action="store_true",
+        help="write each re-run over its committed file (its provenance then names this "
+        "commit); git diff shows what moved",
     )  # fmt: skip
     again.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
     again.set_defaults(func=_cmd_reproduce)

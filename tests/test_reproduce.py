@@ -368,3 +368,20 @@ def test_reproduce_re_runs_a_cheap_deterministic_result_exactly(data_home, capsy
     assert out[0].startswith("dialog-babi-tfidf  reproduced"), out
     assert out[-1] == "1 reproduced, 0 differ, 0 not run (budget)"
     assert code == 0
+
+
+@pytest.mark.slow
+def test_update_writes_the_re_run_over_the_committed_file(data_home, tmp_path, capsys):
+    folder = tmp_path / "benchmarks" / "results"
+    folder.mkdir(parents=True)
+    committed = json.loads((RESULTS / "dialog-babi-nn.json").read_text())
+    committed["provenance"]["date"] = "2000-01-01T00:00:00+00:00"
+    (folder / "dialog-babi-nn.json").write_text(json.dumps(committed))
+    code = main(["bench", "reproduce", "dialog-babi-nn", "--results", str(folder),
+                 "--data-home", str(data_home), "--update"])  # fmt: skip
+    assert code == 0, capsys.readouterr().out
+    now = json.loads((folder / "dialog-babi-nn.json").read_text())
+    assert now["rows"] == committed["rows"]
+    assert now["provenance"]["date"] != committed["provenance"]["date"]
+    assert now["provenance"]["numerics"]["blas"]
+    assert "--output" in now["provenance"]["command"]

@@ -552,10 +552,12 @@ def reproduce_one(
     n_jobs=None,
     remaining=None,
     root=None,
+    update=False,
     run_bench=None,
     run_script=None,
 ) -> Outcome:
-    """Re-run one committed result file and compare it (see :func:`reproduce`).
+    """Re-run one committed result file and compare it (see :func:`reproduce`); with
+    ``update``, the re-run writes its result over the committed file.
 
     ``root`` is the repository root the commands were recorded in (a relative recorded
     ``--data-home`` is read from there; speed scripts run there); default: the current
@@ -568,7 +570,7 @@ def reproduce_one(
     command = (committed.get("provenance") or {}).get("command")
     if not command:
         return Outcome(name, "skipped", detail="no command recorded")
-    output = Path(tmp) / f"{Path(path).stem}.json"
+    output = Path(path) if update else Path(tmp) / f"{Path(path).stem}.json"
     speed = "benchmark" in committed
     try:
         if speed:
@@ -614,7 +616,15 @@ def reproduce_one(
 
 
 def reproduce(
-    results_dir, names=(), *, max_seconds=None, n_jobs=None, data_home=None, out=print, **runners
+    results_dir,
+    names=(),
+    *,
+    max_seconds=None,
+    n_jobs=None,
+    data_home=None,
+    update=False,
+    out=print,
+    **runners,
 ) -> list[Outcome]:
     """Re-run the committed result files named (all when none) and compare each with its
     committed rows under its rule (:data:`RULES`, :data:`SPEED_RULE`).
@@ -633,6 +643,9 @@ def reproduce(
         Seeds run at once (None: as recorded).
     data_home : path-like, default=None
         Replaces the recorded ``--data-home``.
+    update : bool, default=False
+        Each re-run writes its result (and provenance: this commit) over the committed
+        file, whatever the verdict; ``git diff`` then shows what moved.
     out : callable, default=print
         Receives one line per file, then the summary line.
 
@@ -659,6 +672,7 @@ def reproduce(
                 n_jobs=n_jobs,
                 remaining=remaining,
                 root=root,
+                update=update,
                 **runners,
             )
             outcomes.append(outcome)
