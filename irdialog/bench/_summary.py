@@ -166,22 +166,23 @@ def _seeds(results: list[dict]) -> str:
 
 
 def _dialog_babi(results_dir: Path, table: list[dict]) -> list[str]:
-    groups = (
-        ("tasks 1-5", lambda r: r["split"] == "tst" and r["task"] != 6),
-        ("tasks 1-5 OOV", lambda r: r["split"] == "tst-OOV"),
-        ("task 6", lambda r: r["task"] == 6),
+    groups = (  # (column, its cell in best_published.csv, its rows)
+        ("tasks 1-5", "tasks 1-5", lambda r: r["split"] == "tst" and r["task"] != 6),
+        ("tasks 1-5 OOV", "OOV", lambda r: r["split"] == "tst-OOV"),
+        ("task 6", "task 6", lambda r: r["task"] == 6),
     )
     header = ["model", "seeds"]
-    for label, _ in groups:
+    for label, _, _ in groups:
         header += [f"{label} (ours)", "paper"]
     header.append("rows under the paper")
     body = []
     for name, label in _DIALOG_BABI:
         result = _load(results_dir, name, "dialog-babi")
         line = [label, _seeds([result])]
-        for _, keep in groups:
+        for _, _, keep in groups:
             rows = [r for r in result["rows"] if keep(r)]
-            per_seed = [statistics.fmean(s) for s in zip(*(_by_seed(r, "per_response") for r in rows))]
+            seeds = zip(*(_by_seed(r, "per_response") for r in rows))
+            per_seed = [statistics.fmean(values) for values in seeds]
             papers = [r["paper_per_response"] for r in rows]
             paper = "—" if None in papers else f"{statistics.fmean(papers):.1f}"
             line += [_spread(per_seed, 1), paper]
@@ -190,8 +191,7 @@ def _dialog_babi(results_dir: Path, table: list[dict]) -> list[str]:
         line.append(f"{under} of {len(compared)}" if compared else "—")
         body.append(line)
     best = ["**best published**", ""]
-    for label, _ in groups:
-        cell = label.replace("tasks 1-5 ", "")
+    for _, cell, _ in groups:
         found = _best("dialog-babi", cell, table)
         best += ["—" if found is None else _cite(found), ""]
     body.append(best + [""])
@@ -269,11 +269,10 @@ def _movie_dialog(results_dir: Path, table: list[dict]) -> list[str]:
     for model, label in _MOVIE_DIALOG:
         results, line = [], []
         for task, _ in _MOVIE_TASKS:
-            path = results_dir / f"movie-dialog-{model}-task{task}.json"
             if model == "svd" and task != 2:  # SVD ranks movies for a user: Recs only
                 line += ["not run", "—"]
                 continue
-            result = _load(results_dir, path.stem, "movie-dialog")
+            result = _load(results_dir, f"movie-dialog-{model}-task{task}", "movie-dialog")
             results.append(result)
             row = next(r for r in result["rows"] if "response" not in r)
             paper = row.get("paper")
