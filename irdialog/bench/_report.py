@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from ._speed_tables import SPEED_TABLES
+from ._summary import update_summaries
 
 _BLOCK = re.compile(
     r"(<!-- results: (?P<names>[^>]*?) -->\n)(?P<body>.*?)(<!-- end results -->)", re.DOTALL
@@ -278,7 +279,8 @@ def render_block(names: list[str], results_dir) -> str:
 
 
 def update_markdown(markdown, results_dir, check: bool = False) -> bool:
-    """Re-render every results block of ``markdown`` from ``results_dir``.
+    """Re-render every results block of ``markdown`` from ``results_dir``, and every
+    summary block (:mod:`irdialog.bench._summary`).
 
     Parameters
     ----------
@@ -316,7 +318,7 @@ def update_markdown(markdown, results_dir, check: bool = False) -> bool:
         names = match.group("names").split()
         return match.group(1) + render_block(names, results_dir) + match.group(4)
 
-    new = _BLOCK.sub(render, text)
+    new = update_summaries(_BLOCK.sub(render, text), results_dir)
     changed = new != text
     if changed and not check:
         path.write_text(new, encoding="utf-8")
