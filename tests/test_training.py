@@ -6,10 +6,15 @@ import pytest
 from irdialog.embed._training import run_epochs, training_session, validation_split
 
 
-def test_validation_split_without_seed_takes_the_last_examples():
-    train, val = validation_split(10, 0.25)
-    np.testing.assert_array_equal(train, np.arange(8))  # round(2.5) = 2 held out
-    np.testing.assert_array_equal(val, [8, 9])
+def test_validation_split_without_groups_draws_seeded_rows():
+    train, val = validation_split(20, 0.25, random_state=3)
+    assert len(val) == 5 and len(train) == 15  # floor(0.25 * 20)
+    np.testing.assert_array_equal(np.sort(np.concatenate([train, val])), np.arange(20))
+    again = validation_split(20, 0.25, random_state=3)
+    np.testing.assert_array_equal(again[1], val)
+    # drawn, not the last rows
+    draws = {tuple(validation_split(20, 0.25, random_state=s)[1]) for s in range(5)}
+    assert len(draws) > 1 and (15, 16, 17, 18, 19) not in draws
 
 
 def test_validation_split_by_groups_holds_out_whole_groups():
@@ -28,15 +33,14 @@ def test_validation_split_by_groups_holds_out_whole_groups():
     "kwargs, match",
     [
         (dict(n=1, fraction=0.5), "no training or no validation example"),
-        (dict(n=10, fraction=0.01), "no training or no validation example"),
-        (dict(n=4, fraction=0.5, groups=[0, 0, 0, 0], random_state=0), "at least two groups"),
-        (dict(n=4, fraction=0.5, groups=[0, 1], random_state=0), "one entry per sample"),
-        (dict(n=4, fraction=0.5, groups=[0, 0, 1, 1]), "needs a random_state"),
+        (dict(n=4, fraction=0.5, groups=[0, 0, 0, 0]), "at least two groups"),
+        (dict(n=4, fraction=0.5, groups=[0, 1]), "one entry per sample"),
     ],
 )
 def test_validation_split_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        validation_split(kwargs.pop("n"), kwargs.pop("fraction"), model="M", **kwargs)
+        n, fraction = kwargs.pop("n"), kwargs.pop("fraction")
+        validation_split(n, fraction, model="M", random_state=0, **kwargs)
 
 
 class _Toy:
@@ -70,7 +74,7 @@ def test_early_stopping_keeps_the_best_weights_and_waits_n_iter_no_change():
     log = _run(toy, 7, early_stopping=True, n_iter_no_change=3)
     assert log.n_iter == 5  # best at epoch 2, then 3 epochs without a strict improvement
     assert log.validation_scores == [0.1, 0.5, 0.4, 0.5, 0.3]
-    assert log.best_score == 0.5 and log.best_weights[0] == 2.0
+    assert log.best_score == 0.5 and log.best_weights[0] == 2.0 and log.best_epoch == 2
     # without early stopping: every epoch, the best score still recorded, no snapshot
     log = _run(_Toy(toy.scores), 7, n_iter_no_change=3)
     assert log.n_iter == 7 and log.best_score == 1.0 and log.best_weights is None
@@ -97,3 +101,27 @@ def test_progress_bar_shows_loss_and_validation(capsys):
         run_epochs(toy.step, 2, bar=bar, model="Toy", advice="x", validate=toy.validate)
     err = capsys.readouterr().err
     assert "toy" in err and "2/2" in err
+
+
+def test_epochs_are_numbered_on_from_first_epoch():
+    seen = []
+    toy = _Toy([0.1, 0.2, 0.3])
+    step = toy.step
+    toy.step = lambda epoch: (seen.append(epoch), step(epoch - 4))[1]
+    log = _run(toy, 3, first_epoch=4, validate_from=5, early_stopping=True)
+    assert seen == [4, 5, 6] and log.validation_scores == [0.2, 0.3] and log.best_epoch == 7
+
+
+def test_a_keyboard_interrupt_ends_the_epochs_and_keeps_the_best_so_far():
+    toy = _Toy([0.1, 0.5, 0.4, 0.9])
+    step = toy.step
+
+    def interrupted(epoch):
+        if epoch == 3:
+            raise KeyboardInterrupt
+        return step(epoch)
+
+    toy.step = interrupted
+    log = _run(toy, 4, early_stopping=True)
+    assert log.interrupted and log.n_iter == 3 and log.validation_scores == [0.1, 0.5, 0.4]
+    assert log.best_epoch == 2 and log.best_weights[0] == 2.0
