@@ -13,7 +13,10 @@ The two recurrent baselines of the papers this package reproduces:
 Both share one encoding path (:mod:`irdialog.text`), the kernels of
 :mod:`irdialog.embed._recurrent_kernels` (packed batches, so padding costs nothing;
 backpropagation through time; global-norm clipping; Adam with lazy updates of the
-embedding rows a batch uses) and the training loop of :mod:`irdialog.embed._training`.
+embedding rows a batch uses) and the training core of :mod:`irdialog.embed._training`
+(validation split, early stopping, ``warm_start``, ``partial_fit``; a ``KeyboardInterrupt``
+during ``fit`` ends the training with a warning and keeps the best validated epoch, or the
+last weights).
 """
 
 from __future__ import annotations
