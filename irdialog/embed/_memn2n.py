@@ -635,10 +635,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         data = self._encode(X, analyzer)
 
         rs = check_random_state(self.random_state)
-        if incremental:
-            train_rows, val_rows = np.arange(len(X)), np.arange(0)
-        else:
-            train_rows, val_rows = self._split_rows(len(X), groups, rs)
+        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
         n_runs = 1 if continuing or incremental else self.n_init
         seeds = rs.randint(np.iinfo(np.int32).max, size=n_runs)
         done = self.n_iter_ if continuing else 0

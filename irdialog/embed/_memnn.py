@@ -100,9 +100,6 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
     verbose : bool, default=False
 
-    A ``KeyboardInterrupt`` (Ctrl-C) during ``fit`` ends the training with a warning and
-    leaves a fitted model: the weights of the best validated epoch, or the last ones.
-
     Attributes
     ----------
     candidates_ : ndarray of str
@@ -136,6 +133,13 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
     --------
     irdialog.StructuredSVMQA : the other strongly supervised model of the paper.
     irdialog.MemN2NRanker : the weakly supervised, end-to-end memory network.
+
+    Notes
+    -----
+    Training runs the core shared by the gradient-trained models
+    (:mod:`irdialog.embed._training`). A ``KeyboardInterrupt`` (Ctrl-C) during ``fit`` ends
+    the training with a warning and leaves a fitted model: the weights of the best
+    validated epoch, or the last ones.
 
     References
     ----------
@@ -339,10 +343,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
             analyzer, stories, params = self._start(X, y, rng)
         answers = self._answers(y)
         gold_ptr, gold_facts = _ragged(supporting, np.int64)
-        if incremental:
-            rows, val_rows = np.arange(len(X)), np.arange(0)
-        else:
-            rows, val_rows = self._split_rows(len(X), groups, rng)
+        rows, val_rows = self._split_rows(len(X), groups, rng, incremental)
         work = self._work(stories, answers)
         settings = self._settings()
         self.params_ = params  # trained in place; _decision validates with them

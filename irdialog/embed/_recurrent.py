@@ -442,11 +442,7 @@ class RecurrentReader(_RecurrentBase):
             self._cands_ = self._bags(self.candidates_, analyzer)
         ptr, tok = self._context_sequences(X, analyzer, self.vocabulary_.index_)
         rs = check_random_state(self.random_state)
-        train_rows, val_rows = (
-            (np.arange(len(X)), np.arange(0))
-            if incremental
-            else self._split_rows(len(X), groups, rs)
-        )
+        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
         rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
 
         def init():
@@ -806,9 +802,7 @@ class DualEncoderRanker(_RecurrentBase):
         tok = np.concatenate((ctok, rtok)).astype(np.int32)
         resp_rows = n_ctx + codes
         rs = check_random_state(self.random_state)
-        train_rows, val_rows = (
-            (np.arange(n_ctx), np.arange(0)) if incremental else self._split_rows(n_ctx, groups, rs)
-        )
+        train_rows, val_rows = self._split_rows(n_ctx, groups, rs, incremental)
         rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
 
         def init():

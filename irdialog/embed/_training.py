@@ -303,11 +303,12 @@ class TrainingMixin:
                 )
         return True
 
-    def _split_rows(self, n, groups, rs):
+    def _split_rows(self, n, groups, rs, incremental=False):
         """(train rows, validation rows) of ``n`` examples: all rows and none without
-        ``early_stopping``, else :func:`validation_split` seeded by a draw from the
-        RandomState ``rs`` (the only draw made)."""
-        if not self.early_stopping:
+        ``early_stopping`` or in ``partial_fit`` (``incremental``), else
+        :func:`validation_split` seeded by a draw from the RandomState ``rs`` (the only
+        draw made)."""
+        if incremental or not self.early_stopping:
             return np.arange(n), np.arange(0)
         return validation_split(
             n,
