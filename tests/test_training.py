@@ -348,3 +348,13 @@ def test_ctrl_c_keeps_a_usable_model(name, early_stopping, monkeypatch):
     assert model.best_epoch_ == two.best_epoch_ <= 2
     np.testing.assert_array_equal(model.decision_function(X), two.decision_function(X))
     assert model.predict(X[:2]).shape == (2,)
+
+
+@pytest.mark.parametrize("name", ["supervised-embeddings", "dual-encoder"])
+def test_fit_chunks_starts_anew_and_refuses_to_continue(name):
+    X, y, _ = make_tiny_dialogs()
+    chunks = [(X[:12], y[:12]), (X[12:], y[12:])]
+    model = MODELS[name][0](epochs=2, random_state=0).fit_chunks(chunks)
+    assert model.n_iter_ == 2 == model.best_epoch_  # a fresh fit, then warm_start set
+    with pytest.raises(ValueError, match="fit_chunks does not support warm_start"):
+        model.set_params(warm_start=True).fit_chunks(chunks)

@@ -296,10 +296,11 @@ class TrainingMixin:
         for name, value in fitted.items():
             if not _same(params[name], value):
                 how = "partial_fit" if incremental else "warm_start"
+                anew = "a new model" if incremental else "warm_start=False"
                 raise ValueError(
                     f"{self._training_name}: {how} continues the fitted weights, which were "
                     f"fitted with {name}={value!r}, not {params[name]!r}: restore it, or "
-                    "fit from scratch (warm_start=False)."
+                    f"fit from scratch ({anew})."
                 )
         return True
 
