@@ -107,7 +107,6 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
     """What both recurrent rankers share: the token sequences of contexts and responses,
     the encoder's parameters, the Adam training loop and the encoding of blocks."""
 
-    _model_name = "Recurrent"
     _warm_start_fixed = ("cell", "hidden_size", "embedding_dim", "drop_punctuation")
 
     # ------------------------------------------------------------------ encoding
