@@ -462,7 +462,7 @@ def test_early_stopping_keeps_the_best_epoch():
     assert len(model.validation_scores_) == model.n_iter_ <= 30
     assert model.best_validation_score_ == max(model.validation_scores_)
     assert model.score(X[:8], y[:8]) == pytest.approx(model.best_validation_score_)
-    # a validation fraction of the training data, taken from its end
+    # a validation fraction of the training data, drawn at random
     frac = SupervisedEmbeddingRanker(
         random_state=0, early_stopping=True, validation_fraction=0.25, **FAST
     ).fit(X, y)

@@ -38,7 +38,7 @@ from ..text import (
 )
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
-from ._training import run_epochs, training_session, validation_split
+from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
 
 # Adam's moment decay rates and epsilon (Kingma & Ba 2015 defaults).
 _ADAM_BETAS = (0.9, 0.999)
@@ -62,7 +62,7 @@ class _Encoded(EncodedContexts):
         )  # fmt: skip
 
 
-class MemN2NRanker(RankerMixin, BaseEstimator):
+class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
     """End-to-end memory network ranking candidate responses (MemN2N).
 
     Each previous turn of the conversation (or each story sentence) is a memory: the
@@ -169,13 +169,22 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         Standard deviation of the normal initialisation (named ``init_scale`` before; see
         Notes).
     early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the training data (whole groups when ``groups``
-        is passed to ``fit``), keep the weights of the epoch with the best validation
-        accuracy and stop after ``n_iter_no_change`` epochs without improvement.
+        Hold out ``validation_fraction`` of the training data, drawn with
+        ``random_state`` (whole groups when ``groups`` is passed to ``fit``, else single
+        examples), keep the weights of the epoch with the best validation accuracy and
+        stop after ``n_iter_no_change`` epochs without improvement.
     validation_fraction : float, default=0.1
     n_iter_no_change : int, default=10
         Patience of ``early_stopping``, in validated epochs (the same default as
         :class:`~irdialog.embed.SupervisedEmbeddingRanker`).
+    warm_start : bool, default=False
+        Let ``fit`` continue from the fitted weights instead of starting anew, for
+        ``epochs`` more epochs (the learning-rate schedule goes on from ``n_iter_``; Adam's
+        moments start afresh; no restarts). The vocabulary, candidates and memory of the
+        first fit stay. The parameters that shape the weights or the encoding (``hops``,
+        ``embedding_dim``, ``memory_size``, ``weight_tying``, ``position_encoding``,
+        ``pad_memory``, ``drop_punctuation``, ``ngram_range``, ``candidate_words``,
+        ``temporal_encoding``, ``match_type``) must not change in between.
     n_init : int, default=1
         Random restarts; the kept model has the lowest validation error with early
         stopping, else the lowest training error (ties: lower loss).
@@ -211,8 +220,14 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         Training accuracy per epoch (during the epoch's updates).
     validation_scores_ : list of float or None
         Validation accuracy per epoch after linear start (early stopping only).
+    best_validation_score_ : float or None
+        The best validation accuracy of the last fit (early stopping only).
     n_iter_ : int
-        Epochs run by the kept run.
+        Epochs run by the kept run (over every ``fit`` continued with ``warm_start`` and
+        every ``partial_fit``).
+    best_epoch_ : int
+        The epoch (counted from 1, linear start included) whose weights the model holds:
+        the best validated one with early stopping, else the last.
 
     See Also
     --------
@@ -220,12 +235,15 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
 
     Notes
     -----
-    Training runs the loop shared with
-    :class:`~irdialog.embed.SupervisedEmbeddingRanker` (:mod:`irdialog.embed._training`:
-    validation split, early stopping, divergence check, progress bar, thread limit), and
-    both models name their parameters alike: the standard deviation of the initialisation
-    is ``init_std`` (formerly ``init_scale`` here, same meaning and default), and
-    ``n_iter_no_change`` defaults to 10 in both.
+    Training runs the core shared by the gradient-trained models
+    (:mod:`irdialog.embed._training`: validation split, early stopping, restarts,
+    divergence check, progress bar, thread limit, ``warm_start``, ``partial_fit``, Ctrl-C),
+    and they name their parameters alike: the standard deviation of the initialisation is
+    ``init_std`` (formerly ``init_scale`` here, same meaning and default), and
+    ``n_iter_no_change`` defaults to 10 as in
+    :class:`~irdialog.embed.SupervisedEmbeddingRanker`. A ``KeyboardInterrupt`` (Ctrl-C)
+    during ``fit`` ends the training with a warning and leaves a fitted model: the weights
+    of the best validated epoch, or the last ones.
 
     References
     ----------
@@ -274,13 +292,14 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **TRAINING_CONSTRAINTS,
     }
+    _warm_start_fixed = (
+        "hops", "embedding_dim", "memory_size", "weight_tying", "position_encoding",
+        "pad_memory", "drop_punctuation", "ngram_range", "candidate_words",
+        "temporal_encoding", "match_type",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -311,6 +330,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
+        warm_start=False,
         n_init=1,
         random_state=None,
         verbose=False,
@@ -341,6 +361,7 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.warm_start = warm_start
         self.n_init = n_init
         self.random_state = random_state
         self.verbose = verbose
@@ -460,21 +481,23 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
             correct += int(np.sum(scores.argmax(axis=1) == target))
         return loss / len(rows), correct / len(rows)
 
-    def _train_run(self, data, y, train_rows, val_rows, seed, bar):
-        """One run (restart) from the seed ``seed``: its per-epoch step, validation score
-        and weight snapshot, driven by :func:`~irdialog.embed._training.run_epochs`.
-
-        Returns (criterion, E, H, loss curve, accuracy curve, validation scores, epochs)."""
+    def _start_run(self, data, y, train_rows, val_rows, seed, continuing):
+        """One run (restart) from the seed ``seed``, or from the fitted weights when
+        ``continuing``: the :class:`~irdialog.embed._training.Run` the training core
+        drives."""
         rng = np.random.default_rng(seed)
         dim = self.embedding_dim
         V = len(self.vocabulary_)
         n_mat = K.make_cfg(self.hops, self.weight_tying, 0, True, False, 0)[1]
-        E = (rng.standard_normal((n_mat, V, dim)) * self.init_std).astype(np.float32)
-        E[:, 0, :] = 0.0
-        if self.weight_tying == "layerwise":
-            H = (rng.standard_normal((dim, dim)) * self.init_std).astype(np.float32)
+        if continuing:
+            E, H = self.embeddings_.copy(), self.hop_map_.copy()
         else:
-            H = np.zeros((dim, dim), dtype=np.float32)
+            E = (rng.standard_normal((n_mat, V, dim)) * self.init_std).astype(np.float32)
+            E[:, 0, :] = 0.0
+            if self.weight_tying == "layerwise":
+                H = (rng.standard_normal((dim, dim)) * self.init_std).astype(np.float32)
+            else:
+                H = np.zeros((dim, dim), dtype=np.float32)
         adam = self.optimizer in ("adam", "lazy_adam")
         # SGD moves only rows with a gradient anyway: its row-wise update is the same step.
         lazy = self.optimizer in ("sgd", "lazy_adam")
@@ -547,28 +570,18 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
             vloss, vacc = self._evaluate(E, H, data, y64, val_rows)
             return vacc, -vloss  # accuracy, ties broken by the lower loss
 
-        log = run_epochs(
+        def train_key(weights):  # restarts compared on a clean pass over the training set
+            tloss, tacc = self._evaluate(*weights, data, y64, train_rows)
+            return tacc, -tloss
+
+        return Run(
             step,
-            self.linear_start + self.epochs,
-            bar=bar,
-            model="MemN2NRanker",
-            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
-            validate=validate if self.early_stopping else None,
-            validate_from=self.linear_start,  # the epochs with the attention softmax
+            weights=lambda: (E, H),
             snapshot=lambda: (E.copy(), H.copy()),
-            early_stopping=self.early_stopping,
-            n_iter_no_change=self.n_iter_no_change,
+            validate=validate if len(val_rows) else None,
+            curves={"train_accuracy_curve_": accs},
+            train_key=train_key,
         )
-        if self.early_stopping and log.best_weights is not None:
-            E, H = log.best_weights
-            crit = log.best_key
-        elif self.n_init > 1:  # restarts are compared on a clean pass over the training set
-            tloss, tacc = self._evaluate(E, H, data, y64, train_rows)
-            crit = (tacc, -tloss)
-        else:
-            crit = (0.0, 0.0)
-        val_scores = log.validation_scores if self.early_stopping else None
-        return crit, E, H, log.loss_curve, accs, val_scores, log.n_iter
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, groups=None):
@@ -587,54 +600,73 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         -------
         self
         """
+        return self._fit(X, y, groups, self._continues())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """One epoch over contexts X and their gold responses y, from the fitted weights
+        (or from a new model, whose vocabulary, candidates and memory are then those of
+        this first call: pass ``candidates`` for a fixed set). The epochs are counted on,
+        so that linear start and the learning-rate schedule go on from ``n_iter_``. No
+        validation, no early stopping, no restarts.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+            Each one of the candidates.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
+
+    def _fit(self, X, y, groups, continuing, incremental=False):
         X = check_contexts(X)
         y = check_responses(y, len(X))
-        self.candidates_ = resolve_candidates(self.candidates, y)
+        # every text of the fit is tokenised once, by this analyzer
+        analyzer = self._analyzer() if continuing else self._learn_encoding(X, y)
         y_idx = LabelIndex(self.candidates_).encode(
             y,
             unknown="error",
             hint="MemN2NRanker is trained to pick the gold response from the candidates.",
         )
-        self.types_ = sorted({t for ctx in X for _, t in ctx.entities}) if self.match_type else []
-        self.case_folding_ = learn_case_folding(context_texts(X, y))
-        analyzer = self._analyzer()  # every text of the fit is tokenised once, here
-        self._build_vocabulary(X, y, analyzer)
-        self._build_candidates(analyzer)
-        self.memory_slots_ = min(self.memory_size, max(len(ctx.history) for ctx in X))
         data = self._encode(X, analyzer)
 
         rs = check_random_state(self.random_state)
-        if self.early_stopping:
-            split_seed = rs.randint(np.iinfo(np.int32).max)
-            train_rows, val_rows = validation_split(
-                len(X),
-                self.validation_fraction,
-                groups=groups,
-                random_state=split_seed,
-                model="MemN2NRanker",
-            )
-        else:
-            train_rows, val_rows = np.arange(len(X)), np.arange(0)
-        seeds = rs.randint(np.iinfo(np.int32).max, size=self.n_init)
-        total = self.n_init * (self.linear_start + self.epochs)
-        best = None
+        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
+        n_runs = 1 if continuing or incremental else self.n_init
+        seeds = rs.randint(np.iinfo(np.int32).max, size=n_runs)
+        done = self.n_iter_ if continuing else 0
+        n_epochs = 1 if incremental else max(self.linear_start - done, 0) + self.epochs
         # The per-batch products (batch x dim x n_candidates) are too small for threads to
         # pay: one BLAS thread is faster, by far on a busy machine (0.23 s instead of 4.6 s
         # per dialog bAbI task 1 epoch with two threads at load 5), and keeps the result
         # independent of the machine's thread count.
-        with training_session(total, desc="MemN2N", verbose=self.verbose, blas_threads=1) as bar:
-            for seed in seeds:
-                run = self._train_run(data, y_idx, train_rows, val_rows, seed, bar)
-                if best is None or run[0] > best[0]:
-                    best = run
-        _, E, H, losses, accs, val_scores, n_epochs = best
-        self.embeddings_ = E
-        self.hop_map_ = H
-        self.loss_curve_ = losses
-        self.train_accuracy_curve_ = accs
-        self.validation_scores_ = val_scores
-        self.n_iter_ = n_epochs
+        self.embeddings_, self.hop_map_ = self._train_epochs(
+            lambda k: self._start_run(data, y_idx, train_rows, val_rows, seeds[k], continuing),
+            n_epochs,
+            continuing=continuing,
+            desc="MemN2N",
+            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
+            n_runs=n_runs,
+            validate_from=self.linear_start,  # the epochs with the attention softmax
+            blas_threads=1,
+        )
         return self
+
+    def _learn_encoding(self, X, y):
+        """The candidates, entity types, case folding, vocabulary and memory of a new
+        model, from its training data; returns the analyzer that tokenised them."""
+        self.candidates_ = resolve_candidates(self.candidates, y)
+        self.types_ = sorted({t for ctx in X for _, t in ctx.entities}) if self.match_type else []
+        self.case_folding_ = learn_case_folding(context_texts(X, y))
+        analyzer = self._analyzer()
+        self._build_vocabulary(X, y, analyzer)
+        self._build_candidates(analyzer)
+        self.memory_slots_ = min(self.memory_size, max(len(ctx.history) for ctx in X))
+        return analyzer
 
     # ------------------------------------------------------------------ scoring
 

@@ -24,7 +24,7 @@ from ..text import (
 )
 from . import _memnn_kernels as K
 from ._attention import turn_attention
-from ._training import run_epochs, training_session, validation_split
+from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
 
 
 def check_supporting(supporting, X) -> list[tuple[int, ...]]:
@@ -45,7 +45,7 @@ def check_supporting(supporting, X) -> list[tuple[int, ...]]:
     return out
 
 
-class MemNNQA(RankerMixin, BaseEstimator):
+class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
     """Memory Network trained with the supporting facts (strong supervision).
 
     The output module finds the supporting facts one hop at a time: hop t scores every
@@ -86,11 +86,17 @@ class MemNNQA(RankerMixin, BaseEstimator):
     init_std : float, default=0.1
         Standard deviation of the normal initial embeddings.
     early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the questions (whole stories when ``groups`` is
-        given), keep the weights of the epoch with the best held-out answer accuracy, and
-        stop after ``n_iter_no_change`` epochs without improvement.
+        Hold out ``validation_fraction`` of the questions, drawn with ``random_state``
+        (whole stories when ``groups`` is given), keep the weights of the epoch with the
+        best held-out answer accuracy, and stop after ``n_iter_no_change`` epochs without
+        improvement.
     validation_fraction : float, default=0.1
     n_iter_no_change : int, default=10
+    warm_start : bool, default=False
+        Let ``fit`` continue from the fitted embeddings instead of starting anew, for
+        ``epochs`` more epochs. The vocabulary, answers and layout of the first fit stay;
+        ``hops``, ``adaptive_memory``, ``ngram_range`` and ``embedding_dim`` must not
+        change in between.
     random_state : int, RandomState instance or None, default=None
     verbose : bool, default=False
 
@@ -110,9 +116,16 @@ class MemNNQA(RankerMixin, BaseEstimator):
         The row blocks of the embeddings.
     loss_curve_ : list of float
         Mean training loss (output plus response) of each epoch.
-    validation_scores_ : list of float
-        Held-out answer accuracy of each epoch (``early_stopping``).
+    validation_scores_ : list of float or None
+        Held-out answer accuracy of each epoch (``early_stopping``; None without).
+    best_validation_score_ : float or None
+        The best held-out accuracy of the last fit (``early_stopping``).
     n_iter_ : int
+        Epochs run (over every ``fit`` continued with ``warm_start`` and every
+        ``partial_fit``).
+    best_epoch_ : int
+        The epoch (counted from 1) whose weights the model holds: the best validated one
+        with early stopping, else the last.
     pseudo_supporting_ : bool
         True when ``fit`` had no supporting facts and used distant supervision.
 
@@ -120,6 +133,13 @@ class MemNNQA(RankerMixin, BaseEstimator):
     --------
     irdialog.StructuredSVMQA : the other strongly supervised model of the paper.
     irdialog.MemN2NRanker : the weakly supervised, end-to-end memory network.
+
+    Notes
+    -----
+    Training runs the core shared by the gradient-trained models
+    (:mod:`irdialog.embed._training`). A ``KeyboardInterrupt`` (Ctrl-C) during ``fit`` ends
+    the training with a warning and leaves a fitted model: the weights of the best
+    validated epoch, or the last ones.
 
     References
     ----------
@@ -150,12 +170,9 @@ class MemNNQA(RankerMixin, BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "init_std": [Interval(Real, 0, None, closed="neither")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **TRAINING_CONSTRAINTS,
     }
+    _warm_start_fixed = ("hops", "adaptive_memory", "ngram_range", "embedding_dim")
 
     def __init__(
         self,
@@ -173,6 +190,7 @@ class MemNNQA(RankerMixin, BaseEstimator):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
+        warm_start=False,
         random_state=None,
         verbose=False,
     ):
@@ -189,6 +207,7 @@ class MemNNQA(RankerMixin, BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
 
@@ -287,12 +306,76 @@ class MemNNQA(RankerMixin, BaseEstimator):
         -------
         self : MemNNQA
         """
+        return self._fit(X, y, supporting, groups, self._continues())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, supporting=None):
+        """One epoch over the questions X, their answers y and supporting facts, from the
+        fitted embeddings (or from a new model, whose vocabulary, answers and layout are
+        then those of this first call). No validation, no early stopping.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+        supporting : sequence of sequences of int, default=None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        self : MemNNQA
+        """
+        return self._fit(X, y, supporting, None, self._continues(incremental=True), True)
+
+    def _fit(self, X, y, supporting, groups, continuing, incremental=False):
         X = check_contexts(X)
         y = check_responses(y, len(X))
         self.pseudo_supporting_ = supporting is None
         if supporting is None:
             supporting = pseudo_supporting(X, y)
         supporting = check_supporting(supporting, X)
+        rng = check_random_state(self.random_state)
+        if continuing:
+            analyzer = self._analyzer()
+            stories = self._stories(X, analyzer)
+            params = K.Params(*(p.copy() for p in self.params_))
+        else:
+            analyzer, stories, params = self._start(X, y, rng)
+        answers = self._answers(y)
+        gold_ptr, gold_facts = _ragged(supporting, np.int64)
+        rows, val_rows = self._split_rows(len(X), groups, rng, incremental)
+        work = self._work(stories, answers)
+        settings = self._settings()
+        self.params_ = params  # trained in place; _decision validates with them
+
+        def step(epoch):
+            order = rng.permutation(rows).astype(np.int64)
+            lo, lr = K.train_epoch(params, stories, self.layout_, answers, gold_ptr,
+                                   gold_facts, order, settings, work)  # fmt: skip
+            return (lo + lr) / len(order), {}
+
+        def validate():
+            scores = self._decision(stories, answers, val_rows, work)
+            return float(np.mean(scores.argmax(axis=1) == answers.gold[val_rows])), 0.0
+
+        run = Run(
+            step,
+            weights=lambda: params,
+            snapshot=lambda: K.Params(*(p.copy() for p in params)),
+            validate=validate if len(val_rows) else None,
+        )
+        self.params_ = self._train_epochs(
+            lambda k: run,
+            1 if incremental else self.epochs,
+            continuing=continuing,
+            desc="MemNNQA",
+            advice=f"learning_rate (now {self.learning_rate})",
+        )
+        return self
+
+    def _start(self, X, y, rng):
+        """The vocabulary, answers, layout and initial parameters of a new model, from its
+        training data: returns (analyzer, encoded stories, parameters)."""
         self.candidates_ = resolve_candidates(self.candidates, y)
         self.case_folding_ = learn_case_folding(context_texts(X, y))
         analyzer = self._analyzer()
@@ -306,55 +389,12 @@ class MemNNQA(RankerMixin, BaseEstimator):
         stories = self._stories(X, analyzer)
         longest = int(np.diff(stories.mptr).max(initial=1))
         self.layout_ = K.Layout(len(self.vocabulary_), K.age_bucket_count(longest), int(self.hops))
-        answers = self._answers(y)
-        gold_ptr, gold_facts = _ragged(supporting, np.int64)
-
-        rng = check_random_state(self.random_state)
         dim = self.embedding_dim
         UO = rng.normal(0.0, self.init_std, (K.output_rows(self.layout_), dim))
         UR = rng.normal(0.0, self.init_std, (K.response_rows(self.layout_), dim))
         WO = rng.normal(0.0, 1.0 / np.sqrt(dim), (dim, dim))
         WR = rng.normal(0.0, 1.0 / np.sqrt(dim), (dim, dim))
-        self.params_ = K.Params(UO, WO, UR, WR)
-
-        rows = np.arange(len(X))
-        val_rows = rows[:0]
-        if self.early_stopping:
-            split_seed = rng.randint(np.iinfo(np.int32).max)
-            rows, val_rows = validation_split(
-                len(X), self.validation_fraction, groups=groups, random_state=split_seed,
-                model="MemNNQA",
-            )  # fmt: skip
-        work = self._work(stories, answers)
-        settings = self._settings()
-
-        def step(epoch):
-            order = rng.permutation(rows).astype(np.int64)
-            lo, lr = K.train_epoch(self.params_, stories, self.layout_, answers, gold_ptr,
-                                   gold_facts, order, settings, work)  # fmt: skip
-            return (lo + lr) / len(order), {}
-
-        def validate():
-            scores = self._decision(stories, answers, val_rows, work)
-            return float(np.mean(scores.argmax(axis=1) == answers.gold[val_rows])), 0.0
-
-        def snapshot():
-            return K.Params(*(p.copy() for p in self.params_))
-
-        with training_session(self.epochs, desc="MemNNQA", verbose=self.verbose) as bar:
-            log = run_epochs(
-                step, self.epochs, bar=bar, model="MemNNQA",
-                advice=f"learning_rate (now {self.learning_rate})",
-                validate=validate if self.early_stopping else None,
-                snapshot=snapshot, early_stopping=self.early_stopping,
-                n_iter_no_change=self.n_iter_no_change,
-            )  # fmt: skip
-        if log.best_weights is not None:
-            self.params_ = log.best_weights
-        self.loss_curve_ = log.loss_curve
-        self.validation_scores_ = log.validation_scores
-        self.n_iter_ = log.n_iter
-        return self
+        return analyzer, stories, K.Params(UO, WO, UR, WR)
 
     # ------------------------------------------------------------------ inference
 

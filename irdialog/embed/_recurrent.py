@@ -13,7 +13,10 @@ The two recurrent baselines of the papers this package reproduces:
 Both share one encoding path (:mod:`irdialog.text`), the kernels of
 :mod:`irdialog.embed._recurrent_kernels` (packed batches, so padding costs nothing;
 backpropagation through time; global-norm clipping; Adam with lazy updates of the
-embedding rows a batch uses) and the training loop of :mod:`irdialog.embed._training`.
+embedding rows a batch uses) and the training core of :mod:`irdialog.embed._training`
+(validation split, early stopping, ``warm_start``, ``partial_fit``; a ``KeyboardInterrupt``
+during ``fit`` ends the training with a warning and keeps the best validated epoch, or the
+last weights).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..text import Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
-from ._training import run_epochs, training_session, validation_split
+from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
 
 # The token read between the history and the query, so that the reader knows where the
 # question starts (it is also what a context with an empty query reads last).
@@ -51,11 +54,7 @@ _COMMON_CONSTRAINTS = {
     "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
     "weight_init": [StrOptions({"uniform", "orthogonal"})],
-    "early_stopping": ["boolean"],
-    "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-    "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
-    "random_state": ["random_state"],
-    "verbose": ["verbose"],
+    **TRAINING_CONSTRAINTS,
 }
 
 
@@ -104,11 +103,11 @@ def _buckets(rows, lengths, batch_size, rng):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-class _RecurrentBase(RankerMixin, BaseEstimator):
+class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
     """What both recurrent rankers share: the token sequences of contexts and responses,
     the encoder's parameters, the Adam training loop and the encoding of blocks."""
 
-    _model_name = "Recurrent"
+    _warm_start_fixed = ("cell", "hidden_size", "embedding_dim", "drop_punctuation")
 
     # ------------------------------------------------------------------ encoding
 
@@ -174,11 +173,18 @@ class _RecurrentBase(RankerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ training
 
-    def _train(self, params, step_batches, validate, desc):
-        """Adam over ``epochs`` epochs of the batches ``step_batches(epoch)`` gives, each a
-        callable ``batch(params, grads) -> (loss, correct, n)``; the shared loop does the
-        rest (divergence, validation, early stopping). Sets the history attributes and
-        returns the kept parameters."""
+    def _start_params(self, continuing, init):
+        """The parameters training starts from: copies of the fitted ones when
+        ``continuing``, else ``init()``."""
+        if continuing:
+            return {k: v.copy() for k, v in self._all_params().items()}
+        return init()
+
+    def _train(self, params, step_batches, validate, desc, continuing, n_epochs):
+        """Adam over ``n_epochs`` epochs of the batches ``step_batches(epoch)`` gives, each
+        a callable ``batch(params, grads) -> (loss, correct, n)``; the training core does
+        the rest (divergence, validation, early stopping, interrupt, curves). Returns the
+        kept parameters."""
         params = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
         grads = K.Grads(params)
         moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
@@ -199,35 +205,20 @@ class _RecurrentBase(RankerMixin, BaseEstimator):
             accs.append(correct / max(seen, 1))
             return loss / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
 
-        with training_session(self.epochs, desc=desc, verbose=self.verbose, blas_threads=1) as bar:
-            log = run_epochs(
-                step,
-                self.epochs,
-                bar=bar,
-                model=type(self).__name__,
-                advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
-                validate=(lambda: validate(params)) if self.early_stopping else None,
-                snapshot=lambda: {k: v.copy() for k, v in params.items()},
-                early_stopping=self.early_stopping,
-                n_iter_no_change=self.n_iter_no_change,
-            )
-        if self.early_stopping and log.best_weights is not None:
-            params = log.best_weights
-        self.loss_curve_ = log.loss_curve
-        self.train_accuracy_curve_ = accs
-        self.validation_scores_ = log.validation_scores if self.early_stopping else None
-        self.n_iter_ = log.n_iter
-        return params
-
-    def _split(self, n, groups, rs):
-        if not self.early_stopping:
-            return np.arange(n), np.arange(0)
-        return validation_split(
-            n,
-            self.validation_fraction,
-            groups=groups,
-            random_state=rs.randint(np.iinfo(np.int32).max),
-            model=type(self).__name__,
+        run = Run(
+            step,
+            weights=lambda: params,
+            snapshot=lambda: {k: v.copy() for k, v in params.items()},
+            validate=None if validate is None else (lambda: validate(params)),
+            curves={"train_accuracy_curve_": accs},
+        )
+        return self._train_epochs(
+            lambda k: run,
+            n_epochs,
+            continuing=continuing,
+            desc=desc,
+            advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
+            blas_threads=1,
         )
 
 
@@ -274,11 +265,17 @@ class RecurrentReader(_RecurrentBase):
         ``1 - word_dropout``; the validation split and scoring read every token. 0: no
         dropout, and no random numbers drawn for it.
     early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the examples (whole groups when ``groups`` is
-        passed to ``fit``), keep the weights of the best validation accuracy, stop after
-        ``n_iter_no_change`` epochs without improvement.
+        Hold out ``validation_fraction`` of the examples, drawn with ``random_state``
+        (whole groups when ``groups`` is passed to ``fit``, else single examples), keep the
+        weights of the best validation accuracy, stop after ``n_iter_no_change`` epochs
+        without improvement.
     validation_fraction : float, default=0.1
     n_iter_no_change : int, default=5
+    warm_start : bool, default=False
+        Let ``fit`` continue from the fitted weights instead of starting anew, for
+        ``epochs`` more epochs (Adam's moments start afresh). The vocabulary and candidates
+        of the first fit stay; ``cell``, ``hidden_size``, ``embedding_dim`` and
+        ``drop_punctuation`` must not change in between.
     random_state : int, RandomState instance or None, default=None
         A given seed gives bit-for-bit the same model (one BLAS thread in training).
     verbose : bool, default=False
@@ -296,8 +293,17 @@ class RecurrentReader(_RecurrentBase):
     output_embeddings_ : ndarray of shape (n_words, hidden_size), float32
         The words' embeddings on the answer side.
     loss_curve_, train_accuracy_curve_ : list of float
+        The mean training loss and accuracy of each epoch.
     validation_scores_ : list of float or None
+        The validation accuracy of each epoch (``early_stopping``; None without).
+    best_validation_score_ : float or None
+        The best of the last fit.
     n_iter_ : int
+        Epochs run (over every ``fit`` continued with ``warm_start`` and every
+        ``partial_fit``).
+    best_epoch_ : int
+        The epoch (counted from 1) whose weights the model holds: the best validated one
+        with early stopping, else the last.
 
     See Also
     --------
@@ -349,6 +355,7 @@ class RecurrentReader(_RecurrentBase):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        warm_start=False,
         random_state=None,
         verbose=False,
     ):
@@ -368,6 +375,7 @@ class RecurrentReader(_RecurrentBase):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
 
@@ -392,25 +400,57 @@ class RecurrentReader(_RecurrentBase):
         -------
         self
         """
+        return self._fit(X, y, groups, self._continues())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """One epoch over contexts X and their gold answers y, from the fitted weights (or
+        from a new model, whose vocabulary and candidates are then those of this first
+        call: pass ``candidates`` for a fixed set). No validation, no early stopping.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+            Each one of the candidates.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
+
+    def _all_params(self):
+        return {**self._fitted_params(), "O": self.output_embeddings_}
+
+    def _fit(self, X, y, groups, continuing, incremental=False):
         X = check_contexts(X)
         y = check_responses(y, len(X))
-        self.candidates_ = resolve_candidates(self.candidates, y)
+        analyzer = self._analyzer()
+        if not continuing:
+            self.candidates_ = resolve_candidates(self.candidates, y)
         gold = LabelIndex(self.candidates_).encode(
             y, unknown="error", hint="RecurrentReader is trained to pick the gold answer."
         )
-        analyzer = self._analyzer()
-        texts = {t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X}
-        texts |= set(self.candidates_)
-        self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit(
-            analyzer.tokens(t) for t in sorted(texts)
-        )
+        if not continuing:
+            texts = {t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X}
+            texts |= set(self.candidates_)
+            self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit(
+                analyzer.tokens(t) for t in sorted(texts)
+            )
+            self._cands_ = self._bags(self.candidates_, analyzer)
         ptr, tok = self._context_sequences(X, analyzer, self.vocabulary_.index_)
-        self._cands_ = self._bags(self.candidates_, analyzer)
         rs = check_random_state(self.random_state)
-        train_rows, val_rows = self._split(len(X), groups, rs)
+        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
         rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
-        params = self._init_encoder(rng, len(self.vocabulary_))
-        params["O"] = rng.normal(0.0, self.init_std, (len(self.vocabulary_), self.hidden_size))
+
+        def init():
+            params = self._init_encoder(rng, len(self.vocabulary_))
+            V, hidden = len(self.vocabulary_), self.hidden_size
+            params["O"] = rng.normal(0.0, self.init_std, (V, hidden))
+            return params
+
+        params = self._start_params(continuing, init)
         lstm, max_len, cands = self._lstm, self._max_len(), self._cands_
         # word dropout leaves out the history's tokens (before each row's last query token)
         at = np.arange(len(tok))
@@ -441,7 +481,9 @@ class RecurrentReader(_RecurrentBase):
             loss = float(np.mean(logz - scores[np.arange(len(target)), target]))
             return float(np.mean(scores.argmax(axis=1) == target)), -loss
 
-        params = self._train(params, batches, validate, "RecurrentReader")
+        n_epochs = 1 if incremental else self.epochs
+        validate = validate if len(val_rows) else None
+        params = self._train(params, batches, validate, "RecurrentReader", continuing, n_epochs)
         self.embeddings_ = params["Emb"]
         self.input_weights_ = params["Wx"]
         self.recurrent_weights_ = params["Wh"]
@@ -517,10 +559,13 @@ class DualEncoderRanker(_RecurrentBase):
     weight_init : {"uniform", "orthogonal"}, default="uniform"
         See :class:`RecurrentReader`; Lowe et al. train their RNN from "orthogonal".
     early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the pairs and keep the weights of the best
-        pair accuracy (on fixed negatives).
+        Hold out ``validation_fraction`` of the pairs, drawn with ``random_state`` (whole
+        groups when ``groups`` is passed to ``fit``, else single pairs), and keep the
+        weights of the best pair accuracy (on fixed negatives).
     validation_fraction : float, default=0.1
     n_iter_no_change : int, default=5
+    warm_start : bool, default=False
+        As in :class:`RecurrentReader`.
     random_state : int, RandomState instance or None, default=None
     verbose : bool, default=False
 
@@ -535,8 +580,17 @@ class DualEncoderRanker(_RecurrentBase):
     match_bias_ : ndarray of shape (1,), float32
         b.
     loss_curve_, train_accuracy_curve_ : list of float
+        The mean training loss and accuracy of each epoch.
     validation_scores_ : list of float or None
+        The validation accuracy of each epoch (``early_stopping``; None without).
+    best_validation_score_ : float or None
+        The best of the last fit.
     n_iter_ : int
+        Epochs run (over every ``fit`` continued with ``warm_start`` and every
+        ``partial_fit``).
+    best_epoch_ : int
+        The epoch (counted from 1) whose weights the model holds: the best validated one
+        with early stopping, else the last.
 
     See Also
     --------
@@ -582,6 +636,7 @@ class DualEncoderRanker(_RecurrentBase):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
+        warm_start=False,
         random_state=None,
         verbose=False,
     ):
@@ -601,6 +656,7 @@ class DualEncoderRanker(_RecurrentBase):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.warm_start = warm_start
         self.random_state = random_state
         self.verbose = verbose
 
@@ -623,6 +679,32 @@ class DualEncoderRanker(_RecurrentBase):
         -------
         self
         """
+        return self._fit(X, y, groups, labels, self._continues())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, labels=None):
+        """One epoch over (context, response) pairs, from the fitted weights (or from a new
+        model, whose vocabulary and candidates are then those of this first call). The
+        negatives are drawn among the responses of this call: pass several distinct ones
+        (or ``labels``). No validation, no early stopping.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+        labels : array-like of 0/1 of shape (n_samples,), default=None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, None, labels, self._continues(incremental=True), True)
+
+    def _all_params(self):
+        return {**self._fitted_params(), "M": self.match_matrix_, "bias": self.match_bias_}
+
+    def _fit(self, X, y, groups, labels, continuing, incremental=False):
         X = check_contexts(X)
         y = check_responses(y, len(X))
         if labels is not None:
@@ -634,20 +716,25 @@ class DualEncoderRanker(_RecurrentBase):
                 )
             labels = labels.astype(np.int64)
         analyzer = self._analyzer()
-        texts = {t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X} | set(y)
-        if self.candidates is not None:
-            texts |= set(resolve_candidates(self.candidates, y))
-        self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit(
-            analyzer.tokens(t) for t in sorted(texts)
-        )
+        if not continuing:
+            texts = {t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X}
+            texts |= set(y)
+            if self.candidates is not None:
+                texts |= set(resolve_candidates(self.candidates, y))
+            self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit(
+                analyzer.tokens(t) for t in sorted(texts)
+            )
         index = self.vocabulary_.index_
         cptr, ctok = self._context_sequences(X, analyzer, index)
         table = LabelIndex()
         codes = table.encode(y, unknown="extend")
         rptr, rtok = self._text_sequences(table.labels_, analyzer, index)
-        true = y if labels is None else y[labels == 1]
-        self.candidates_ = resolve_candidates(self.candidates, true)
-        return self._fit_sequences(cptr, ctok, rptr, rtok, codes, labels, groups)
+        if not continuing:
+            true = y if labels is None else y[labels == 1]
+            self.candidates_ = resolve_candidates(self.candidates, true)
+        return self._fit_sequences(
+            cptr, ctok, rptr, rtok, codes, labels, groups, continuing, incremental
+        )
 
     def fit_chunks(self, chunks):
         """Fit on an iterable of (context, true response) chunks read once, keeping only
@@ -669,6 +756,8 @@ class DualEncoderRanker(_RecurrentBase):
         self._validate_params()
         if self.early_stopping:
             raise ValueError("fit_chunks does not support early_stopping; use fit.")
+        if self._continues():
+            raise ValueError("fit_chunks does not support warm_start; use fit.")
         words: dict[str, int] = {QUERY_TOKEN: 0}  # provisional ids, in order of first sight
         table = LabelIndex()
         parts, lengths, codes = [], [], []
@@ -698,9 +787,12 @@ class DualEncoderRanker(_RecurrentBase):
         np.cumsum(lengths, out=cptr[1:])
         rptr, rtok = _ragged([remap[response_ids[g]] for g in range(len(table))])
         self.candidates_ = np.asarray(table.labels_, dtype=object) if fixed is None else fixed
-        return self._fit_sequences(cptr, ctok, rptr, rtok, np.concatenate(codes), None, None)
+        codes = np.concatenate(codes)
+        return self._fit_sequences(cptr, ctok, rptr, rtok, codes, None, None, False)
 
-    def _fit_sequences(self, cptr, ctok, rptr, rtok, codes, labels, groups):
+    def _fit_sequences(
+        self, cptr, ctok, rptr, rtok, codes, labels, groups, continuing, incremental=False
+    ):
         """Train on contexts (cptr, ctok) whose responses are the rows ``codes`` of the
         response table (rptr, rtok)."""
         n_ctx, n_resp = len(cptr) - 1, len(rptr) - 1
@@ -709,11 +801,16 @@ class DualEncoderRanker(_RecurrentBase):
         tok = np.concatenate((ctok, rtok)).astype(np.int32)
         resp_rows = n_ctx + codes
         rs = check_random_state(self.random_state)
-        train_rows, val_rows = self._split(n_ctx, groups, rs)
+        train_rows, val_rows = self._split_rows(n_ctx, groups, rs, incremental)
         rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
-        params = self._init_encoder(rng, len(self.vocabulary_))
-        params["M"] = np.eye(self.hidden_size)
-        params["bias"] = np.zeros(1)
+
+        def init():
+            params = self._init_encoder(rng, len(self.vocabulary_))
+            params["M"] = np.eye(self.hidden_size)
+            params["bias"] = np.zeros(1)
+            return params
+
+        params = self._start_params(continuing, init)
         lengths = np.diff(ptr)
         lstm, max_len = self._lstm, self._max_len()
 
@@ -757,7 +854,9 @@ class DualEncoderRanker(_RecurrentBase):
             loss = -np.mean(np.where(flags == 1, np.log(p + 1e-12), np.log(1 - p + 1e-12)))
             return float(np.mean((s > 0) == (flags == 1))), -float(loss)
 
-        params = self._train(params, batches, validate, "DualEncoder")
+        n_epochs = 1 if incremental else self.epochs
+        validate = validate if len(val_rows) else None
+        params = self._train(params, batches, validate, "DualEncoder", continuing, n_epochs)
         self.embeddings_ = params["Emb"]
         self.input_weights_ = params["Wx"]
         self.recurrent_weights_ = params["Wh"]

@@ -33,7 +33,7 @@ from ..text import (
     encode_contexts,
 )
 from . import _kernels
-from ._training import run_epochs, training_session, validation_split
+from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
 
 # Contexts scored at once when validating during fit (block x n_candidates float32 scores).
 _VALIDATION_BLOCK = 1024
@@ -61,7 +61,7 @@ def _csr_arrays(m: sp.csr_matrix):
     )
 
 
-class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
+class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     """Supervised embeddings: ``f(x, y) = x^T U^T V y`` trained with a margin ranking loss.
 
     The input x (the whole conversation, or the last user utterance) and each candidate y
@@ -140,14 +140,21 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
     early_stopping : bool, default=False
         Score hits@1 on validation data after each epoch, stop when it has not improved
         for ``n_iter_no_change`` epochs, and keep the parameters of the best epoch. The
-        validation data are ``X_val, y_val`` of ``fit`` if given, else the last
-        ``validation_fraction`` of the training examples in their given order (so the
-        turns of a dialog stay on one side when X comes in dialog order).
+        validation data are ``X_val, y_val`` of ``fit`` if given, else
+        ``validation_fraction`` of the training examples, drawn with ``random_state``:
+        whole dialogs when ``groups`` is passed to ``fit``, else single examples (as
+        every gradient-trained model of irdialog; see Notes).
     validation_fraction : float, default=0.1
         See ``early_stopping``.
     n_iter_no_change : int, default=10
         See ``early_stopping``. The default was 5 before it became that of
         :class:`~irdialog.embed.MemN2NRanker` (see Notes).
+    warm_start : bool, default=False
+        Let ``fit`` continue from the fitted embeddings instead of starting anew, for
+        ``epochs`` more epochs (with a fresh Adagrad accumulator). The vocabulary, the
+        candidates and the match types of the first fit stay: words they do not know are
+        dropped. ``embedding_dim``, ``shared_embeddings``, ``use_history``,
+        ``ngram_range`` and ``match_type`` must not change in between.
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisation, the example order and the negative sampling; a given
         seed gives bit-for-bit identical models on a given machine.
@@ -181,13 +188,18 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         0/1 bags of the candidates' words, every word kept, so that entities never seen in
         training still match (``match_type="match"``).
     n_iter_ : int
-        Epochs run.
+        Epochs run (over every ``fit`` continued with ``warm_start`` and every
+        ``partial_fit``).
     loss_curve_ : list of float
         Mean hinge loss per example of each epoch.
     validation_scores_ : list of float or None
-        Validation hits@1 after each epoch, when there were validation data.
+        Validation hits@1 after each validated epoch, when there were validation data.
     best_validation_score_ : float or None
-        The best of ``validation_scores_``.
+        The best validation score of the last fit.
+    best_epoch_ : int
+        The epoch (counted from 1, an index into ``loss_curve_`` plus one) whose
+        embeddings the model holds: the best validated one with early stopping, else the
+        last.
 
     See Also
     --------
@@ -196,12 +208,17 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
 
     Notes
     -----
-    Training runs the loop shared with :class:`~irdialog.embed.MemN2NRanker`
+    Training runs the core shared by the gradient-trained models
     (:mod:`irdialog.embed._training`: validation split, early stopping, divergence check,
-    progress bar), and both models name their parameters alike: the standard deviation of
-    the initialisation is ``init_std`` (MemN2N's former ``init_scale``), and
-    ``n_iter_no_change`` defaults to 10 in both (it was 5 here: pass
-    ``n_iter_no_change=5`` for the former early stopping).
+    progress bar, ``warm_start``, ``partial_fit``, Ctrl-C), and they name their parameters
+    alike: the standard deviation of the initialisation is ``init_std`` (MemN2N's former
+    ``init_scale``), and ``n_iter_no_change`` defaults to 10 as in MemN2N (it was 5 here:
+    pass ``n_iter_no_change=5`` for the former early stopping). Without ``X_val`` and
+    ``groups``, early stopping used to hold out the last examples in their given order; it
+    now draws them at random, as the other models do, so such fits differ from before.
+
+    A ``KeyboardInterrupt`` (Ctrl-C) during ``fit`` ends the training with a warning and
+    leaves a fitted model: the embeddings of the best validated epoch, or the last ones.
 
     References
     ----------
@@ -240,18 +257,17 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         "kb": [dict, None],
         "optimizer": [StrOptions({"sgd", "adagrad"})],
         "init_std": [Interval(Real, 0, None, closed="neither")],
-        "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        **TRAINING_CONSTRAINTS,
         # joblib's convention: None, -1 (all cores), -2 (all but one)... or a positive count
         "n_jobs": [
             Interval(Integral, None, -1, closed="right"),
             Interval(Integral, 1, None, closed="left"),
             None,
         ],
-        "verbose": ["verbose"],
     }
+    _warm_start_fixed = (
+        "embedding_dim", "shared_embeddings", "use_history", "ngram_range", "match_type",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -273,6 +289,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
+        warm_start=False,
         random_state=None,
         n_jobs=None,
         verbose=False,
@@ -294,6 +311,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.warm_start = warm_start
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -428,7 +446,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
                     "MatchTypeFeaturizer before the ranker in a Pipeline. Fitting without "
                     "match-type words.",
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=5,
                 )
         elif self.match_type == "type":
             self._kb_lower_ = {str(e).lower(): str(t) for e, t in self.kb.items()}
@@ -437,24 +455,30 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             self.types_ = []
         if len(self.types_) > 62:
             raise ValueError(f"At most 62 entity types are supported, got {len(self.types_)}.")
+        # the caller of fit: past fit, _fit, this method and the wrapper of _fit_context
+        analyzer = analyzer or self._analyzer()
+        return self._encoded_problem(X, y, rng, analyzer, stacklevel=6, learn=True)
 
+    def _encoded_problem(self, X, y, rng, analyzer, stacklevel, learn=False):
+        """The kernel's arrays of X and y over the candidates and the vocabulary, which
+        ``learn`` fits to them first."""
         # Response table: the candidates, then gold responses outside the candidate set
         # (trained on as positives, never drawn as negatives).
         labels = LabelIndex(self.candidates_)
         gold = labels.encode(y, unknown="extend")
         table = labels.labels_
-        # the caller of fit: past fit and the wrapper of _fit_context
-        self._warn_without_negatives(gold, stacklevel=4)
+        self._warn_without_negatives(gold, stacklevel=stacklevel)
 
         # The vocabulary: the words of the training inputs (each distinct utterance once)
         # and of the gold responses, then the type words.
-        analyzer = analyzer or self._analyzer()
-        texts = dict.fromkeys(text for ctx in X for text in self._texts(ctx))
         response_tokens = [self._response_tokens(r, analyzer) for r in table]
-        self.vocabulary_ = Vocabulary(extra_tokens=[type_token(t) for t in self.types_])
-        self.vocabulary_.fit(
-            [analyzer.words(text) for text in texts] + [response_tokens[g] for g in np.unique(gold)]
-        )
+        if learn:
+            texts = dict.fromkeys(text for ctx in X for text in self._texts(ctx))
+            self.vocabulary_ = Vocabulary(extra_tokens=[type_token(t) for t in self.types_])
+            self.vocabulary_.fit(
+                [analyzer.words(text) for text in texts]
+                + [response_tokens[g] for g in np.unique(gold)]
+            )
         r_bags, m_bags = self._response_arrays(table, response_tokens, analyzer)
         enc = self._encode(X, analyzer, entities=True)
         entities = (enc.eptr, enc.eword.astype(np.int64), enc.etype.astype(np.int64))
@@ -556,9 +580,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         y : sequence of str
         groups : array-like of shape (n_samples,), default=None
             Dialog or story ids: with early stopping and no ``X_val``, the validation
-            split takes whole groups, drawn with ``random_state`` (without groups it is
-            the last examples, in their given order). Inside ``GridSearchCV``, request it
-            through metadata routing: ``set_fit_request(groups=True)``.
+            split takes whole groups, drawn with ``random_state`` (without groups, single
+            examples). Inside ``GridSearchCV``, request it through metadata routing:
+            ``set_fit_request(groups=True)``.
         X_val, y_val : sequence of Context or str, sequence of str, default=None
             Validation data (e.g. the dev split): scored after each epoch into
             ``validation_scores_``, and used for early stopping when
@@ -576,56 +600,82 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             X_val = check_contexts(X_val, name="X_val")
             y_val = check_responses(y_val, len(X_val), name="y_val")
         elif self.early_stopping:
-            split_seed = None  # the last examples, in their given order
-            if groups is not None:
-                split_seed = check_random_state(self.random_state).randint(2**31 - 1)
-            train_rows, val_rows = validation_split(
-                len(X),
-                self.validation_fraction,
-                groups=groups,
-                random_state=split_seed,
-                model="SupervisedEmbeddingRanker",
-            )
+            rs = check_random_state(self.random_state)
+            train_rows, val_rows = self._split_rows(len(X), groups, rs)
             X, X_val = [X[i] for i in train_rows], [X[i] for i in val_rows]
             y, y_val = y[train_rows], y[val_rows]
+        return self._fit(X, y, X_val, y_val, self._continues())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """One epoch over contexts X and their gold responses y, from the fitted embeddings
+        (or from a new model, whose vocabulary and candidates are then those of this
+        first call: pass ``candidates`` for a fixed set). No validation, no early stopping.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> from irdialog import SupervisedEmbeddingRanker
+        >>> X, y = ["hi there", "bye now"], ["hello", "goodbye"]
+        >>> model = SupervisedEmbeddingRanker(random_state=0)
+        >>> for _ in range(3):
+        ...     model = model.partial_fit(X, y)
+        >>> model.n_iter_, len(model.loss_curve_)
+        (3, 3)
+        """
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        return self._fit(X, y, None, None, self._continues(incremental=True), n_epochs=1)
+
+    def _fit(self, X, y, X_val, y_val, continuing, n_epochs=None):
         rng = check_random_state(self.random_state)
         analyzer = self._analyzer()  # every text of the fit is tokenised once, here
-        problem = self._training_problem(X, y, rng, analyzer)
+        if continuing:  # the vocabulary and candidates of the fitted model
+            # the caller of fit: past this method, fit and the wrapper of _fit_context
+            problem = self._encoded_problem(X, y, rng, analyzer, stacklevel=5)
+            problem["params"].U[...] = self.input_embeddings_
+            if not self.shared_embeddings:
+                problem["params"].V[...] = self.response_embeddings_
+        else:
+            problem = self._training_problem(X, y, rng, analyzer)
         val = self._validation_data(X_val, y_val, analyzer) if X_val is not None else None
-        return self._train(problem, len(X), rng, val)
+        return self._train(problem, len(X), rng, val, continuing, n_epochs)
 
-    def _train(self, problem, n_examples, rng, val):
+    def _train(self, problem, n_examples, rng, val, continuing=False, n_epochs=None):
         """The SGD epochs (with validation and early stopping) and the fitted state: the
-        per-epoch step, validation score and weight snapshot of
-        :func:`~irdialog.embed._training.run_epochs`."""
+        per-epoch step, validation score and weights of the
+        :class:`~irdialog.embed._training.Run` the training core drives."""
         stats = np.zeros(2, dtype=np.float64)
+        params = problem["params"]
 
         def step(epoch):
             order = rng.permutation(n_examples).astype(np.int64)
             return self._run_epoch(problem, order, stats) / n_examples, {}
 
         def validate():
-            return self._hits_at_1(problem["params"].U, problem["params"].V, val), 0.0
+            return self._hits_at_1(params.U, params.V, val), 0.0
 
-        with training_session(
-            self.epochs, desc="supervised embeddings", verbose=self.verbose
-        ) as bar:
-            log = run_epochs(
-                step,
-                self.epochs,
-                bar=bar,
-                model="SupervisedEmbeddingRanker",
-                advice=f"learning_rate (now {self.learning_rate}) or use optimizer='adagrad'",
-                validate=validate if val is not None else None,
-                snapshot=lambda: (problem["params"].U.copy(), problem["params"].V.copy()),
-                early_stopping=self.early_stopping,
-                n_iter_no_change=self.n_iter_no_change,
-            )
-        self.loss_curve_ = log.loss_curve
-        self.validation_scores_ = log.validation_scores if val is not None else None
-        self.best_validation_score_ = log.best_score
-        self.n_iter_ = log.n_iter
-        U, V = log.best_weights or (problem["params"].U, problem["params"].V)
+        run = Run(
+            step,
+            weights=lambda: (params.U, params.V),
+            snapshot=lambda: (params.U.copy(), params.V.copy()),
+            validate=validate if val is not None else None,
+        )
+        U, V = self._train_epochs(
+            lambda k: run,
+            self.epochs if n_epochs is None else n_epochs,
+            continuing=continuing,
+            desc="supervised embeddings",
+            advice=f"learning_rate (now {self.learning_rate}) or use optimizer='adagrad'",
+        )
         # Fitted state as plain (unaligned is fine for scoring) arrays; V is U when shared.
         self.input_embeddings_ = np.ascontiguousarray(U)
         self.response_embeddings_ = (
@@ -666,6 +716,8 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
             raise ValueError("fit_chunks does not support match_type; use fit.")
         if self.early_stopping:
             raise ValueError("fit_chunks does not support early_stopping; use fit.")
+        if self._continues():
+            raise ValueError("fit_chunks does not support warm_start; use fit.")
         self._check_params()
         self.types_ = []
         fixed = None if self.candidates is None else resolve_candidates(self.candidates, None)

@@ -1,34 +1,65 @@
-"""The training loop shared by the gradient-trained embedding models.
+"""The training core shared by the gradient-trained models.
 
-As scikit-learn's ``BaseSGD`` sits over one compiled ``_sgd_fast`` loop, the models of
-:mod:`irdialog.embed` trained by gradient steps (:class:`~irdialog.embed.MemN2NRanker`,
-:class:`~irdialog.embed.SupervisedEmbeddingRanker`) share everything around their kernels:
+As scikit-learn's ``BaseSGD`` and ``BaseMultilayerPerceptron`` sit over their compiled
+loops, the models of :mod:`irdialog.embed` trained by gradient steps
+(:class:`~irdialog.embed.SupervisedEmbeddingRanker`, :class:`~irdialog.embed.MemN2NRanker`,
+:class:`~irdialog.embed.MemNNQA`, :class:`~irdialog.embed.RecurrentReader`,
+:class:`~irdialog.embed.DualEncoderRanker`) share everything around their kernels:
 
-- :func:`validation_split`: the held-out examples for early stopping (whole groups when
-  given);
+- :data:`TRAINING_CONSTRAINTS`: the parameters of training they all take, with one meaning
+  and one validation (``early_stopping``, ``validation_fraction``, ``n_iter_no_change``,
+  ``warm_start``, ``random_state``, ``verbose``);
+- :func:`validation_split`: the held-out examples for early stopping, one rule for all:
+  whole groups when groups are given, else rows drawn at random with a seed;
 - :func:`training_session`: the BLAS thread limit (threadpoolctl) and the tqdm progress bar
   (``disable=not verbose``) around a fit, possibly of several restarts;
 - :func:`run_epochs`: the epochs, the divergence check (a non-finite loss raises a
   ``FloatingPointError`` naming the model and what to lower), the validation score after
-  each epoch, and early stopping that keeps the weights of the best epoch.
+  each epoch, early stopping that keeps the weights of the best epoch, and a Ctrl-C
+  (``KeyboardInterrupt``) that ends the epochs instead of the fit;
+- :class:`TrainingMixin`: the restarts, the continuation of a fitted model
+  (``warm_start``, ``partial_fit``), the interrupt's warning, and the fitted curves
+  (``loss_curve_``, ``validation_scores_``, ``best_validation_score_``, ``n_iter_``,
+  ``best_epoch_``), set alike on every model.
 
-A model supplies only its per-epoch step, its validation score and its weight snapshot.
+A model supplies only a :class:`Run`: its per-epoch step, its validation score and its
+weights.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._compat import Interval
 
-def validation_split(n, fraction, *, groups=None, random_state=None, model="The model"):
+# The parameters of training every gradient-trained model takes, validated alike.
+TRAINING_CONSTRAINTS = {
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    "warm_start": ["boolean"],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+# Seeds drawn from a model's random state (a validation split, a restart) are below this.
+_SEED_BOUND = np.iinfo(np.int32).max
+
+
+def validation_split(n, fraction, *, groups=None, random_state, model="The model"):
     """The (train rows, validation rows) of ``n`` examples for early stopping.
+
+    One rule for every model: with ``groups``, ``max(1, floor(fraction * n_groups))`` whole
+    groups drawn at random are held out (the turns of a dialog, the questions of a story
+    stay on one side); without, ``max(1, floor(fraction * n))`` rows drawn at random.
 
     Parameters
     ----------
@@ -37,12 +68,9 @@ def validation_split(n, fraction, *, groups=None, random_state=None, model="The 
     fraction : float in (0, 1)
         Share of the examples (of the groups, when given) held out.
     groups : array-like of shape (n,), default=None
-        Dialog or story ids: the held-out examples are whole groups. Needs ``random_state``.
-    random_state : int or None, default=None
-        None: the last ``round(fraction * n)`` examples in their given order are held out (so
-        the turns of a dialog stay on one side when the examples come in dialog order).
-        An int seeds a random choice of ``max(1, floor(fraction * n))`` examples, or of
-        that many groups with ``groups``.
+        Dialog or story ids.
+    random_state : int
+        Seeds the draw: a given seed holds out the same rows.
     model : str
         The estimator's name, for the error message.
 
@@ -53,32 +81,23 @@ def validation_split(n, fraction, *, groups=None, random_state=None, model="The 
     Raises
     ------
     ValueError
-        When one side would be empty.
+        When one side would be empty, or ``groups`` has not one entry per example.
     """
     rows = np.arange(n)
-    if random_state is None:
-        if groups is not None:
-            raise ValueError("A validation split by groups needs a random_state.")
-        n_val = int(round(fraction * n))
-        mask = rows >= n - n_val
+    rng = np.random.default_rng(random_state)
+    if groups is None:
+        n_val = max(1, int(math.floor(fraction * n)))
+        mask = np.zeros(n, dtype=bool)
+        mask[rng.permutation(n)[:n_val]] = True
         unit, n_units = "examples", n
     else:
-        rng = np.random.default_rng(random_state)
-        if groups is None:
-            n_val = max(1, int(math.floor(fraction * n)))
-            mask = np.zeros(n, dtype=bool)
-            mask[rng.permutation(n)[:n_val]] = True
-            unit, n_units = "examples", n
-        else:
-            groups = np.asarray(groups)
-            if groups.shape != (n,):
-                raise ValueError(
-                    f"groups must have one entry per sample ({n}), got {groups.shape}."
-                )
-            uniq = np.unique(groups)
-            n_val = max(1, int(math.floor(fraction * len(uniq))))
-            mask = np.isin(groups, rng.permutation(uniq)[:n_val])
-            unit, n_units = "groups", len(uniq)
+        groups = np.asarray(groups)
+        if groups.shape != (n,):
+            raise ValueError(f"groups must have one entry per sample ({n}), got {groups.shape}.")
+        uniq = np.unique(groups)
+        n_val = max(1, int(math.floor(fraction * len(uniq))))
+        mask = np.isin(groups, rng.permutation(uniq)[:n_val])
+        unit, n_units = "groups", len(uniq)
     train_rows, val_rows = rows[~mask], rows[mask]
     if not len(train_rows) or not len(val_rows):
         raise ValueError(
@@ -105,17 +124,20 @@ def training_session(total, *, desc, verbose, blas_threads=None):
 @dataclass
 class EpochLog:
     """What :func:`run_epochs` ran: the mean training loss and the validation score of
-    each epoch, the best score, and the weights of the best epoch (early stopping only)."""
+    each epoch, the best score, the epoch (counted from 1) and the weights of the best epoch
+    (early stopping only), and whether a ``KeyboardInterrupt`` ended the epochs."""
 
     loss_curve: list = field(default_factory=list)
     validation_scores: list = field(default_factory=list)
     best_score: float | None = None
     best_key: tuple | None = None
+    best_epoch: int | None = None
     best_weights: object = None
+    interrupted: bool = False
 
     @property
     def n_iter(self) -> int:
-        """Epochs run."""
+        """Epochs run to their end."""
         return len(self.loss_curve)
 
 
@@ -131,14 +153,15 @@ def run_epochs(
     snapshot: Callable | None = None,
     early_stopping: bool = False,
     n_iter_no_change: int = 10,
+    first_epoch: int = 0,
 ) -> EpochLog:
     """Run up to ``n_epochs`` epochs of a model's training.
 
     Parameters
     ----------
     step : callable ``step(epoch) -> (mean_loss, postfix)``
-        Trains one epoch (counted from 0) in place; returns its mean training loss and a
-        dict of further progress-bar entries.
+        Trains one epoch (counted from 0 over the model's whole training) in place;
+        returns its mean training loss and a dict of further progress-bar entries.
     n_epochs : int
     bar : tqdm
         From :func:`training_session`; advanced by one per epoch, and to the end of the
@@ -159,10 +182,14 @@ def run_epochs(
         Stop after ``n_iter_no_change`` validated epochs without improvement, and keep the
         weights of the best one in ``EpochLog.best_weights``.
     n_iter_no_change : int, default=10
+    first_epoch : int, default=0
+        The number of the first epoch (the epochs a continued model has run before).
 
     Returns
     -------
     EpochLog
+        A ``KeyboardInterrupt`` during an epoch ends the epochs: the log holds those run
+        to their end, and ``interrupted`` is set.
 
     Raises
     ------
@@ -171,29 +198,211 @@ def run_epochs(
     """
     log = EpochLog()
     since_best = 0
-    for epoch in range(n_epochs):
-        loss, postfix = step(epoch)
-        log.loss_curve.append(loss)
-        if not np.isfinite(loss):
-            raise FloatingPointError(
-                f"{model} diverged at epoch {epoch + 1} (mean loss {loss}): lower {advice}."
-            )
-        postfix = {"loss": f"{loss:.4g}", **postfix}
-        if validate is not None and epoch >= validate_from:
-            score, tie_break = validate()
-            log.validation_scores.append(score)
-            postfix["val"] = f"{score:.4f}"
-            if log.best_key is None or (score, tie_break) > log.best_key:
-                log.best_key = (score, tie_break)
-                log.best_score = score
-                since_best = 0
-                if early_stopping and snapshot is not None:
-                    log.best_weights = snapshot()
-            else:
-                since_best += 1
-        bar.set_postfix(postfix, refresh=False)
-        bar.update(1)
-        if early_stopping and since_best >= n_iter_no_change:
-            bar.update(n_epochs - epoch - 1)
-            break
+    end = first_epoch + n_epochs
+    try:
+        for epoch in range(first_epoch, end):
+            loss, postfix = step(epoch)
+            log.loss_curve.append(loss)
+            if not np.isfinite(loss):
+                raise FloatingPointError(
+                    f"{model} diverged at epoch {epoch + 1} (mean loss {loss}): lower {advice}."
+                )
+            postfix = {"loss": f"{loss:.4g}", **postfix}
+            if validate is not None and epoch >= validate_from:
+                score, tie_break = validate()
+                log.validation_scores.append(score)
+                postfix["val"] = f"{score:.4f}"
+                if log.best_key is None or (score, tie_break) > log.best_key:
+                    log.best_key = (score, tie_break)
+                    log.best_score = score
+                    log.best_epoch = epoch + 1
+                    since_best = 0
+                    if early_stopping and snapshot is not None:
+                        log.best_weights = snapshot()
+                else:
+                    since_best += 1
+            bar.set_postfix(postfix, refresh=False)
+            bar.update(1)
+            if early_stopping and since_best >= n_iter_no_change:
+                bar.update(end - epoch - 1)
+                break
+    except KeyboardInterrupt:
+        # As scikit-learn's MLP: Ctrl-C ends the training, not the fit.
+        log.interrupted = True
     return log
+
+
+@dataclass
+class Run:
+    """One training run (a restart) of a model, as it hands it to
+    :meth:`TrainingMixin._train_epochs`.
+
+    Attributes
+    ----------
+    step : callable ``step(epoch) -> (mean_loss, postfix)``
+        One epoch, see :func:`run_epochs`.
+    weights : callable ``weights() -> weights``
+        The current weights (not copied).
+    snapshot : callable ``snapshot() -> weights``
+        A copy of the current weights.
+    validate : callable ``validate() -> (score, tie_break)`` or None
+        See :func:`run_epochs`; None: no validation data.
+    curves : dict of str to list
+        Further per-epoch curves the step appends to, by the name of their fitted
+        attribute (``"train_accuracy_curve_"``).
+    train_key : callable ``train_key(weights) -> tuple`` or None
+        How restarts without validation compare (higher is better); needed with several
+        runs only.
+    """
+
+    step: Callable
+    weights: Callable
+    snapshot: Callable
+    validate: Callable | None = None
+    curves: dict = field(default_factory=dict)
+    train_key: Callable | None = None
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, dict) or isinstance(b, dict) or a is None or b is None:
+        return a == b
+    return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+
+
+class TrainingMixin:
+    """What the gradient-trained models share around their epochs (see the module
+    docstring): the validation split, the restarts, the continuation of a fitted model, the
+    interrupt and the fitted curves.
+
+    A model lists in ``_warm_start_fixed`` the parameters that shape its weights or its
+    encoding: a continued fit refuses a change of them.
+    """
+
+    _warm_start_fixed: tuple = ()
+
+    @property
+    def _training_name(self) -> str:
+        """The irdialog class of the model (past the subclasses of tests), for messages."""
+        return next(c for c in type(self).__mro__ if c.__module__.startswith("irdialog")).__name__
+
+    def _continues(self, incremental=False) -> bool:
+        """Whether this fit starts from the fitted weights: ``partial_fit``
+        (``incremental``) or ``warm_start`` on a fitted model. Raises ValueError when a
+        parameter of ``_warm_start_fixed`` has changed since the weights were fitted."""
+        if not (incremental or self.warm_start) or not hasattr(self, "n_iter_"):
+            return False
+        fitted = getattr(self, "_structure_", {})
+        params = self.get_params(deep=False)
+        for name, value in fitted.items():
+            if not _same(params[name], value):
+                how = "partial_fit" if incremental else "warm_start"
+                anew = "a new model" if incremental else "warm_start=False"
+                raise ValueError(
+                    f"{self._training_name}: {how} continues the fitted weights, which were "
+                    f"fitted with {name}={value!r}, not {params[name]!r}: restore it, or "
+                    f"fit from scratch ({anew})."
+                )
+        return True
+
+    def _split_rows(self, n, groups, rs, incremental=False):
+        """(train rows, validation rows) of ``n`` examples: all rows and none without
+        ``early_stopping`` or in ``partial_fit`` (``incremental``), else
+        :func:`validation_split` seeded by a draw from the RandomState ``rs`` (the only
+        draw made)."""
+        if incremental or not self.early_stopping:
+            return np.arange(n), np.arange(0)
+        return validation_split(
+            n,
+            self.validation_fraction,
+            groups=groups,
+            random_state=rs.randint(_SEED_BOUND),
+            model=self._training_name,
+        )
+
+    def _train_epochs(
+        self,
+        start_run: Callable,
+        n_epochs: int,
+        *,
+        continuing: bool,
+        desc: str,
+        advice: str,
+        n_runs: int = 1,
+        validate_from: int = 0,
+        blas_threads=None,
+    ):
+        """Train ``n_runs`` runs (restarts) of ``n_epochs`` epochs and return the weights
+        to keep: those of the best validation epoch with ``early_stopping``, else the last;
+        of several runs, the one with the highest key (the best validation key, else the
+        run's ``train_key``; the first of equals).
+
+        ``start_run(k)`` gives the :class:`Run` of restart k. Epochs are counted on from the
+        fitted ``n_iter_`` when ``continuing``. A ``KeyboardInterrupt`` ends the training
+        (no further restart), warns, and keeps what the runs so far give. Sets the fitted
+        curves (extended when ``continuing``) and the record of ``_warm_start_fixed``.
+        """
+        first = self.n_iter_ if continuing else 0
+        name = self._training_name
+        best = None
+        with training_session(
+            n_runs * n_epochs, desc=desc, verbose=self.verbose, blas_threads=blas_threads
+        ) as bar:
+            for k in range(n_runs):
+                run = start_run(k)
+                log = run_epochs(
+                    run.step,
+                    n_epochs,
+                    bar=bar,
+                    model=name,
+                    advice=advice,
+                    validate=run.validate,
+                    validate_from=validate_from,
+                    snapshot=run.snapshot,
+                    early_stopping=self.early_stopping,
+                    n_iter_no_change=self.n_iter_no_change,
+                    first_epoch=first,
+                )
+                kept = log.best_weights if log.best_weights is not None else run.weights()
+                key = None
+                if n_runs > 1:  # restarts are compared by validation, else on training data
+                    key = log.best_key if log.best_weights is not None else run.train_key(kept)
+                if best is None or key > best[0]:
+                    best = (key, kept, log, run)
+                if log.interrupted:
+                    break
+        interrupted = log.interrupted
+        _, kept, log, run = best
+        self._keep_history(log, run, continuing)
+        if interrupted:
+            kept_how = (
+                f"the weights of its best validated epoch, {self.best_epoch_}"
+                if log.best_weights is not None
+                else "its last weights (those of the interrupted epoch included)"
+            )
+            warnings.warn(
+                f"{name}: training interrupted (KeyboardInterrupt) after {self.n_iter_} "
+                f"complete epochs; the model keeps {kept_how}.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return kept
+
+    def _keep_history(self, log, run, continuing):
+        def extend(attr, values):
+            before = getattr(self, attr, None) if continuing else None
+            return [*(before or ()), *values]
+
+        before = self.n_iter_ if continuing else 0
+        self.loss_curve_ = extend("loss_curve_", log.loss_curve)
+        for attr, values in run.curves.items():
+            setattr(self, attr, extend(attr, values))
+        if run.validate is not None:
+            self.validation_scores_ = extend("validation_scores_", log.validation_scores)
+        elif not continuing:
+            self.validation_scores_ = None
+        self.best_validation_score_ = log.best_score
+        self.n_iter_ = before + log.n_iter
+        self.best_epoch_ = log.best_epoch if log.best_weights is not None else self.n_iter_
+        if not continuing:
+            params = self.get_params(deep=False)
+            self._structure_ = {name: params[name] for name in self._warm_start_fixed}
