@@ -515,11 +515,13 @@ def search_dialog_babi(model: str, tasks=(1, 2, 3, 4, 5, 6), data_home=None, pro
     return chosen
 
 
-def _by_cell(result) -> dict:
-    """``{(task, split): {metric: Row}}`` of a result."""
-    cells: dict = {}
+def _cells(result) -> list[dict]:
+    """``{metric: Row}`` of each (task, split) of a result, in its order."""
+    cells: list[dict] = []
     for row in long_rows(result):
-        cells.setdefault((row.task, row.split), {})[row.metric] = row
+        if not cells or row.metric in cells[-1]:  # a metric seen again: the next cell
+            cells.append({})
+        cells[-1][row.metric] = row
     return cells
 
 
@@ -529,12 +531,13 @@ def markdown(results) -> list[str]:
     header = ["task", "split", "n"]
     for _name, r in results:
         header += [f"{r['model']} (ours)", "paper"]
-    cells = [_by_cell(r) for _, r in results]
+    cells = [_cells(r) for _, r in results]
     body = []
-    for (task, split), first in cells[0].items():
-        line = [str(task), split, str(first["per_response"].n)]
+    for i, first in enumerate(cells[0]):
+        row = first["per_response"]
+        line = [str(row.task), row.split, str(row.n)]
         for cell in cells:
-            response, dialog = cell[task, split]["per_response"], cell[task, split]["per_dialog"]
+            response, dialog = cell[i]["per_response"], cell[i]["per_dialog"]
             ours = f"{spread(response)} ({spread(dialog)})"
             paper = ""  # a model beyond the paper (BM25) has no paper value
             if response.paper is not None:

@@ -343,7 +343,7 @@ def bench_movie_dialog(
     bar.close()
 
     table6 = {r["method"]: r for r in paper_table("movie_dialog_table6.csv")}
-    cell = table6.get(spec.paper_column, {}).get(TABLE6_COLUMN[task], "")
+    cell = table6.get(spec.paper, {}).get(TABLE6_COLUMN[task], "")
     paper = float(cell) if cell else None
     hit = ranks <= k
     rows = [
