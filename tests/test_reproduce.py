@@ -350,3 +350,24 @@ def test_reproduce_re_runs_a_cheap_deterministic_result_exactly(data_home, capsy
     assert out[0].startswith("dialog-babi-tfidf  reproduced"), out
     assert out[-1] == "1 reproduced, 0 differ, 0 not run (budget)"
     assert code == 0
+
+
+# Recorded when ubuntu's --model still defaulted to tfidf; reproduce says it cannot re-run it.
+_BEFORE_MODEL_WAS_REQUIRED = {"ubuntu-synthetic-1m-tfidf"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(RESULTS.glob("*.json")) if p.stem not in _BEFORE_MODEL_WAS_REQUIRED],
+    ids=lambda p: p.stem,
+)
+def test_every_recorded_bench_command_parses_to_the_options_it_ran_with(path):
+    from irdialog.bench import SUITES
+    from irdialog.cli import _run_options
+
+    committed = json.loads(path.read_text())
+    args = bench_arguments(committed["provenance"]["command"], "out.json")
+    options = _run_options(SUITES[args.suite], args)
+    assert (args.suite, options.pop("model")) == (committed["suite"], committed["model"])
+    recorded = {k: v for k, v in committed["options"].items() if v not in (None, {})}
+    assert {k: v for k, v in options.items() if v is not None} == recorded
