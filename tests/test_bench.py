@@ -454,3 +454,29 @@ def test_every_committed_result_reads_as_long_rows(path):
     for record, row in zip(result["rows"], [r for r in figures if r.metric in (suite.metric, None)
                                             or suite.metric is None]):  # fmt: skip
         assert row.paper == record.get("paper", record.get(f"paper_{suite.metric}"))
+
+
+def test_the_report_and_the_plots_name_no_suite():
+    # They read the suite declarations and the long rows only: a new suite needs no edit
+    # there (docstrings aside, whose examples name suites).
+    import ast
+
+    import irdialog.plot
+    from irdialog.bench import _report
+
+    for module in (_report, irdialog.plot):
+        tree = ast.parse(Path(module.__file__).read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        strings = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and id(node) not in docstrings
+        }
+        assert not strings & set(SUITES), module.__name__

@@ -281,10 +281,10 @@ def bench_babi_qa(
     >>> from irdialog.bench import bench_babi_qa, format_result
     >>> run = bench_babi_qa("ngram", tasks=[1], progress=False)
     >>> print(format_result(run))
-    task  split      metric              n    ngram (ours)     paper   diff
-    1     test       accuracy         1000            60.0      36.0  +24.0
-    all   test       mean_accuracy                    60.0
-    all   test       failed                              1
+    task  split      metric               n    ngram (ours)     paper   diff
+    1     test       accuracy          1000            60.0      36.0  +24.0
+    all   test       mean_accuracy                     60.0
+    all   test       failed                               1
     """
     spec, tasks = _check_tasks(model, tasks)
     overrides = dict(overrides or {})

@@ -363,11 +363,11 @@ def bench_dialog_babi(
     >>> from irdialog.bench import bench_dialog_babi, format_result
     >>> run = bench_dialog_babi("tfidf", tasks=[1], progress=False)
     >>> print(format_result(run))
-    task  split      metric              n    tfidf (ours)     paper   diff
-    1     tst        per_response     5936             5.8       5.6   +0.2
-    1     tst        per_dialog       5936             0.0       0.0   +0.0
-    1     tst-OOV    per_response     6020             5.8       5.8   +0.0
-    1     tst-OOV    per_dialog       6020             0.0       0.0   +0.0
+    task  split      metric               n    tfidf (ours)     paper   diff
+    1     tst        per_response      5936             5.8       5.6   +0.2
+    1     tst        per_dialog        5936             0.0       0.0   +0.0
+    1     tst-OOV    per_response      6020             5.8       5.8   +0.0
+    1     tst-OOV    per_dialog        6020             0.0       0.0   +0.0
     """
     tasks = _check_model_and_tasks(model, tasks)
     spec = DIALOG_BABI_MODELS[model]

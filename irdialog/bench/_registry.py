@@ -43,8 +43,8 @@ def format_result(result: dict) -> str:
     >>> result = {"suite": "babi-qa", "model": "ngram", "options": {}, "rows": [
     ...     {"task": 1, "n": 1000, "accuracy": 60.0, "paper": 36.0}]}
     >>> print(format_result(result))
-    task  split      metric              n    ngram (ours)     paper   diff
-    1     test       accuracy         1000            60.0      36.0  +24.0
+    task  split      metric               n    ngram (ours)     paper   diff
+    1     test       accuracy          1000            60.0      36.0  +24.0
     """
     return _suite_of(result).format(result)
 

@@ -120,6 +120,13 @@ class ModelSpec:
     supporting facts); ``note`` goes into the protocol; ``extra`` holds what only one
     suite reads (bAbI QA: the paper's summary, the joint model's column; Ubuntu: which
     training rows).
+
+    Examples
+    --------
+    >>> from irdialog.bench import DIALOG_BABI_MODELS
+    >>> spec = DIALOG_BABI_MODELS["tfidf-type"]
+    >>> spec.paper, spec.selection.kind, len(spec.selection.points("dialog-babi", 1))
+    ('tfidf_type', 'dev-grid', 4)
     """
 
     paper: object
@@ -140,6 +147,12 @@ class Row:
     ``value`` (mean over the seeds), ``paper`` (the paper's figure, ``{source: figure}``
     where several papers give one, None where none does), ``by_seed`` (each seed's value,
     None for one seed), ``std`` (their standard deviation) and ``n`` (examples scored).
+
+    Examples
+    --------
+    >>> from irdialog.bench import Row
+    >>> Row(3, "test, response 1", "hits@10", 48.2, n=1000).split
+    'test, response 1'
     """
 
     task: object
@@ -259,8 +272,8 @@ def format_rows(rows: list[Row], model: str) -> str:
     --------
     >>> from irdialog.bench._suite import Row, format_rows
     >>> print(format_rows([Row(1, "tst", "per_response", 5.8, 5.6, n=5936)], "tfidf"))
-    task  split      metric              n    tfidf (ours)     paper   diff
-    1     tst        per_response     5936             5.8       5.6   +0.2
+    task  split      metric               n    tfidf (ours)     paper   diff
+    1     tst        per_response      5936             5.8       5.6   +0.2
     """
     lines = [
         f"{'task':<6}{'split':<11}{'metric':<14}{'n':>8}  {model + ' (ours)':>14}"
@@ -327,6 +340,13 @@ class Suite:
         Axis labels of metrics (default ``"%"``).
     full_scale : bool, default=False
         Plots run from 0 to 100 (accuracies) rather than to the highest bar.
+
+    Examples
+    --------
+    >>> from irdialog.bench import SUITES
+    >>> suite = SUITES["babi-qa"]
+    >>> suite.metric, suite.tasks[-1], suite.search is not None
+    ('accuracy', 20, True)
     """
 
     name: str
