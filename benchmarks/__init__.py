@@ -1,45 +1,90 @@
-"""The speed runs, searches, evidence and data generators behind BENCHMARKS.md.
+"""The speed runs, evidence and data generators behind BENCHMARKS.md.
 
 Run from the repository root as ``python -m benchmarks.<module> --help``. The paper suites
-themselves are ``irdialog bench`` (the harness ``irdialog.bench``), which these modules
-import; each takes ``--data-home`` (default: ``$IRDIALOG_DATA``, then the bundled samples).
+themselves, and the searches that write their presets, are ``irdialog bench`` (the harness
+``irdialog.bench``), which these modules import; each takes ``--data-home`` (default:
+``$IRDIALOG_DATA``, then the bundled samples).
 
-- ``speed``, ``speed_memn2n``: kernel speed next to numpy's float32 matmul, same process;
-- ``search_supervised_embedding``: the dev search that wrote the supervised-embedding
-  presets (``irdialog/data/presets/dialog-babi-se*.json``);
-- ``movie_dialog_learning_curve``, ``movie_dialog_coverage``, ``tfidf_type_task4_dev``:
-  evidence for the shortfalls reported in BENCHMARKS.md;
-- ``make_shuffled_babi``, ``make_ubuntu_corpus``: data sets the suites run on.
+- ``speed``, ``speed_memn2n``, ``recurrent_speed``, ``retrieval_speed``, ``pool_speed``,
+  ``movie_memn2n_epoch``, ``compile_time``: the speed benchmarks; each ends in
+  :func:`finish_speed_result` (provenance, table, JSON in ``benchmarks/results/speed/``),
+  and each comparison with a reference (numpy's matmul, a peer library) times the two in
+  turn with :func:`alternate`;
+- ``movie_dialog_learning_curve``, ``movie_dialog_coverage``, ``tfidf_type_task4_dev``,
+  ``rule_based_coverage``, ``ubuntu_cooccurrence_probe``: evidence for the shortfalls
+  reported in BENCHMARKS.md;
+- ``make_shuffled_babi``, ``make_hindi_babi``, ``make_ubuntu_corpus``: data sets the suites
+  run on;
 - ``gallery``: the pictures of ``irdialog.plot`` in ``docs/gallery/`` and ``docs/gallery.md``.
-- ``retrieval_speed``, ``pool_speed``, ``movie_memn2n_epoch``, ``compile_time``: the scale
-  benchmarks, written to ``benchmarks/results/speed/`` by :func:`finish_speed_result`.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def finish_speed_result(name, fields, *, argv, files=(), seeds=(), data_home=None, output=None):
+def alternate(work: dict, repeat: int, *, warm_up: bool = False):
+    """Call each function of ``work`` in turn, ``repeat`` rounds, so that a busy spell of a
+    shared machine (or a drift of its clock speed) hits every side alike.
+
+    Parameters
+    ----------
+    work : dict of str to callable
+        The sides, called without arguments.
+    repeat : int
+    warm_up : bool, default=False
+        Call each side once, untimed, first (compilation, caches, the allocator).
+
+    Returns
+    -------
+    wall, cpu : dict of str to list of float
+        Every call's wall seconds (``time.perf_counter``) and CPU seconds of this process
+        (``time.process_time``: with one thread per side, the work done whatever else runs).
+    last : dict of str to object
+        Each side's last return value.
+    """
+    if warm_up:
+        for fn in work.values():
+            fn()
+    wall = {name: [] for name in work}
+    cpu = {name: [] for name in work}
+    last = {}
+    for _ in range(repeat):
+        for name, fn in work.items():
+            c, t = time.process_time(), time.perf_counter()
+            last[name] = fn()
+            wall[name].append(time.perf_counter() - t)
+            cpu[name].append(time.process_time() - c)
+    return wall, cpu, last
+
+
+def finish_speed_result(
+    name, fields, *, argv, files=(), seeds=(), data_home=None, output=None, libraries=None
+):
     """The JSON of a speed benchmark: ``{"benchmark": name, **fields, "provenance"}``,
-    printed as its BENCHMARKS.md table and written to ``output`` (when given)."""
+    printed as its BENCHMARKS.md table (``irdialog.bench._speed_tables``) and written to
+    ``output`` (when given). ``libraries`` adds versions to the provenance's (a peer such
+    as torch)."""
     from irdialog.bench import provenance
     from irdialog.bench._speed_tables import SPEED_TABLES
 
     module = name.replace("-", "_")
-    result = {
-        "benchmark": name,
-        **fields,
-        "provenance": provenance(
-            command=["python", "-m", f"benchmarks.{module}", *(argv or sys.argv[1:])],
-            seeds=seeds,
-            files=files,
-            data_home=data_home,
-        ),
-    }
+    record = provenance(
+        command=["python", "-m", f"benchmarks.{module}", *(sys.argv[1:] if argv is None else argv)],
+        seeds=seeds,
+        files=files,
+        data_home=data_home,
+    )
+    record["libraries"].update(libraries or {})
+    result = {"benchmark": name, **fields, "provenance": record}
     print("\n".join(SPEED_TABLES[name](result)))
     if output:
-        with open(output, "w") as fh:
-            json.dump(result, fh, indent=1)
+        path = Path(output)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result

@@ -38,7 +38,7 @@ from collections import Counter
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks import finish_speed_result
+from benchmarks import alternate, finish_speed_result
 from irdialog import MemN2NRanker, SupervisedEmbeddingRanker
 from irdialog._topk import MAX_BLOCK_ROWS, _block_shape, inner_product_top_k
 from irdialog.datasets import load_dialog_babi, record_data_files
@@ -88,13 +88,6 @@ def faiss_search(U, V, k):
     return index.search(U, k)[1]
 
 
-def _best_of(fn, repeats_log, key):
-    t = time.perf_counter()
-    value = fn()
-    repeats_log.setdefault(key, []).append(time.perf_counter() - t)
-    return value
-
-
 def bench_model(name, model, X, y, pool, repeats):
     t = time.perf_counter()
     top = model.rank(X, k=10, candidates=pool)
@@ -105,11 +98,15 @@ def bench_model(name, model, X, y, pool, repeats):
     embed_s = time.perf_counter() - t
     U = np.ascontiguousarray(U, dtype=np.float32)
     V = np.ascontiguousarray(V, dtype=np.float32)
-    times: dict[str, list[float]] = {}
-    for _ in range(repeats):  # alternated, so that drift hits all three alike
-        ours = _best_of(lambda: inner_product_top_k(U, V, 10), times, "score")
-        _best_of(lambda: same_shape_products(U, V, 10), times, "matmul")
-        peer = _best_of(lambda: faiss_search(U, V, 10), times, "faiss")
+    times, _, last = alternate(
+        {
+            "score": lambda: inner_product_top_k(U, V, 10),
+            "matmul": lambda: same_shape_products(U, V, 10),
+            "faiss": lambda: faiss_search(U, V, 10),
+        },
+        repeats,
+    )
+    ours, peer = last["score"], last["faiss"]
     score_s, matmul_s, faiss_s = (min(times[k]) for k in ("score", "matmul", "faiss"))
     flop = 2.0 * len(X) * len(pool) * U.shape[1]
     gold = np.asarray(y, dtype=object)

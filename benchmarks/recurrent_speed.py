@@ -13,12 +13,11 @@ reads them through ``pack_padded_sequence`` (so neither side computes padding) a
 second row, as a padded batch of the longest length. Each side runs one warm-up epoch,
 then the sides take turns for ``--repeat`` epochs and each keeps its best CPU time
 (``time.process_time``: one thread each, so the work done whatever else shares the
-machine; the best wall times are recorded beside). numpy's float32
-matmul GFLOP/s in the same process is recorded as a reference for the machine's speed.
+machine; the best wall times are recorded beside). numpy's float32 matmul GFLOP/s, timed
+in the same turns, is recorded as a reference for the machine's speed.
 
-Writes ``benchmarks/results/speed/recurrent-speed.json`` (with provenance) and a markdown
-table beside it (a subfolder: ``benchmarks/results/*.json`` are ``irdialog bench`` results,
-which tests/test_bench.py checks for their schema).
+Writes ``benchmarks/results/speed/recurrent-speed.json`` (with provenance, through
+:func:`benchmarks.finish_speed_result`) and prints its table.
 """
 
 from __future__ import annotations
@@ -26,21 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
-import time
 from importlib import metadata
-from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from irdialog.bench import provenance
-from irdialog.bench._speed_tables import recurrent_speed
+from benchmarks import RESULTS, alternate, finish_speed_result
 from irdialog.embed import _recurrent_kernels as K
 
-from .speed import numpy_matmul_gflops
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from .speed import matmul_work
 
 
 def make_batches(n_batches, batch, vocab, lo, hi, n_classes, seed=0):
@@ -139,24 +132,6 @@ def torch_epoch_fn(torch, cell, vocab, emb, hidden, n_classes, ptr, tok, y, batc
     return epoch
 
 
-def interleaved_best(fns, repeat):
-    """Best CPU seconds (``time.process_time``) and best wall seconds of one call of each
-    function, after one warm-up call each, the functions taking turns ``repeat`` times so
-    that a busy spell of a shared machine hits all of them alike. With one thread per side,
-    CPU time is the work done, whatever else runs on the machine."""
-    for fn in fns:
-        fn()  # warm-up (compilation, allocator)
-    cpu = [np.inf] * len(fns)
-    wall = [np.inf] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            c0, w0 = time.process_time(), time.perf_counter()
-            fn()
-            cpu[i] = min(cpu[i], time.process_time() - c0)
-            wall[i] = min(wall[i], time.perf_counter() - w0)
-    return cpu, wall
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hidden", type=int, nargs="+", default=[50, 100, 200])
@@ -180,18 +155,23 @@ def main(argv=None):
         args.batches, args.batch, args.vocab, args.min_len, args.max_len, args.classes
     )
     setting = (args.vocab, args.embedding)
-    rows = []
+    rows, matmul_seconds = [], []
+    matmul, matmul_flop = matmul_work(threads=1)
     with threadpool_limits(limits=1, user_api="blas"):
-        gflops = numpy_matmul_gflops(threads=1)
         for cell in args.cells:
             for hidden in args.hidden:
                 data = (args.classes, ptr, tok, y, batches)
-                fns = [
-                    ours_epoch_fn(cell, *setting, hidden, *data),
-                    torch_epoch_fn(torch, cell, *setting, hidden, *data, True),
-                    torch_epoch_fn(torch, cell, *setting, hidden, *data, False),
-                ]
-                cpu, wall = interleaved_best(fns, args.repeat)
+                work = {
+                    "irdialog": ours_epoch_fn(cell, *setting, hidden, *data),
+                    "torch_packed": torch_epoch_fn(torch, cell, *setting, hidden, *data, True),
+                    "torch_padded": torch_epoch_fn(torch, cell, *setting, hidden, *data, False),
+                    "matmul": matmul,
+                }
+                # one warm-up call each, then the sides (and the reference) take turns
+                walls, cpus, _ = alternate(work, args.repeat, warm_up=True)
+                matmul_seconds += walls["matmul"]
+                cpu = [min(cpus[side]) for side in ("irdialog", "torch_packed", "torch_padded")]
+                wall = [min(walls[side]) for side in ("irdialog", "torch_packed", "torch_padded")]
                 ours, packed, padded = cpu
                 row = {
                     "cell": cell,
@@ -209,11 +189,7 @@ def main(argv=None):
                 }
                 print(json.dumps(row), flush=True)
                 rows.append(row)
-    command = ["python", "-m", "benchmarks.recurrent_speed", *(argv or sys.argv[1:])]
-    record = provenance(command=command, seeds=[0], files=[])
-    record["libraries"]["torch"] = metadata.version("torch")
-    result = {
-        "benchmark": "recurrent-speed",
+    fields = {
         "setting": {
             "batch": args.batch,
             "batches_per_epoch": args.batches,
@@ -233,14 +209,13 @@ def main(argv=None):
                 "times of the same epochs"
             ),
         },
-        "numpy_float32_matmul_gflops": round(gflops, 2),
+        "numpy_float32_matmul_gflops": round(matmul_flop / min(matmul_seconds) / 1e9, 2),
         "rows": rows,
-        "provenance": record,
     }
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print("\n".join(recurrent_speed(result)))
+    finish_speed_result(
+        "recurrent-speed", fields, argv=argv, seeds=[0], output=args.output,
+        libraries={"torch": metadata.version("torch")},
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Speed of MemN2NRanker training, next to numpy's float32 matmul in the same process.
 
-    python -m benchmarks.speed_memn2n [--threads 1] [--repeat 3] [--output speed.json]
+    python -m benchmarks.speed_memn2n [--threads 1] [--repeat 3] \
+        [--output benchmarks/results/speed/speed-memn2n.json]
 
-Measures (best of ``--repeat``, since the machine may be shared):
+Measures (best of ``--repeat``, since the machine may be shared; each timed fit takes turns
+with the matmul, :func:`benchmarks.alternate`):
 
 - dialog bAbI task 1: training seconds per epoch at embedding 32, 3 hops, batch 32,
   memory 50, all 4,212 candidates (fit with 10 epochs minus fit with 0 epochs, i.e. without
@@ -15,19 +17,18 @@ Measures (best of ``--repeat``, since the machine may be shared):
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from benchmarks import alternate, finish_speed_result
 from irdialog.bench import load_presets
-from irdialog.datasets import load_babi_qa, load_dialog_babi
+from irdialog.datasets import load_babi_qa, load_dialog_babi, record_data_files
 from irdialog.embed import _memn2n_kernels as K
 from irdialog.embed._memn2n import MemN2NRanker
 
-from .speed import numpy_matmul_gflops
+from .speed import matmul_work
 
 DIALOG_SETTING = dict(
     hops=3,
@@ -39,15 +40,6 @@ DIALOG_SETTING = dict(
 )
 
 
-def best_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def epoch_flops(model, X):
     """Multiply-adds (x2) of one training epoch of a fitted model on X."""
     data = model._encode(X)
@@ -55,7 +47,7 @@ def epoch_flops(model, X):
     C = len(model.candidates_)
     n = len(X)
     n_batches = -(-n // model.batch_size)
-    cand_nnz = len(model._cand_tok)
+    cand_nnz = len(model._cand_tok_)
     n_mat = model.embeddings_.shape[0]
     V = model.embeddings_.shape[1]
     # output layer: logits, dU and dWc products (2BCd each), softmax ~5 per logit
@@ -80,41 +72,49 @@ def main(argv=None):
     ap.add_argument("--data-home", default=None, help="default: $IRDIALOG_DATA, then bundled")
     ap.add_argument("--output")
     args = ap.parse_args(argv)
-    dialog = load_dialog_babi(1, "trn", data_home=args.data_home)
-    qa = load_babi_qa(1, "train", data_home=args.data_home)
+    with record_data_files() as files:
+        dialog = load_dialog_babi(1, "trn", data_home=args.data_home)
+        qa = load_babi_qa(1, "train", data_home=args.data_home)
     with threadpool_limits(args.threads):
         # warm the numba cache / JIT before timing anything
         MemN2NRanker(candidates=dialog.candidates, **dict(DIALOG_SETTING, epochs=1)).fit(
             dialog.X[:200], dialog.y[:200]
         )
-        gemm = numpy_matmul_gflops(threads=args.threads)
+        matmul, matmul_flop = matmul_work(threads=args.threads)
 
         def fit_dialog(epochs):
             model = MemN2NRanker(candidates=dialog.candidates, epochs=epochs, **DIALOG_SETTING)
             return model.fit(dialog.X, dialog.y)
 
-        t0 = best_time(lambda: fit_dialog(0), args.repeat)
-        tn = best_time(lambda: fit_dialog(args.epochs), args.repeat)
-        per_epoch = (tn - t0) / args.epochs
-        model = fit_dialog(1)
-        flops = epoch_flops(model, dialog.X)
         preset = {**load_presets("babi-qa", "memn2n")[1].params, "n_init": 1}
         qa_model = MemN2NRanker(**preset, random_state=0)
-        qa_fit = best_time(lambda: qa_model.fit(qa.X, qa.y), args.repeat)
-    row = {
+        wall, _, _ = alternate(
+            {
+                "dialog_0": lambda: fit_dialog(0),
+                "dialog_n": lambda: fit_dialog(args.epochs),
+                "qa": lambda: qa_model.fit(qa.X, qa.y),
+                "matmul": matmul,
+            },
+            args.repeat,
+        )
+        best = {name: min(times) for name, times in wall.items()}
+        per_epoch = (best["dialog_n"] - best["dialog_0"]) / args.epochs
+        flops = epoch_flops(fit_dialog(1), dialog.X)
+        gemm = matmul_flop / best["matmul"] / 1e9
+    fields = {
         "blas_threads": args.threads,
         "dialog_t1_seconds_per_epoch": round(per_epoch, 4),
         "dialog_t1_gflop_per_epoch": round(flops / 1e9, 3),
         "dialog_t1_gflops": round(flops / per_epoch / 1e9, 2),
         "numpy_sgemm_gflops": round(gemm, 2),
         "fraction_of_sgemm": round(flops / per_epoch / 1e9 / gemm, 3),
-        "babi_t1_full_fit_seconds": round(qa_fit, 2),
+        "babi_t1_full_fit_seconds": round(best["qa"], 2),
         "load_average": os.getloadavg()[0],
     }
-    print(json.dumps(row, indent=1))
-    if args.output:
-        with open(args.output, "a") as f:
-            f.write(json.dumps(row) + "\n")
+    finish_speed_result(
+        "speed-memn2n", fields, argv=argv, seeds=[0], files=files, data_home=args.data_home,
+        output=args.output,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

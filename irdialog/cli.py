@@ -31,19 +31,10 @@ import joblib
 from . import __version__
 from ._compile_ahead import CompileAhead
 from ._compile_notice import announce_compilation
-from .bench import (
-    SUITES,
-    bench_dialog_babi,
-    dask_cluster,
-    format_qa_table,
-    format_table,
-    run_suite,
-    search_babi_qa,
-    write_presets,
-)
-from .bench._babi_qa import BABI_QA_MODELS
+from .bench import SUITES, bench_dialog_babi, dask_cluster, format_result, run_suite, write_presets
 from .bench._dialog_babi import compile_ahead_jobs
 from .bench._report import update_markdown
+from .bench._suite import positive_int
 from .datasets import list_datasets
 from .datasets._base import bundled_data_dir, get_data_home
 from .plot import _plot_argument, plot_bench, save_plot
@@ -75,7 +66,7 @@ def _cmd_run(args) -> int:
                 model, tasks=[1], data_home=args.data_home, progress=_progress(args)
             )
             chosen = run["chosen"][0]
-            say(format_table(run))
+            say(format_result(run))
             say(f"chosen: {chosen['params']}  ({run['seconds']:.1f} s)\n")
     return 0
 
@@ -102,103 +93,53 @@ def _check_data_home(data_home) -> None:
         raise ValueError(f"--data-home {data_home} {what}")
 
 
-def _print_movie(result) -> None:
-    for row in result["rows"]:
-        resp = f" response {row['response']}" if "response" in row else ""
-        paper = "" if row["paper"] is None else f"  (paper {row['paper']})"
-        std = f" ± {row['value_std']:.2f}" if "value_std" in row else ""
-        value = f"{row['metric']}: {row['value']:.2f}{std}"
-        print(f"task {row['task']}{resp} {value}{paper}  n={row['n']}")
+def _show(result) -> None:
+    """The printed table of a result, each seed's chosen parameters, its protocol and the
+    resources it used."""
+    print(format_result(result))
     for run in result["runs"]:
-        print(
-            f"seed {run['seed']}, chosen on held-out dev: {json.dumps(run['chosen'][0]['params'])}"
-        )
-    print(f"protocol: {result['protocol']}")
+        chosen = {str(c.get("task")): c["params"] for c in run["chosen"]}
+        print(f"seed {run['seed']}, chosen: {json.dumps(chosen)}")
+    if "protocol" in result:
+        print(f"protocol: {result['protocol']}")
+    if "resources" in result:
+        print(f"resources: {json.dumps(result['resources'])}")
 
 
-def _print_ubuntu(result) -> None:
-    for row in result["rows"]:
-        ours = f"{row['split']} {row['metric']}: {row['value']:.2f}"
-        print(f"{ours}  paper {row['paper']}  n={row['n']}")
-    print(json.dumps(result["resources"]))
-
-
-def _print_chosen(result) -> None:
-    for run in result["runs"]:
-        chosen = {c.get("task"): c["params"] for c in run["chosen"]}
-        print(f"seed {run['seed']}, chosen per task: {json.dumps(chosen)}")
-
-
-# Per suite of the registry: the options it takes from the command line, the printer.
-_COMMAND_LINE = {
-    "dialog-babi": (
-        lambda a: {"model": a.model, "tasks": a.tasks, **_tuning(a)},
-        lambda r: (print(format_table(r)), _print_chosen(r)),
-    ),
-    "babi-qa": (
-        lambda a: {
-            "model": a.model,
-            "tasks": a.tasks,
-            "lang": a.lang,
-            "joint": a.joint,
-            **_tuning(a),
-        },  # fmt: skip
-        lambda r: print(format_qa_table(r)),
-    ),
-    "movie-dialog": (
-        lambda a: {
-            "task": a.task,
-            "model": a.model,
-            "sweep": {"n_components": a.sweep_n_components} if a.sweep_n_components else None,
-        },
-        _print_movie,
-    ),
-    "ubuntu": (
-        lambda a: {
-            "model": a.model,
-            "chunksize": a.chunksize,
-            "split": a.split,
-            "overrides": dict(a.set or {}),
-        },
-        _print_ubuntu,
-    ),
-}
-
-
-def _tuning(args) -> dict:
-    """The held-out mode and parameter overrides of a tuning run (``--heldout --set``)."""
-    out = {}
-    if args.heldout:
-        out["heldout"] = True
-    if args.set:
-        out["overrides"] = dict(args.set)
-    return out
+def _run_options(suite, args) -> dict:
+    """The keywords of a suite's ``run`` from its command line (see ``Suite``)."""
+    options = {"model": args.model}
+    if suite.tasks is not None:
+        options["task" if suite.one_task else "tasks"] = args.task if suite.one_task else args.tasks
+    if suite.heldout and args.heldout:
+        options["heldout"] = True
+    if suite.overrides and args.set:
+        options["overrides"] = dict(args.set)
+    return {**options, **(suite.options(args) if suite.options else {})}
 
 
 def _cmd_search(args) -> int:
+    suite = SUITES[args.suite]
     output = check_output(args.presets_output)
     _check_data_home(args.data_home)
-    chosen = search_babi_qa(
-        args.model, args.tasks, lang=args.lang, data_home=args.data_home, progress=_progress(args)
-    )
+    options = suite.options(args) if suite.options else {}
+    chosen = suite.search(
+        args.model, args.tasks, data_home=args.data_home, progress=_progress(args),
+        points=args.points, **options,
+    )  # fmt: skip
     if output is not None:
-        held = BABI_QA_MODELS[args.model].valid_fraction
         write_presets(
             output,
-            suite="babi-qa",
+            suite=args.suite,
             model=args.model,
             search=shlex.join(["irdialog", *args.argv]),
             chosen=chosen,
-            notes=[
-                f"Each task's best point of the grid by accuracy on the last {held:.0%} of the "
-                f"stories of its training file, the model fitted on the first {1 - held:.0%} "
-                "(test never loaded)."
-            ],
+            notes=suite.search_notes(args.model),
         )
     if not args.quiet:
         for entry in chosen:
-            score = entry["selection"]["valid_accuracy"]
-            print(f"task {entry['task']}: {json.dumps(entry['params'])}  valid {score}")
+            scores = {k: v for k, v in entry["selection"].items() if k != "grid"}
+            print(f"task {entry['task']}: {json.dumps(entry['params'])}  {json.dumps(scores)}")
     return 0
 
 
@@ -207,7 +148,7 @@ def _cmd_bench(args) -> int:
         return _cmd_search(args)
     output = check_output(args.output)
     _check_data_home(args.data_home)
-    options, show = _COMMAND_LINE[args.suite]
+    suite = SUITES[args.suite]
     n_jobs = args.n_jobs
     cluster = nullcontext()
     if args.scheduler:
@@ -215,20 +156,20 @@ def _cmd_bench(args) -> int:
         n_jobs = n_jobs or -1  # as many seeds at once as the cluster has workers
     with cluster:
         result = run_suite(
-            SUITES[args.suite].run,
+            suite.run,
             seeds=range(args.seeds),
             data_home=args.data_home,
             command=["irdialog", *args.argv],
             progress=_progress(args),
             n_jobs=n_jobs,
-            **options(args),
+            **_run_options(suite, args),
         )
     if output is not None:
         output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     if args.plot is not None:
         save_plot(args.plot, plot_bench, result)
     if not args.quiet:
-        show(result)
+        _show(result)
         print(f"{result['seconds']:.1f} s over {len(result['seeds'])} seed(s)")
     return 0
 
@@ -427,11 +368,44 @@ def _assignment(text: str) -> tuple[str, object]:
         return name, value  # a bare word, e.g. optimizer=adam
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+def _suite_parser(p, suite) -> None:
+    """The options of ``irdialog bench SUITE``, from the suite's declaration."""
+    names = sorted(suite.models)
+    p.add_argument(
+        "--model", required=True, choices=names, metavar="MODEL",
+        help=f"the model (column of the table): {', '.join(names)}",
+    )  # fmt: skip
+    if suite.tasks is not None and suite.one_task:
+        p.add_argument("--task", type=int, choices=suite.tasks, required=True, help="the task")
+    elif suite.tasks is not None:
+        first, last = suite.tasks[0], suite.tasks[-1]
+        p.add_argument(
+            "--tasks", nargs="+", type=int, default=list(suite.tasks), choices=suite.tasks,
+            metavar="TASK", help=f"the tasks to run, among {first}-{last}",
+        )  # fmt: skip
+    if suite.heldout:
+        p.add_argument("--heldout", action="store_true", help=suite.heldout)
+    if suite.overrides:
+        p.add_argument(
+            "--set", type=_assignment, action="append", metavar="NAME=VALUE", help=suite.overrides
+        )
+    if suite.arguments:
+        suite.arguments(p)
+    if suite.search:
+        searchable = sorted(m for m, spec in suite.models.items() if spec.selection.searchable)
+        p.add_argument(
+            "--search", action="store_true",
+            help="choose each task's hyper-parameters on held-out data (the model's grid) "
+            f"instead of running the bench; models with a grid: {', '.join(searchable)}",
+        )  # fmt: skip
+        p.add_argument(
+            "--points", type=int, nargs="+", default=None, metavar="I",
+            help="with --search: search only these points of each task's grid (numbered from "
+            "0), to split a long search in parts",
+        )  # fmt: skip
+        p.add_argument(
+            "--presets-output", metavar="FILE", help="with --search: write the chosen presets here"
+        )
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -482,7 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs = argparse.ArgumentParser(add_help=False, parents=[common])
     runs.add_argument(
         "--seeds",
-        type=_positive_int,
+        type=positive_int,
         default=1,
         metavar="N",
         help="run with seeds 0..N-1 and report the mean and standard deviation",
@@ -513,88 +487,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     runs.set_defaults(func=_cmd_bench)
 
-    tuning = argparse.ArgumentParser(add_help=False)
-    tuning.add_argument(
-        "--heldout",
-        action="store_true",
-        help="score held-out data instead of test (dialog bAbI: dev; bAbI QA: the last "
-        "stories of each training file); the test files are not loaded",
-    )
-    tuning.add_argument(
-        "--set",
-        type=_assignment,
-        action="append",
-        metavar="NAME=VALUE",
-        help="override a hyper-parameter of the presets or grid (repeatable; for tuning)",
-    )
-
-    def model_option(p, suite):
-        names = sorted(SUITES[suite].models)
-        p.add_argument(
-            "--model", required=True, choices=names, metavar="MODEL",
-            help=f"the model (column of the table): {', '.join(names)}",
-        )  # fmt: skip
-
-    def tasks_option(p, n):
-        p.add_argument(
-            "--tasks", nargs="+", type=int, default=list(range(1, n + 1)),
-            choices=range(1, n + 1), metavar="TASK", help=f"the tasks to run, among 1-{n}",
-        )  # fmt: skip
-
-    dialog = suites.add_parser(
-        "dialog-babi", parents=[runs, tuning], help="dialog bAbI Table 2 (11 rows)", **fmt
-    )
-    model_option(dialog, "dialog-babi")
-    tasks_option(dialog, 6)
-
-    qa = suites.add_parser(
-        "babi-qa", parents=[runs, tuning], help="bAbI QA, 20 tasks (Table 3)", **fmt
-    )
-    model_option(qa, "babi-qa")
-    tasks_option(qa, 20)
-    qa.add_argument("--lang", default="en", help="language folder of babi-qa/ (en, hn, ...)")
-    qa.add_argument("--joint", action="store_true", help="one model trained on all tasks")
-    qa.add_argument(
-        "--search",
-        action="store_true",
-        help="choose each task's hyper-parameters on its validation stories (the model's "
-        "grid) instead of running the bench",
-    )
-    qa.add_argument(
-        "--presets-output", metavar="FILE", help="with --search: write the chosen presets here"
-    )
-
-    movie = suites.add_parser(
-        "movie-dialog",
-        parents=[runs],
-        help="Movie Dialog Table 6 (dev-as-train protocol)",
-        **fmt,
-    )
-    movie.add_argument("--task", type=int, choices=(1, 2, 3), required=True, help="the task")
-    model_option(movie, "movie-dialog")
-    movie.add_argument(
-        "--sweep-n-components",
-        type=_positive_int,
-        nargs="*",
-        default=None,
-        metavar="N",
-        help="diagnostics only: held-out score of the chosen point at these n_components",
-    )
-
-    ubuntu = suites.add_parser(
-        "ubuntu", parents=[runs], help="Ubuntu next-utterance ranking, R@k of 2 and of 10", **fmt
-    )
-    model_option(ubuntu, "ubuntu")
-    ubuntu.add_argument(
-        "--chunksize", type=_positive_int, default=10_000, help="training rows per chunk"
-    )
-    ubuntu.add_argument(
-        "--split", choices=("test", "valid"), default="test", help="the split scored"
-    )
-    ubuntu.add_argument(
-        "--set", type=_assignment, action="append", metavar="NAME=VALUE",
-        help="override a hyper-parameter of the model's preset (repeatable), e.g. epochs=1",
-    )  # fmt: skip
+    for suite in SUITES.values():
+        _suite_parser(suites.add_parser(suite.name, parents=[runs], help=suite.help, **fmt), suite)
 
     report = suites.add_parser(
         "report", help="render the result JSON files as the tables of BENCHMARKS.md", **fmt
@@ -686,7 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("model_file", metavar="MODEL_FILE", help="a .npz or .joblib model file")
     chat.add_argument(
-        "--top", type=_positive_int, default=1, metavar="K",
+        "--top", type=positive_int, default=1, metavar="K",
         help="show the K best candidates (the answer and K-1 alternatives) with their scores",
     )  # fmt: skip
     chat.add_argument(

@@ -281,54 +281,14 @@ def plot_learning_curve(model, *, ax=None):
 # ---------------------------------------------------------------------------- bench
 
 
-_DEFAULT_METRIC = {
-    "dialog-babi": "per_response",
-    "babi-qa": "accuracy",
-    "movie-dialog": "value",
-    "ubuntu": "value",
-}
-_METRIC_LABEL = {
-    "per_response": "per-response accuracy (%)",
-    "per_dialog": "per-dialog accuracy (%)",
-    "accuracy": "accuracy (%)",
-    "supporting_accuracy": "supporting-fact accuracy (%)",
-}
-
-
 def _load_result(result) -> dict:
     if isinstance(result, dict):
         return result
     return json.loads(Path(result).read_text(encoding="utf-8"))
 
 
-def _series_name(r: dict) -> str:
-    name = r["model"]
-    opts = r.get("options") or {}
-    if opts.get("joint"):
-        name += " joint"
-    if opts.get("lang", "en") != "en":
-        name += f" {opts['lang']}"
-    return name
-
-
-def _row_label(suite: str, row: dict) -> str:
-    if suite == "dialog-babi":
-        return f"T{row['task']}" + ("\nOOV" if row["split"] == "tst-OOV" else "")
-    if suite == "babi-qa":
-        return str(row["task"])
-    if suite == "movie-dialog":
-        resp = f"\nresp. {row['response']}" if "response" in row else ""
-        return f"task {row['task']}\n{row['metric']}{resp}"
-    return row["metric"] + ("" if row.get("split", "test") == "test" else f"\n{row['split']}")
-
-
-def _row_paper(suite: str, row: dict, metric: str) -> dict:
-    """The paper's figures of a row: {source: value}, source "" for the paper's table."""
-    if suite == "dialog-babi":
-        return {"": row.get(f"paper_{metric}")}
-    if suite == "babi-qa":
-        return {"": row.get("paper") if metric == "accuracy" else None}
-    paper = row.get("paper")
+def _sources(paper) -> dict:
+    """The paper's figures of a row: {source: value}, source "" for the suite's paper."""
     return dict(paper) if isinstance(paper, dict) else {"": paper}
 
 
@@ -342,19 +302,21 @@ def bench_series(results, metric=None):
         suite. Results of the same model (and options) are one series, so the three Movie
         Dialog task files of a model join up.
     metric : str, default=None
-        dialog bAbI: ``"per_response"`` (default) or ``"per_dialog"``; bAbI QA:
-        ``"accuracy"`` (default) or another per-task column such as
-        ``"supporting_accuracy"`` (no paper figure). Movie Dialog and Ubuntu rows each have
-        one value: leave None.
+        A metric of the long rows (:func:`irdialog.bench.result_rows`); None: the suite's
+        main one (its declaration's ``metric``: dialog bAbI ``"per_response"``, bAbI QA
+        ``"accuracy"``), or every row where the suite's rows each carry their own metric
+        (Movie Dialog, Ubuntu: leave None). Another metric, such as ``"per_dialog"`` or
+        ``"supporting_accuracy"``, may have no paper figure.
 
     Returns
     -------
     suite : str
     metric : str
     labels : list of str
-        The x positions: tasks (``T1``, ``"T1\\nOOV"``, ...; bAbI QA's accuracy ends with
-        ``"mean"``, the mean over tasks, for which the papers give a figure even where they
-        give none per task), or metrics (Ubuntu).
+        The x positions, each row's as its suite declares it (``plot_label``): tasks
+        (``T1``, ``"T1\\nOOV"``, ...) or metrics (Ubuntu); ``"mean"`` last where the results
+        hold the mean of the metric over the tasks (bAbI QA's accuracy, for which the
+        papers give a figure even where they give none per task).
     series : list of dict
         ``{"name", "model", "kind" ("ours" or "paper"), "values", "std", "seeds"}`` (and
         the paper's ``"source"``, ``""`` for the paper of the suite) with one value (NaN
@@ -371,6 +333,8 @@ def bench_series(results, metric=None):
     >>> labels, [(s["name"], s["kind"], s["values"]) for s in series]
     (['T1'], [('memn2n', 'ours', [99.9]), ('memn2n', 'paper', [99.9])])
     """
+    from .bench import SUITES
+
     if isinstance(results, (dict, str, Path)):
         results = [results]
     results = [_load_result(r) for r in results]
@@ -379,52 +343,52 @@ def bench_series(results, metric=None):
     suites = {r["suite"] for r in results}
     if len(suites) != 1:
         raise ValueError(f"results of one suite are plotted together, got {sorted(suites)}")
-    suite = suites.pop()
-    default = _DEFAULT_METRIC.get(suite)
-    if default is None:
-        raise ValueError(f"unknown bench suite {suite!r}; known: {sorted(_DEFAULT_METRIC)}")
-    metric = default if metric is None else metric
-    if suite in ("movie-dialog", "ubuntu") and metric != "value":
-        raise ValueError(f"{suite} rows have one value each: leave metric=None, got {metric!r}")
+    name = suites.pop()
+    suite = SUITES.get(name)
+    if suite is None:
+        raise ValueError(f"unknown bench suite {name!r}; known: {sorted(SUITES)}")
+    if suite.metric is None and metric is not None:
+        raise ValueError(f"{name} rows have one value each: leave metric=None, got {metric!r}")
+    metric = suite.metric if metric is None else metric
     labels: list[str] = []
     ours: dict[str, dict] = {}
     papers: dict[tuple, dict] = {}
     for r in results:
-        name = _series_name(r)
-        several = len(r.get("seeds", [0])) > 1
-        entry = ours.setdefault(name, {"values": {}, "std": {}, "seeds": len(r.get("seeds", [0]))})
-        for row in r["rows"]:
-            if metric not in row:
-                keys = sorted(k for k, v in row.items() if isinstance(v, float))
-                raise ValueError(f"{suite} rows have no {metric!r}; numeric columns: {keys}")
-            label = _row_label(suite, row)
+        series_name = suite.model_label(r)
+        seeds = len(r.get("seeds", [0]))
+        entry = ours.setdefault(series_name, {"values": {}, "std": {}, "seeds": seeds})
+        rows = suite.rows(r)
+        per_task = [row for row in rows if row.task != "all"]
+        if metric is not None:
+            per_task = [row for row in per_task if row.metric == metric]
+            if not per_task:
+                known = sorted({row.metric for row in rows if row.task != "all"})
+                raise ValueError(f"{name} rows have no {metric!r}; metrics: {known}")
+        # The mean over tasks, where the result has it (bAbI QA's Table 3 gives it even
+        # where it gives no figure per task).
+        mean = [row for row in rows if row.task == "all" and row.metric == f"mean_{metric}"]
+        for row, label in [(row, suite.row_label(row)) for row in per_task] + [
+            (row, "mean") for row in mean
+        ]:
             if label not in labels:
                 labels.append(label)
-            entry["values"][label] = row[metric]
-            if several and row.get(f"{metric}_std") is not None:
-                entry["std"][label] = row[f"{metric}_std"]
-            for source, value in _row_paper(suite, row, metric).items():
+            entry["values"][label] = row.value
+            if seeds > 1 and row.std is not None:
+                entry["std"][label] = row.std
+            for source, value in _sources(row.paper).items():
                 if value is not None:
-                    papers.setdefault((name, source), {})[label] = value
-    if suite == "babi-qa" and metric == "accuracy":  # the mean over tasks, as Table 3 has
-        if any((r.get("summary") or {}).get("mean_accuracy") is not None for r in results):
-            labels.append("mean")
-        for r in results:
-            summary, name = r.get("summary") or {}, _series_name(r)
-            if summary.get("mean_accuracy") is not None:
-                ours[name]["values"]["mean"] = summary["mean_accuracy"]
-                if len(r.get("seeds", [0])) > 1 and summary.get("mean_accuracy_std") is not None:
-                    ours[name]["std"]["mean"] = summary["mean_accuracy_std"]
-            if summary.get("paper_mean_accuracy") is not None:
-                papers.setdefault((name, ""), {})["mean"] = summary["paper_mean_accuracy"]
+                    papers.setdefault((series_name, source), {})[label] = value
+    if "mean" in labels:  # last, after every task
+        labels.remove("mean")
+        labels.append("mean")
     series = []
-    for name, entry in ours.items():
+    for series_name, entry in ours.items():
         vals = entry["values"]
         std = entry["std"]
         series.append(
             {
-                "name": name,
-                "model": name,
+                "name": series_name,
+                "model": series_name,
                 "kind": "ours",
                 "values": [vals.get(lb, np.nan) for lb in labels],
                 "std": [std.get(lb, 0.0) for lb in labels] if std else None,
@@ -432,11 +396,11 @@ def bench_series(results, metric=None):
             }
         )
         for (pname, source), vals in papers.items():
-            if pname == name:
+            if pname == series_name:
                 series.append(
                     {
-                        "name": name + (f" ({source})" if source else ""),
-                        "model": name,
+                        "name": series_name + (f" ({source})" if source else ""),
+                        "model": series_name,
                         "source": source,
                         "kind": "paper",
                         "values": [vals.get(lb, np.nan) for lb in labels],
@@ -444,7 +408,7 @@ def bench_series(results, metric=None):
                         "seeds": None,
                     }
                 )
-    return suite, metric, labels, series
+    return name, "value" if metric is None else metric, labels, series
 
 
 def plot_bench(result, *, metric=None, ax=None, title=None):
@@ -487,6 +451,8 @@ def plot_bench(result, *, metric=None, ax=None, title=None):
     _require_matplotlib()
     from matplotlib.colors import to_rgba
 
+    from .bench import SUITES
+
     suite, metric, labels, series = bench_series(result, metric)
     n_bars = len(series)
     fig_width = max(5.0, 0.16 * n_bars * len(labels) + 1.8)
@@ -516,9 +482,9 @@ def plot_bench(result, *, metric=None, ax=None, title=None):
             )  # fmt: skip
     ax.set_xticks(x, labels)
     ax.set_xlim(-0.6, len(labels) - 0.4)
-    ax.set_ylabel(_METRIC_LABEL.get(metric, "%"))
+    ax.set_ylabel(SUITES[suite].metric_names.get(metric, "%"))
     top = max([np.nanmax(s["values"]) for s in series if np.isfinite(s["values"]).any()] + [1])
-    if suite in ("dialog-babi", "babi-qa"):  # percentages: room for the legend above 100
+    if SUITES[suite].full_scale:  # accuracies: 0-100, room for the legend above 100
         ax.set_ylim(0, max(100.0, top) * headroom)
         ax.set_yticks(range(0, 101, 20))
     else:

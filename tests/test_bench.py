@@ -16,7 +16,7 @@ from irdialog.bench import (
     run_suite,
 )
 from irdialog.bench._babi_qa import _qa_paper
-from irdialog.bench._report import _dialog_babi, render_block, update_markdown
+from irdialog.bench._report import render_block, update_markdown
 from irdialog.datasets import load_babi_qa, record_data_files
 from irdialog.features import MatchTypeFeaturizer
 
@@ -221,10 +221,10 @@ def test_seeded_suites_land_inside_their_committed_spread(name, tasks, data_home
 
 
 def test_a_model_beyond_the_paper_runs_and_renders_without_a_paper_value(tmp_path):
-    from irdialog.bench import DIALOG_BABI_MODELS, format_table, train_dialog_babi
+    from irdialog.bench import DIALOG_BABI_MODELS, format_result, train_dialog_babi
 
     assert {"bm25", "bm25-type"} <= set(SUITES["dialog-babi"].models)
-    assert DIALOG_BABI_MODELS["bm25"].paper_column is None
+    assert DIALOG_BABI_MODELS["bm25"].paper is None
     model, chosen = train_dialog_babi("bm25", task=1)  # the bundled task 1
     assert model.method == "lucene" and chosen["task"] == 1
     assert set(chosen["params"]) == {"use_history", "k1", "b"}
@@ -234,9 +234,11 @@ def test_a_model_beyond_the_paper_runs_and_renders_without_a_paper_value(tmp_pat
     assert [(r["paper_per_response"], r["paper_per_dialog"]) for r in result["rows"]] == [
         (None, None)
     ] * 2
-    assert [line.split()[:2] for line in format_table(result).splitlines()[1:]] == [
-        ["1", "tst"],
-        ["1", "tst-OOV"],
+    assert [line.split()[:3] for line in format_result(result).splitlines()[1:]] == [
+        ["1", "tst", "per_response"],
+        ["1", "tst", "per_dialog"],
+        ["1", "tst-OOV", "per_response"],
+        ["1", "tst-OOV", "per_dialog"],
     ]
     (tmp_path / "bm25.json").write_text(json.dumps(result))
     table = render_block(["bm25"], tmp_path).splitlines()
@@ -314,6 +316,8 @@ def test_every_preset_file_covers_its_tasks_with_valid_parameters(suite, model, 
 
 
 def test_ubuntu_missing_evaluation_file_fails_before_the_fit(tmp_path, monkeypatch):
+    from dataclasses import replace
+
     from irdialog.bench import _ubuntu
 
     (tmp_path / "ubuntu").mkdir()
@@ -322,7 +326,8 @@ def test_ubuntu_missing_evaluation_file_fails_before_the_fit(tmp_path, monkeypat
     def no_fit(*args, **kwargs):
         raise AssertionError("fitted before the evaluation file was checked")
 
-    monkeypatch.setitem(_ubuntu.UBUNTU_MODELS, "tfidf", (no_fit, {}, "all"))
+    spec = _ubuntu.UBUNTU_MODELS["tfidf"]
+    monkeypatch.setitem(_ubuntu.UBUNTU_MODELS, "tfidf", replace(spec, build=no_fit))
     with pytest.raises(FileNotFoundError, match="'test'"):
         _ubuntu.bench_ubuntu("tfidf", data_home=tmp_path, progress=False)
 
@@ -345,7 +350,7 @@ def test_committed_bm25_rows_have_no_paper_value_and_were_chosen_on_dev(model):
     result = json.loads((RESULTS / f"dialog-babi-{model}.json").read_text())
     assert len(result["rows"]) == 11
     assert all(r["paper_per_response"] is None for r in result["rows"])
-    grid = DIALOG_BABI_MODELS[model].grid
+    grid = DIALOG_BABI_MODELS[model].selection.grid
     for chosen in result["runs"][0]["chosen"]:
         assert all(chosen["params"][k] in values for k, values in grid.items())
         assert set(chosen["selection"]) == {"dev_per_response"}
@@ -359,7 +364,7 @@ def test_a_dialog_row_is_short_of_the_paper_only_below_it_at_the_precision_shown
         }
 
     rows = [row(91.94, 92.0), row(91.96, 92.0), row(100.0, 100.0), row(99.0, 92.0), row(5.0, None)]
-    table = _dialog_babi([("m", {"model": "m", "rows": rows})])
+    table = SUITES["dialog-babi"].table([("m", {"model": "m", "rows": rows})])
     assert [[c.strip() for c in line.split("|")[4:6]] for line in table[2:]] == [
         ["91.9 (0.0) **short**", "92.0 (0.0)"],
         ["92.0 (0.0)", "92.0 (0.0)"],  # shown as 92.0: level with the paper
@@ -427,3 +432,51 @@ def test_seeds_and_grid_search_run_on_a_local_dask_cluster(tmp_path):
                 TfidfRanker(), {"use_history": [True, False]}, cv=GroupKFold(2), n_jobs=-1
             ).fit(train.X, train.y, groups=train.groups)
         assert 0.0 <= search.best_score_ <= 1.0
+
+
+@pytest.mark.parametrize("path", sorted(RESULTS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_committed_result_reads_as_long_rows(path):
+    from irdialog.bench import Row, result_rows
+
+    result = json.loads(path.read_text())
+    rows = result_rows(result)
+    assert rows and all(isinstance(row, Row) and row.split and row.metric for row in rows)
+    figures = [r for r in rows if r.task != "all"]
+    per_row = [1 if "metric" in r else len([k for k in r if k in {f.metric for f in rows}])
+               for r in result["rows"]]  # fmt: skip
+    assert len(figures) == sum(per_row)
+    several = len(result["seeds"]) > 1
+    for row in figures:
+        assert isinstance(row.value, (int, float))
+        assert (row.by_seed is not None and len(row.by_seed) == len(result["seeds"])) == several
+    # the main metric carries the paper's figure wherever the file has one
+    suite = SUITES[result["suite"]]
+    for record, row in zip(result["rows"], [r for r in figures if r.metric in (suite.metric, None)
+                                            or suite.metric is None]):  # fmt: skip
+        assert row.paper == record.get("paper", record.get(f"paper_{suite.metric}"))
+
+
+def test_the_report_and_the_plots_name_no_suite():
+    # They read the suite declarations and the long rows only: a new suite needs no edit
+    # there (docstrings aside, whose examples name suites).
+    import ast
+
+    import irdialog.plot
+    from irdialog.bench import _report
+
+    for module in (_report, irdialog.plot):
+        tree = ast.parse(Path(module.__file__).read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        strings = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and id(node) not in docstrings
+        }
+        assert not strings & set(SUITES), module.__name__

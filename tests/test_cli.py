@@ -52,12 +52,14 @@ def test_bench_writes_json_on_bundled_task_1(tmp_path, bundled_only, capsys):
     [("{tmp}/missing/out.json", "does not exist"), ("{tmp}", "is a directory")],
 )
 def test_bad_output_fails_before_any_training(tmp_path, monkeypatch, capsys, output, message):
-    from irdialog.bench import SUITES, Suite
+    from dataclasses import replace
+
+    from irdialog.bench import SUITES
 
     def no_training(*args, **kwargs):
         raise AssertionError("the suite ran before --output was checked")
 
-    monkeypatch.setitem(SUITES, "dialog-babi", Suite(no_training, SUITES["dialog-babi"].models))
+    monkeypatch.setitem(SUITES, "dialog-babi", replace(SUITES["dialog-babi"], run=no_training))
     # the parser's train command reads the registry too
     argv = ["bench", "dialog-babi", "--model", "nn", "--output", output.format(tmp=tmp_path)]
     assert main(argv) == 2
@@ -152,15 +154,46 @@ def test_search_writes_a_preset_file(tmp_path, bundled_only, capsys):
 
 
 def test_search_note_names_the_models_own_held_out_share(tmp_path, bundled_only, monkeypatch):
-    import irdialog.cli as cli
+    from dataclasses import replace
+
+    from irdialog.bench import SUITES
 
     chosen = [{"task": 1, "params": {"learning_rate": 0.01}, "selection": {}}]
-    monkeypatch.setattr(cli, "search_babi_qa", lambda *args, **kwargs: chosen)
+    suite = replace(SUITES["babi-qa"], search=lambda *args, **kwargs: chosen)
+    monkeypatch.setitem(SUITES, "babi-qa", suite)
     out = tmp_path / "presets.json"
     argv = ["bench", "babi-qa", "--model", "lstm", "--tasks", "1", "--search", "--quiet"]
     assert main([*argv, "--presets-output", str(out)]) == 0
     note = json.loads(out.read_text())["notes"][0]
     assert "last 10% of the stories" in note and "first 90%" in note  # the LSTM's spec
+
+
+def test_dialog_babi_search_writes_a_preset_the_bench_reads(tmp_path, bundled_only, monkeypatch):
+    import irdialog.bench._dialog_babi as suite
+    from irdialog.bench import read_presets
+
+    # a tiny search: one grid point, a few epochs (the real one runs up to 300)
+    monkeypatch.setattr(suite, "MAX_EPOCHS", {True: 3, False: 3})
+    monkeypatch.setattr(suite, "PATIENCE", 1)
+    out = tmp_path / "se.json"
+    argv = ["bench", "dialog-babi", "--model", "se", "--tasks", "1", "--search", "--points", "1"]
+    assert main([*argv, "--presets-output", str(out), "--quiet"]) == 0
+    doc = read_presets(out)
+    assert doc["search"].startswith("irdialog bench dialog-babi --model se --tasks 1 --search")
+    assert doc["notes"] == suite.SE_SEARCH_NOTES
+    [entry] = json.loads(out.read_text())["presets"]
+    point = suite.se_search_grid("se")(1, {})[1]
+    assert entry["params"] == {**point, "epochs": entry["selection"]["grid"][0]["epoch"]}
+    assert 1 <= entry["params"]["epochs"] <= 3
+    assert (
+        entry["selection"]["dev_per_response"] == entry["selection"]["grid"][0]["dev_per_response"]
+    )
+    # the bench fits the preset as written: the searched model's dev score, bit for bit
+    monkeypatch.setattr(suite.Selection, "presets", lambda self, name: doc["presets"])
+    _, chosen = suite.train_dialog_babi("se", 1)
+    assert chosen["selection"]["dev_per_response"] == entry["selection"]["dev_per_response"]
+    # MemN2N's presets were tuned by hand on dev: no grid to search
+    assert main(["bench", "dialog-babi", "--model", "memn2n", "--search"]) == 2
 
 
 # --------------------------------------------------------------------------- the command line
@@ -184,6 +217,7 @@ def _no_training(*args, **kwargs):
 
 def _fake_run(model, **kwargs):
     return {
+        "suite": "dialog-babi",
         "model": model,
         "seconds": 0.0,
         "chosen": [{"task": 1, "params": {}, "selection": {}}],

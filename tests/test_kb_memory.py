@@ -130,7 +130,7 @@ def test_movie_dialog_bench_runs_the_entity_models(tmp_path, model, monkeypatch)
 
     # one small grid point keeps the test fast; the protocol is what is under test
     spec = _movie_dialog.MOVIE_DIALOG_MODELS[model]
-    monkeypatch.setitem(spec.grids, 1, {"ranker__epochs": [5], "min_count": [1]})
+    monkeypatch.setitem(spec.selection.grid, 1, {"ranker__epochs": [5], "min_count": [1]})
     result = bench_movie_dialog(1, model, data_home=_tiny_movie_home(tmp_path), progress=False)
     [row] = result["rows"]
     assert row["metric"] == "hits@1" and row["n"] == 40 and row["split"] == "test"

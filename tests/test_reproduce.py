@@ -385,3 +385,24 @@ def test_update_writes_the_re_run_over_the_committed_file(data_home, tmp_path, c
     assert now["provenance"]["date"] != committed["provenance"]["date"]
     assert now["provenance"]["numerics"]["blas"]
     assert "--output" in now["provenance"]["command"]
+
+
+# Recorded when ubuntu's --model still defaulted to tfidf; reproduce says it cannot re-run it.
+_BEFORE_MODEL_WAS_REQUIRED = {"ubuntu-synthetic-1m-tfidf"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(RESULTS.glob("*.json")) if p.stem not in _BEFORE_MODEL_WAS_REQUIRED],
+    ids=lambda p: p.stem,
+)
+def test_every_recorded_bench_command_parses_to_the_options_it_ran_with(path):
+    from irdialog.bench import SUITES
+    from irdialog.cli import _run_options
+
+    committed = json.loads(path.read_text())
+    args = bench_arguments(committed["provenance"]["command"], "out.json")
+    options = _run_options(SUITES[args.suite], args)
+    assert (args.suite, options.pop("model")) == (committed["suite"], committed["model"])
+    recorded = {k: v for k, v in committed["options"].items() if v not in (None, {})}
+    assert {k: v for k, v in options.items() if v is not None} == recorded

@@ -1,28 +1,31 @@
 """Benchmark suites: the rows of the papers' tables, reproduced on the real data.
 
 One module per suite: dialog bAbI (``_dialog_babi``), bAbI QA (``_babi_qa``), Movie Dialog
-(``_movie_dialog``), Ubuntu (``_ubuntu``); hyper-parameters chosen beforehand are data
-(``_presets``, ``irdialog/data/presets/*.json``). A suite function runs one seed and returns the
-rows of its table next to the paper's; :func:`run_suite` runs it over seeds and adds the
-provenance record (``_harness``, ``_provenance``); ``_report`` renders the result files as
-the Markdown tables of BENCHMARKS.md; ``_reproduce`` re-runs them from their recorded commands
+(``_movie_dialog``), Ubuntu (``_ubuntu``), each ending in its declaration (``SUITE``, a
+:class:`Suite` of :class:`ModelSpec` models, each with its :class:`Selection` of
+hyper-parameters), found by the registry (``_registry``). Hyper-parameters chosen beforehand
+are data (``_presets``, ``irdialog/data/presets/*.json``). A suite function runs one seed and
+returns the rows of its table next to the paper's; :func:`run_suite` runs it over seeds and
+adds the provenance record (``_harness``, ``_provenance``); :func:`result_rows` reads any
+result in one long row format (:class:`Row`); ``_report`` renders the result files as the
+Markdown tables of BENCHMARKS.md; ``_reproduce`` re-runs them from their recorded commands
 and compares. ``irdialog bench`` is the command over all of it.
 """
 
-from ._babi_qa import (
-    BABI_QA_MODELS,
-    bench_babi_qa,
-    format_qa_table,
-    search_babi_qa,
-    train_babi_qa,
+from ._babi_qa import BABI_QA_MODELS, bench_babi_qa, search_babi_qa, train_babi_qa
+from ._dialog_babi import (
+    DIALOG_BABI_MODELS,
+    bench_dialog_babi,
+    search_dialog_babi,
+    train_dialog_babi,
 )
-from ._dialog_babi import DIALOG_BABI_MODELS, bench_dialog_babi, format_table, train_dialog_babi
 from ._harness import dask_cluster, merge_runs, reseed, run_suite
 from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
 from ._presets import Preset, load_presets, read_presets, write_presets
 from ._provenance import provenance
-from ._registry import SUITES, Suite
+from ._registry import SUITES, format_result, result_rows
+from ._suite import ModelSpec, Row, Selection, Suite
 from ._ubuntu import UBUNTU_MODELS, bench_ubuntu
 
 __all__ = [
@@ -31,23 +34,27 @@ __all__ = [
     "DIALOG_BABI_MODELS",
     "MOVIE_DIALOG_MODELS",
     "UBUNTU_MODELS",
+    "ModelSpec",
     "Preset",
+    "Row",
+    "Selection",
     "Suite",
     "bench_babi_qa",
     "bench_dialog_babi",
     "bench_movie_dialog",
     "bench_ubuntu",
     "dask_cluster",
-    "format_qa_table",
-    "format_table",
+    "format_result",
     "load_presets",
     "merge_runs",
     "paper_table",
     "provenance",
     "read_presets",
     "reseed",
+    "result_rows",
     "run_suite",
     "search_babi_qa",
+    "search_dialog_babi",
     "train_babi_qa",
     "train_dialog_babi",
     "write_presets",

@@ -5,8 +5,9 @@ Three modes over one registry (``BABI_QA_MODELS``):
 - the bench (default): fit each task's model (or one joint model) on the training file
   with its preset hyper-parameters, score the test file;
 - held-out (``heldout=True``): fit on the first stories of each training file, score the
-  last ``valid_fraction`` of them; the test files are never loaded. With ``overrides`` this
-  is how presets are tuned (``irdialog bench babi-qa --heldout --set NAME=VALUE``);
+  last share of them (the ``fraction`` of the model's ``Selection``); the test files are
+  never loaded. With ``overrides`` this is how presets are tuned (``irdialog bench
+  babi-qa --heldout --set NAME=VALUE``);
 - search (:func:`search_babi_qa`): every point of the model's grid on that same split,
   through ``GridSearchCV`` over a ``PredefinedSplit``; the best point per task becomes the
   model's preset file (``irdialog bench babi-qa --search --presets-output FILE``).
@@ -15,12 +16,10 @@ Three modes over one registry (``BABI_QA_MODELS``):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV, PredefinedSplit
+from sklearn.model_selection import GridSearchCV, ParameterGrid, PredefinedSplit
 from tqdm.auto import tqdm
 
 from ..datasets import load_babi_qa
@@ -28,35 +27,14 @@ from ..embed import MemN2NRanker, MemNNQA, RecurrentReader
 from ..metrics import per_response_accuracy
 from ..retrieval import NGramClassifier
 from ..svm import StructuredSVMQA
-from ._harness import reseed, round_metric, with_spread
+from ._harness import reseed, round_metric
 from ._paper import paper_table
-from ._presets import load_presets
+from ._suite import ModelSpec, Selection, Suite, long_rows, markdown_table, number, spread
 
 PASS_ACCURACY = 95.0  # the paper's success threshold, in %
 
 
-@dataclass
-class QAModelSpec:
-    """How the bAbI QA suite builds a model.
-
-    ``build(params)`` gives the estimator (at seed 0); its parameters per task come from the
-    model's preset file (``task=None``: the joint model). ``fit_params(data)`` gives extra
-    ``fit`` arguments (supporting facts for strongly supervised models), ``extras(model,
-    data)`` extra row metrics. ``grid`` is what ``search_babi_qa`` searches, on the last
-    ``valid_fraction`` of the stories of each training file.
-    """
-
-    paper_column: str | None
-    build: Callable[..., object]
-    fit_params: Callable[[object], dict] = lambda data: {}
-    extras: Callable[[object, object], dict] | None = None
-    grid: dict | None = None
-    valid_fraction: float = 0.2
-    # The paper's (mean accuracy %, failed tasks) where Table 3 has no per-task column,
-    # keyed by ``joint`` (None: not reported).
-    paper_summary: dict = field(default_factory=dict)
-    # The Table 3 column of the joint (multitask) model, when it has one.
-    joint_paper_column: str | None = None
+SUITE_NAME = "babi-qa"
 
 
 def ngram_model(**params):
@@ -102,50 +80,56 @@ def lstm_model(**params):
     return RecurrentReader(**{**base, **params})
 
 
+def _preset(model, search=None, fraction=0.2):
+    """The model's preset file; its search covers ``search`` on the last ``fraction`` of
+    the stories of each training file (:func:`valid_split`)."""
+    return Selection.preset(model, search=search, fraction=fraction)
+
+
 def _memnn(column, **variant):
     """A strongly supervised MemNN column of Table 3: the base model (k = 2 hops) or its
     extensions (adaptive memory up to 10 hops, 1- to 3-grams, non-linear matching)."""
     if variant.get("adaptive_memory"):
         variant["hops"] = 10
-    return QAModelSpec(
+    name = column.replace("_", "-")
+    return ModelSpec(
         column,
         lambda **params: MemNNQA(random_state=0, **variant, **params),
+        _preset(name, {"learning_rate": [0.01, 0.03], "margin": [0.5, 1.0]}),
         fit_params=lambda data: {"supporting": data.supporting},
         extras=lambda model, data: {
             "supporting_accuracy": supporting_accuracy(model, data.X, data.supporting, first=True)
         },
-        grid={"learning_rate": [0.01, 0.03], "margin": [0.5, 1.0]},
-        joint_paper_column="memnn_am_ng_nl_multitask" if column == "memnn_am_ng_nl" else None,
+        extra={"joint_paper": "memnn_am_ng_nl_multitask"} if column == "memnn_am_ng_nl" else {},
     )
 
 
-BABI_QA_MODELS: dict[str, QAModelSpec] = {
-    "ngram": QAModelSpec(
-        "ngram", ngram_model, grid={"max_df": [0.5, 1.0], "classifier__C": [0.1, 1.0]}
+BABI_QA_MODELS: dict[str, ModelSpec] = {
+    "ngram": ModelSpec(
+        "ngram", ngram_model, _preset("ngram", {"max_df": [0.5, 1.0], "classifier__C": [0.1, 1.0]})
     ),
-    "struct-svm": QAModelSpec(
+    "struct-svm": ModelSpec(
         "struct_svm",
         struct_svm_model,
+        _preset("struct-svm", {"C": [1.0, 10.0]}),
         fit_params=lambda data: {"supporting": data.supporting},
         extras=lambda model, data: {
             "supporting_accuracy": supporting_accuracy(model, data.X, data.supporting)
         },
-        grid={"C": [1.0, 10.0]},
     ),
     # Sukhbaatar et al. (2015), PE LS RN 1k: 13.9% mean error, 11 failed; joint 12.4%
-    # (no failed count is given for the joint model).
-    "memn2n": QAModelSpec(
+    # (no failed count is given for the joint model). Tuned by hand (--heldout --set).
+    "memn2n": ModelSpec(
         None,
         lambda **params: MemN2NRanker(random_state=0, **params),
-        valid_fraction=0.1,
-        paper_summary={False: (86.1, 11), True: (87.6, None)},
+        _preset("memn2n", fraction=0.1),
+        extra={"paper_summary": {False: (86.1, 11), True: (87.6, None)}},
     ),
     # Weston et al. (2015), Table 3: the LSTM column (mean 49%), answers only.
-    "lstm": QAModelSpec(
+    "lstm": ModelSpec(
         "lstm",
         lstm_model,
-        grid={"hidden_size": [50, 100], "learning_rate": [0.001, 0.003, 0.01]},
-        valid_fraction=0.1,
+        _preset("lstm", {"hidden_size": [50, 100], "learning_rate": [0.001, 0.003, 0.01]}, 0.1),
     ),
     "memnn": _memnn("memnn"),
     "memnn-am": _memnn("memnn_am", adaptive_memory=True),
@@ -204,9 +188,13 @@ def _check_tasks(model, tasks):
     return BABI_QA_MODELS[model], tasks
 
 
+def _fit_params(spec, data) -> dict:
+    return spec.fit_params(data) if spec.fit_params else {}
+
+
 def _fit(spec, params, train, seed):
     estimator = reseed(spec.build(**params), seed)
-    return estimator.fit(train.X, train.y, **spec.fit_params(train))
+    return estimator.fit(train.X, train.y, **_fit_params(spec, train))
 
 
 def train_babi_qa(model: str, task: int, data_home=None, seed: int = 0, overrides=None,
@@ -230,11 +218,15 @@ def train_babi_qa(model: str, task: int, data_home=None, seed: int = 0, override
     60.0
     """
     spec, [task] = _check_tasks(model, [task])
-    preset = load_presets("babi-qa", model)[task]
-    params = {**preset.params, **dict(overrides or {})}
+    [point] = spec.selection.points(SUITE_NAME, task)
+    params = {**point, **dict(overrides or {})}
     train = load_babi_qa(task, "train", lang=lang, data_home=data_home)
     fitted = _fit(spec, params, train, seed)
-    return fitted, {"task": task, "params": params, "selection": {"preset": preset.record}}
+    return fitted, {
+        "task": task,
+        "params": params,
+        "selection": spec.selection.record(SUITE_NAME, task),
+    }
 
 
 def bench_babi_qa(
@@ -270,8 +262,8 @@ def bench_babi_qa(
     seed : int, default=0
         The ``random_state`` of the models.
     heldout : bool, default=False
-        Fit on the first stories of each training file and score the last
-        ``valid_fraction`` of them (the model's spec), instead of test; test is not loaded.
+        Fit on the first stories of each training file and score the last share of them
+        (the ``fraction`` of the model's selection), instead of test; test is not loaded.
     overrides : dict, default=None
         Parameters set on top of the presets (for tuning, with ``heldout``).
 
@@ -286,28 +278,29 @@ def bench_babi_qa(
 
     Examples
     --------
-    >>> from irdialog.bench import bench_babi_qa, format_qa_table
+    >>> from irdialog.bench import bench_babi_qa, format_result
     >>> run = bench_babi_qa("ngram", tasks=[1], progress=False)
-    >>> print(format_qa_table(run))
-    task       n    ours   paper
-    1       1000    60.0      36
-    mean accuracy 60.0%, 1 tasks under 95%
+    >>> print(format_result(run))
+    task  split      metric               n    ngram (ours)     paper   diff
+    1     test       accuracy          1000            60.0      36.0  +24.0
+    all   test       mean_accuracy                     60.0
+    all   test       failed                               1
     """
     spec, tasks = _check_tasks(model, tasks)
     overrides = dict(overrides or {})
-    presets = load_presets("babi-qa", model)
+    presets = spec.selection.presets(SUITE_NAME)
     start = time.perf_counter()
     data = {}
     for task in tasks:
         train = load_babi_qa(task, "train", lang=lang, data_home=data_home)
         if heldout:
-            fit_rows, valid_rows = next(valid_split(train.groups, spec.valid_fraction).split())
+            fit_rows, valid_rows = next(valid_split(train.groups, spec.selection.fraction).split())
             data[task, "train"] = _subset(train, fit_rows)
             data[task, "eval"] = _subset(train, valid_rows)
         else:
             data[task, "train"] = train
             data[task, "eval"] = load_babi_qa(task, "test", lang=lang, data_home=data_home)
-    column = spec.joint_paper_column if joint else spec.paper_column
+    column = spec.extra.get("joint_paper") if joint else spec.paper
     paper = {} if heldout else _qa_paper(column)
     bar = tqdm(total=len(tasks), desc=f"babi-qa {model}", disable=not progress)
 
@@ -345,21 +338,19 @@ def bench_babi_qa(
     if not heldout and set(tasks) == set(range(1, 21)):
         if paper:
             summary |= {"paper_mean_accuracy": paper["mean"], "paper_failed": paper["failed"]}
-        elif joint in spec.paper_summary:
-            mean, failed = spec.paper_summary[joint]
+        elif joint in spec.extra.get("paper_summary", {}):
+            mean, failed = spec.extra["paper_summary"][joint]
             summary |= {"paper_mean_accuracy": mean, "paper_failed": failed}
-    chosen = []
-    for task in tasks:
-        preset = presets[None if joint else task]
-        chosen.append(
-            {
-                "task": task,
-                "params": params(task),
-                "selection": {"preset": preset.record},
-            }
-        )
+    chosen = [
+        {
+            "task": task,
+            "params": params(task),
+            "selection": spec.selection.record(SUITE_NAME, None if joint else task, presets),
+        }
+        for task in tasks
+    ]
     return {
-        "suite": "babi-qa",
+        "suite": SUITE_NAME,
         "model": model,
         "options": {
             "tasks": tasks,
@@ -376,10 +367,14 @@ def bench_babi_qa(
 
 
 def search_babi_qa(
-    model: str, tasks=tuple(range(1, 21)), lang: str = "en", data_home=None, progress=True
-) -> list[dict]:
+    model: str, tasks=tuple(range(1, 21)), lang: str = "en", data_home=None, progress=True,
+    points=None, joint: bool = False,
+) -> list[dict]:  # fmt: skip
     """Each task's best point of the model's grid, on the validation split of its training
     file (:func:`valid_split`; the test files are never loaded).
+
+    ``points`` (numbers from 0) restricts the search to those points of the grid. The
+    joint model's preset is not searched (``joint=True`` is an error).
 
     Returns
     -------
@@ -396,30 +391,48 @@ def search_babi_qa(
     (['classifier__C', 'max_df'], 4)
     """
     spec, tasks = _check_tasks(model, tasks)
-    if spec.grid is None:
+    if joint:
+        raise ValueError("--search chooses per-task presets; tune the joint model with --heldout")
+    if not spec.selection.searchable:
         raise ValueError(
             f"babi-qa model {model!r} has no grid to search; tune it with --heldout --set"
         )
+    grid = spec.selection.grid
+    if points is not None:
+        grid = [{k: [v] for k, v in p.items()} for i, p in enumerate(ParameterGrid(grid))
+                if i in points]  # fmt: skip
     chosen = []
     for task in tqdm(tasks, desc=f"search babi-qa {model}", disable=not progress):
         train = load_babi_qa(task, "train", lang=lang, data_home=data_home)
         search = GridSearchCV(
             spec.build(),
-            spec.grid,
-            cv=valid_split(train.groups, spec.valid_fraction),
+            grid,
+            cv=valid_split(train.groups, spec.selection.fraction),
             refit=False,
             error_score="raise",
-        ).fit(train.X, train.y, **spec.fit_params(train))
+        ).fit(train.X, train.y, **_fit_params(spec, train))
         scores = [round_metric(100.0 * s) for s in search.cv_results_["mean_test_score"]]
-        grid = [{**p, "valid_accuracy": s} for p, s in zip(search.cv_results_["params"], scores)]
+        points_scored = [
+            {**p, "valid_accuracy": s} for p, s in zip(search.cv_results_["params"], scores)
+        ]
         chosen.append(
             {
                 "task": task,
                 "params": search.best_params_,
-                "selection": {"valid_accuracy": scores[search.best_index_], "grid": grid},
+                "selection": {"valid_accuracy": scores[search.best_index_], "grid": points_scored},
             }
         )
     return chosen
+
+
+def search_notes(model: str) -> list[str]:
+    """The note of a preset file written by :func:`search_babi_qa`."""
+    held = BABI_QA_MODELS[model].selection.fraction
+    return [
+        f"Each task's best point of the grid by accuracy on the last {held:.0%} of the "
+        f"stories of its training file, the model fitted on the first {1 - held:.0%} "
+        "(test never loaded)."
+    ]
 
 
 def _qa_paper(column) -> dict:
@@ -434,44 +447,71 @@ def _qa_paper(column) -> dict:
     return out
 
 
-def format_qa_table(result: dict) -> str:
-    """Per-task accuracy, with the paper's where Table 3 has a column for the model, and
-    the model's extra row metrics (e.g. supporting-fact accuracy) after it.
+def _label(result: dict) -> str:
+    opts = result.get("options") or {}
+    label = result["model"] + (" joint" if opts.get("joint") else "")
+    return label + ("" if opts.get("lang", "en") == "en" else f" {opts['lang']}")
 
-    Parameters
-    ----------
-    result : dict
-        A result of :func:`bench_babi_qa` or :func:`run_suite` over it (with several
-        seeds, ours is the mean ± standard deviation).
 
-    Returns
-    -------
-    table : str
+def markdown(results) -> list[str]:
+    """The Table 3 layout: a row per task, per file ours, the model's extra metrics and the
+    paper's; then the mean and the failed tasks (under 95%)."""
+    header, tables = ["task"], []
+    for _name, r in results:
+        rows = long_rows(r, "accuracy")
+        per_task = {}
+        for row in rows:
+            per_task.setdefault(row.task, {})[row.metric] = row
+        summary = per_task.pop("all")
+        extras = [m for m in per_task[next(iter(per_task))] if m != "accuracy"]
+        tables.append((per_task, summary, extras))
+        header += [f"{_label(r)} (ours)", *(k.replace("_", " ") for k in extras), "paper"]
+    body = []
+    for task in tables[0][0]:
+        line = [str(task)]
+        for per_task, _summary, extras in tables:
+            cell = per_task[task]
+            line += [spread(cell["accuracy"]), *(spread(cell[k]) for k in extras)]
+            line.append(number(cell["accuracy"].paper, 0))
+        body.append(line)
+    mean, failed = ["**mean**"], ["**failed (under 95%)**"]
+    for per_task, summary, extras in tables:
+        mean.append(f"**{spread(summary['mean_accuracy'])}**")
+        failed.append(f"**{spread(summary['failed'])}**")
+        for k in extras:
+            values = [cell[k].value for cell in per_task.values()]
+            mean.append(f"{sum(values) / len(values):.1f}")
+            failed.append("")
+        mean.append(number(summary["mean_accuracy"].paper))
+        failed.append(number(summary["failed"].paper))
+    return markdown_table(header, body + [mean, failed])
 
-    Examples
-    --------
-    >>> result = {"rows": [{"task": 1, "n": 1000, "accuracy": 60.0, "paper": 36.0}],
-    ...           "summary": {"mean_accuracy": 60.0, "failed": 1}}
-    >>> print(format_qa_table(result))
-    task       n    ours   paper
-    1       1000    60.0      36
-    mean accuracy 60.0%, 1 tasks under 95%
-    """
-    fixed = ("task", "n", "accuracy", "paper")
-    extras = [k for k in result["rows"][0] if k not in fixed and not k.startswith("accuracy_")]
-    extras = [k for k in extras if not k.endswith(("_std", "_by_seed"))]
-    lines = [f"{'task':<6}{'n':>6}  {'ours':>6}  {'paper':>6}" + "".join(f"  {k}" for k in extras)]
-    for r in result["rows"]:
-        ref = "" if r.get("paper") is None else f"{r['paper']:g}"
-        line = f"{r['task']:<6}{r['n']:>6}  {with_spread(r, 'accuracy'):>6}  {ref:>6}"
-        lines.append(line + "".join(f"  {with_spread(r, k):>{len(k)}}" for k in extras))
-    summary = result["summary"]
-    line = f"mean accuracy {with_spread(summary, 'mean_accuracy')}%, "
-    line += f"{with_spread(summary, 'failed')} tasks under 95%"
-    if "paper_mean_accuracy" in summary:
-        line += f" (paper: {summary['paper_mean_accuracy']:.1f}%, {summary['paper_failed']})"
-    lines.append(line)
-    for k in extras:
-        mean = sum(r[k] for r in result["rows"]) / len(result["rows"])
-        lines.append(f"mean {k.replace('_', ' ')} {mean:.1f}%")
-    return "\n".join(lines)
+
+def _arguments(parser) -> None:
+    parser.add_argument("--lang", default="en", help="language folder of babi-qa/ (en, hn, ...)")
+    parser.add_argument("--joint", action="store_true", help="one model trained on all tasks")
+
+
+SUITE = Suite(
+    name=SUITE_NAME,
+    help="bAbI QA, 20 tasks (Table 3)",
+    run=bench_babi_qa,
+    models=BABI_QA_MODELS,
+    table=markdown,
+    metric="accuracy",
+    tasks=tuple(range(1, 21)),
+    heldout="score the last stories of each training file instead of test; the test files "
+    "are not loaded",
+    overrides="override a hyper-parameter of the presets (repeatable; for tuning)",
+    arguments=_arguments,
+    options=lambda args: {"lang": args.lang, "joint": args.joint},
+    search=search_babi_qa,
+    search_notes=search_notes,
+    train=train_babi_qa,
+    label=_label,
+    metric_names={
+        "accuracy": "accuracy (%)",
+        "supporting_accuracy": "supporting-fact accuracy (%)",
+    },
+    full_scale=True,
+)

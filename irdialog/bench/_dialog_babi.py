@@ -5,15 +5,35 @@ For each task, a model is fitted on trn for every point of its grid (or with its
 kept and scored on tst and tst-OOV. With ``heldout=True`` only dev is scored (the test
 files are never loaded): with ``overrides`` this is how presets are tuned
 (``irdialog bench dialog-babi --heldout --set NAME=VALUE``).
+
+The supervised-embedding presets are written by :func:`search_dialog_babi` (``irdialog
+bench dialog-babi --model se|se-type|se-bigrams --search``), on the dev sets only:
+
+1. ``use_history``, ``embedding_dim`` and ``n_negatives`` are the paper's own dev choices
+   per task (Bordes et al. 2016, Table 8: :data:`TABLE8`).
+2. ``se``: a grid of learning rate x margin (x ``normalize_input`` for whole-conversation
+   inputs, see :func:`se_search_grid`); each point is trained on trn with early stopping on
+   dev (hits@1 after every epoch, patience 20; the epoch count is thus chosen on dev too)
+   and the point with the best dev accuracy wins (ties: the first grid point).
+3. ``se-bigrams`` searches the same grid as ``se``, with bigrams. ``se-type`` starts from
+   the ``se`` preset of the task (its learning rate, margin and input scaling) and searches
+   only what it adds: the match-type variant (``"match"``, contexts annotated by a
+   ``MatchTypeFeaturizer``; also ``"type"``, the paper's "type regardless of a match", for
+   inputs without history) and the type set (the paper's 7 KB types, or all types
+   including restaurant names).
+
+A preset fitted with its recorded ``epochs`` and no early stopping reproduces the chosen
+model bit for bit (the seed fixes the initialisation, the example order and the negatives;
+validation draws no random numbers). Each task's search takes up to about 10 minutes on one
+core (``NUMBA_NUM_THREADS=1``); split the longest, those of task 5, with ``--points``. The
+MemN2N presets were tuned by hand on dev (``--heldout --set``), as their file says.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
-from sklearn.model_selection import ParameterGrid
+import numpy as np
 from tqdm.auto import tqdm
 
 from ..datasets import load_dialog_babi
@@ -22,40 +42,54 @@ from ..features import MatchTypeFeaturizer
 from ..metrics import per_dialog_accuracy, per_response_accuracy
 from ..pipeline import RankingPipeline
 from ..retrieval import BM25Ranker, NearestNeighborRanker, RuleBasedRanker, TfidfRanker
-from ._harness import reseed, round_metric, with_spread
+from ._harness import reseed, round_metric
 from ._paper import paper_table
 from ._presets import load_presets
+from ._suite import ModelSpec, Selection, Suite, long_rows, markdown_table, spread
 
+SUITE_NAME = "dialog-babi"
 DIALOG_BABI_ROWS = [(t, "tst") for t in range(1, 6)] + [(t, "tst-OOV") for t in range(1, 6)]
 DIALOG_BABI_ROWS.append((6, "tst"))
 
-
-@dataclass
-class ModelSpec:
-    """How a suite builds a model: a factory of (task data, params) and the dev grid."""
-
-    # The model's column of the paper's table (dialog_babi_table2.csv); None for a model
-    # beyond the paper, whose rows then carry no paper value.
-    paper_column: str | None
-    build: Callable[..., object]
-    grid: dict = field(default_factory=dict)
-    # The preset file (irdialog/data/presets/dialog-babi-<presets>.json) of hyper-parameters
-    # chosen beforehand on dev, for models too slow to grid-search in the bench; replaces
-    # the grid.
-    presets: str | None = None
+# Bordes et al. 2017, Table 8 (the paper's dev choices): input, dimension, negatives.
+TABLE8 = {
+    1: dict(use_history=True, embedding_dim=32, n_negatives=100),
+    2: dict(use_history=False, embedding_dim=128, n_negatives=100),
+    3: dict(use_history=False, embedding_dim=128, n_negatives=1000),
+    4: dict(use_history=False, embedding_dim=128, n_negatives=1000),
+    5: dict(use_history=True, embedding_dim=32, n_negatives=100),
+    6: dict(use_history=False, embedding_dim=128, n_negatives=100),
+}
+# The early-stopping budget of the search, by use_history: long inputs learn more slowly.
+MAX_EPOCHS = {True: 300, False: 150}
+PATIENCE = 20
+SE_SEARCH_NOTES = [
+    "Chosen on the dev split only, seed 0 (tests scored only after each choice).",
+    "use_history, embedding_dim and n_negatives are the paper's Table 8 choices; se and "
+    "se-bigrams search learning rate x margin (x normalize_input, unit-norm input bags, for "
+    "whole-conversation inputs) with early stopping on dev (patience 20), epochs = the best "
+    "dev epoch; se-type starts from the se preset and searches the match-type variant and the "
+    "type set ('paper': the 7 KB types; 'all': those and restaurant names).",
+    "A preset fitted with its epochs and no early stopping reproduces the searched model bit "
+    "for bit.",
+]
 
 
 def _tfidf(data, **params):
     return TfidfRanker(candidates=data.candidates, **params)
 
 
+def _kb_types(kb, types: str) -> list[str]:
+    """The entity types of ``kb``: "paper" for the paper's seven, "all" for those and
+    restaurant names (R_name)."""
+    return [t for t in sorted(set(kb.values())) if types == "all" or t != "R_name"]
+
+
 def _with_match_type(data, ranker, types: str):
-    """``ranker`` behind a MatchTypeFeaturizer over the task's KB. ``types``: "paper" for the
-    paper's seven entity types, "all" for those and restaurant names (R_name in the KB)."""
-    keep = [t for t in sorted(set(data.kb.values())) if types == "all" or t != "R_name"]
-    return RankingPipeline(
-        [("match_type", MatchTypeFeaturizer(data.kb, types=keep)), ("ranker", ranker)]
-    )
+    """``ranker`` behind a MatchTypeFeaturizer over the task's KB (``types``: see
+    :func:`_kb_types`)."""
+    featurizer = MatchTypeFeaturizer(data.kb, types=_kb_types(data.kb, types))
+    return RankingPipeline([("match_type", featurizer), ("ranker", ranker)])
 
 
 def _tfidf_type(data, **params):
@@ -93,37 +127,85 @@ def _memn2n_type(data, **params):
     return _with_match_type(data, _memn2n(data, **params), "all")
 
 
-def _se(variant):
-    def build(data, types=None, **params):
-        # ``types``: the match-type set, or None for no match type.
-        ranker = SupervisedEmbeddingRanker(candidates=data.candidates, random_state=0, **params)
-        return ranker if types is None else _with_match_type(data, ranker, types)
+def _se(data, types=None, **params):
+    """Supervised embeddings; ``types`` (with ``match_type``): the type set of the match
+    types, None for none. ``match_type="type"`` types candidate words itself, from the KB."""
+    if params.get("match_type") == "type":
+        keep = set(_kb_types(data.kb, types))
+        kb = {entity: t for entity, t in data.kb.items() if t in keep}
+        return SupervisedEmbeddingRanker(
+            candidates=data.candidates, random_state=0, kb=kb, **params
+        )
+    ranker = SupervisedEmbeddingRanker(candidates=data.candidates, random_state=0, **params)
+    return ranker if types is None else _with_match_type(data, ranker, types)
 
-    return ModelSpec(
-        {"se": "supervised_embeddings", "se-type": "se_match_type", "se-bigrams": "se_bigrams"}[
-            variant
-        ],
-        build,
-        presets=variant,
-    )
+
+def se_search_grid(model: str):
+    """The grid :func:`search_dialog_babi` searches for a supervised-embedding model:
+    ``grid(task, presets)`` gives the points of one task (``se-type`` starts from the ``se``
+    preset in ``presets``).
+
+    Examples
+    --------
+    >>> from irdialog.bench._dialog_babi import se_search_grid
+    >>> len(se_search_grid("se")(1, {})), len(se_search_grid("se")(2, {}))
+    (6, 4)
+    """
+
+    def grid(task, presets) -> list[dict]:
+        t8 = TABLE8[task]
+        if model == "se-bigrams":
+            return [dict(point, ngram_range=(1, 2)) for point in se_search_grid("se")(task, {})]
+        if model == "se-type":
+            if task not in presets:
+                raise ValueError(
+                    f"se-type starts from the se preset of task {task}: search se first"
+                )
+            base = {k: v for k, v in presets[task].params.items() if k != "epochs"}
+            modes = ("match",) if t8["use_history"] else ("match", "type")
+            return [dict(base, match_type=m, types=ts) for m in modes for ts in ("paper", "all")]
+        margins = (0.1, 1.0)
+        if not t8["use_history"]:
+            return [dict(t8, learning_rate=lr, margin=m) for lr in (0.01, 0.05) for m in margins]
+        # Whole conversations: raw counts (the paper's bags; larger steps diverge) or
+        # unit-norm bags, which take 10-50 times larger steps and converge much faster.
+        raw = [dict(t8, learning_rate=0.01, margin=m) for m in margins]
+        unit = [
+            dict(t8, normalize_input=True, learning_rate=lr, margin=m)
+            for lr in (0.1, 0.5)
+            for m in margins
+        ]
+        return raw + unit
+
+    return grid
+
+
+def _se_spec(paper_column, variant):
+    return ModelSpec(paper_column, _se, Selection.preset(variant, search=se_search_grid(variant)))
 
 
 DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
-    "tfidf": ModelSpec("tfidf", _tfidf, {"use_history": [True, False]}),
+    "tfidf": ModelSpec("tfidf", _tfidf, Selection.dev_grid({"use_history": [True, False]})),
     "tfidf-type": ModelSpec(
-        "tfidf_type", _tfidf_type, {"use_history": [True, False], "type_weight": [1.0, 3.0]}
+        "tfidf_type",
+        _tfidf_type,
+        Selection.dev_grid({"use_history": [True, False], "type_weight": [1.0, 3.0]}),
     ),
     # Beyond the paper (no column of Table 2): Okapi BM25 instead of the TF-IDF cosine.
-    "bm25": ModelSpec(None, _bm25, _BM25_GRID),
-    "bm25-type": ModelSpec(None, _bm25_type, {**_BM25_GRID, "type_weight": [1.0, 3.0]}),
-    "nn": ModelSpec("nearest_neighbor", _nn, {"similarity": ["overlap", "jaccard"]}),
-    "rule-based": ModelSpec("rule_based", _rule_based),
-    "se": _se("se"),
-    "se-type": _se("se-type"),
-    "se-bigrams": _se("se-bigrams"),
-    # One preset per task serves both columns.
-    "memn2n": ModelSpec("memn2n", _memn2n, presets="memn2n"),
-    "memn2n-type": ModelSpec("memn2n_match_type", _memn2n_type, presets="memn2n"),
+    "bm25": ModelSpec(None, _bm25, Selection.dev_grid(_BM25_GRID)),
+    "bm25-type": ModelSpec(
+        None, _bm25_type, Selection.dev_grid({**_BM25_GRID, "type_weight": [1.0, 3.0]})
+    ),
+    "nn": ModelSpec(
+        "nearest_neighbor", _nn, Selection.dev_grid({"similarity": ["overlap", "jaccard"]})
+    ),
+    "rule-based": ModelSpec("rule_based", _rule_based, Selection.dev_grid()),
+    "se": _se_spec("supervised_embeddings", "se"),
+    "se-type": _se_spec("se_match_type", "se-type"),
+    "se-bigrams": _se_spec("se_bigrams", "se-bigrams"),
+    # One preset per task serves both columns, tuned by hand on dev (--heldout --set).
+    "memn2n": ModelSpec("memn2n", _memn2n, Selection.preset("memn2n")),
+    "memn2n-type": ModelSpec("memn2n_match_type", _memn2n_type, Selection.preset("memn2n")),
 }
 
 
@@ -142,12 +224,8 @@ def _dialog_paper():
 
 def _fit_task(spec, presets, task, train, dev, seed, overrides, bar=None):
     """Fit every grid point (or the preset) of a task on trn and keep the best on dev:
-    ``(dev accuracy, params, fitted model, preset record)``."""
-    if spec.presets:
-        preset = presets[task]
-        points, preset_selection = [preset.params], {"preset": preset.record}
-    else:
-        points, preset_selection = list(ParameterGrid(spec.grid)), {}
+    ``(dev accuracy, params, fitted model, selection record)``."""
+    points = spec.selection.points(SUITE_NAME, task, presets)
     points = [{**point, **overrides} for point in points]
     best = None
     for point in points:
@@ -157,7 +235,7 @@ def _fit_task(spec, presets, task, train, dev, seed, overrides, bar=None):
             best = (dev_acc, point, fitted)
         if bar is not None:
             bar.update()
-    return (*best, preset_selection)
+    return (*best, spec.selection.record(SUITE_NAME, task, presets))
 
 
 def _check_model_and_tasks(model, tasks) -> list[int]:
@@ -188,8 +266,8 @@ def compile_ahead_jobs(models, task: int = 1, data_home=None, seed: int = 0, n_r
     jobs = {}
     for model in models:
         spec = DIALOG_BABI_MODELS[model]
-        if spec.presets:
-            params = load_presets("dialog-babi", spec.presets)[task].params
+        if spec.selection.kind == "preset":
+            [params] = spec.selection.points(SUITE_NAME, task)
             jobs[model] = (reseed(spec.build(train, **params), seed), X, y)
     return jobs
 
@@ -227,13 +305,13 @@ def train_dialog_babi(model: str, task: int, data_home=None, seed: int = 0, over
     """
     [task] = _check_model_and_tasks(model, [task])
     spec = DIALOG_BABI_MODELS[model]
-    presets = load_presets("dialog-babi", spec.presets) if spec.presets else {}
+    presets = spec.selection.presets(SUITE_NAME)
     train = load_dialog_babi(task, "trn", data_home=data_home)
     dev = load_dialog_babi(task, "dev", data_home=data_home)
-    dev_acc, point, fitted, preset_selection = _fit_task(
+    dev_acc, point, fitted, record = _fit_task(
         spec, presets, task, train, dev, seed, dict(overrides or {})
     )
-    selection = {"dev_per_response": round_metric(dev_acc), **preset_selection}
+    selection = {"dev_per_response": round_metric(dev_acc), **record}
     return fitted, {"task": task, "params": dict(point), "selection": selection}
 
 
@@ -282,17 +360,19 @@ def bench_dialog_babi(
 
     Examples
     --------
-    >>> from irdialog.bench import bench_dialog_babi, format_table
+    >>> from irdialog.bench import bench_dialog_babi, format_result
     >>> run = bench_dialog_babi("tfidf", tasks=[1], progress=False)
-    >>> print(format_table(run))
-    task  split          n          tfidf (ours)           paper  diff
-    1     tst         5936             5.8 (0.0)       5.6 (0.0)  +0.2
-    1     tst-OOV     6020             5.8 (0.0)       5.8 (0.0)  +0.0
+    >>> print(format_result(run))
+    task  split      metric               n    tfidf (ours)     paper   diff
+    1     tst        per_response      5936             5.8       5.6   +0.2
+    1     tst        per_dialog        5936             0.0       0.0   +0.0
+    1     tst-OOV    per_response      6020             5.8       5.8   +0.0
+    1     tst-OOV    per_dialog        6020             0.0       0.0   +0.0
     """
     tasks = _check_model_and_tasks(model, tasks)
     spec = DIALOG_BABI_MODELS[model]
     overrides = dict(overrides or {})
-    presets = load_presets("dialog-babi", spec.presets) if spec.presets else {}
+    presets = spec.selection.presets(SUITE_NAME)
     start = time.perf_counter()
     scored = [("dev", "dev")] if heldout else [("tst", "tst"), ("tst-OOV", "tst-OOV")]
     data = {
@@ -303,22 +383,22 @@ def bench_dialog_babi(
     }
     paper = _dialog_paper()
     rows, chosen = [], []
-    n_points = 1 if spec.presets else len(ParameterGrid(spec.grid))
-    bar = tqdm(total=len(tasks) * (n_points + 2), desc=f"dialog-babi {model}", disable=not progress)
+    n_points = sum(len(spec.selection.points(SUITE_NAME, t, presets)) for t in tasks)
+    bar = tqdm(total=n_points + 2 * len(tasks), desc=f"dialog-babi {model}", disable=not progress)
     for task in tasks:
-        dev_acc, point, fitted, preset_selection = _fit_task(
+        dev_acc, point, fitted, record = _fit_task(
             spec, presets, task, data[task, "trn"], data[task, "dev"], seed, overrides, bar
         )
         chosen.append(
             {
                 "task": task,
                 "params": dict(point),
-                "selection": {"dev_per_response": round_metric(dev_acc), **preset_selection},
+                "selection": {"dev_per_response": round_metric(dev_acc), **record},
             }
         )
         for split, row_split in scored:
             if (task, split) in data:
-                column = spec.paper_column
+                column = spec.paper
                 # Held-out rows, and models beyond the paper, have no paper value.
                 ref = paper.get((task, row_split), {}) if column and not heldout else {}
                 rows.append(
@@ -335,7 +415,7 @@ def bench_dialog_babi(
     if not heldout:
         rows.sort(key=lambda r: DIALOG_BABI_ROWS.index((r["task"], r["split"])))
     return {
-        "suite": "dialog-babi",
+        "suite": SUITE_NAME,
         "model": model,
         "options": {
             "tasks": tasks,
@@ -348,36 +428,144 @@ def bench_dialog_babi(
     }
 
 
-def format_table(result: dict) -> str:
-    """A plain-text table of per-response (per-dialog) accuracy, ours next to the paper.
+def _search_point(spec, point, train, dev):
+    """Fit one search point on trn with early stopping on dev: ``(dev accuracy in %, best
+    epoch, epochs run)``."""
+    model = spec.build(train, **point)
+    ranker = model[-1] if isinstance(model, RankingPipeline) else model
+    ranker.set_params(
+        epochs=MAX_EPOCHS[point["use_history"]], early_stopping=True, n_iter_no_change=PATIENCE
+    )
+    X_train, X_dev = train.X, dev.X
+    if ranker is not model:  # the contexts annotated as the bench's pipeline does
+        X_train, X_dev = model[:-1].fit_transform(X_train), model[:-1].transform(X_dev)
+    ranker.fit(X_train, train.y, X_val=X_dev, y_val=dev.y)
+    best_epoch = int(np.argmax(ranker.validation_scores_)) + 1
+    return 100.0 * ranker.best_validation_score_, best_epoch, ranker.n_iter_
+
+
+def search_dialog_babi(model: str, tasks=(1, 2, 3, 4, 5, 6), data_home=None, progress=True,
+                       points=None) -> list[dict]:  # fmt: skip
+    """Each task's best point of a supervised-embedding model's search grid on dev (the
+    protocol of the module docstring; the test files are never loaded).
 
     Parameters
     ----------
-    result : dict
-        A result of :func:`bench_dialog_babi` or :func:`run_suite` over it (with several
-        seeds, ours is the mean ± standard deviation).
+    model : {"se", "se-type", "se-bigrams"}
+    tasks : sequence of int, default=(1, 2, 3, 4, 5, 6)
+    data_home : path-like, default=None
+    progress : bool, default=True
+        A line per grid point.
+    points : sequence of int, default=None
+        Search only these points of each task's grid (numbered from 0), to split a long
+        search in parts.
 
     Returns
     -------
-    table : str
+    chosen : list of dict
+        ``{"task", "params", "selection": {"dev_per_response", "grid"}}`` per task, the
+        best point's ``epochs`` its best dev epoch; ready for
+        :func:`irdialog.bench.write_presets`.
 
     Examples
     --------
-    >>> result = {"model": "tfidf", "rows": [{"task": 1, "split": "tst", "n": 5936,
-    ...     "per_response": 5.8, "per_dialog": 0.0, "paper_per_response": 5.6,
-    ...     "paper_per_dialog": 0.0}]}
-    >>> print(format_table(result))
-    task  split          n          tfidf (ours)           paper  diff
-    1     tst         5936             5.8 (0.0)       5.6 (0.0)  +0.2
+    Each point trains for up to hundreds of epochs, so this example is not run:
+
+    >>> from irdialog.bench import search_dialog_babi
+    >>> [entry] = search_dialog_babi("se", tasks=[1], points=[0])  # doctest: +SKIP
+    >>> sorted(entry["params"])  # doctest: +SKIP
+    ['embedding_dim', 'epochs', 'learning_rate', 'margin', 'n_negatives', 'use_history']
     """
-    model = result["model"]
-    lines = [f"{'task':<6}{'split':<9}{'n':>7}  {model + ' (ours)':>20}  {'paper':>14}  diff"]
-    for r in result["rows"]:
-        ours = f"{with_spread(r, 'per_response')} ({with_spread(r, 'per_dialog')})"
-        if r["paper_per_response"] is None:  # held-out rows, models beyond the paper
-            paper, diff = "", ""
-        else:
-            paper = f"{r['paper_per_response']:.1f} ({r['paper_per_dialog']:.1f})"
-            diff = f"{r['per_response'] - r['paper_per_response']:+.1f}"
-        lines.append(f"{r['task']:<6}{r['split']:<9}{r['n']:>7}  {ours:>20}  {paper:>14}  {diff}")
-    return "\n".join(lines)
+    tasks = _check_model_and_tasks(model, tasks)
+    spec = DIALOG_BABI_MODELS[model]
+    if not spec.selection.searchable:
+        raise ValueError(
+            f"dialog-babi model {model!r} has no grid to search; tune it with --heldout --set"
+        )
+    presets = load_presets(SUITE_NAME, "se")  # se-type starts from the se preset
+    chosen = []
+    for task in tasks:
+        train = load_dialog_babi(task, "trn", data_home=data_home)
+        dev = load_dialog_babi(task, "dev", data_home=data_home)
+        best, grid = None, []
+        for number, point in enumerate(spec.selection.grid(task, presets)):
+            if points is not None and number not in points:
+                continue
+            try:
+                dev_acc, epoch, ran = _search_point(spec, point, train, dev)
+            except FloatingPointError as err:  # a diverging point loses, the others go on
+                tqdm.write(f"task {task} #{number} {point}: {err}", nolock=not progress)
+                continue
+            grid.append({**point, "dev_per_response": round_metric(dev_acc), "epoch": epoch})
+            if progress:
+                tqdm.write(
+                    f"task {task} #{number} {point}: dev {dev_acc:.2f} at epoch {epoch}/{ran}"
+                )
+            if best is None or dev_acc > best[0]:
+                best = (dev_acc, dict(point, epochs=epoch))
+        if best is None:
+            raise ValueError(f"no point of the {model} grid of task {task} trained")
+        chosen.append(
+            {
+                "task": task,
+                "params": best[1],
+                "selection": {"dev_per_response": round_metric(best[0]), "grid": grid},
+            }
+        )
+    return chosen
+
+
+def _cells(result) -> list[dict]:
+    """``{metric: Row}`` of each (task, split) of a result, in its order."""
+    cells: list[dict] = []
+    for row in long_rows(result):
+        if not cells or row.metric in cells[-1]:  # a metric seen again: the next cell
+            cells.append({})
+        cells[-1][row.metric] = row
+    return cells
+
+
+def markdown(results) -> list[str]:
+    """The Table 2 layout: a row per task and split, per file ours (per-dialog in brackets)
+    and the paper's; ``**short**`` where ours, at the precision shown, is below it."""
+    header = ["task", "split", "n"]
+    for _name, r in results:
+        header += [f"{r['model']} (ours)", "paper"]
+    cells = [_cells(r) for _, r in results]
+    body = []
+    for i, first in enumerate(cells[0]):
+        row = first["per_response"]
+        line = [str(row.task), row.split, str(row.n)]
+        for cell in cells:
+            response, dialog = cell[i]["per_response"], cell[i]["per_dialog"]
+            ours = f"{spread(response)} ({spread(dialog)})"
+            paper = ""  # a model beyond the paper (BM25) has no paper value
+            if response.paper is not None:
+                if round(response.value, 1) < response.paper:
+                    ours += " **short**"
+                paper = f"{response.paper:.1f} ({dialog.paper:.1f})"
+            line += [ours, paper]
+        body.append(line)
+    return markdown_table(header, body)
+
+
+SUITE = Suite(
+    name=SUITE_NAME,
+    help="dialog bAbI Table 2 (11 rows)",
+    run=bench_dialog_babi,
+    models=DIALOG_BABI_MODELS,
+    table=markdown,
+    metric="per_response",
+    tasks=tuple(range(1, 7)),
+    heldout="score dev instead of test; the test files are not loaded",
+    overrides="override a hyper-parameter of the presets or grid (repeatable; for tuning)",
+    search=search_dialog_babi,
+    search_notes=lambda model: SE_SEARCH_NOTES,
+    train=train_dialog_babi,
+    plot_label=lambda row: f"T{row.task}" + ("\nOOV" if row.split == "tst-OOV" else ""),
+    metric_names={
+        "per_response": "per-response accuracy (%)",
+        "per_dialog": "per-dialog accuracy (%)",
+    },
+    full_scale=True,
+)

@@ -49,22 +49,6 @@ def round_metric(value):
     return round(float(value), DECIMALS)
 
 
-def with_spread(row: dict, key: str, digits: int = 1) -> str:
-    """``row[key]`` as text and, over several seeds, ``±`` its standard deviation.
-
-    Examples
-    --------
-    >>> from irdialog.bench._harness import with_spread
-    >>> with_spread({"accuracy": 65.0, "accuracy_std": 7.07}, "accuracy")
-    '65.0±7.1'
-    >>> with_spread({"n": 3}, "n")
-    '3'
-    """
-    value, std = row[key], row.get(f"{key}_std")
-    shown = str(value) if isinstance(value, int) else f"{value:.{digits}f}"
-    return shown + ("" if std is None else f"±{std:.{digits}f}")
-
-
 def _merge(records: list[dict]) -> dict:
     """One row (or summary) from the same row of each seed's run."""
     first = records[0]

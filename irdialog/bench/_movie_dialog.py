@@ -23,13 +23,11 @@ Run (from the repository root)::
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import GroupShuffleSplit, ParameterGrid
+from sklearn.model_selection import GroupShuffleSplit
 from tqdm.auto import tqdm
 
 from ..datasets import load_movie_dialog, load_movie_entities, load_movie_kb
@@ -40,7 +38,9 @@ from ..metrics import gold_ranks
 from ..text import tokenize
 from ._harness import reseed
 from ._paper import paper_table
+from ._suite import ModelSpec, Selection, Suite, markdown_table, number, positive_int, spread
 
+SUITE_NAME = "movie-dialog"
 # The column of Table 6 (movie_dialog_table6.csv) of each task's metric.
 TABLE6_COLUMN = {1: "qa_hits1", 2: "recs_hits100", 3: "qarecs_hits10"}
 TASK_METRIC = {1: ("hits@1", 1), 2: ("hits@100", 100), 3: ("hits@10", 10)}
@@ -55,17 +55,6 @@ PROTOCOL = (
     "fitted on the other 80%; the chosen point refitted on all of dev and scored on test. "
     "Candidates: the 72,005 distinct entities of entities.txt; ties counted pessimistically."
 )
-
-
-@dataclass
-class MovieModelSpec:
-    """How the suite builds a model: a factory of (entity candidates, data home, params), the
-    grid searched on the held-out dev dialogs for each task it applies to, a protocol note."""
-
-    paper_column: str
-    build: Callable[..., object]
-    grids: dict[int, dict | list]
-    note: str = ""
 
 
 def _svd(candidates, data_home, **params):
@@ -189,20 +178,26 @@ def _response_positions(groups) -> np.ndarray:
     return pos
 
 
-MOVIE_DIALOG_MODELS: dict[str, MovieModelSpec] = {
-    "svd": MovieModelSpec(
+def _heldout(grids):
+    return Selection.heldout(grids, fraction=HELDOUT_FRACTION, seed=SPLIT_SEED)
+
+
+MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
+    "svd": ModelSpec(
         "svd",
         _svd,
-        {
-            2: [
-                {"popularity_exponent": [0.0], "max_item_frequency": [1.0, 0.1]},
-                {
-                    "popularity_exponent": [0.5],
-                    "shrinkage": [0.0, 5.0, 20.0],
-                    "max_item_frequency": [1.0, 0.1],
-                },
-            ]
-        },
+        _heldout(
+            {
+                2: [
+                    {"popularity_exponent": [0.0], "max_item_frequency": [1.0, 0.1]},
+                    {
+                        "popularity_exponent": [0.5],
+                        "shrinkage": [0.0, 5.0, 20.0],
+                        "max_item_frequency": [1.0, 0.1],
+                    },
+                ]
+            }
+        ),
         note=(
             "SVD: users = dev dialogs (entities of the request + the answer), items = "
             "entities; n_components fixed at the paper's d=50 (appendix B), because dev "
@@ -211,10 +206,10 @@ MOVIE_DIALOG_MODELS: dict[str, MovieModelSpec] = {
             "column weighting and frequent-entity cut chosen on the held-out dialogs."
         ),
     ),
-    "se": MovieModelSpec(
+    "se": ModelSpec(
         "supervised_embeddings",
         _se,
-        _SE_TASK_GRIDS,
+        _heldout(_SE_TASK_GRIDS),
         note=(
             "Supervised embeddings over entity symbols (EntityParser, words under 5 dev "
             "occurrences dropped); input = the whole dialog (history + query); one training "
@@ -224,10 +219,10 @@ MOVIE_DIALOG_MODELS: dict[str, MovieModelSpec] = {
             "chosen on the held-out dialogs."
         ),
     ),
-    "lstm": MovieModelSpec(
+    "lstm": ModelSpec(
         "lstm",
         _lstm,
-        _LSTM_TASK_GRIDS,
+        _heldout(_LSTM_TASK_GRIDS),
         note=(
             "LSTM reader (RecurrentReader) over entity symbols: it reads the whole dialog "
             "(history, the word <query>, the query; the last 200 words), 50 hidden units and "
@@ -235,10 +230,10 @@ MOVIE_DIALOG_MODELS: dict[str, MovieModelSpec] = {
             "the learning rate chosen on the held-out dialogs. No knowledge base."
         ),
     ),
-    "memn2n": MovieModelSpec(
+    "memn2n": ModelSpec(
         "memn2n",
         _memn2n,
-        _MEMN2N_TASK_GRIDS,
+        _heldout(_MEMN2N_TASK_GRIDS),
         note=(
             "MemN2N over entity symbols, 50 dimensions, adjacent tying (the candidate "
             "embedding is the memory output embedding, so an entity read in memory scores as a "
@@ -300,14 +295,14 @@ def bench_movie_dialog(
             f"unknown movie-dialog model {model!r}; choose from {sorted(MOVIE_DIALOG_MODELS)}"
         )
     spec = MOVIE_DIALOG_MODELS[model]
-    if task not in spec.grids:
+    if task not in spec.selection.tasks():
         raise ValueError(
-            f"model {model!r} applies to Movie Dialog tasks {sorted(spec.grids)}, not {task}"
+            f"model {model!r} applies to Movie Dialog tasks {spec.selection.tasks()}, not {task}"
         )
     metric, k = TASK_METRIC[task]
     start = time.perf_counter()
     candidates = entity_candidates(data_home)
-    points = list(ParameterGrid(spec.grids[task]))
+    points = spec.selection.points(SUITE_NAME, task)
 
     def build(point):
         return reseed(spec.build(candidates, data_home, **point), seed)
@@ -348,7 +343,7 @@ def bench_movie_dialog(
     bar.close()
 
     table6 = {r["method"]: r for r in paper_table("movie_dialog_table6.csv")}
-    cell = table6.get(spec.paper_column, {}).get(TABLE6_COLUMN[task], "")
+    cell = table6.get(spec.paper, {}).get(TABLE6_COLUMN[task], "")
     paper = float(cell) if cell else None
     hit = ranks <= k
     rows = [
@@ -377,7 +372,7 @@ def bench_movie_dialog(
                 }
             )
     return {
-        "suite": "movie-dialog",
+        "suite": SUITE_NAME,
         "model": model,
         "options": {"task": task, **({"sweep": sweep} if sweep else {})},
         "chosen": [
@@ -398,3 +393,58 @@ def bench_movie_dialog(
         f"{test_missing} of {len(test.X)}.",
         "seconds": time.perf_counter() - start,
     }
+
+
+def markdown(results) -> list[str]:
+    """A row per file and figure: the test figure, the paper's, the held-out dev score of
+    the chosen point and the run's time."""
+    header = ["model", "task", "metric", "test (ours)", "paper", "held-out dev", "time (s)"]
+    body = []
+    for _name, r in results:
+        entry = r["runs"][0]["chosen"][0]["selection"]
+        held = next((f"{v}" for k, v in entry.items() if k.startswith("heldout_hits")), "")
+        for row in SUITE.rows(r):
+            whole = "," not in row.split  # the task's figure, not one response position's
+            part = row.split.partition(", ")[2]
+            body.append(
+                [
+                    r["model"],
+                    f"{row.task}" + (f", {part}" if part else ""),
+                    row.metric,
+                    spread(row, 2),
+                    number(row.paper),
+                    held if whole else "",
+                    f"{r['seconds']:.0f}" if whole else "",
+                ]
+            )
+    return markdown_table(header, body)
+
+
+def _arguments(parser) -> None:
+    parser.add_argument(
+        "--sweep-n-components",
+        type=positive_int,
+        nargs="*",
+        default=None,
+        metavar="N",
+        help="diagnostics only: held-out score of the chosen point at these n_components",
+    )
+
+
+SUITE = Suite(
+    name=SUITE_NAME,
+    help="Movie Dialog Table 6 (dev-as-train protocol)",
+    run=bench_movie_dialog,
+    models=MOVIE_DIALOG_MODELS,
+    table=markdown,
+    tasks=(1, 2, 3),
+    one_task=True,
+    arguments=_arguments,
+    options=lambda args: {
+        "sweep": {"n_components": args.sweep_n_components} if args.sweep_n_components else None
+    },
+    plot_label=lambda row: (
+        f"task {row.task}\n{row.metric}"
+        + ("" if "," not in row.split else f"\nresp. {row.split.rsplit(' ', 1)[1]}")
+    ),
+)

@@ -8,10 +8,11 @@ The Markdown file marks each generated block with the result files it shows::
 
 and :func:`update_markdown` rewrites every block from ``<results>/<name>.json``, so the
 text and the JSON cannot disagree (``irdialog bench report --check`` fails when they do).
-A block's files are of one suite; its table has the layout of that suite's paper table,
-with the paper's value next to ours and, over several seeds, ours as mean ± standard
-deviation. Under each table come the seeds, times and chosen hyper-parameters of each file
-and the code and library versions that produced it.
+A block's files are of one suite; its table is the one the suite declares (``Suite.table``,
+the layout of its paper table, read from the results' long rows), with the paper's value
+next to ours and, over several seeds, ours as mean ± standard deviation. Under each table
+come the seeds, times and chosen hyper-parameters of each file and the code and library
+versions that produced it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import re
 from pathlib import Path
 
+from ._registry import SUITES
 from ._speed_tables import SPEED_TABLES
 from ._summary import update_summaries
 
@@ -33,23 +35,6 @@ def _load(results: Path, name: str) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"BENCHMARKS.md names result {name!r}, but {path} does not exist")
     return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _num(value, digits=1) -> str:
-    if value is None:
-        return ""
-    return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
-
-
-def _cell(row: dict, key: str, digits: int = 1) -> str:
-    """Ours, with ± the standard deviation over seeds when there are several."""
-    std = row.get(f"{key}_std")
-    return _num(row[key], digits) + ("" if std is None else f" ± {std:.{digits}f}")
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(r) + " |" for r in rows]
 
 
 def _seeds(result: dict) -> str:
@@ -138,117 +123,6 @@ def _produced_by(results: list[tuple[str, dict]]) -> list[str]:
     return lines
 
 
-def _dialog_babi(results):
-    header = ["task", "split", "n"]
-    for _name, r in results:
-        header += [f"{r['model']} (ours)", "paper"]
-    body = []
-    for i, row in enumerate(results[0][1]["rows"]):
-        line = [str(row["task"]), row["split"], str(row["n"])]
-        for _, r in results:
-            cell = r["rows"][i]
-            ours = f"{_cell(cell, 'per_response')} ({_cell(cell, 'per_dialog')})"
-            paper = ""  # a model beyond the paper (BM25) has no paper value
-            if cell["paper_per_response"] is not None:
-                if round(cell["per_response"], 1) < cell["paper_per_response"]:
-                    ours += " **short**"
-                paper = f"{cell['paper_per_response']:.1f} ({cell['paper_per_dialog']:.1f})"
-            line += [ours, paper]
-        body.append(line)
-    return _table(header, body)
-
-
-def _qa_label(r: dict) -> str:
-    opts = r["options"]
-    label = r["model"] + (" joint" if opts["joint"] else "")
-    return label + ("" if opts["lang"] == "en" else f" {opts['lang']}")
-
-
-def _babi_qa(results):
-    header = ["task"]
-    extras = {}
-    for name, r in results:
-        keys = [k for k in r["rows"][0] if k not in ("task", "n", "accuracy", "paper")]
-        extras[name] = [k for k in keys if not k.endswith(("_std", "_by_seed"))]
-        header += [f"{_qa_label(r)} (ours)"] + [f"{k.replace('_', ' ')}" for k in extras[name]]
-        header.append("paper")
-    body = []
-    for i, row in enumerate(results[0][1]["rows"]):
-        line = [str(row["task"])]
-        for name, r in results:
-            cell = r["rows"][i]
-            line += [_cell(cell, "accuracy")] + [_cell(cell, k) for k in extras[name]]
-            line.append(_num(cell.get("paper"), 0) if cell.get("paper") is not None else "")
-        body.append(line)
-    mean, failed = ["**mean**"], ["**failed (under 95%)**"]
-    for name, r in results:
-        s = r["summary"]
-        mean.append(f"**{_cell(s, 'mean_accuracy')}**")
-        failed.append(f"**{_cell(s, 'failed')}**")
-        for k in extras[name]:
-            values = [row[k] for row in r["rows"]]
-            mean.append(f"{sum(values) / len(values):.1f}")
-            failed.append("")
-        mean.append(_num(s.get("paper_mean_accuracy")))
-        failed.append(_num(s.get("paper_failed")))
-    return _table(header, body + [mean, failed])
-
-
-def _movie_dialog(results):
-    header = ["model", "task", "metric", "test (ours)", "paper", "held-out dev", "time (s)"]
-    body = []
-    for _name, r in results:
-        entry = r["runs"][0]["chosen"][0]["selection"]
-        held = next((f"{v}" for k, v in entry.items() if k.startswith("heldout_hits")), "")
-        for row in r["rows"]:
-            task = str(row["task"]) + (f", response {row['response']}" if "response" in row else "")
-            body.append(
-                [
-                    r["model"],
-                    task,
-                    row["metric"],
-                    _cell(row, "value", 2),
-                    _num(row["paper"]),
-                    held if "response" not in row else "",
-                    f"{r['seconds']:.0f}" if "response" not in row else "",
-                ]
-            )
-    return _table(header, body)
-
-
-def _ubuntu(results):
-    metrics = ["r1@2", "r1@10", "r2@10", "r5@10"]
-    header = ["model", "data", "split", *metrics, "paper", "peak RSS (MiB)", "time (s)"]
-    body = []
-    for _name, r in results:
-        values = {row["metric"]: row for row in r["rows"]}
-        paper = {}
-        for row in r["rows"]:
-            for source, value in (row.get("paper") or {}).items():
-                paper.setdefault(source, []).append(f"{row['metric']} {value}")
-        data = ", ".join(sorted({f["path"].split("/")[0] for f in r["provenance"]["data"]}))
-        body.append(
-            [
-                r["model"],
-                data,
-                r["options"]["split"],
-                *(_cell(values[m], "value") if m in values else "" for m in metrics),
-                "; ".join(f"{s}: {', '.join(v)}" for s, v in paper.items()),
-                f"{r['resources']['peak_rss_mib']:,.0f}",
-                f"{r['seconds']:.0f}",
-            ]
-        )
-    return _table(header, body)
-
-
-_RENDERERS = {
-    "dialog-babi": _dialog_babi,
-    "babi-qa": _babi_qa,
-    "movie-dialog": _movie_dialog,
-    "ubuntu": _ubuntu,
-}
-
-
 def render_block(names: list[str], results_dir) -> str:
     """The Markdown of one block: the table of the named result files and their notes.
 
@@ -274,7 +148,7 @@ def render_block(names: list[str], results_dir) -> str:
     suites = {r.get("suite") for _, r in results}
     if len(suites) != 1:
         raise ValueError(f"a results block shows one suite; {names} are of {sorted(suites)}")
-    lines = _RENDERERS[suites.pop()](results) + _footer(results)
+    lines = SUITES[suites.pop()].table(results) + _footer(results)
     return "\n".join(lines) + "\n"
 
 

@@ -178,6 +178,8 @@ SPEED_RATIOS = {
         ("speedup_vs_packed", "speedup_vs_padded"),
     ),
     "retrieval-speed": _retrieval_speed,
+    "speed": _per_row(lambda row: f"task {row['task']}", ("ratio", "ratio_cpu_time")),
+    "speed-memn2n": lambda r: {"fraction_of_sgemm": r["fraction_of_sgemm"]},
 }
 
 

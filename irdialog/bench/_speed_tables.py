@@ -206,10 +206,48 @@ def recurrent_speed(result: dict) -> list[str]:
     return lines
 
 
+def speed(result: dict) -> list[str]:
+    lines = [
+        "Supervised-embedding training kernel (`se_sgd_epoch`) on dialog bAbI, best epoch, next "
+        "to numpy's float32 1024 x 1024 matmul timed in turn with the epochs:",
+        "",
+        "| task | examples | d | negatives | history | examples/s | s/epoch | GFLOP/s "
+        "| matmul GFLOP/s (1 thread) | share | on CPU time |",
+        "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        s = r["settings"]
+        lines.append(
+            f"| {r['task']} | {r['n_examples']:,} | {s['embedding_dim']} | {s['n_negatives']} "
+            f"| {'yes' if s['use_history'] else 'no'} | {r['examples_per_s']:,.0f} "
+            f"| {r['s_per_epoch']:.3f} | {r['kernel_gflops']:.2f} "
+            f"| {r['matmul_gflops_1thread']:.2f} | {100 * r['ratio']:.1f}% "
+            f"| {100 * r['ratio_cpu_time']:.1f}% |"
+        )
+    return lines
+
+
+def speed_memn2n(result: dict) -> list[str]:
+    r = result
+    return [
+        f"MemN2N training, {r['blas_threads']} BLAS thread(s), next to numpy's float32 matmul "
+        "timed in turn with the fits:",
+        "",
+        "| dialog bAbI task 1 s/epoch | GFLOP/epoch | GFLOP/s | matmul GFLOP/s | share "
+        "| bAbI QA task 1 whole fit s |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {r['dialog_t1_seconds_per_epoch']:.3f} | {r['dialog_t1_gflop_per_epoch']:.2f} "
+        f"| {r['dialog_t1_gflops']:.2f} | {r['numpy_sgemm_gflops']:.2f} "
+        f"| {100 * r['fraction_of_sgemm']:.1f}% | {r['babi_t1_full_fit_seconds']:.1f} |",
+    ]
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
     "movie-memn2n-epoch": movie_memn2n_epoch,
     "compile-time": compile_time,
     "recurrent-speed": recurrent_speed,
+    "speed": speed,
+    "speed-memn2n": speed_memn2n,
 }

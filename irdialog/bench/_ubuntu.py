@@ -34,85 +34,90 @@ from ..metrics import recall_at_k
 from ..retrieval import BM25Ranker, TfidfRanker
 from ._harness import reseed
 from ._paper import paper_table
+from ._suite import ModelSpec, Selection, Suite, markdown_table, positive_int, spread
+
+SUITE_NAME = "ubuntu"
 
 # (metric, k, n): "r1@2" is 1-in-2 R@1, "r5@10" is 1-in-10 R@5.
 UBUNTU_METRICS = [("r1@2", 1, 2), ("r1@10", 1, 10), ("r2@10", 2, 10), ("r5@10", 5, 10)]
-# irdialog/data/reference/ubuntu_tables.csv, in %: Lowe et al. Table 4 (v1 corpus) and Dodge et
-# al. Table 7 (v2; their "IR" was run by Lowe et al.; hits@1 of 10 only).
-# The rows of ubuntu_tables.csv (source, method) each model is compared with.
-PAPER_ROWS = {
-    "tfidf": [("lowe2015_v1", "tfidf"), ("dodge2016_v2", "ir")],
-    "memn2n": [("dodge2016_v2", "memn2n_1hop")],
-    "lstm-dual": [("lowe2015_v1", "lstm"), ("dodge2016_v2", "lstm")],
-    "rnn-dual": [("lowe2015_v1", "rnn"), ("dodge2016_v2", "rnn")],
-}
+# A model's ``paper``: the rows (source, method) of irdialog/data/reference/ubuntu_tables.csv
+# it is compared with, in %: Lowe et al. Table 4 (v1 corpus) and Dodge et al. Table 7 (v2;
+# their "IR" was run by Lowe et al.; hits@1 of 10 only).
 
 
-def _paper(model: str) -> dict:
-    """{source: {metric: value}} of the test rows of the papers for this model."""
+def _paper(paper_rows) -> dict:
+    """{source: {metric: value}} of the test rows of the papers for these rows."""
     rows = {(r["source"], r["method"], r["split"]): r for r in paper_table("ubuntu_tables.csv")}
     out = {}
-    for source, method in PAPER_ROWS.get(model, []):
+    for source, method in paper_rows or []:
         row = rows[(source, method, "test")]
         cells = {m: row[m.replace("@", "_of_")] for m, _, _ in UBUNTU_METRICS}
         out[source] = {m: float(v) for m, v in cells.items() if v}
     return out
 
 
-# Models, their fixed parameters (no search: the sample has no room for one) and the
-# training rows they learn from: TF-IDF takes its statistics from every context and
-# response; the embedding models learn from the rows labelled 1 (context, true response),
-# and their candidates are those responses. MemN2N keeps the paper's learning rate and
-# hops (appendix B: 0.001, 1 hop) with 32 dimensions instead of 256 for time.
-UBUNTU_MODELS = {
-    "tfidf": (TfidfRanker, {"use_history": True}, "all"),
+# How a model's fixed parameters were chosen, where it is not the papers' setting: the
+# protocol note of its rows and the "search" of its ``chosen``.
+_NO_SEARCH = "no hyper-parameter search (use_history=True, as Lowe et al. match the whole context)"
+_BM25_CHOICE = (
+    "use_history, k1 and b chosen on the valid split of ubuntu-sample before test was "
+    "scored (grid use_history True/False x k1 0.5/1.2/2.0 x b 0.25/0.75/1.0, method "
+    "lucene; the highest R@1 of 10, ties to the higher R@2 of 10, R@5 of 10, R1@2 in "
+    "turn, then the first point in that order), and used unchanged on every corpus"
+)
+
+
+def _model(estimator, params, paper=None, rows="positive", note=None):
+    """An Ubuntu model: ``params`` fixed (no search: the sample has no room for one);
+    ``rows``: what it learns from, every context and response ("all") or the rows labelled
+    1 ("positive"), whose responses are then its candidates."""
+    return ModelSpec(paper, estimator, Selection.fixed(params, note), extra={"rows": rows})
+
+
+# TF-IDF takes its statistics from every context and response; the embedding models learn
+# from the rows labelled 1. MemN2N keeps the paper's learning rate and hops (appendix B:
+# 0.001, 1 hop) with 32 dimensions instead of 256 for time.
+UBUNTU_MODELS: dict[str, ModelSpec] = {
+    "tfidf": _model(
+        TfidfRanker, {"use_history": True}, [("lowe2015_v1", "tfidf"), ("dodge2016_v2", "ir")],
+        rows="all",
+    ),
     # Beyond the papers: Okapi BM25 (Lucene's, bm25s's default), its statistics streamed
     # from every response of the training file (fit_chunks). Its parameters are the best
-    # of 18 points on the sample's valid split (UBUNTU_CHOICES; R@1 of 10 32.0, next 30.0
-    # at k1=1.2), fixed before test was scored.
-    "bm25": (BM25Ranker, {"method": "lucene", "use_history": True, "k1": 2.0, "b": 1.0}, "all"),
-    "se": (
+    # of 18 points on the sample's valid split (R@1 of 10 32.0, next 30.0 at k1=1.2), fixed
+    # before test was scored.
+    "bm25": _model(
+        BM25Ranker, {"method": "lucene", "use_history": True, "k1": 2.0, "b": 1.0},
+        rows="all", note=_BM25_CHOICE,
+    ),
+    "se": _model(
         SupervisedEmbeddingRanker,
         {"use_history": True, "normalize_input": True, "learning_rate": 0.1, "margin": 0.1,
          "epochs": 20, "random_state": 0},
-        "positive",
     ),
-    "memn2n": (
+    "memn2n": _model(
         MemN2NRanker,
         {"hops": 1, "embedding_dim": 32, "learning_rate": 0.001, "memory_size": 20,
          "position_encoding": False, "epochs": 20, "random_state": 0},
-        "positive",
+        [("dodge2016_v2", "memn2n_1hop")],
     ),
     # Lowe et al. (sections 4.2-4.3): one encoder for context and response, sigma(c^T M r
     # + b), negatives sampled 1:1, Adam, clipping at 10; 100-dimensional embeddings learnt
     # from scratch (theirs: GloVe-initialised, 300). The LSTM has 200 units; the RNN 50,
     # with their orthogonal W_h and W_x in +-0.01, "critical for training the RNNs".
-    "lstm-dual": (
+    "lstm-dual": _model(
         DualEncoderRanker,
         {"cell": "lstm", "hidden_size": 200, "embedding_dim": 100, "max_length": 160,
          "learning_rate": 0.001, "epochs": 10, "random_state": 0},
-        "positive",
+        [("lowe2015_v1", "lstm"), ("dodge2016_v2", "lstm")],
     ),
-    "rnn-dual": (
+    "rnn-dual": _model(
         DualEncoderRanker,
         {"cell": "rnn", "hidden_size": 50, "weight_init": "orthogonal", "embedding_dim": 100,
          "max_length": 160, "learning_rate": 0.001, "epochs": 10, "random_state": 0},
-        "positive",
+        [("lowe2015_v1", "rnn"), ("dodge2016_v2", "rnn")],
     ),
 }  # fmt: skip
-
-
-# How a model's fixed parameters were chosen, where it is not the papers' setting: the
-# protocol note of its rows and the "search" of its ``chosen``.
-_NO_SEARCH = "no hyper-parameter search (use_history=True, as Lowe et al. match the whole context)"
-UBUNTU_CHOICES = {
-    "bm25": (
-        "use_history, k1 and b chosen on the valid split of ubuntu-sample before test was "
-        "scored (grid use_history True/False x k1 0.5/1.2/2.0 x b 0.25/0.75/1.0, method "
-        "lucene; the highest R@1 of 10, ties to the higher R@2 of 10, R@5 of 10, R1@2 in "
-        "turn, then the first point in that order), and used unchanged on every corpus"
-    ),
-}
 
 
 def _positive_rows(chunks):
@@ -202,7 +207,9 @@ def bench_ubuntu(
     """
     if model not in UBUNTU_MODELS:
         raise ValueError(f"unknown ubuntu model {model!r}; choose from {sorted(UBUNTU_MODELS)}")
-    build, params, rows_used = UBUNTU_MODELS[model]
+    spec = UBUNTU_MODELS[model]
+    build, rows_used = spec.build, spec.extra["rows"]
+    [params] = spec.selection.points(SUITE_NAME)
     if overrides:
         known = build().get_params()
         unknown = sorted(set(overrides) - set(known))
@@ -264,7 +271,7 @@ def bench_ubuntu(
     )
     eval_seconds = time.perf_counter() - t0
 
-    papers = _paper(model)
+    papers = _paper(spec.paper)
     rows = [
         {
             "task": "ubuntu",
@@ -278,10 +285,10 @@ def bench_ubuntu(
         if scores.shape[1] >= n
     ]
     return {
-        "suite": "ubuntu",
+        "suite": SUITE_NAME,
         "model": model,
         "options": {"split": split, "chunksize": chunksize, "overrides": dict(overrides or {})},
-        "chosen": [{"params": dict(params), "selection": {"search": UBUNTU_CHOICES.get(model)}}],
+        "chosen": [{"params": dict(params), "selection": spec.selection.record(SUITE_NAME)}],
         "rows": rows,
         "protocol": (
             f"{type(ranker).__name__} fitted on {learned}, "
@@ -291,7 +298,7 @@ def bench_ubuntu(
                 else "held in memory (fit); "
             )
             + f"{split} rows from {eval_path} scored with rank_candidates, ground truth in "
-            f"column 0, ties counted against the model; {UBUNTU_CHOICES.get(model, _NO_SEARCH)}."
+            f"column 0, ties counted against the model; {spec.selection.note or _NO_SEARCH}."
         ),
         "seconds": time.perf_counter() - start,
         "resources": {
@@ -312,3 +319,56 @@ def bench_ubuntu(
             "peak_rss_mib": round(peak_rss_mib(), 1),
         },
     }
+
+
+UBUNTU_METRIC_NAMES = [metric for metric, _, _ in UBUNTU_METRICS]
+
+
+def markdown(results) -> list[str]:
+    """A row per file: the data read, the split, R@k, the papers' figures, peak memory and
+    time."""
+    header = ["model", "data", "split", *UBUNTU_METRIC_NAMES, "paper", "peak RSS (MiB)",
+              "time (s)"]  # fmt: skip
+    body = []
+    for _name, r in results:
+        rows = SUITE.rows(r)
+        values = {row.metric: row for row in rows}
+        paper = {}
+        for row in rows:
+            for source, value in (row.paper or {}).items():
+                paper.setdefault(source, []).append(f"{row.metric} {value}")
+        data = ", ".join(sorted({f["path"].split("/")[0] for f in r["provenance"]["data"]}))
+        body.append(
+            [
+                r["model"],
+                data,
+                r["options"]["split"],
+                *(spread(values[m]) if m in values else "" for m in UBUNTU_METRIC_NAMES),
+                "; ".join(f"{s}: {', '.join(v)}" for s, v in paper.items()),
+                f"{r['resources']['peak_rss_mib']:,.0f}",
+                f"{r['seconds']:.0f}",
+            ]
+        )
+    return markdown_table(header, body)
+
+
+def _arguments(parser) -> None:
+    parser.add_argument(
+        "--chunksize", type=positive_int, default=10_000, help="training rows per chunk"
+    )
+    parser.add_argument(
+        "--split", choices=("test", "valid"), default="test", help="the split scored"
+    )
+
+
+SUITE = Suite(
+    name=SUITE_NAME,
+    help="Ubuntu next-utterance ranking, R@k of 2 and of 10",
+    run=bench_ubuntu,
+    models=UBUNTU_MODELS,
+    table=markdown,
+    overrides="override a hyper-parameter of the model's preset (repeatable), e.g. epochs=1",
+    arguments=_arguments,
+    options=lambda args: {"chunksize": args.chunksize, "split": args.split},
+    plot_label=lambda row: row.metric + ("" if row.split == "test" else f"\n{row.split}"),
+)

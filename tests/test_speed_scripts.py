@@ -1,0 +1,34 @@
+"""The speed scripts of benchmarks/: one result writer with provenance, and references
+timed in turn with the work they are compared with."""
+
+import json
+
+from benchmarks import alternate, finish_speed_result
+from irdialog.bench._speed_tables import SPEED_TABLES
+
+
+def test_alternate_takes_turns_and_times_every_call():
+    calls = []
+    work = {name: (lambda name=name: calls.append(name) or name) for name in "abc"}
+    wall, cpu, last = alternate(work, 3, warm_up=True)
+    assert calls == list("abc") * 4  # the warm-up round, then three timed rounds
+    assert {k: len(v) for k, v in wall.items()} == {k: len(v) for k, v in cpu.items()} == {
+        "a": 3, "b": 3, "c": 3,
+    }  # fmt: skip
+    assert last == {"a": "a", "b": "b", "c": "c"}
+    assert all(t >= 0.0 for times in wall.values() for t in times)
+
+
+def test_a_speed_run_writes_its_table_and_provenance(tmp_path, monkeypatch, capsys):
+    from benchmarks import speed
+
+    monkeypatch.delenv("IRDIALOG_DATA", raising=False)
+    row = speed.bench_supervised_embedding(1, epochs=2, embedding_dim=8, n_negatives=10)
+    assert len(row["s_per_epoch_all"]) == 2 and row["ratio"] > 0
+    out = tmp_path / "speed" / "speed.json"
+    result = finish_speed_result("speed", {"rows": [row]}, argv=["--output", str(out)],
+                                 seeds=[0], output=out)  # fmt: skip
+    assert json.loads(out.read_text()) == json.loads(json.dumps(result))
+    assert result["provenance"]["command"] == f"python -m benchmarks.speed --output {out}"
+    table = capsys.readouterr().out.splitlines()
+    assert table == SPEED_TABLES["speed"](result) and table[-1].startswith("| 1 | ")
