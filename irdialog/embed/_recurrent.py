@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..text import Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
+from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
 from ._training import run_epochs, training_session, validation_split
 
@@ -45,6 +45,7 @@ _COMMON_CONSTRAINTS = {
     "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
     "max_length": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "drop_punctuation": ["boolean"],
+    "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
     "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
     "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
     "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -118,7 +119,7 @@ class _RecurrentBase(RankerMixin, BaseEstimator):
 
     def _analyzer(self) -> Analyzer:
         """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
-        return Analyzer(drop_punctuation=self.drop_punctuation)
+        return Analyzer(tokenizer=self.tokenizer, drop_punctuation=self.drop_punctuation)
 
     def _max_len(self) -> int:
         return 0 if self.max_length is None else int(self.max_length)
@@ -255,6 +256,11 @@ class RecurrentReader(_RecurrentBase):
         Read only the last ``max_length`` tokens of a context (None: all).
     drop_punctuation : bool, default=True
         Drop tokens made only of punctuation, as :class:`~irdialog.embed.MemN2NRanker`.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
+        the words and punctuation of a script that separates words by spaces; ``"char"``,
+        characters (white space dropped), for scripts that do not (Chinese, Japanese,
+        Thai); or a callable from str to a list of str.
     learning_rate : float, default=0.005
         Adam's step size (on the loss summed over a mini-batch).
     epochs : int, default=50
@@ -339,6 +345,7 @@ class RecurrentReader(_RecurrentBase):
         embedding_dim=50,
         max_length=None,
         drop_punctuation=True,
+        tokenizer="word",
         learning_rate=0.005,
         epochs=50,
         batch_size=32,
@@ -358,6 +365,7 @@ class RecurrentReader(_RecurrentBase):
         self.embedding_dim = embedding_dim
         self.max_length = max_length
         self.drop_punctuation = drop_punctuation
+        self.tokenizer = tokenizer
         self.learning_rate = learning_rate
         self.epochs = epochs
         self.batch_size = batch_size
@@ -505,6 +513,11 @@ class DualEncoderRanker(_RecurrentBase):
         Read only the last ``max_length`` tokens of a context or response (Lowe et al.
         truncate contexts to 160 words).
     drop_punctuation : bool, default=True
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
+        the words and punctuation of a script that separates words by spaces; ``"char"``,
+        characters (white space dropped), for scripts that do not (Chinese, Japanese,
+        Thai); or a callable from str to a list of str.
     n_negatives : int, default=1
         Random negatives per positive pair and epoch (without ``labels``).
     learning_rate : float, default=0.001
@@ -572,6 +585,7 @@ class DualEncoderRanker(_RecurrentBase):
         embedding_dim=100,
         max_length=160,
         drop_punctuation=True,
+        tokenizer="word",
         n_negatives=1,
         learning_rate=0.001,
         epochs=10,
@@ -591,6 +605,7 @@ class DualEncoderRanker(_RecurrentBase):
         self.embedding_dim = embedding_dim
         self.max_length = max_length
         self.drop_punctuation = drop_punctuation
+        self.tokenizer = tokenizer
         self.n_negatives = n_negatives
         self.learning_rate = learning_rate
         self.epochs = epochs

@@ -25,6 +25,7 @@ from .._threads import n_threads
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import (
+    TOKENIZERS,
     Analyzer,
     EncodedContexts,
     LabelIndex,
@@ -123,6 +124,12 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
     ngram_range : tuple (min_n, max_n), default=(1, 1)
         The n-grams that make the bags; ``(1, 2)`` adds bigrams as in Table 10. N-grams
         never span two utterances.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
+        the words and punctuation of a script that separates words by spaces; ``"char"``,
+        characters (white space dropped), for scripts that do not (Chinese, Japanese,
+        Thai), with ``ngram_range`` for character n-grams; or a callable from str to a
+        list of str.
     match_type : {"match", "type"} or None, default=None
         Match-type features, see above. None: none, even if the contexts are annotated.
     kb : dict of str to str or None, default=None
@@ -236,6 +243,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         "use_history": ["boolean"],
         "normalize_input": ["boolean"],
         "ngram_range": [tuple],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "match_type": [StrOptions({"match", "type"}), None],
         "kb": [dict, None],
         "optimizer": [StrOptions({"sgd", "adagrad"})],
@@ -266,6 +274,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         use_history=True,
         normalize_input=False,
         ngram_range=(1, 1),
+        tokenizer="word",
         match_type=None,
         kb=None,
         optimizer="sgd",
@@ -287,6 +296,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         self.use_history = use_history
         self.normalize_input = normalize_input
         self.ngram_range = ngram_range
+        self.tokenizer = tokenizer
         self.match_type = match_type
         self.kb = kb
         self.optimizer = optimizer
@@ -311,7 +321,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
     def _analyzer(self) -> Analyzer:
         """A fresh analyzer: one per fit or scoring call, so each text is tokenised once.
         Its words are the n-grams of ``ngram_range``, never across two utterances."""
-        return Analyzer(ngram_range=self.ngram_range)
+        return Analyzer(tokenizer=self.tokenizer, ngram_range=self.ngram_range)
 
     def _kb_types(self, text: str, analyzer: Analyzer) -> list[str]:
         # Types of the kb entities among the (unigram) words of a text, in type order.
