@@ -1,6 +1,6 @@
 """Write a copy of dialog bAbI task 1 written without spaces, as Chinese or Thai are written.
 
-Every utterance of task 1's trn, dev and tst files and of the candidate file loses its
+Every utterance of task 1's trn, dev, tst and tst-OOV files and of the candidate file loses its
 spaces ("can you book a table" -> "canyoubookatable"); the format markers stay as they are
 (the line number and the space after it, the tab between the user and the bot utterance,
 blank lines between dialogs), so ``load_dialog_babi(1, split, data_home=OUT)`` reads the
@@ -23,7 +23,8 @@ from pathlib import Path
 
 from irdialog.datasets import get_data_home
 
-TASK1 = [f"dialog-babi-task1-API-calls-{split}.txt" for split in ("trn", "dev", "tst")]
+SPLITS = ("trn", "dev", "tst", "tst-OOV")
+TASK1 = [f"dialog-babi-task1-API-calls-{split}.txt" for split in SPLITS]
 CANDIDATES = "dialog-babi-candidates.txt"
 KB = "dialog-babi-kb-all.txt"
 

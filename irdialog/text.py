@@ -413,9 +413,6 @@ class Analyzer:
         self.ngram_range = check_ngram_range(ngram_range)
         self.case_folding = case_folding
         self.lowercase = lowercase
-        self._split = _TOKEN_RE.findall if tokenizer == "word" else (
-            _CHAR_RE.findall if tokenizer == "char" else self._call_tokenizer
-        )  # fmt: skip
         self._folding = str.maketrans(dict(case_folding)) if case_folding else None
         self._tokens: dict[str, tuple[str, ...]] = {}
         self._words: dict[str, tuple[str, ...]] = {}
@@ -436,7 +433,12 @@ class Analyzer:
             if self._folding:
                 text = text.translate(self._folding)
             text = text.lower()
-        tokens = self._split(text)
+        if self.tokenizer == "word":
+            tokens = _TOKEN_RE.findall(text)
+        elif self.tokenizer == "char":
+            tokens = _CHAR_RE.findall(text)
+        else:
+            tokens = self._call_tokenizer(text)
         if self.drop_punctuation:
             tokens = [t for t in tokens if not is_punctuation(t)]
         if self.stop_words:

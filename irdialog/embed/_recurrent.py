@@ -26,7 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..base import RankerMixin, check_contexts, check_responses, iter_chunks, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
 from ._training import run_epochs, training_session, validation_split
@@ -58,20 +58,6 @@ _COMMON_CONSTRAINTS = {
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
-
-
-def _read_chunk(k, chunk):
-    if hasattr(chunk, "X"):
-        X, y = chunk.X, chunk.y
-    elif isinstance(chunk, tuple | list) and len(chunk) == 2:
-        X, y = chunk
-    else:
-        raise TypeError(
-            f"chunk {k} must have attributes X and y or be an (X, y) pair, got "
-            f"{type(chunk).__name__}."
-        )
-    X = check_contexts(X)
-    return X, check_responses(y, len(X))
 
 
 def _orthogonal(rng, n):
@@ -688,8 +674,7 @@ class DualEncoderRanker(_RecurrentBase):
         table = LabelIndex()
         parts, lengths, codes = [], [], []
         response_ids: dict[int, list[int]] = {}
-        for k, chunk in enumerate(chunks):
-            X, y = _read_chunk(k, chunk)
+        for X, y in iter_chunks(chunks):
             analyzer = self._analyzer()
             indptr, ids = self._context_sequences(X, analyzer, words, unknown="add")
             lengths.append(np.diff(indptr))

@@ -22,7 +22,13 @@ from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..base import (
+    RankerMixin,
+    check_contexts,
+    check_responses,
+    iter_chunks,
+    resolve_candidates,
+)
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import (
     TOKENIZERS,
@@ -683,18 +689,7 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         words: dict[str, int] = {}  # word -> provisional id, in order of first sight
         response_tokens: dict[int, list[str]] = {}  # of the responses seen so far
         parts, lengths, gold = [], [], []
-        for k, chunk in enumerate(chunks):
-            if hasattr(chunk, "X"):
-                X, y = chunk.X, chunk.y
-            elif isinstance(chunk, tuple | list) and len(chunk) == 2:
-                X, y = chunk
-            else:
-                raise TypeError(
-                    f"chunk {k} must have attributes X and y or be an (X, y) pair, got "
-                    f"{type(chunk).__name__}."
-                )
-            X = check_contexts(X)
-            y = check_responses(y, len(X))
+        for X, y in iter_chunks(chunks):
             # Each distinct text of the chunk is tokenised once (a dialog's turns recur in
             # its later contexts, its responses in its later histories); only the word ids
             # and the tokens of the responses outlive the chunk.

@@ -421,8 +421,6 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         self._entity_types = {}
 
     def _count_chunk(self, X, y) -> None:
-        X = check_contexts(X)
-        y = check_responses(y, len(X), name="y")
         self.types_ = sorted(set(self.types_) | {t for ctx in X for _, t in ctx.entities})
         self._entity_types.update((w, t) for ctx in X for w, t in ctx.entities)
         analyzer = self._analyzer()

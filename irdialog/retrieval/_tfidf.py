@@ -330,6 +330,8 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
     # Added for corpora that do not fit in memory (Ubuntu: 1M training rows, ~100M words).
     # Only the document frequencies are kept between chunks; fit above is unchanged.
 
+    _y_required = False  # partial_fit(X) counts the contexts alone
+
     def _reset_stream(self):
         from collections import Counter
 
@@ -340,9 +342,6 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
     def _count_chunk(self, X, y) -> None:
         from itertools import chain
 
-        X = check_contexts(X)
-        if y is not None:
-            y = check_responses(y, len(X))
         types = sorted(set(self.types_) | {t for ctx in X for _, t in ctx.entities})
         analyzer = self._analyzer()
         docs = [_input_tokens(ctx, analyzer, self.use_history, types) for ctx in X]
