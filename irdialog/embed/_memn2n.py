@@ -128,11 +128,9 @@ class MemN2NRanker(RankerMixin, BaseEstimator):
         sentence stand next to each other, where the position weights of single words
         barely tell them apart (see BENCHMARKS.md, "bAbI QA in other languages").
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai), with ``ngram_range`` for character n-grams; or a callable from str to a
-        list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     candidate_words : bool, default=False
         Give an embedding to every word of the candidates, not only to the words of the
         training contexts and responses. A candidate word never seen in training then

@@ -80,11 +80,9 @@ class MemNNQA(RankerMixin, BaseEstimator):
     ngram_range : tuple (min_n, max_n), default=(1, 1)
     nonlinear : bool, default=False
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai), with ``ngram_range`` for character n-grams; or a callable from str to a
-        list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     embedding_dim : int, default=50
     margin : float, default=1.0
     learning_rate : float, default=0.01

@@ -243,10 +243,8 @@ class RecurrentReader(_RecurrentBase):
     drop_punctuation : bool, default=True
         Drop tokens made only of punctuation, as :class:`~irdialog.embed.MemN2NRanker`.
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai); or a callable from str to a list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (for scripts without spaces), or a callable from str to a list of str.
     learning_rate : float, default=0.005
         Adam's step size (on the loss summed over a mini-batch).
     epochs : int, default=50
@@ -500,10 +498,8 @@ class DualEncoderRanker(_RecurrentBase):
         truncate contexts to 160 words).
     drop_punctuation : bool, default=True
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai); or a callable from str to a list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (for scripts without spaces), or a callable from str to a list of str.
     n_negatives : int, default=1
         Random negatives per positive pair and epoch (without ``labels``).
     learning_rate : float, default=0.001

@@ -131,11 +131,9 @@ class SupervisedEmbeddingRanker(RankerMixin, BaseEstimator):
         The n-grams that make the bags; ``(1, 2)`` adds bigrams as in Table 10. N-grams
         never span two utterances.
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai), with ``ngram_range`` for character n-grams; or a callable from str to a
-        list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     match_type : {"match", "type"} or None, default=None
         Match-type features, see above. None: none, even if the contexts are annotated.
     kb : dict of str to str or None, default=None

@@ -71,11 +71,9 @@ class NGramClassifier(RankerMixin, BaseEstimator):
     ngram_range : tuple (min_n, max_n), default=(1, 3)
         The lengths of the n-grams in the bag.
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai), with ``ngram_range`` for character n-grams; or a callable from str to a
-        list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     max_df : float in (0, 1], default=1.0
         Words occurring in a larger fraction of the distinct training sentences (story
         sentences and questions) are not matching words. 1.0: every non-punctuation word

@@ -72,11 +72,9 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
         occur in most inputs, so their IDF is low; a larger weight lets a shared entity
         type outweigh shared function words. Only used with match-type annotations.
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai), with ``ngram_range`` for character n-grams; or a callable from str to a
-        list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     ngram_range : tuple (min_n, max_n), default=(1, 1)
         The n-grams of tokens that make the words (never across two utterances).
 

@@ -136,10 +136,8 @@ class PairwiseFeaturizer(BaseEstimator):
     max_facts : {1, 2, 3}, default=3
         The number of slots of a tuple.
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai); or a callable from str to a list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (for scripts without spaces), or a callable from str to a list of str.
 
     Attributes
     ----------

@@ -77,10 +77,8 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         The words that link no facts in the search's pruning; ``"auto"``: learned from the
         supporting facts (see :class:`PairwiseFeaturizer`).
     tokenizer : {"word", "char"} or callable, default="word"
-        How a text is split into tokens (:class:`irdialog.text.Analyzer`): ``"word"``,
-        the words and punctuation of a script that separates words by spaces; ``"char"``,
-        characters (white space dropped), for scripts that do not (Chinese, Japanese,
-        Thai); or a callable from str to a list of str.
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (for scripts without spaces), or a callable from str to a list of str.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the SGD passes; a seeded fit is bit-for-bit repeatable.
     verbose : bool, default=False
