@@ -118,11 +118,10 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         titles otherwise weighs like a rare word.
     stop_words : collection of str or None, default=None
         Tokens dropped from the candidates and the inputs (after ``tokenizer``, before
-        the n-grams), as
-        scikit-learn's vectorizers and bm25s drop them. No list is built in: none is right
-        for every language, and BM25's idf already discounts the words common in the
-        candidates; a list helps when the inputs hold words the candidates rarely do
-        (question words against knowledge-base facts).
+        the n-grams), as scikit-learn's vectorizers and bm25s drop them. No list is built
+        in: none is right for every language, and BM25's idf already discounts the words
+        common in the candidates; a list helps when the inputs hold words the candidates
+        rarely do (question words against knowledge-base facts).
     type_weight : float, default=1.0
         With contexts annotated by :class:`~irdialog.features.MatchTypeFeaturizer`: the
         input gets one word per entity type it mentions, and a candidate holding an entity
