@@ -6,15 +6,13 @@
   the latest story sentence holding a word of the answer, else one sharing a word with the
   question.
 
-Both read text through :func:`irdialog.text.tokenize` and its punctuation policy
-(:func:`irdialog.text.is_punctuation`).
+Both read text through the model's :class:`irdialog.text.Analyzer` (its tokenizer and case
+folding) and the punctuation policy (:func:`irdialog.text.is_punctuation`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from .text import is_punctuation, tokenize
+from .text import Analyzer, is_punctuation
 
 
 def _split_punctuation(token: str) -> list[str]:
@@ -31,23 +29,28 @@ def _split_punctuation(token: str) -> list[str]:
     return parts
 
 
-def answer_parts(answer: str, case_folding: Mapping[str, str] | None = None) -> list[str]:
+def answer_parts(answer: str, analyzer: Analyzer | None = None) -> list[str]:
     """The words of an answer, split at punctuation too: ``"north,west"`` -> both words.
+
+    Parameters
+    ----------
+    answer : str
+    analyzer : Analyzer, default=None
+        The model's analyzer (its tokens are split); None: ``Analyzer()``.
 
     Examples
     --------
     >>> answer_parts("football,apple")
     ['football', 'apple']
     """
-    return [
-        p for tok in tokenize(answer, case_folding=case_folding) for p in _split_punctuation(tok)
-    ]
+    tokens = (analyzer or Analyzer()).tokens(answer)
+    return [p for tok in tokens for p in _split_punctuation(tok)]
 
 
-def pseudo_supporting(X, y, stopwords=()) -> list[tuple[int, ...]]:
+def pseudo_supporting(X, y, stopwords=(), analyzer=None) -> list[tuple[int, ...]]:
     """Distant supervision when no supporting facts are given: the latest history turn
     holding a word of the answer, else the latest sharing a word (not in ``stopwords``)
-    with the query, else none.
+    with the query, else none. Texts are read by ``analyzer`` (None: ``Analyzer()``).
 
     Examples
     --------
@@ -57,14 +60,15 @@ def pseudo_supporting(X, y, stopwords=()) -> list[tuple[int, ...]]:
     [(0,)]
     """
     stop = set(stopwords)
+    analyzer = analyzer or Analyzer()
     out = []
     for ctx, answer in zip(X, y):
-        parts = set(answer_parts(answer)) - stop
-        query = set(answer_parts(ctx.query)) - stop
+        parts = set(answer_parts(answer, analyzer)) - stop
+        query = set(answer_parts(ctx.query, analyzer)) - stop
         chosen: tuple[int, ...] = ()
         for keys in (parts, query):
             for pos in range(len(ctx.history) - 1, -1, -1):
-                if keys.intersection(answer_parts(ctx.history[pos].text)):
+                if keys.intersection(answer_parts(ctx.history[pos].text, analyzer)):
                     chosen = (pos,)
                     break
             if chosen:

@@ -149,6 +149,48 @@ def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.n
     return np.asarray(y, dtype=object)
 
 
+def iter_chunks(chunks, *, y_required: bool = True):
+    """The chunks of a streaming fit (``fit_chunks``, ``partial_fit``), each as a checked
+    ``(X, y)`` pair: the one chunk protocol of every streaming estimator.
+
+    Parameters
+    ----------
+    chunks : iterable
+        Each chunk an object with attributes ``X`` and ``y`` (the Bunches of
+        :func:`irdialog.datasets.iter_ubuntu`) or an ``(X, y)`` pair.
+    y_required : bool, default=True
+        Whether a chunk must have responses; when not, ``y`` may be None.
+
+    Yields
+    ------
+    X : list of Context
+    y : ndarray of str, or None
+
+    Examples
+    --------
+    >>> [(len(X), y.tolist()) for X, y in iter_chunks([(["hi", "yo"], ["hello", "hey"])])]
+    [(2, ['hello', 'hey'])]
+    >>> next(iter_chunks([["hi"]]))
+    Traceback (most recent call last):
+    ...
+    TypeError: chunk 0 must have attributes X and y or be an (X, y) pair, got list.
+    """
+    for k, chunk in enumerate(chunks):
+        if hasattr(chunk, "X"):
+            X, y = chunk.X, chunk.y
+        elif isinstance(chunk, tuple | list) and len(chunk) == 2:
+            X, y = chunk
+        else:
+            raise TypeError(
+                f"chunk {k} must have attributes X and y or be an (X, y) pair, got "
+                f"{type(chunk).__name__}."
+            )
+        X = check_contexts(X)
+        if y is not None or y_required:
+            y = check_responses(y, len(X))
+        yield X, y
+
+
 def resolve_candidates(candidates, y) -> np.ndarray:
     """The candidate set of a fit: the given candidates, or the distinct responses of y in
     order of first appearance."""

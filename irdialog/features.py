@@ -23,9 +23,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._compat import _fit_context
+from ._compat import StrOptions, _fit_context
 from .base import Context, ContextTransformerMixin, check_contexts
-from .text import context_tokens
+from .text import TOKENIZERS, Analyzer
 
 
 def type_token(entity_type: str) -> str:
@@ -63,6 +63,9 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
     use_history : bool, default=True
         Look for entities in the whole conversation (input and memory), or in the last
         utterance only.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into the tokens looked up in ``kb``
+        (:class:`irdialog.text.Analyzer`); an entity is found when it is one token.
 
     Attributes
     ----------
@@ -88,12 +91,14 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
         "kb": [dict, None],  # None: the error below, which says what kb should be
         "types": ["array-like", None],
         "use_history": ["boolean"],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
     }
 
-    def __init__(self, kb=None, *, types=None, use_history=True):
+    def __init__(self, kb=None, *, types=None, use_history=True, tokenizer="word"):
         self.kb = kb
         self.types = types
         self.use_history = use_history
+        self.tokenizer = tokenizer
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X=None, y=None):
@@ -137,9 +142,10 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
     def transform(self, X) -> list[Context]:
         check_is_fitted(self)
         kb = self.entity_types_
+        analyzer = Analyzer(tokenizer=self.tokenizer)
         out = []
         for ctx in check_contexts(X):
-            words = dict.fromkeys(context_tokens(ctx, self.use_history))  # ordered set
+            words = dict.fromkeys(analyzer.context_words(ctx, self.use_history))  # ordered set
             entities = tuple((w, kb[w]) for w in words if w in kb)
             out.append(replace(ctx, entities=entities))
         return out

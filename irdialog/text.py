@@ -2,22 +2,28 @@
 
 Every model goes through this module, as scikit-learn's vectorizers share ``_VectorizerMixin``:
 
-- :func:`tokenize` splits a text into tokens, and :class:`Analyzer` turns each distinct text
-  of a fit (or of a scoring call) into its tokens, then its n-grams, exactly once, with the one
-  punctuation policy (:func:`is_punctuation`);
+- :class:`Analyzer` turns each distinct text of a fit (or of a scoring call) into its tokens,
+  then its n-grams, exactly once, with the one punctuation policy (:func:`is_punctuation`) and
+  case folding; its tokenizer is a named one of :data:`TOKENIZERS` (:func:`tokenize`, words;
+  :func:`char_tokenize`, characters) or any callable from str to a list of str, as the
+  ``tokenizer`` parameter every text estimator takes;
 - :class:`Vocabulary` maps tokens to indices (the nil token at 0);
 - :func:`encode_contexts` turns contexts into :class:`EncodedContexts`, flat integer arrays
   with each distinct sentence encoded once, which the numba kernels read;
 - :class:`LabelIndex` (and :func:`encode_labels`) maps gold responses to candidate indices.
 
-Nothing here knows a language: words are maximal runs of non-space characters, and
-punctuation (any Unicode ``P*`` character) at the edge of a word is split off as a token of
-its own, so ``"bathroom."`` gives ``["bathroom", "."]`` while ``"i'm"``, ``"north,west"`` and
+Nothing here knows a language. The ``"word"`` tokenizer (:func:`tokenize`, every model's
+default) reads words as maximal runs of non-space characters, and punctuation (any Unicode
+``P*`` character) at the edge of a word is split off as a token of its own, so
+``"bathroom."`` gives ``["bathroom", "."]`` while ``"i'm"``, ``"north,west"`` and
 ``"resto_rome_cheap"`` stay whole. Lower-casing uses ``str.lower`` (a no-op for scripts
 without case, such as Devanagari); combining marks are never split from their letters. Where a
 text's capitals do not pair with its small letters as Unicode says (bAbI's shuffled-letters
 release permutes the two apart), :func:`learn_case_folding` learns the pairing from the words
-seen both ways, and models pass it to :func:`tokenize` as ``case_folding``.
+seen both ways, and models pass it to their :class:`Analyzer` as ``case_folding``. Scripts
+written without spaces between words (Chinese, Japanese, Thai) take the ``"char"`` tokenizer
+(:func:`char_tokenize`: each character with its combining marks, white space dropped) and
+character n-grams through ``ngram_range``, or a segmenter of their own as a callable.
 """
 
 from __future__ import annotations
@@ -29,7 +35,6 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,6 +51,15 @@ PUNCTUATION = frozenset(
     if unicodedata.category(ch).startswith("P")
 )
 _P = "".join(re.escape(c) for c in sorted(PUNCTUATION))  # as a regex character class body
+# The combining marks (Unicode M*) of the Basic Multilingual Plane: char_tokenize keeps each
+# with the character it follows (Thai vowel signs and tone marks, Devanagari matras).
+_M = "".join(
+    re.escape(ch)
+    for ch in map(chr, range(min(sys.maxunicode, 0xFFFF) + 1))
+    if unicodedata.category(ch).startswith("M")
+)
+# A character: one non-space character and the combining marks after it.
+_CHAR_RE = re.compile(rf"[^\s{_M}][{_M}]*|[{_M}]+")
 # A word: non-space, non-punctuation runs joined by inner punctuation ("i'm", "north,west");
 # otherwise a single punctuation character.
 _TOKEN_RE = re.compile(rf"[^\s{_P}]+(?:[{_P}]+[^\s{_P}]+)*|[{_P}]")
@@ -78,18 +92,66 @@ def tokenize(
     >>> tokenize("Qumit is tired.", case_folding={"Q": "s"})
     ['sumit', 'is', 'tired', '.']
     """
+    return _TOKEN_RE.findall(_fold(text, lowercase, case_folding, "tokenize"))
+
+
+def char_tokenize(
+    text: str, lowercase: bool = True, case_folding: Mapping[str, str] | None = None
+) -> list[str]:
+    """Split text into characters, white space dropped: the tokenizer of scripts written
+    without spaces between words (Chinese, Japanese, Thai), with ``ngram_range`` for
+    character n-grams.
+
+    A combining mark (Unicode ``M*``) stays with the character before it, so a Thai vowel
+    sign or a Devanagari matra is never a token of its own. Parameters as :func:`tokenize`.
+
+    Examples
+    --------
+    >>> char_tokenize("我想订 一张桌子")
+    ['我', '想', '订', '一', '张', '桌', '子']
+    >>> char_tokenize("Hi, you")
+    ['h', 'i', ',', 'y', 'o', 'u']
+    >>> char_tokenize("ที่นี่")  # two characters, each with its marks
+    ['ที่', 'นี่']
+    """
+    return _CHAR_RE.findall(_fold(text, lowercase, case_folding, "char_tokenize"))
+
+
+def _fold(text, lowercase, case_folding, caller) -> str:
     if not isinstance(text, str):
-        raise TypeError(f"tokenize expects a str, got {type(text).__name__} ({text!r:.60}).")
+        raise TypeError(f"{caller} expects a str, got {type(text).__name__} ({text!r:.60}).")
     if lowercase:
         if case_folding:
-            text = text.translate(_translation(tuple(sorted(case_folding.items()))))
+            text = text.translate(str.maketrans(dict(case_folding)))
         text = text.lower()
-    return _TOKEN_RE.findall(text)
+    return text
 
 
-@lru_cache(maxsize=64)
-def _translation(pairs: tuple[tuple[str, str], ...]) -> dict[int, str]:
-    return str.maketrans(dict(pairs))
+# The named tokenizers of the ``tokenizer`` parameter.
+TOKENIZERS: dict[str, Callable[..., list[str]]] = {"word": tokenize, "char": char_tokenize}
+
+
+def check_tokenizer(tokenizer) -> Callable[..., list[str]] | str:
+    """``tokenizer`` when it is a named tokenizer or a callable, else a ValueError naming
+    what is accepted: the check of every model with a ``tokenizer`` parameter (which also
+    lists it in ``_parameter_constraints``).
+
+    Examples
+    --------
+    >>> check_tokenizer("char")
+    'char'
+    >>> check_tokenizer("chars")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: tokenizer must be one of 'char', 'word' or a callable ..., got 'chars'.
+    """
+    if callable(tokenizer) or (isinstance(tokenizer, str) and tokenizer in TOKENIZERS):
+        return tokenizer
+    names = ", ".join(repr(n) for n in sorted(TOKENIZERS))
+    raise ValueError(
+        f"tokenizer must be one of {names} or a callable from str to a list of str, "
+        f"got {tokenizer!r:.60}."
+    )
 
 
 def learn_case_folding(texts: Iterable[str]) -> dict[str, str]:
@@ -186,29 +248,6 @@ def context_texts(X, y=()) -> Iterable[str]:
 
 def identity_analyzer(tokens: Sequence[str]) -> Sequence[str]:
     """Analyzer for scikit-learn vectorizers fed pre-tokenized documents (picklable)."""
-    return tokens
-
-
-@lru_cache(maxsize=1 << 18)
-def _cached_tokens(text: str) -> tuple[str, ...]:
-    # Turns recur in every later context of their dialog: tokenize each text once.
-    return tuple(tokenize(text))
-
-
-def context_tokens(context, use_history: bool = True) -> list[str]:
-    """Tokens of a context: the whole conversation, oldest first, or the last utterance only.
-
-    Examples
-    --------
-    >>> from irdialog.base import Context, Turn
-    >>> context_tokens(Context(history=(Turn("user", "Hi!"),), query="a table"))
-    ['hi', '!', 'a', 'table']
-    """
-    tokens: list[str] = []
-    if use_history:
-        for turn in context.history:
-            tokens.extend(_cached_tokens(turn.text))
-    tokens.extend(_cached_tokens(context.query))
     return tokens
 
 
@@ -317,21 +356,33 @@ def check_ngram_range(ngram_range) -> tuple[int, int]:
 class Analyzer:
     """Texts to tokens and n-grams, each distinct text analysed once.
 
-    The tokens of a text are those of :func:`tokenize`, without the punctuation tokens
-    (:func:`is_punctuation`) when ``drop_punctuation``; its words are the n-grams of its
-    tokens (never across two texts). Both are memoised on the instance: a model makes one
-    analyzer per fit (or per scoring call) and passes it to every step that needs a text's
-    tokens, so no text is tokenised twice, and nothing outlives the call.
+    The one way a model turns text into tokens. A text is lower-cased (with
+    ``case_folding``, then ``str.lower``), split by ``tokenizer``, stripped of the
+    punctuation tokens (:func:`is_punctuation`) when ``drop_punctuation``; its words are the
+    n-grams of its tokens (never across two texts). All of it is memoised on the instance:
+    a model makes one analyzer per fit (or per scoring call) and passes it to every step
+    that needs a text's tokens, so no text is tokenised twice, and nothing outlives the
+    call. Calling the analyzer gives a text's words without memoising them, for texts read
+    once (millions of candidates).
 
     Parameters
     ----------
+    tokenizer : {"word", "char"} or callable, default="word"
+        ``"word"``: :func:`tokenize` (words and edge punctuation, for scripts that separate
+        words by spaces); ``"char"``: :func:`char_tokenize` (characters, white space
+        dropped, for scripts that do not); a callable: ``str -> list of str``, given the
+        lower-cased text.
     drop_punctuation : bool, default=False
         Drop the tokens made only of punctuation.
+    stop_words : collection of str or None, default=None
+        Tokens dropped (before the n-grams are made, as scikit-learn's vectorizers do).
     ngram_range : tuple (min_n, max_n), default=(1, 1)
         The n-grams that make the words; an n-gram is its tokens joined by a space.
     case_folding : mapping of str to str, optional
         Capitals to lower-case differently from ``str.lower`` (:func:`learn_case_folding`,
         which a model runs on the texts of its fit).
+    lowercase : bool, default=True
+        Lower-case the text before splitting it.
 
     Examples
     --------
@@ -342,30 +393,70 @@ class Analyzer:
     ('where', 'is', 'mary', 'where is', 'is mary')
     >>> a.sequence("Where is Mary?")
     ('where', 'where is', 'is', 'is mary', 'mary')
+    >>> Analyzer(tokenizer="char", ngram_range=(2, 2)).words("两个人")
+    ('两 个', '个 人')
     """
 
     def __init__(
         self,
         *,
+        tokenizer="word",
         drop_punctuation: bool = False,
+        stop_words: Iterable[str] | None = None,
         ngram_range: tuple[int, int] = (1, 1),
         case_folding: Mapping[str, str] | None = None,
+        lowercase: bool = True,
     ):
+        self.tokenizer = check_tokenizer(tokenizer)
         self.drop_punctuation = drop_punctuation
-        self.ngram_range = (int(ngram_range[0]), int(ngram_range[1]))
+        self.stop_words = frozenset(stop_words or ())
+        self.ngram_range = check_ngram_range(ngram_range)
         self.case_folding = case_folding
+        self.lowercase = lowercase
+        self._folding = str.maketrans(dict(case_folding)) if case_folding else None
         self._tokens: dict[str, tuple[str, ...]] = {}
         self._words: dict[str, tuple[str, ...]] = {}
         self._sequence: dict[str, tuple[str, ...]] = {}
+
+    def _call_tokenizer(self, text: str) -> list[str]:
+        tokens = self.tokenizer(text)
+        if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
+            raise TypeError(
+                f"tokenizer must return a list of str, got {tokens!r:.80} for {text!r:.60}."
+            )
+        return list(tokens)
+
+    def _analyse(self, text: str) -> list[str]:
+        if not isinstance(text, str):
+            raise TypeError(f"Analyzer expects a str, got {type(text).__name__} ({text!r:.60}).")
+        if self.lowercase:
+            if self._folding:
+                text = text.translate(self._folding)
+            text = text.lower()
+        if self.tokenizer == "word":
+            tokens = _TOKEN_RE.findall(text)
+        elif self.tokenizer == "char":
+            tokens = _CHAR_RE.findall(text)
+        else:
+            tokens = self._call_tokenizer(text)
+        if self.drop_punctuation:
+            tokens = [t for t in tokens if not is_punctuation(t)]
+        if self.stop_words:
+            tokens = [t for t in tokens if t not in self.stop_words]
+        return tokens
+
+    def __call__(self, text: str) -> list[str]:
+        """The words of one text (as :meth:`words`), not memoised: for a text read once."""
+        tokens = self._analyse(text)
+        if self.ngram_range == (1, 1):
+            return tokens
+        return _ngrams(tokens, *self.ngram_range, in_sentence_order=False)
 
     def tokens(self, text: str) -> tuple[str, ...]:
         """The tokens of one text."""
         got = self._tokens.get(text)
         if got is None:
-            tokens = tokenize(text, case_folding=self.case_folding)
-            if self.drop_punctuation:
-                tokens = [t for t in tokens if not is_punctuation(t)]
-            got = self._tokens[text] = tuple(tokens)
+            got = self._tokens[text] = tuple(self._analyse(text))
         return got
 
     def words(self, text: str) -> tuple[str, ...]:
@@ -378,20 +469,41 @@ class Analyzer:
         encoding weights, which puts each n-gram at the place of its first token."""
         return self._ngrams(text, self._sequence, in_sentence_order=True)
 
+    def context_words(self, context, use_history: bool = True) -> list[str]:
+        """The words of a context: those of each history turn, oldest first, then those of
+        the query; or the query's only.
+
+        Examples
+        --------
+        >>> from irdialog.base import Context, Turn
+        >>> Analyzer().context_words(Context(history=(Turn("user", "Hi!"),), query="a table"))
+        ['hi', '!', 'a', 'table']
+        """
+        words: list[str] = []
+        if use_history:
+            for turn in context.history:
+                words.extend(self.words(turn.text))
+        words.extend(self.words(context.query))
+        return words
+
     def _ngrams(self, text, cache, in_sentence_order):
-        lo, hi = self.ngram_range
-        if lo == hi == 1:
+        if self.ngram_range == (1, 1):
             return self.tokens(text)
         got = cache.get(text)
         if got is None:
-            tokens = self.tokens(text)
-            m = len(tokens)
-            if in_sentence_order:
-                spans = ((i, n) for i in range(m) for n in range(lo, min(hi, m - i) + 1))
-            else:
-                spans = ((i, n) for n in range(lo, hi + 1) for i in range(m - n + 1))
-            got = cache[text] = tuple(" ".join(tokens[i : i + n]) for i, n in spans)
+            grams = _ngrams(self.tokens(text), *self.ngram_range, in_sentence_order)
+            got = cache[text] = tuple(grams)
         return got
+
+
+def _ngrams(tokens, lo: int, hi: int, in_sentence_order: bool) -> list[str]:
+    # Shortest first, or at each token those that start there, shortest first.
+    m = len(tokens)
+    if in_sentence_order:
+        spans = ((i, n) for i in range(m) for n in range(lo, min(hi, m - i) + 1))
+    else:
+        spans = ((i, n) for n in range(lo, hi + 1) for i in range(m - n + 1))
+    return [" ".join(tokens[i : i + n]) for i, n in spans]
 
 
 def _ragged(lists: Sequence[Sequence[int]], dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:

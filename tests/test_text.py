@@ -9,8 +9,8 @@ from irdialog.base import Context, Turn
 from irdialog.text import (
     Analyzer,
     Vocabulary,
+    char_tokenize,
     check_ngram_range,
-    context_tokens,
     learn_case_folding,
     tokenize,
 )
@@ -88,11 +88,13 @@ def test_punctuation_alone_is_one_token_per_character(text):
 
 
 @given(st.lists(st.text(alphabet="abcxyz ", max_size=12), max_size=6))
-def test_context_tokens_is_concatenation_of_turns(texts):
+def test_context_words_is_concatenation_of_turns(texts):
     history = tuple(Turn("user" if i % 2 else "bot", t) for i, t in enumerate(texts[:-1]))
     ctx = Context(history=history, query=texts[-1] if texts else "")
-    assert context_tokens(ctx) == tokenize(ctx.text())
-    assert context_tokens(ctx, use_history=False) == tokenize(ctx.query)
+    assert Analyzer().context_words(ctx) == tokenize(ctx.text())
+    assert Analyzer().context_words(ctx, use_history=False) == tokenize(ctx.query)
+    chars = Analyzer(tokenizer="char")
+    assert chars.context_words(ctx) == char_tokenize(ctx.text())
 
 
 def test_vocabulary_nil_first_unknown_dropped():
@@ -114,3 +116,85 @@ def test_check_ngram_range_names_the_bad_value(bad):
     with pytest.raises(ValueError, match=r"ngram_range must be a tuple .*got "):
         check_ngram_range(bad)
     assert check_ngram_range((np.int64(1), 3)) == (1, 3)
+
+
+# --------------------------------------------------------------------------- tokenizers
+
+
+@pytest.mark.parametrize(
+    "text, tokens",
+    [
+        ("我想订一张两个人的桌子", list("我想订一张两个人的桌子")),
+        ("订 两 个", ["订", "两", "个"]),  # white space dropped
+        ("Hi, YOU", ["h", "i", ",", "y", "o", "u"]),  # lower-cased, punctuation kept
+        ("ที่นี่", ["ที่", "นี่"]),  # Thai: vowel and tone marks stay on their consonant
+        ("नमस्ते", ["न", "म", "स्", "ते"]),  # Devanagari: the virama and matras too
+        ("", []),
+    ],
+)
+def test_char_tokenize(text, tokens):
+    assert char_tokenize(text) == tokens
+
+
+def test_the_word_tokenizer_reads_a_sentence_without_spaces_as_one_token():
+    assert tokenize("我想订一张两个人的桌子") == ["我想订一张两个人的桌子"]
+    assert Analyzer(tokenizer="char", ngram_range=(1, 2)).words("订桌子") == (
+        "订", "桌", "子", "订 桌", "桌 子",
+    )  # fmt: skip
+
+
+def test_a_callable_tokenizer_gets_the_lower_cased_folded_text():
+    seen = []
+
+    def split(text):
+        seen.append(text)
+        return text.split("|")
+
+    a = Analyzer(tokenizer=split, case_folding={"Q": "s"}, drop_punctuation=True)
+    assert a.tokens("Qee|Ya|?") == ("see", "ya")
+    assert seen == ["see|ya|?"]
+    assert Analyzer(tokenizer=list).tokens("Ab c") == ("a", "b", " ", "c")
+
+
+@pytest.mark.parametrize("bad", ["chars", "", None, 3, ("word",)])
+def test_an_unknown_tokenizer_is_refused_by_name(bad):
+    with pytest.raises(ValueError, match="tokenizer must be one of 'char', 'word' or a callable"):
+        Analyzer(tokenizer=bad)
+
+
+@pytest.mark.parametrize("returned", ["a b", [1, 2], ["a", None]])
+def test_a_callable_that_does_not_return_strings_is_refused(returned):
+    with pytest.raises(TypeError, match="tokenizer must return a list of str"):
+        Analyzer(tokenizer=lambda text: returned).tokens("x")
+
+
+def test_case_folding_applies_to_every_tokenizer():
+    for tokenizer in ("word", "char", str.split):
+        a = Analyzer(tokenizer=tokenizer, case_folding={"Q": "s"})
+        assert "".join(a.tokens("Qa")) == "sa", tokenizer
+
+
+def test_stop_words_go_before_the_ngrams():
+    a = Analyzer(stop_words={"the"}, ngram_range=(1, 2))
+    assert a.words("the cat the dog") == ("cat", "dog", "cat dog")
+
+
+def test_calling_an_analyzer_gives_its_words_without_memoising():
+    a = Analyzer(tokenizer="char", ngram_range=(1, 2))
+    assert a("订桌") == list(a.words("订桌"))
+    b = Analyzer()
+    assert b("A b") == ["a", "b"] and not b._tokens
+
+
+def test_no_process_wide_cache_of_tokens():
+    # Memoised per analyzer: nothing in the module caches texts across models.
+    import functools
+
+    import irdialog.text as text_module
+
+    cached = [
+        name
+        for name, value in vars(text_module).items()
+        if isinstance(value, functools._lru_cache_wrapper)
+    ]
+    assert cached == []

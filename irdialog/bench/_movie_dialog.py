@@ -33,9 +33,8 @@ from tqdm.auto import tqdm
 from ..datasets import load_movie_dialog, load_movie_entities, load_movie_kb
 from ..datasets._base import note_data_file
 from ..embed import MemN2NRanker, RecurrentReader, SupervisedEmbeddingRanker
-from ..entities import EntitySymbolRanker, SVDRecommender
+from ..entities import EntitySymbolRanker, SVDRecommender, entity_key
 from ..metrics import gold_ranks
-from ..text import tokenize
 from ._harness import reseed
 from ._paper import paper_table
 from ._suite import ModelSpec, Selection, Suite, markdown_table, number, positive_int, spread
@@ -133,7 +132,7 @@ def entity_candidates(data_home=None) -> list[str]:
     """The distinct entities of entities.txt, one per token sequence (first spelling)."""
     seen: dict[tuple[str, ...], str] = {}
     for name in load_movie_entities(data_home):
-        key = tuple(tokenize(name))
+        key = entity_key(name)
         if key and key not in seen:
             seen[key] = name
     return list(seen.values())
@@ -142,8 +141,8 @@ def entity_candidates(data_home=None) -> list[str]:
 def gold_lists(answers, candidates) -> tuple[list[list[int]], int]:
     """Candidate indices of each example's acceptable answers, and how many examples have
     none among the candidates (always a miss)."""
-    index = {tuple(tokenize(c)): j for j, c in enumerate(candidates)}
-    gold = [[index[k] for k in (tuple(tokenize(a)) for a in ans) if k in index] for ans in answers]
+    index = {entity_key(c): j for j, c in enumerate(candidates)}
+    gold = [[index[k] for k in map(entity_key, ans) if k in index] for ans in answers]
     return gold, sum(1 for g in gold if not g)
 
 

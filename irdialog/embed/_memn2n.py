@@ -25,6 +25,7 @@ from ..base import RankerMixin, check_contexts, check_responses, resolve_candida
 from ..features import match_type_pairs, type_token
 from ..text import (
     SPEAKER_TOKENS,
+    TOKENIZERS,
     Analyzer,
     EncodedContexts,
     LabelIndex,
@@ -126,6 +127,10 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         adjacent words embeddings of their own: the subject and object of a verb-final
         sentence stand next to each other, where the position weights of single words
         barely tell them apart (see BENCHMARKS.md, "bAbI QA in other languages").
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     candidate_words : bool, default=False
         Give an embedding to every word of the candidates, not only to the words of the
         training contexts and responses. A candidate word never seen in training then
@@ -278,6 +283,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         "pad_memory": ["boolean"],
         "drop_punctuation": ["boolean"],
         "ngram_range": [tuple],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "candidate_words": ["boolean"],
         "temporal_encoding": ["boolean"],
         "linear_start": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -313,6 +319,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         pad_memory=True,
         drop_punctuation=True,
         ngram_range=(1, 1),
+        tokenizer="word",
         candidate_words=False,
         temporal_encoding=True,
         linear_start=0,
@@ -344,6 +351,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         self.pad_memory = pad_memory
         self.drop_punctuation = drop_punctuation
         self.ngram_range = ngram_range
+        self.tokenizer = tokenizer
         self.candidate_words = candidate_words
         self.temporal_encoding = temporal_encoding
         self.linear_start = linear_start
@@ -382,6 +390,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
     def _analyzer(self) -> Analyzer:
         """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
         return Analyzer(
+            tokenizer=self.tokenizer,
             drop_punctuation=self.drop_punctuation,
             ngram_range=check_ngram_range(self.ngram_range),
             case_folding=self.case_folding_,

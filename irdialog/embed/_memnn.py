@@ -10,9 +10,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._babi_qa_heuristics import answer_parts, pseudo_supporting
-from .._compat import Interval, _fit_context
+from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..text import (
+    TOKENIZERS,
     Analyzer,
     LabelIndex,
     Vocabulary,
@@ -78,6 +79,10 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
     adaptive_memory : bool, default=False
     ngram_range : tuple (min_n, max_n), default=(1, 1)
     nonlinear : bool, default=False
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     embedding_dim : int, default=50
     margin : float, default=1.0
     learning_rate : float, default=0.01
@@ -164,6 +169,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         "hops": [Interval(Integral, 1, 10, closed="both")],
         "adaptive_memory": ["boolean"],
         "ngram_range": [tuple],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "nonlinear": ["boolean"],
         "embedding_dim": [Interval(Integral, 1, None, closed="left")],
         "margin": [Interval(Real, 0, None, closed="neither")],
@@ -181,6 +187,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         hops=2,
         adaptive_memory=False,
         ngram_range=(1, 1),
+        tokenizer="word",
         nonlinear=False,
         embedding_dim=50,
         margin=1.0,
@@ -198,6 +205,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         self.hops = hops
         self.adaptive_memory = adaptive_memory
         self.ngram_range = ngram_range
+        self.tokenizer = tokenizer
         self.nonlinear = nonlinear
         self.embedding_dim = embedding_dim
         self.margin = margin
@@ -215,6 +223,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
 
     def _analyzer(self):
         return Analyzer(
+            tokenizer=self.tokenizer,
             drop_punctuation=True,
             ngram_range=check_ngram_range(self.ngram_range),
             case_folding=self.case_folding_,
@@ -230,20 +239,17 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
             df[[index[w] for w in set(analyzer.words(text)) if w in index]] += 1
         return (df <= 0.5 * max(len(sentences), 1)).astype(np.uint8)
 
-    def _answer_words(self, answer):
-        return answer_parts(answer, self.case_folding_)
-
     def _stories(self, X, analyzer):
         enc = encode_contexts(X, analyzer.words, self.vocabulary_.index_)
         return K.Stories(enc.sptr, enc.stok.astype(np.int64), enc.qsent, enc.mptr, enc.msent,
                          self.content_words_)  # fmt: skip
 
-    def _answers(self, y=()):
+    def _answers(self, analyzer, y=()):
         """The candidates' words and, for training, the gold answers ``y`` (none to score)."""
         index = self.vocabulary_.index_
 
         def ids(answer):
-            return [index[w] for w in self._answer_words(answer) if w in index]
+            return [index[w] for w in answer_parts(answer, analyzer) if w in index]
 
         aptr, aword = _ragged([ids(a) for a in y], np.int64)
         cptr, cword = _ragged([ids(c) for c in self.candidates_], np.int64)
@@ -330,18 +336,20 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
     def _fit(self, X, y, supporting, groups, continuing, incremental=False):
         X = check_contexts(X)
         y = check_responses(y, len(X))
+        if not continuing:  # the pseudo-supporting facts read through the learned folding
+            self.case_folding_ = learn_case_folding(context_texts(X, y))
+        analyzer = self._analyzer()
         self.pseudo_supporting_ = supporting is None
         if supporting is None:
-            supporting = pseudo_supporting(X, y)
+            supporting = pseudo_supporting(X, y, analyzer=analyzer)
         supporting = check_supporting(supporting, X)
         rng = check_random_state(self.random_state)
         if continuing:
-            analyzer = self._analyzer()
             stories = self._stories(X, analyzer)
             params = K.Params(*(p.copy() for p in self.params_))
         else:
-            analyzer, stories, params = self._start(X, y, rng)
-        answers = self._answers(y)
+            stories, params = self._start(X, y, rng, analyzer)
+        answers = self._answers(analyzer, y)
         gold_ptr, gold_facts = _ragged(supporting, np.int64)
         rows, val_rows = self._split_rows(len(X), groups, rng, incremental)
         work = self._work(stories, answers)
@@ -373,14 +381,12 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         )
         return self
 
-    def _start(self, X, y, rng):
+    def _start(self, X, y, rng, analyzer):
         """The vocabulary, answers, layout and initial parameters of a new model, from its
-        training data: returns (analyzer, encoded stories, parameters)."""
+        training data: returns (encoded stories, parameters)."""
         self.candidates_ = resolve_candidates(self.candidates, y)
-        self.case_folding_ = learn_case_folding(context_texts(X, y))
-        analyzer = self._analyzer()
         texts = sorted({t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X})
-        answer_words = {w for a in [*y, *self.candidates_] for w in self._answer_words(a)}
+        answer_words = {w for a in [*y, *self.candidates_] for w in answer_parts(a, analyzer)}
         self.answer_words_ = sorted(answer_words)
         self.vocabulary_ = Vocabulary().fit(
             [analyzer.words(t) for t in texts] + [[w] for w in self.answer_words_]
@@ -394,7 +400,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         UR = rng.normal(0.0, self.init_std, (K.response_rows(self.layout_), dim))
         WO = rng.normal(0.0, 1.0 / np.sqrt(dim), (dim, dim))
         WR = rng.normal(0.0, 1.0 / np.sqrt(dim), (dim, dim))
-        return analyzer, stories, K.Params(UO, WO, UR, WR)
+        return stories, K.Params(UO, WO, UR, WR)
 
     # ------------------------------------------------------------------ inference
 
@@ -423,7 +429,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         X = check_contexts(X)
         analyzer = self._analyzer()
         stories = self._stories(X, analyzer)
-        answers = self._answers()
+        answers = self._answers(analyzer)
         return stories, answers, self._work(stories, answers)
 
     def decision_function(self, X) -> np.ndarray:

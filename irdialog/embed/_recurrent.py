@@ -29,8 +29,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..text import Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
+from ..base import RankerMixin, check_contexts, check_responses, iter_chunks, resolve_candidates
+from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
 from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
 
@@ -48,6 +48,7 @@ _COMMON_CONSTRAINTS = {
     "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
     "max_length": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "drop_punctuation": ["boolean"],
+    "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
     "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
     "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
     "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -56,20 +57,6 @@ _COMMON_CONSTRAINTS = {
     "weight_init": [StrOptions({"uniform", "orthogonal"})],
     **TRAINING_CONSTRAINTS,
 }
-
-
-def _read_chunk(k, chunk):
-    if hasattr(chunk, "X"):
-        X, y = chunk.X, chunk.y
-    elif isinstance(chunk, tuple | list) and len(chunk) == 2:
-        X, y = chunk
-    else:
-        raise TypeError(
-            f"chunk {k} must have attributes X and y or be an (X, y) pair, got "
-            f"{type(chunk).__name__}."
-        )
-    X = check_contexts(X)
-    return X, check_responses(y, len(X))
 
 
 def _orthogonal(rng, n):
@@ -117,7 +104,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
 
     def _analyzer(self) -> Analyzer:
         """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
-        return Analyzer(drop_punctuation=self.drop_punctuation)
+        return Analyzer(tokenizer=self.tokenizer, drop_punctuation=self.drop_punctuation)
 
     def _max_len(self) -> int:
         return 0 if self.max_length is None else int(self.max_length)
@@ -246,6 +233,9 @@ class RecurrentReader(_RecurrentBase):
         Read only the last ``max_length`` tokens of a context (None: all).
     drop_punctuation : bool, default=True
         Drop tokens made only of punctuation, as :class:`~irdialog.embed.MemN2NRanker`.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (for scripts without spaces), or a callable from str to a list of str.
     learning_rate : float, default=0.005
         Adam's step size (on the loss summed over a mini-batch).
     epochs : int, default=50
@@ -345,6 +335,7 @@ class RecurrentReader(_RecurrentBase):
         embedding_dim=50,
         max_length=None,
         drop_punctuation=True,
+        tokenizer="word",
         learning_rate=0.005,
         epochs=50,
         batch_size=32,
@@ -365,6 +356,7 @@ class RecurrentReader(_RecurrentBase):
         self.embedding_dim = embedding_dim
         self.max_length = max_length
         self.drop_punctuation = drop_punctuation
+        self.tokenizer = tokenizer
         self.learning_rate = learning_rate
         self.epochs = epochs
         self.batch_size = batch_size
@@ -547,6 +539,9 @@ class DualEncoderRanker(_RecurrentBase):
         Read only the last ``max_length`` tokens of a context or response (Lowe et al.
         truncate contexts to 160 words).
     drop_punctuation : bool, default=True
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (for scripts without spaces), or a callable from str to a list of str.
     n_negatives : int, default=1
         Random negatives per positive pair and epoch (without ``labels``).
     learning_rate : float, default=0.001
@@ -626,6 +621,7 @@ class DualEncoderRanker(_RecurrentBase):
         embedding_dim=100,
         max_length=160,
         drop_punctuation=True,
+        tokenizer="word",
         n_negatives=1,
         learning_rate=0.001,
         epochs=10,
@@ -646,6 +642,7 @@ class DualEncoderRanker(_RecurrentBase):
         self.embedding_dim = embedding_dim
         self.max_length = max_length
         self.drop_punctuation = drop_punctuation
+        self.tokenizer = tokenizer
         self.n_negatives = n_negatives
         self.learning_rate = learning_rate
         self.epochs = epochs
@@ -762,8 +759,7 @@ class DualEncoderRanker(_RecurrentBase):
         table = LabelIndex()
         parts, lengths, codes = [], [], []
         response_ids: dict[int, list[int]] = {}
-        for k, chunk in enumerate(chunks):
-            X, y = _read_chunk(k, chunk)
+        for X, y in iter_chunks(chunks):
             analyzer = self._analyzer()
             indptr, ids = self._context_sequences(X, analyzer, words, unknown="add")
             lengths.append(np.diff(indptr))

@@ -22,9 +22,16 @@ from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..base import (
+    RankerMixin,
+    check_contexts,
+    check_responses,
+    iter_chunks,
+    resolve_candidates,
+)
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import (
+    TOKENIZERS,
     Analyzer,
     EncodedContexts,
     LabelIndex,
@@ -123,6 +130,10 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     ngram_range : tuple (min_n, max_n), default=(1, 1)
         The n-grams that make the bags; ``(1, 2)`` adds bigrams as in Table 10. N-grams
         never span two utterances.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     match_type : {"match", "type"} or None, default=None
         Match-type features, see above. None: none, even if the contexts are annotated.
     kb : dict of str to str or None, default=None
@@ -253,6 +264,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         "use_history": ["boolean"],
         "normalize_input": ["boolean"],
         "ngram_range": [tuple],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "match_type": [StrOptions({"match", "type"}), None],
         "kb": [dict, None],
         "optimizer": [StrOptions({"sgd", "adagrad"})],
@@ -282,6 +294,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         use_history=True,
         normalize_input=False,
         ngram_range=(1, 1),
+        tokenizer="word",
         match_type=None,
         kb=None,
         optimizer="sgd",
@@ -304,6 +317,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         self.use_history = use_history
         self.normalize_input = normalize_input
         self.ngram_range = ngram_range
+        self.tokenizer = tokenizer
         self.match_type = match_type
         self.kb = kb
         self.optimizer = optimizer
@@ -329,7 +343,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     def _analyzer(self) -> Analyzer:
         """A fresh analyzer: one per fit or scoring call, so each text is tokenised once.
         Its words are the n-grams of ``ngram_range``, never across two utterances."""
-        return Analyzer(ngram_range=self.ngram_range)
+        return Analyzer(tokenizer=self.tokenizer, ngram_range=self.ngram_range)
 
     def _kb_types(self, text: str, analyzer: Analyzer) -> list[str]:
         # Types of the kb entities among the (unigram) words of a text, in type order.
@@ -725,18 +739,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         words: dict[str, int] = {}  # word -> provisional id, in order of first sight
         response_tokens: dict[int, list[str]] = {}  # of the responses seen so far
         parts, lengths, gold = [], [], []
-        for k, chunk in enumerate(chunks):
-            if hasattr(chunk, "X"):
-                X, y = chunk.X, chunk.y
-            elif isinstance(chunk, tuple | list) and len(chunk) == 2:
-                X, y = chunk
-            else:
-                raise TypeError(
-                    f"chunk {k} must have attributes X and y or be an (X, y) pair, got "
-                    f"{type(chunk).__name__}."
-                )
-            X = check_contexts(X)
-            y = check_responses(y, len(X))
+        for X, y in iter_chunks(chunks):
             # Each distinct text of the chunk is tokenised once (a dialog's turns recur in
             # its later contexts, its responses in its later histories); only the word ids
             # and the tokens of the responses outlive the chunk.

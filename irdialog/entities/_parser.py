@@ -17,16 +17,22 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, _fit_context
+from .._compat import Interval, StrOptions, _fit_context
 from ..base import Context, ContextTransformerMixin, Turn, check_contexts, check_responses
-from ..text import tokenize
+from ..text import TOKENIZERS, Analyzer
 
 ENTITY_PREFIX = "ent:"
 
 
-def entity_key(name: str) -> tuple[str, ...]:
-    """The normalised form of an entity name: its tokens (:func:`irdialog.text.tokenize`:
-    lower-cased, edge punctuation split off). Names with one key are one entity.
+def entity_key(name: str, analyzer: Analyzer | None = None) -> tuple[str, ...]:
+    """The normalised form of an entity name: its tokens (lower-cased, and by default words
+    with edge punctuation split off). Names with one key are one entity.
+
+    Parameters
+    ----------
+    name : str
+    analyzer : irdialog.text.Analyzer, default=None
+        The tokenizer of the parser (``EntityParser(tokenizer=...)``); None: ``Analyzer()``.
 
     Examples
     --------
@@ -34,11 +40,10 @@ def entity_key(name: str) -> tuple[str, ...]:
     True
     >>> entity_key("Hi, Mom!")
     ('hi', ',', 'mom', '!')
+    >>> entity_key("成龙", Analyzer(tokenizer="char"))
+    ('成', '龙')
     """
-    return tuple(tokenize(name))
-
-
-ENTITY_PREFIX = "ent:"
+    return (analyzer or Analyzer()).tokens(name)
 
 
 class EntityParser(ContextTransformerMixin, BaseEstimator):
@@ -48,8 +53,9 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
     "die hard") is one dictionary symbol; the text is read left to right, lower-cased,
     taking at each position the longest n-gram of tokens that is an entity, else one
     word. Words (not entities) seen fewer than ``min_count`` times in ``fit`` are dropped.
-    An entity becomes a token ``ent:<words joined by _>`` (``ent:die_hard``) that
-    :func:`irdialog.text.tokenize` keeps whole, so the rewritten contexts feed
+    An entity becomes a token ``ent:<words joined by _>`` (``ent:die_hard``) that the
+    ``"word"`` tokenizer keeps whole, so the rewritten contexts (tokens joined by spaces,
+    whatever ``tokenizer`` split them) feed
     :class:`~irdialog.retrieval.TfidfRanker` or the embedding rankers unchanged and
     entities stay single symbols there too.
 
@@ -57,13 +63,18 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
     ----------
     entities : sequence of str or None, default=None
         The entity names, e.g. :func:`irdialog.datasets.load_movie_entities`. Names are
-        matched on their tokens (:func:`irdialog.text.tokenize`), case-insensitively; names
-        with the same tokens are one entity, spelled as the first of them. None: no
-        entities (the parser only applies the frequency cut).
+        matched on their tokens (:func:`entity_key`), case-insensitively; names with the
+        same tokens are one entity, spelled as the first of them. None: no entities (the
+        parser only applies the frequency cut).
     min_count : int, default=5
         Words seen fewer times in ``fit`` are dropped from the rewritten texts. Entities
         are never dropped. 1 keeps every word seen in ``fit``; words never seen in ``fit``
         are always dropped.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How names and texts are split into tokens (:class:`irdialog.text.Analyzer`):
+        ``"word"``, the words and punctuation of a script that separates words by spaces;
+        ``"char"``, characters (white space dropped), for scripts that do not (Chinese,
+        Japanese, Thai); or a callable from str to a list of str.
 
     Attributes
     ----------
@@ -114,13 +125,17 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
     _parameter_constraints = {
         "entities": "no_validation",  # a sequence of str, checked in fit (each position)
         "min_count": [Interval(Integral, 1, None, closed="left")],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
     }
 
-    def __init__(self, entities=None, *, min_count=5):
+    def __init__(self, entities=None, *, min_count=5, tokenizer="word"):
         self.entities = entities
         self.min_count = min_count
+        self.tokenizer = tokenizer
 
-    # -- fitting --------------------------------------------------------------------------------
+    def _analyzer(self) -> Analyzer:
+        """A fresh analyzer: one per fit or call, so each text is tokenised once."""
+        return Analyzer(tokenizer=self.tokenizer)
 
     def _entity_names(self):
         if self.entities is None:
@@ -133,16 +148,15 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
                 raise TypeError(f"entities[{i}] must be a str, got {type(name).__name__}.")
         return names
 
-    def _build_entities(self, names):
-
-        # Words hold no edge punctuation (tokenize splits it off), so words joined by "_"
+    def _build_entities(self, names, analyzer):
+        # "word" tokens hold no edge punctuation (it is split off), so words joined by "_"
         # after "ent:" are always one token; punctuation-only tokens are left out.
         word = re.compile(r"\w")
         index: dict[tuple[str, ...], int] = {}
         spellings, tokens = [], []
         taken: set[str] = set()
         for name in names:
-            key = entity_key(name)
+            key = entity_key(name, analyzer)
             if not key or key in index:
                 continue
             slug = "_".join(t for t in key if word.search(t))
@@ -180,24 +194,24 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
             raise ValueError(f"min_count must be a positive integer, got {self.min_count!r}.")
         names = self._entity_names()
         X = check_contexts(X)
-        self._build_entities(names)
+        analyzer = self._analyzer()
+        self._build_entities(names, analyzer)
         self.vocabulary_ = {}  # nothing dropped while counting
         texts = [ctx.query for ctx in X]
         if y is not None:
             texts.extend(check_responses(y, len(X)))
         counts = Counter(
-            t for text in texts for t in self._segment(text) if t not in self.token_index_
+            t for text in texts for t in self._segment(text, analyzer) if t not in self.token_index_
         )
         self.vocabulary_ = {w: c for w, c in sorted(counts.items()) if c >= self.min_count}
         return self
 
     # -- parsing --------------------------------------------------------------------------------
 
-    def _segment(self, text: str) -> list[str]:
+    def _segment(self, text: str, analyzer: Analyzer) -> list[str]:
         # Left to right, the longest entity starting at each position, else one word;
         # every word is kept (the frequency cut is applied by the callers).
-
-        words = tokenize(text)
+        words = analyzer.tokens(text)
         prefixes, index, names = self._prefixes, self.entity_index_, self.entity_tokens_
         out: list[str] = []
         i, n = 0, len(words)
@@ -229,8 +243,11 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
         check_is_fitted(self)
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__} ({text!r:.60}).")
+        return self._parse(text, self._analyzer())
+
+    def _parse(self, text: str, analyzer: Analyzer) -> list[str]:
         vocab, entity = self.vocabulary_, self.token_index_
-        return [t for t in self._segment(text) if t in entity or t in vocab]
+        return [t for t in self._segment(text, analyzer) if t in entity or t in vocab]
 
     def entity_ids(self, text: str) -> list[int]:
         """The ids of the entities of one text, in order (repeats included).
@@ -255,7 +272,7 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__} ({text!r:.60}).")
         entity = self.token_index_
-        return [entity[t] for t in self._segment(text) if t in entity]
+        return [entity[t] for t in self._segment(text, self._analyzer()) if t in entity]
 
     def transform_text(self, texts) -> list[str]:
         """Rewrite plain strings (e.g. candidate responses): their tokens joined by spaces.
@@ -271,7 +288,11 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
         check_is_fitted(self)
         if isinstance(texts, str):
             raise TypeError("texts must be a sequence of str, got a single str.")
-        return [" ".join(self.parse(t)) for t in texts]
+        analyzer = self._analyzer()
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__} ({t!r:.60}).")
+        return [" ".join(self._parse(t, analyzer)) for t in texts]
 
     def transform(self, X) -> list[Context]:
         """Rewrite every turn and query of the contexts over the dictionary.
@@ -289,11 +310,12 @@ class EntityParser(ContextTransformerMixin, BaseEstimator):
         check_is_fitted(self)
 
         cache: dict[str, str] = {}  # history turns recur in every later context of a dialog
+        analyzer = self._analyzer()
 
         def rewrite(text: str) -> str:
             out = cache.get(text)
             if out is None:
-                out = cache[text] = " ".join(self.parse(text))
+                out = cache[text] = " ".join(self._parse(text, analyzer))
             return out
 
         return [

@@ -24,8 +24,9 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, _fit_context
+from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..text import TOKENIZERS, Analyzer
 from ._parser import EntityParser, entity_key
 
 # Fold-in vectors have unit norm and V has orthonormal columns, so every item score lies in
@@ -97,6 +98,12 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         Score the items of the context itself :data:`EXCLUDED_SCORE`.
     random_state : int, RandomState instance or None, default=None
         Seeds the ARPACK start vector (large matrices only; small ones use a dense SVD).
+    tokenizer : {"word", "char"} or callable, default="word"
+        How names and texts are split into tokens (the parser's, see
+        :class:`~irdialog.entities.EntityParser`): ``"word"``, the words and punctuation of
+        a script that separates words by spaces; ``"char"``, characters (white space
+        dropped), for scripts that do not (Chinese, Japanese, Thai); or a callable from str
+        to a list of str.
 
     Attributes
     ----------
@@ -152,6 +159,7 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         "max_item_frequency": [Interval(Real, 0, 1, closed="right")],
         "exclude_liked": ["boolean"],
         "random_state": ["random_state"],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
     }
 
     def __init__(
@@ -165,6 +173,7 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         max_item_frequency=1.0,
         exclude_liked=True,
         random_state=None,
+        tokenizer="word",
     ):
         self.n_components = n_components
         self.entities = entities
@@ -174,20 +183,22 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         self.max_item_frequency = max_item_frequency
         self.exclude_liked = exclude_liked
         self.random_state = random_state
+        self.tokenizer = tokenizer
 
     # -- items ------------------------------------------------------------------------------
 
     def _set_items(self, names, candidate_names) -> None:
         """Build ``parser_`` over ``names`` and the columns: ``candidate_names`` if given,
         else every entity (filled in by the caller)."""
-        self.parser_ = EntityParser(names, min_count=1).fit([""])
+        self.parser_ = EntityParser(names, min_count=1, tokenizer=self.tokenizer).fit([""])
         self.item_index_ = np.full(len(self.parser_.entity_names_), -1, dtype=np.int64)
         if candidate_names is None:
             return
         index = self.parser_.entity_index_
+        analyzer = Analyzer(tokenizer=self.tokenizer)
         keep = []
         for name in candidate_names:
-            e = index.get(entity_key(name))
+            e = index.get(entity_key(name, analyzer))
             if e is not None and self.item_index_[e] < 0:
                 self.item_index_[e] = len(keep)
                 keep.append(name)
@@ -343,12 +354,13 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         item_ids_, cols = np.unique(items, return_inverse=True)
         _, rows = np.unique(users, return_inverse=True)
         names, keys = [], set()
+        analyzer = Analyzer(tokenizer=self.tokenizer)
         for i in item_ids_.tolist():
             name = str(i) if item_names is None else str(item_names.get(i, i))
-            key = entity_key(name)
+            key = entity_key(name, analyzer)
             if not key or key in keys:  # an empty or repeated name: tell the items apart
                 name = f"{name} [{i}]"
-                key = entity_key(name)
+                key = entity_key(name, analyzer)
             keys.add(key)
             names.append(name)
         self._set_items(names, names)

@@ -17,9 +17,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, _fit_context
+from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses
 from ..retrieval import KBMemoryRetriever
+from ..text import TOKENIZERS
 from ._parser import EntityParser
 
 
@@ -70,6 +71,13 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
     lookback : int, default=1
         The KB is looked up by the query and the ``lookback - 1`` previous turns (with
         ``kb``).
+    tokenizer : {"word", "char"} or callable, default="word"
+        How the parser splits names and texts into tokens (see
+        :class:`~irdialog.entities.EntityParser`): ``"word"``, the words and punctuation of
+        a script that separates words by spaces; ``"char"``, characters (white space
+        dropped), for scripts that do not (Chinese, Japanese, Thai); or a callable from str
+        to a list of str. The rewritten texts are tokens joined by spaces, which the
+        memory and ``ranker`` read with their default ``"word"`` tokenizer.
 
     Attributes
     ----------
@@ -120,11 +128,12 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
         "max_memories": [Interval(Integral, 1, None, closed="left")],
         "max_frequency": [Interval(Integral, 1, None, closed="left")],
         "lookback": [Interval(Integral, 1, None, closed="left")],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
     }
 
     def __init__(
         self, ranker, entities, *, min_count=5, kb=None, max_memories=30, max_frequency=100,
-        lookback=1,
+        lookback=1, tokenizer="word",
     ):  # fmt: skip
         self.ranker = ranker
         self.entities = entities
@@ -133,6 +142,7 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
         self.max_memories = max_memories
         self.max_frequency = max_frequency
         self.lookback = lookback
+        self.tokenizer = tokenizer
 
     def _rewrite(self, X):
         X = self.parser_.transform(X)
@@ -173,9 +183,9 @@ class EntitySymbolRanker(RankerMixin, BaseEstimator):
                     f"groups was given but {type(self.ranker).__name__}.fit takes no groups."
                 )
         kb = [] if self.kb is None else list(self.kb)
-        self.parser_ = EntityParser(self.entities, min_count=self.min_count).fit(
-            X + kb, list(y) + [""] * len(kb)
-        )
+        self.parser_ = EntityParser(
+            self.entities, min_count=self.min_count, tokenizer=self.tokenizer
+        ).fit(X + kb, list(y) + [""] * len(kb))
         if len(self.parser_.entity_names_) == 0:
             raise ValueError("entities holds no name with a word in it: no entity to rank.")
         self.retriever_ = None

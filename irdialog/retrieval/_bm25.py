@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
-from functools import lru_cache
 from itertools import chain
 from numbers import Real
 
@@ -23,7 +21,7 @@ from ..base import (
     resolve_candidates,
 )
 from ..features import match_type_matrices, match_type_pairs
-from ..text import PUNCTUATION, context_tokens, is_punctuation, tokenize
+from ..text import TOKENIZERS, Analyzer
 from ._index import InvertedIndex, count_tokens, rank_texts
 from ._streaming import StreamingFitMixin
 
@@ -103,23 +101,27 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         Length normalisation, in [0, 1].
     delta : float, default=0.5
         The lower bound of BM25L and BM25+ (unused by the others).
-    tokenizer : callable or None, default=None
-        ``str -> list of str``, used on the candidates and the inputs; None is
-        :func:`irdialog.text.tokenize` (lower-cased words and punctuation, in any script
-        that separates words by spaces). Pass your own for other scripts (e.g. character
-        bigrams for Chinese); such a model is saved by ``joblib`` but not by
-        :func:`irdialog.persist.save`, which stores only irdialog functions.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How the candidates and the inputs are split into tokens
+        (:class:`irdialog.text.Analyzer`, which lower-cases the text first): ``"word"``,
+        the words and punctuation of a script that separates words by spaces; ``"char"``,
+        characters (white space dropped), for scripts that do not (Chinese, Japanese,
+        Thai), with ``ngram_range`` for character n-grams; or a callable from str to a
+        list of str (a model with a callable is saved by ``joblib``, not by
+        :func:`irdialog.persist.save`, which stores only irdialog functions).
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        The n-grams of tokens that make the terms (never across two utterances).
     drop_punctuation : bool, default=True
         Drop the tokens made only of punctuation (any Unicode ``P*`` character,
         :func:`irdialog.text.is_punctuation`), as IR tokenizers do (bm25s's ``\\w\\w+``,
         Lucene's standard analyzer): a question mark shared by a question and a few
         titles otherwise weighs like a rare word.
     stop_words : collection of str or None, default=None
-        Tokens dropped from the candidates and the inputs (after ``tokenizer``), as
-        scikit-learn's vectorizers and bm25s drop them. No list is built in: none is right
-        for every language, and BM25's idf already discounts the words common in the
-        candidates; a list helps when the inputs hold words the candidates rarely do
-        (question words against knowledge-base facts).
+        Tokens dropped from the candidates and the inputs (after ``tokenizer``, before
+        the n-grams), as scikit-learn's vectorizers and bm25s drop them. No list is built
+        in: none is right for every language, and BM25's idf already discounts the words
+        common in the candidates; a list helps when the inputs hold words the candidates
+        rarely do (question words against knowledge-base facts).
     type_weight : float, default=1.0
         With contexts annotated by :class:`~irdialog.features.MatchTypeFeaturizer`: the
         input gets one word per entity type it mentions, and a candidate holding an entity
@@ -170,7 +172,8 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         "k1": [Interval(Real, 0, None, closed="left")],
         "b": [Interval(Real, 0, 1, closed="both")],
         "delta": [Interval(Real, 0, None, closed="left")],
-        "tokenizer": [callable, None],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+        "ngram_range": [tuple],
         "drop_punctuation": ["boolean"],
         "stop_words": ["array-like", set, frozenset, None],
         "type_weight": [Interval(Real, 0, None, closed="neither")],
@@ -185,7 +188,8 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         k1=1.5,
         b=0.75,
         delta=0.5,
-        tokenizer=None,
+        tokenizer="word",
+        ngram_range=(1, 1),
         drop_punctuation=True,
         stop_words=None,
         type_weight=1.0,
@@ -197,40 +201,33 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         self.b = b
         self.delta = delta
         self.tokenizer = tokenizer
+        self.ngram_range = ngram_range
         self.drop_punctuation = drop_punctuation
         self.stop_words = stop_words
         self.type_weight = type_weight
 
     # -- text ------------------------------------------------------------------------------
 
-    def _tokenize(self) -> Callable[[str], list[str]]:
-        tok = tokenize if self.tokenizer is None else self.tokenizer
-        drop = set(self.stop_words or ())
-        if self.drop_punctuation and self.tokenizer is None:
-            drop |= PUNCTUATION  # tokenize's punctuation tokens are single characters
-        elif self.drop_punctuation:
-            punctuation = lru_cache(maxsize=1 << 20)(is_punctuation)
-            return lambda text: [t for t in tok(text) if t not in drop and not punctuation(t)]
-        if drop:
-            drop = frozenset(drop)
-            return lambda text: [t for t in tok(text) if t not in drop]
-        return tok
+    def _analyzer(self) -> Analyzer:
+        """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
+        return Analyzer(
+            tokenizer=self.tokenizer,
+            drop_punctuation=self.drop_punctuation,
+            stop_words=self.stop_words,
+            ngram_range=self.ngram_range,
+        )
 
     def _query_tokens(self, contexts) -> list[list[str]]:
-        if self.tokenizer is None and not self.stop_words and not self.drop_punctuation:
-            return [context_tokens(c, self.use_history) for c in contexts]  # memoised turns
-        tok = self._tokenize()
-        texts = ([*(t.text for t in c.history), c.query] if self.use_history else [c.query]
-                 for c in contexts)  # fmt: skip
-        return [[w for text in ts for w in tok(text)] for ts in texts]
+        analyzer = self._analyzer()
+        return [analyzer.context_words(c, self.use_history) for c in contexts]
 
     def _documents(self, texts, vocabulary=None) -> tuple[sp.csr_matrix, np.ndarray]:
         """Term counts and lengths of texts; with ``vocabulary`` None, their words make a
         new ``vocabulary_``."""
         grow = vocabulary is None
         vocabulary = {} if grow else vocabulary
-        tok = self._tokenize()
-        counts, lengths = count_tokens(map(tok, texts), vocabulary, grow=grow)
+        # Not memoised: the candidates are read once (millions of documents).
+        counts, lengths = count_tokens(map(self._analyzer(), texts), vocabulary, grow=grow)
         if grow:
             self.vocabulary_ = vocabulary
         return counts, lengths
@@ -423,11 +420,10 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
         self._entity_types = {}
 
     def _count_chunk(self, X, y) -> None:
-        X = check_contexts(X)
-        y = check_responses(y, len(X), name="y")
         self.types_ = sorted(set(self.types_) | {t for ctx in X for _, t in ctx.entities})
         self._entity_types.update((w, t) for ctx in X for w, t in ctx.entities)
-        docs = [self._tokenize()(r) for r in y]
+        analyzer = self._analyzer()
+        docs = [analyzer.words(r) for r in y]
         self._df.update(chain.from_iterable(map(set, docs)))
         self._n_seen += len(docs)
         self._total_length += sum(map(len, docs))

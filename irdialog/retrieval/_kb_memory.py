@@ -16,17 +16,17 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, _fit_context
+from .._compat import Interval, StrOptions, _fit_context
 from ..base import Context, ContextTransformerMixin, Turn, check_contexts
-from ..text import Vocabulary, tokenize
+from ..text import TOKENIZERS, Analyzer, Vocabulary
 from ._index import InvertedIndex
 
 
 class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
     """Prepend the knowledge-base sentences hashed by the dialog's words to each history.
 
-    Every sentence of ``sentences`` is indexed by its tokens
-    (:func:`irdialog.text.tokenize`; feed texts rewritten by
+    Every sentence of ``sentences`` is indexed by its words
+    (:class:`irdialog.text.Analyzer`; feed texts rewritten by
     :class:`~irdialog.entities.EntityParser` to hash on whole entities). For a context,
     the tokens of its query and of the ``lookback - 1`` turns before it look up the
     sentences holding them; tokens found in more than ``max_frequency`` sentences (relation
@@ -47,11 +47,17 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
     lookback : int, default=1
         The query and the ``lookback - 1`` turns before it are hashed (the "last n
         messages" of the paper).
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        The n-grams of tokens that are hashed.
 
     Attributes
     ----------
     vocabulary_ : irdialog.text.Vocabulary
-        The tokens of the knowledge base.
+        The words of the knowledge base.
     index_ : irdialog.retrieval.InvertedIndex
         The sentences holding each token (impact 1): a query's score for a sentence is
         the number of distinct looked-up tokens they share.
@@ -73,13 +79,24 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
         "max_memories": [Interval(Integral, 1, None, closed="left")],
         "max_frequency": [Interval(Integral, 1, None, closed="left")],
         "lookback": [Interval(Integral, 1, None, closed="left")],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+        "ngram_range": [tuple],
     }
 
-    def __init__(self, sentences, *, max_memories=30, max_frequency=100, lookback=1):
+    def __init__(
+        self, sentences, *, max_memories=30, max_frequency=100, lookback=1, tokenizer="word",
+        ngram_range=(1, 1),
+    ):  # fmt: skip
         self.sentences = sentences
         self.max_memories = max_memories
         self.max_frequency = max_frequency
         self.lookback = lookback
+        self.tokenizer = tokenizer
+        self.ngram_range = ngram_range
+
+    def _analyzer(self) -> Analyzer:
+        """A fresh analyzer: one per fit or transform, so each text is tokenised once."""
+        return Analyzer(tokenizer=self.tokenizer, ngram_range=self.ngram_range)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X=None, y=None):
@@ -99,7 +116,7 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
         if not sentences:
             raise ValueError("sentences is empty: there is no knowledge base to retrieve from.")
         self._sentences = np.asarray(sentences, dtype=object)
-        tokens = [tokenize(s) for s in sentences]
+        tokens = list(map(self._analyzer(), sentences))
         self.vocabulary_ = Vocabulary().fit(tokens)
         self.index_ = InvertedIndex.from_matrix(self.vocabulary_.bags(tokens, binary=True))
         self._frequent = np.diff(self.index_.indptr) > self.max_frequency
@@ -113,8 +130,10 @@ class KBMemoryRetriever(ContextTransformerMixin, BaseEstimator):
 
     def _retrieve(self, X) -> list[np.ndarray]:
         """The retrieved sentence ids of each context, in file order."""
+        analyzer = self._analyzer()
         tokens = [
-            [w for t in (ctx.query, *self._looked_back(ctx)) for w in tokenize(t)] for ctx in X
+            [w for t in (ctx.query, *self._looked_back(ctx)) for w in analyzer.words(t)]
+            for ctx in X
         ]
         queries = self.vocabulary_.bags(tokens, binary=True)
         queries.data[self._frequent[queries.indices]] = 0.0

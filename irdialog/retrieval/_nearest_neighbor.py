@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..text import context_tokens, encode_labels, identity_analyzer
+from ..text import TOKENIZERS, Analyzer, encode_labels, identity_analyzer
 
 # Largest number of (context, training pair) similarities held at once by decision_function.
 _BLOCK_ELEMENTS = 1 << 22
@@ -35,6 +35,12 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
     similarity : {"overlap", "jaccard"}, default="overlap"
         ``"overlap"`` counts the distinct words two inputs share; ``"jaccard"`` divides that
         count by the size of their union.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        The n-grams of tokens that make the words (never across two utterances).
 
     Attributes
     ----------
@@ -70,19 +76,31 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
         "candidates": ["array-like", None],
         "use_history": ["boolean"],
         "similarity": [StrOptions({"overlap", "jaccard"})],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+        "ngram_range": [tuple],
     }
 
-    def __init__(self, *, candidates=None, use_history=False, similarity="overlap"):
+    def __init__(
+        self, *, candidates=None, use_history=False, similarity="overlap", tokenizer="word",
+        ngram_range=(1, 1),
+    ):  # fmt: skip
         self.candidates = candidates
         self.use_history = use_history
         self.similarity = similarity
+        self.tokenizer = tokenizer
+        self.ngram_range = ngram_range
+
+    def _words(self, X) -> list[list[str]]:
+        """The words of each context, through one analyzer per call."""
+        analyzer = Analyzer(tokenizer=self.tokenizer, ngram_range=self.ngram_range)
+        return [analyzer.context_words(c, self.use_history) for c in X]
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X = check_contexts(X)
         y = check_responses(y, len(X))
         self.candidates_ = resolve_candidates(self.candidates, y)
-        tokens = [context_tokens(c, self.use_history) for c in X]
+        tokens = self._words(X)
         self.vectorizer_ = CountVectorizer(analyzer=identity_analyzer, binary=True).fit(tokens)
         bags = self.vectorizer_.transform(tokens).tocsr()
         # Distinct inputs: identical binary bags are one neighbour.
@@ -108,7 +126,7 @@ class NearestNeighborRanker(RankerMixin, BaseEstimator):
 
     def _bags(self, X):
         X = check_contexts(X)
-        return self.vectorizer_.transform([context_tokens(c, self.use_history) for c in X]).tocsr()
+        return self.vectorizer_.transform(self._words(X)).tocsr()
 
     def decision_function(self, X) -> np.ndarray:
         """Nearest-neighbour score of each candidate for each context.

@@ -16,9 +16,10 @@ from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, _fit_context
+from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..text import (
+    TOKENIZERS,
     Analyzer,
     check_ngram_range,
     context_texts,
@@ -69,6 +70,10 @@ class NGramClassifier(RankerMixin, BaseEstimator):
         classifier never saw as an answer score below every seen one.
     ngram_range : tuple (min_n, max_n), default=(1, 3)
         The lengths of the n-grams in the bag.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
     max_df : float in (0, 1], default=1.0
         Words occurring in a larger fraction of the distinct training sentences (story
         sentences and questions) are not matching words. 1.0: every non-punctuation word
@@ -125,13 +130,18 @@ class NGramClassifier(RankerMixin, BaseEstimator):
     _parameter_constraints = {
         "candidates": ["array-like", None],
         "ngram_range": [tuple],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "max_df": [Interval(Real, 0, 1, closed="right")],
         "classifier": "no_validation",  # checked in fit (any classifier)
     }
 
-    def __init__(self, *, candidates=None, ngram_range=(1, 3), max_df=1.0, classifier=None):
+    def __init__(
+        self, *, candidates=None, ngram_range=(1, 3), tokenizer="word", max_df=1.0,
+        classifier=None,
+    ):  # fmt: skip
         self.candidates = candidates
         self.ngram_range = ngram_range
+        self.tokenizer = tokenizer
         self.max_df = max_df
         self.classifier = classifier
 
@@ -168,7 +178,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
 
     def _tokenizer(self):
         """A text's tokens, memoised: each distinct text is tokenised once per fit or call."""
-        return Analyzer(case_folding=self.case_folding_).tokens
+        return Analyzer(tokenizer=self.tokenizer, case_folding=self.case_folding_).tokens
 
     # ------------------------------------------------------------------ estimator
 

@@ -9,10 +9,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import _fit_context
+from .._compat import StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import check_kb
-from ..text import Analyzer
+from ..text import TOKENIZERS, Analyzer
 
 # How far a lookup backs off: each level drops part of the state from the key (see _keys).
 _N_LEVELS = 5
@@ -82,6 +82,9 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
         The entity type of restaurant names.
     rating : str, default="R_rating"
         The relation whose (numeric) value orders the options, highest first.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`); an entity of
+        ``kb`` is recognised when it is one token, and a template is a token sequence.
 
     Attributes
     ----------
@@ -124,6 +127,7 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
         "slots": [tuple, list],
         "name_type": [str],
         "rating": [str],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
     }
 
     def __init__(
@@ -134,12 +138,14 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
         slots=("R_cuisine", "R_location", "R_number", "R_price"),
         name_type="R_name",
         rating="R_rating",
+        tokenizer="word",
     ):
         self.kb = kb
         self.candidates = candidates
         self.slots = slots
         self.name_type = name_type
         self.rating = rating
+        self.tokenizer = tokenizer
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -162,7 +168,7 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
                 raise TypeError(f"slots[{i}] must be a str, got {type(t).__name__} ({t!r:.60}).")
         self.candidates_ = resolve_candidates(self.candidates, y)
         self.entity_types_ = check_kb(self.kb) if self.kb is not None else {}
-        self._analyzer = Analyzer()
+        self._analyzer = Analyzer(tokenizer=self.tokenizer)
         policy = [defaultdict(Counter) for _ in range(_N_LEVELS)]
         for context, response in zip(X, y):
             state = self._state(context)
@@ -190,7 +196,7 @@ class RuleBasedRanker(RankerMixin, BaseEstimator):
     def __setstate__(self, state):
         self.__dict__.update(state)
         if hasattr(self, "candidates_"):
-            self._analyzer = Analyzer()
+            self._analyzer = Analyzer(tokenizer=self.tokenizer)
             self._index_candidates()
 
     # --- the state tracker -------------------------------------------------------------

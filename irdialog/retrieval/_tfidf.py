@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, _fit_context
+from .._compat import Interval, StrOptions, _fit_context
 from ..base import (
     RankerMixin,
     check_contexts,
@@ -22,14 +22,14 @@ from ..base import (
     resolve_candidates,
 )
 from ..features import match_type_matrices, match_type_pairs, type_token
-from ..text import context_tokens, identity_analyzer, tokenize
+from ..text import TOKENIZERS, Analyzer, identity_analyzer
 from ._index import InvertedIndex, count_tokens, rank_texts
 from ._streaming import StreamingFitMixin
 
 
-def _input_tokens(ctx, use_history, types):
+def _input_tokens(ctx, analyzer, use_history, types):
     # The input's words plus one type word per entity type it mentions (match-type features).
-    tokens = context_tokens(ctx, use_history)
+    tokens = analyzer.context_words(ctx, use_history)
     tokens.extend(type_token(t) for t in dict.fromkeys(t for _, t in ctx.entities) if t in types)
     return tokens
 
@@ -71,6 +71,12 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
         Multiplier of the match-type words' TF-IDF weights, on both sides. Type words
         occur in most inputs, so their IDF is low; a larger weight lets a shared entity
         type outweigh shared function words. Only used with match-type annotations.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (scripts without spaces; with ``ngram_range``, character n-grams), or
+        a callable from str to a list of str.
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        The n-grams of tokens that make the words (never across two utterances).
 
     Attributes
     ----------
@@ -104,6 +110,14 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
     >>> model = TfidfRanker().fit(X, y)
     >>> model.predict(["italian food please"])[0]
     'api_call italian'
+
+    For a language written without spaces, characters and their bigrams:
+
+    >>> X = ["我想吃意大利菜", "在北京", "两个人"]
+    >>> y = ["请问在哪个城市？", "请问几位用餐？", "api_call 意大利菜 北京 两人"]
+    >>> model = TfidfRanker(tokenizer="char", ngram_range=(1, 2)).fit(X, y)
+    >>> model.predict(["北京的意大利菜，两个人"])[0]
+    'api_call 意大利菜 北京 两人'
     """
 
     _parameter_constraints = {
@@ -111,13 +125,30 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
         "use_history": ["boolean"],
         "sublinear_tf": ["boolean"],
         "type_weight": [Interval(Real, 0, None, closed="neither")],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+        "ngram_range": [tuple],
     }
 
-    def __init__(self, *, candidates=None, use_history=True, sublinear_tf=False, type_weight=1.0):
+    def __init__(
+        self,
+        *,
+        candidates=None,
+        use_history=True,
+        sublinear_tf=False,
+        type_weight=1.0,
+        tokenizer="word",
+        ngram_range=(1, 1),
+    ):
         self.candidates = candidates
         self.use_history = use_history
         self.sublinear_tf = sublinear_tf
         self.type_weight = type_weight
+        self.tokenizer = tokenizer
+        self.ngram_range = ngram_range
+
+    def _analyzer(self) -> Analyzer:
+        """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
+        return Analyzer(tokenizer=self.tokenizer, ngram_range=self.ngram_range)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -125,10 +156,11 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
         y = check_responses(y, len(X))
         self.candidates_ = resolve_candidates(self.candidates, y)
         self.types_ = sorted({t for ctx in X for _, t in ctx.entities})
-        inputs = [_input_tokens(ctx, self.use_history, self.types_) for ctx in X]
+        analyzer = self._analyzer()
+        inputs = [_input_tokens(ctx, analyzer, self.use_history, self.types_) for ctx in X]
         # The candidates in one pass that keeps no token lists (millions of documents).
         first_seen: dict[str, int] = {}
-        counts, _ = count_tokens(map(tokenize, self.candidates_), first_seen, grow=True)
+        counts, _ = count_tokens(map(analyzer, self.candidates_), first_seen, grow=True)
         # The IDF statistics: inputs and candidates are documents; type words enter them
         # through the inputs that mention them and the candidates that hold an entity of
         # that type (a candidate counts once per type).
@@ -183,8 +215,9 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
 
     def _inputs(self, X):
         X = check_contexts(X)
+        analyzer = self._analyzer()
         Xt = self.vectorizer_.transform(
-            [_input_tokens(c, self.use_history, self.types_) for c in X]
+            [_input_tokens(c, analyzer, self.use_history, self.types_) for c in X]
         )
         if self.types_ and self.type_weight != 1.0:
             scale = np.ones(Xt.shape[1])
@@ -271,7 +304,7 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
         else:
             pool = check_responses(candidates, name="candidates")
             vocabulary = self.vectorizer_.vocabulary_
-            counts, _ = count_tokens(map(tokenize, pool), vocabulary, grow=False)
+            counts, _ = count_tokens(map(self._analyzer(), pool), vocabulary, grow=False)
             weights = self._weighted(counts, np.arange(len(vocabulary)))
             index = InvertedIndex.from_matrix(_unit_rows(weights))
         return rank_texts(
@@ -280,7 +313,8 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         X, Xt = self._inputs(X)
-        R = self.vectorizer_.transform([tokenize(r) for r in responses]).tocsr()
+        analyzer = self._analyzer()
+        R = self.vectorizer_.transform([analyzer.words(r) for r in responses]).tocsr()
         num = np.asarray(Xt.multiply(R).sum(axis=1)).ravel()
         resp_sq = _row_norms(R) ** 2
         if self.types_:
@@ -294,6 +328,8 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
     # Added for corpora that do not fit in memory (Ubuntu: 1M training rows, ~100M words).
     # Only the document frequencies are kept between chunks; fit above is unchanged.
 
+    _y_required = False  # partial_fit(X) counts the contexts alone
+
     def _reset_stream(self):
         from collections import Counter
 
@@ -304,16 +340,14 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
     def _count_chunk(self, X, y) -> None:
         from itertools import chain
 
-        X = check_contexts(X)
-        if y is not None:
-            y = check_responses(y, len(X))
         types = sorted(set(self.types_) | {t for ctx in X for _, t in ctx.entities})
-        docs = [_input_tokens(ctx, self.use_history, types) for ctx in X]
+        analyzer = self._analyzer()
+        docs = [_input_tokens(ctx, analyzer, self.use_history, types) for ctx in X]
         if y is not None:
             # As in fit: a response gets the type word of each entity type it holds.
             entity_types = {w: t for ctx in X for w, t in ctx.entities}
             for r in y:
-                toks = tokenize(r)
+                toks = list(analyzer.words(r))
                 toks.extend(
                     type_token(t)
                     for t in dict.fromkeys(entity_types[w] for w in toks if w in entity_types)
@@ -345,7 +379,7 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
             if self.candidates is None
             else resolve_candidates(self.candidates, [])
         )
-        tokens = [tokenize(c) for c in self.candidates_]
+        tokens = list(map(self._analyzer(), self.candidates_))
         self._index(
             vectorizer.transform(tokens).tocsr()
             if tokens

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._babi_qa_heuristics import answer_parts
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import check_contexts
-from ..text import Analyzer, context_texts, learn_case_folding
+from ..text import TOKENIZERS, Analyzer, context_texts, learn_case_folding
 from . import _kernels
 from ._kernels import StoryBatch
 
@@ -135,6 +135,9 @@ class PairwiseFeaturizer(BaseEstimator):
         ``max_df``.
     max_facts : {1, 2, 3}, default=3
         The number of slots of a tuple.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (for scripts without spaces), or a callable from str to a list of str.
 
     Attributes
     ----------
@@ -179,13 +182,23 @@ class PairwiseFeaturizer(BaseEstimator):
         "max_df": [Interval(Real, 0, 1, closed="right")],
         "link_df": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="right")],
         "max_facts": [Interval(Integral, 1, 3, closed="both")],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
     }
 
-    def __init__(self, *, n_features=2**20, max_df=0.5, link_df="auto", max_facts=3):
+    def __init__(
+        self,
+        *,
+        n_features=2**20,
+        max_df=0.5,
+        link_df="auto",
+        max_facts=3,
+        tokenizer="word",
+    ):
         self.n_features = n_features
         self.max_df = max_df
         self.link_df = link_df
         self.max_facts = max_facts
+        self.tokenizer = tokenizer
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, supporting=None, answers=()):
@@ -216,7 +229,8 @@ class PairwiseFeaturizer(BaseEstimator):
         """:meth:`fit` on checked contexts and answers, with the supporting facts already
         as :func:`gold_tuples` (or None), which :class:`StructuredSVMQA` computes once."""
         self.case_folding_ = learn_case_folding(context_texts(X, answers))
-        tokens_of = Analyzer(case_folding=self.case_folding_).tokens
+        analyzer = Analyzer(tokenizer=self.tokenizer, case_folding=self.case_folding_)
+        tokens_of = analyzer.tokens
         texts = dict.fromkeys(s for ctx in X for s in (*(t.text for t in ctx.history), ctx.query))
         vocab: dict[str, int] = {}
         counts: list[int] = []
@@ -229,7 +243,7 @@ class PairwiseFeaturizer(BaseEstimator):
             for tok in set(toks):
                 counts[vocab[tok]] += 1
         for ans in answers:
-            for tok in answer_parts(ans, self.case_folding_):
+            for tok in answer_parts(ans, analyzer):
                 if tok not in vocab:
                     vocab[tok] = len(vocab)
                     counts.append(0)
@@ -322,7 +336,8 @@ class PairwiseFeaturizer(BaseEstimator):
                 out.append(i)
             return out
 
-        tokens_of = Analyzer(case_folding=self.case_folding_).tokens
+        analyzer = Analyzer(tokenizer=self.tokenizer, case_folding=self.case_folding_)
+        tokens_of = analyzer.tokens
         cache: dict[str, list[int]] = {}
 
         def sentence_ids(text):
@@ -346,7 +361,7 @@ class PairwiseFeaturizer(BaseEstimator):
         answer_tok: list[int] = []
         answer_ptr = [0]
         for ans in answers:
-            answer_tok.extend(ids(answer_parts(ans, self.case_folding_)))
+            answer_tok.extend(ids(answer_parts(ans, analyzer)))
             answer_ptr.append(len(answer_tok))
         lengths_arr = np.asarray(lengths, dtype=np.int64)
         sent = np.zeros(len(lengths) + 1, dtype=np.int64)

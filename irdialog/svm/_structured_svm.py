@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from .._babi_qa_heuristics import pseudo_supporting
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..text import encode_labels
+from ..text import TOKENIZERS, Analyzer, encode_labels
 from . import _kernels
 from ._features import PairwiseFeaturizer, gold_tuples
 
@@ -76,6 +76,9 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
     link_df : "auto" or float in (0, 1], default="auto"
         The words that link no facts in the search's pruning; ``"auto"``: learned from the
         supporting facts (see :class:`PairwiseFeaturizer`).
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
+        characters (for scripts without spaces), or a callable from str to a list of str.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the SGD passes; a seeded fit is bit-for-bit repeatable.
     verbose : bool, default=False
@@ -135,6 +138,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         "n_features": [Interval(Integral, 1, _kernels.MAX_FEATURES, closed="both")],
         "max_df": [Interval(Real, 0, 1, closed="right")],
         "link_df": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="right")],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -149,6 +153,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         n_features=2**20,
         max_df=0.5,
         link_df="auto",
+        tokenizer="word",
         random_state=None,
         verbose=False,
     ):
@@ -159,6 +164,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         self.n_features = n_features
         self.max_df = max_df
         self.link_df = link_df
+        self.tokenizer = tokenizer
         self.random_state = random_state
         self.verbose = verbose
 
@@ -196,12 +202,16 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
             max_df=self.max_df,
             link_df=self.link_df,
             max_facts=self.max_facts,
+            tokenizer=self.tokenizer,
         )
         self.pseudo_supporting_ = supporting is None
         answers = list(self.candidates_)
         if supporting is None:
             self.featurizer_._fit(X, None, answers)
-            supporting = pseudo_supporting(X, y, self.featurizer_.stopwords_)
+            analyzer = Analyzer(
+                tokenizer=self.tokenizer, case_folding=self.featurizer_.case_folding_
+            )
+            supporting = pseudo_supporting(X, y, self.featurizer_.stopwords_, analyzer)
             gold = gold_tuples(supporting, len(X), self.max_facts, lengths)
         else:
             gold = gold_tuples(supporting, len(X), self.max_facts, lengths)  # validate first
