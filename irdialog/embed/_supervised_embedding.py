@@ -110,7 +110,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         The margin m of the ranking loss. The defaults of ``learning_rate``, ``margin``
         and ``n_negatives`` are the paper's most frequent choices (Table 8); on dialog
         bAbI, dev sets preferred margins of 0.1-1, and with ``normalize_input`` learning
-        rates of 0.1-0.5 (see benchmarks/search_supervised_embedding.py).
+        rates of 0.1-0.5 (``irdialog bench dialog-babi --model se --search``).
     n_negatives : int, default=100
         Negative candidates sampled per example and epoch.
     epochs : int, default=10
