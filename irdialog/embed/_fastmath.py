@@ -46,14 +46,15 @@ def exp_parts(v):
     float32 ``2^k``: the exponential without its final product, for loops that store
     ``bits`` into an int32 array and multiply by its float32 view in a second pass.
 
-    ``v`` (float32) is clamped to [-87, 88]. ``k = floor(v log2(e) + 1/2)``, taken by
-    truncating a positive number (which vectorises; ``np.floor`` does not): after the
-    clamp ``v log2(e) >= -125.6``.
+    ``v`` (float32) is clamped to [-87, 88]; ``k = floor(v log2(e) + 1/2)``, the nearest
+    integer (a truncation of the shifted positive number instead, as the recurrent kernels
+    once had, is off by one for 881 float32 inputs near the half-integers, with a larger
+    error there).
     """
     v = _LO if v < _LO else v
     v = _HI if v > _HI else v
-    ki = np.int32(v * _LOG2E + np.float32(128.5)) - np.int32(128)
-    kf = np.float32(ki)
+    kf = np.floor(v * _LOG2E + np.float32(0.5))
+    ki = np.int32(kf)
     r = v - kf * _LN2_HI - kf * _LN2_LO
     p = np.float32(1.9875691500e-4)
     p = p * r + np.float32(1.3981999507e-3)
