@@ -12,6 +12,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ._optim import adagrad_row, sgd_row
+
 # The arrays that travel together, as records (numba takes namedtuples of arrays and
 # scalars as arguments; see irdialog.svm._kernels).
 CSR = namedtuple("CSR", "indptr indices data")
@@ -119,18 +121,15 @@ def _se_bag_add(W, indices, data, start, end, coef, out):
 def _se_bag_step(W, G, indices, data, start, end, coef, vec, vec_sq, lr, adagrad):
     """W[indices[p]] -= step * coef * data[p] * vec over p in [start, end): plain SGD
     (step = lr), or row-wise Adagrad as in StarSpace (one accumulator per row, fed the
-    mean squared coordinate of the row's gradient; step = lr / sqrt(accumulator))."""
-    dim = vec.shape[0]
+    mean squared coordinate of the row's gradient; step = lr / sqrt(accumulator)): the
+    steps of :mod:`irdialog.embed._optim`."""
     for p in range(np.uint64(start), np.uint64(end)):
         w = indices[p]
         g = coef * data[p]
         if adagrad:
-            G[w] += g * g * vec_sq / dim
-            a = -lr * g / np.sqrt(G[w] + np.float32(1e-6))
+            adagrad_row(W, G, w, g, vec, vec_sq, lr)
         else:
-            a = -lr * g
-        for k in range(dim):
-            W[w, k] += a * vec[k]
+            sgd_row(W, w, g, vec, lr)
 
 
 @njit(cache=True, fastmath=_SE_FASTMATH)

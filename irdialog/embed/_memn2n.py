@@ -512,9 +512,11 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         lazy = self.optimizer in ("sgd", "lazy_adam")
         w_mat = self._w_mat
         if adam:
-            state = (np.zeros_like(E), np.zeros_like(E), np.zeros_like(H), np.zeros_like(H))
+            state = K.Moments(
+                np.zeros_like(E), np.zeros_like(E), np.zeros_like(H), np.zeros_like(H)
+            )
         else:
-            state = (
+            state = K.Moments(
                 np.zeros((0, 0, 0), np.float32),
                 np.zeros((0, 0, 0), np.float32),
                 np.zeros((0, 0), np.float32),
@@ -538,6 +540,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
             nonlocal n_steps
             lr, softmax = self._schedule(epoch)
             cfg = cfg_soft if softmax else cfg_lin
+            update = K.Update(adam, use_h, max_norm, lr, *_ADAM_BETAS, _ADAM_EPS)
             order = rng.permutation(train_rows)
             mtime = data.mtime
             if noisy:
@@ -563,15 +566,11 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
                         arrays, batch, cands, ws.row_mark, ws.row_stamp, ws.rows, ws.w_rows
                     )
                     K.apply_update_rows(
-                        E, H, ws.dE, ws.dH, ws.rows[:n], ws.w_rows[:n_w], w_mat, use_h, lr,
-                        max_norm, adam, *state, n_steps, _ADAM_BETAS[0], _ADAM_BETAS[1],
-                        _ADAM_EPS,
+                        E, H, ws.dE, ws.dH, ws.rows[:n], ws.w_rows[:n_w], w_mat, state,
+                        update, n_steps,
                     )  # fmt: skip
                 else:
-                    K.apply_update(
-                        E, H, ws.dE, ws.dH, use_h, lr, max_norm, adam, *state, n_steps,
-                        _ADAM_BETAS[0], _ADAM_BETAS[1], _ADAM_EPS,
-                    )  # fmt: skip
+                    K.apply_update(E, H, ws.dE, ws.dH, state, update, n_steps)
             accs.append(correct / len(order))
             return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
 

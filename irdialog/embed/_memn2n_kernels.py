@@ -31,6 +31,18 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ._fastmath import exp_inplace
+from ._optim import (
+    AdamSettings,
+    adam,
+    adam_rows,
+    clip_scale,
+    rows_squared_norm,
+    sgd,
+    sgd_rows,
+    squared_norm,
+)
+
 # The arrays that travel together, as records (numba takes namedtuples of arrays as
 # arguments; see irdialog.svm._kernels).
 Contexts = namedtuple("Contexts", "sptr stok sspk qsent mptr msent mtime eptr eword etype")
@@ -48,6 +60,24 @@ Activations = namedtuple("Activations", "u h mem prob")
 Activations.__doc__ = """The forward pass of a batch, kept for the backward pass: per
 example, the controller states ``u`` (B, K+1, d), the pre-activations ``h`` (B, K, d),
 the memory embeddings ``mem`` (B, n_mat, M, d) and the attention ``prob`` (B, K, M)."""
+
+Sentences = namedtuple("Sentences", "used kfrac pe_ab")
+Sentences.__doc__ = """What embedding the sentences of an example needs besides the weights:
+``used[p]``, whether matrix p embeds memories (:func:`_memory_matrices`), ``kfrac`` (k / d
+for k = 1..d) and ``pe_ab``, scratch of two position-encoding coefficients."""
+
+BackScratch = namedtuple("BackScratch", "dmem g gnext dp")
+BackScratch.__doc__ = """Scratch of :func:`_backward_one`: the memory embeddings' gradient
+``dmem`` (n_mat, M, d), the controller gradient ``g`` and ``gnext`` (d,) and the attention
+gradient ``dp`` (M,)."""
+
+Moments = namedtuple("Moments", "mE vE mH vH")
+Moments.__doc__ = """Adam's moments of E and H (empty arrays with SGD)."""
+
+Update = namedtuple("Update", "adam use_h max_norm lr beta1 beta2 eps")
+Update.__doc__ = """An optimizer step of :func:`apply_update`: Adam or SGD, whether H is
+trained, the gradient norm each matrix is clipped to (<= 0: none), the step size and
+Adam's settings (:class:`irdialog.embed._optim.AdamSettings`)."""
 
 Upstream = namedtuple("Upstream", "U dU dWc gt")
 Upstream.__doc__ = """What the backward pass starts from: the final states ``U`` (B, d)
@@ -149,6 +179,13 @@ def _kfrac(dim, dtype_like):
 
 
 @njit(cache=True)
+def _sentences(E, cfg):
+    """The :class:`Sentences` record of the weights E under ``cfg``."""
+    dim = E.shape[2]
+    return Sentences(_memory_matrices(cfg, E.shape[0]), _kfrac(dim, E), np.empty(2, E.dtype))
+
+
+@njit(cache=True)
 def _memory_matrices(cfg, n_mat):
     """used[p]: whether matrix p embeds memories (as some A_k or C_k)."""
     hops = cfg[N_HOPS]
@@ -160,14 +197,17 @@ def _memory_matrices(cfg, n_mat):
 
 
 @njit(cache=True)
-def _forward_one(
-    E, H, cfg, used, kfrac, pe_ab, sptr, stok, sspk, qs, m0, m1, msent, mtime, u, hpre, mem, prob
-):
-    """Forward pass of one example, keeping what the backward pass needs.
+def _forward_one(E, H, cfg, sents, data, e, acts, bi):
+    """Forward pass of example e of the :class:`Contexts` ``data``, keeping what the
+    backward pass needs in row bi of the :class:`Activations` ``acts``:
 
     u: (K+1, d) controller states; hpre: (K, d) states before the nonlinearity;
     mem: (n_mat, M, d) memory embeddings per matrix; prob: (K, M) attention.
     """
+    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
+    used, kfrac, pe_ab = sents
+    qs, m0, m1 = qsent[e], mptr[e], mptr[e + 1]
+    u, hpre, mem, prob = acts.u[bi], acts.h[bi], acts.mem[bi], acts.prob[bi]
     hops = cfg[N_HOPS]
     pe_len = cfg[PE_LEN]
     dim = E.shape[2]
@@ -237,34 +277,14 @@ def _forward_one(
 
 
 @njit(cache=True)
-def _backward_one(
-    E,
-    H,
-    cfg,
-    used,
-    kfrac,
-    pe_ab,
-    sptr,
-    stok,
-    sspk,
-    qs,
-    m0,
-    m1,
-    msent,
-    mtime,
-    u,
-    hpre,
-    mem,
-    prob,
-    g_top,
-    dE,
-    dH,
-    dmem,
-    g,
-    gnext,
-    dp,
-):
-    """Backward pass of one example from g_top = dloss/du_K, accumulating into dE and dH."""
+def _backward_one(E, H, cfg, sents, data, e, acts, bi, g_top, dE, dH, work):
+    """Backward pass of example e from g_top = dloss/du_K, accumulating into dE and dH;
+    ``acts`` row bi holds its forward pass, ``work`` is a :class:`BackScratch`."""
+    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
+    used, kfrac, pe_ab = sents
+    qs, m0, m1 = qsent[e], mptr[e], mptr[e + 1]
+    u, hpre, mem, prob = acts.u[bi], acts.h[bi], acts.mem[bi], acts.prob[bi]
+    dmem, g, gnext, dp = work
     hops = cfg[N_HOPS]
     pe_len = cfg[PE_LEN]
     dim = E.shape[2]
@@ -372,38 +392,6 @@ def _match_pairs(e, eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_
 
 
 @njit(cache=True)
-def exp_inplace(x, bits):
-    """x = exp(x) for a float32 vector, in loops that LLVM vectorises.
-
-    Cephes-style: exp(x) = 2^k exp(r) with |r| <= ln(2)/2, exp(r) by a polynomial, 2^k
-    built from exponent bits in the int32 scratch ``bits``. Relative error below 1e-7 for
-    -87 <= x <= 88; smaller inputs give exp(-87) (~1.6e-38) instead of less.
-    """
-    n = x.shape[0]
-    log2e = np.float32(1.4426950408889634)
-    ln2_hi = np.float32(0.693359375)
-    ln2_lo = np.float32(-2.12194440e-4)
-    lo = np.float32(-87.0)
-    for i in range(n):
-        v = x[i]
-        if v < lo:
-            v = lo
-        kf = np.floor(v * log2e + np.float32(0.5))
-        r = v - kf * ln2_hi - kf * ln2_lo
-        p = np.float32(1.9875691500e-4)
-        p = p * r + np.float32(1.3981999507e-3)
-        p = p * r + np.float32(8.3334519073e-3)
-        p = p * r + np.float32(4.1665795894e-2)
-        p = p * r + np.float32(1.6666665459e-1)
-        p = p * r + np.float32(5.0000001201e-1)
-        x[i] = p * r * r + r + np.float32(1.0)
-        bits[i] = (np.int32(kf) + np.int32(127)) << 23
-    scale = bits.view(np.float32)
-    for i in range(n):
-        x[i] *= scale[i]
-
-
-@njit(cache=True)
 def forward_batch(E, H, cfg, data, batch, acts, U):
     """Forward pass of the examples ``batch`` of the :class:`Contexts` ``data`` up to
     their final states U (len(batch), d).
@@ -411,30 +399,22 @@ def forward_batch(E, H, cfg, data, batch, acts, U):
     Per-example intermediate values go to the :class:`Activations` ``acts``, for the
     backward pass.
     """
-    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
-    ws_u, ws_h, ws_mem, ws_prob = acts
     hops = cfg[N_HOPS]
-    n_mat, _, dim = E.shape
-    used = _memory_matrices(cfg, n_mat)
-    kfrac = _kfrac(dim, E)
-    pe_ab = np.empty(2, dtype=E.dtype)
+    sents = _sentences(E, cfg)
     for bi in range(batch.shape[0]):
-        e = batch[bi]
-        _forward_one(
-            E, H, cfg, used, kfrac, pe_ab, sptr, stok, sspk, qsent[e], mptr[e], mptr[e + 1],
-            msent, mtime, ws_u[bi], ws_h[bi], ws_mem[bi], ws_prob[bi],
-        )  # fmt: skip
-        U[bi, :] = ws_u[bi, hops]
+        _forward_one(E, H, cfg, sents, data, batch[bi], acts, bi)
+        U[bi, :] = acts.u[bi, hops]
 
 
 @njit(cache=True)
-def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits, fast_exp):
+def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits):
     """Softmax cross-entropy over the transposed logits LT (n_candidates, B), in place.
 
     Adds the match-type scores to LT, then overwrites LT with dloss/dlogits (softmax minus
     one-hot) and gt (B, n_types) with each type word's summed logit gradient. ``bits`` is
-    an int32 scratch at least LT's size for :func:`exp_inplace` (``fast_exp``, float32
-    only; else ``np.exp``). Returns (summed loss, n_correct, next stamp).
+    an int32 scratch at least LT's size for
+    :func:`~irdialog.embed._fastmath.exp_inplace` (the polynomial for float32, ``np.exp``
+    for float64). Returns (summed loss, n_correct, next stamp).
     """
     eptr, eword, etype = data.eptr, data.eword, data.etype
     iptr, icand, type_tok = cands.iptr, cands.icand, cands.type_tok
@@ -476,12 +456,7 @@ def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits, fast
         row = LT[c]
         for bi in range(n_b):
             row[bi] -= zmax[bi]
-    flat = LT.reshape(LT.size)
-    if fast_exp:
-        exp_inplace(flat, bits[: LT.size])
-    else:
-        for i in range(flat.shape[0]):
-            flat[i] = np.exp(flat[i])
+    exp_inplace(LT.reshape(LT.size), bits[: LT.size])
     total = np.zeros(n_b, dtype=np.float64)
     for c in range(n_cand):
         row = LT[c]
@@ -518,9 +493,7 @@ def backward_batch(E, H, cfg, data, cands, batch, acts, upstream, dE, dH):
     embeddings) and gt (the type words' logit gradients); dU gets the type words' share
     added in place. ``acts`` are the :class:`Activations` of :func:`forward_batch`.
     """
-    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
     cptr, ctok, cw, type_tok = cands.cptr, cands.ctok, cands.cw, cands.type_tok
-    ws_u, ws_h, ws_mem, ws_prob = acts
     U, dU, dWc, gt = upstream
     n_mat, _, dim = E.shape
     w = cfg[W_MAT]
@@ -538,21 +511,16 @@ def backward_batch(E, H, cfg, data, cands, batch, acts, upstream, dE, dH):
             for k in range(dim):
                 dE[w, tt, k] += g * U[bi, k]
                 dU[bi, k] += g * E[w, tt, k]
-    used = _memory_matrices(cfg, n_mat)
-    kfrac = _kfrac(dim, E)
-    pe_ab = np.empty(2, dtype=E.dtype)
-    max_mem = ws_prob.shape[2]
-    dmem = np.empty((n_mat, max_mem, dim), dtype=E.dtype)
-    g = np.empty(dim, dtype=E.dtype)
-    gnext = np.empty(dim, dtype=E.dtype)
-    dp = np.empty(max_mem, dtype=E.dtype)
+    sents = _sentences(E, cfg)
+    max_mem = acts.prob.shape[2]
+    work = BackScratch(
+        np.empty((n_mat, max_mem, dim), dtype=E.dtype),
+        np.empty(dim, dtype=E.dtype),
+        np.empty(dim, dtype=E.dtype),
+        np.empty(max_mem, dtype=E.dtype),
+    )
     for bi in range(n_b):
-        e = batch[bi]
-        _backward_one(
-            E, H, cfg, used, kfrac, pe_ab, sptr, stok, sspk, qsent[e], mptr[e], mptr[e + 1],
-            msent, mtime, ws_u[bi], ws_h[bi], ws_mem[bi], ws_prob[bi], dU[bi], dE, dH, dmem,
-            g, gnext, dp,
-        )  # fmt: skip
+        _backward_one(E, H, cfg, sents, data, batch[bi], acts, bi, dU[bi], dE, dH, work)
 
 
 class Workspace:
@@ -605,9 +573,8 @@ def batch_loss_grad(E, H, cfg, data, cands, y, batch, ws):
     np.matmul(ws.Wc, U.T, out=LT)
     gt = ws.gt[:nb]
     loss, n_correct, ws.stamp = softmax_xent(
-        LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits,
-        E.dtype == np.float32,
-    )  # fmt: skip
+        LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits
+    )
     dU = LT.T @ ws.Wc
     dWc = LT @ U
     if not ws.lazy:
@@ -618,57 +585,35 @@ def batch_loss_grad(E, H, cfg, data, cands, y, batch, ws):
 
 
 @njit(cache=True)
-def _clip(G, max_norm):
-    """Scale G in place so that its Frobenius norm is at most max_norm (<= 0: no clip)."""
-    if max_norm <= 0.0:
-        return
-    sq = 0.0
-    for x in G.ravel():
-        sq += x * x
-    norm = np.sqrt(sq)
-    if norm > max_norm:
-        G *= max_norm / norm
-
-
-@njit(cache=True)
-def _adam_step(x, g, m, v, a, b1, b2, eps):
-    for i in range(x.shape[0]):
-        m[i] = b1 * m[i] + (1.0 - b1) * g[i]
-        v[i] = b2 * v[i] + (1.0 - b2) * g[i] * g[i]
-        x[i] -= a * m[i] / (np.sqrt(v[i]) + eps)
-
-
-@njit(cache=True)
-def _sgd_step(x, g, lr):
-    for i in range(x.shape[0]):
-        x[i] -= lr * g[i]
-
-
-@njit(cache=True)
-def apply_update(E, H, dE, dH, use_h, lr, max_norm, adam, mE, vE, mH, vH, step, b1, b2, eps):
+def apply_update(E, H, dE, dH, moments, update, step):
     """One optimizer step from the batch gradient (dE, dH), clipped per matrix.
 
-    SGD: ``x -= lr * g``. Adam (``adam``): moments in (mE, vE, mH, vH), ``step`` counting
-    from 1, and the bias correction folded into the step size (Kingma & Ba, end of
-    section 2). The nil word (row 0 of every matrix) is held at zero.
+    ``update`` is an :class:`Update`: SGD, ``x -= lr * g``, or Adam with the
+    :class:`Moments` ``moments`` and ``step`` counting from 1 (the steps of
+    :mod:`irdialog.embed._optim`). The nil word (row 0 of every matrix) is held at zero.
     """
+    opt = AdamSettings(update.lr, update.beta1, update.beta2, update.eps)
+    mE, vE = moments.mE, moments.vE
     for p in range(E.shape[0]):
-        _clip(dE[p], max_norm)
-    if use_h:
-        _clip(dH, max_norm)
-    if adam:
-        a = lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
-        n, nh = E.size, H.size
-        _adam_step(E.reshape(n), dE.reshape(n), mE.reshape(n), vE.reshape(n), a, b1, b2, eps)
-        if use_h:
-            _adam_step(
-                H.reshape(nh), dH.reshape(nh), mH.reshape(nh), vH.reshape(nh), a, b1, b2, eps
-            )
-    else:
-        _sgd_step(E.reshape(E.size), dE.reshape(E.size), lr)
-        if use_h:
-            _sgd_step(H.reshape(H.size), dH.reshape(H.size), lr)
+        scale = clip_scale(squared_norm(dE[p]), update.max_norm)
+        if update.adam:
+            adam(E[p].ravel(), dE[p].ravel(), mE[p].ravel(), vE[p].ravel(), scale, opt, step)
+        else:
+            sgd(E[p].ravel(), dE[p].ravel(), update.lr, scale)
+    _update_h(H, dH, moments, update, opt, step)
     E[:, 0, :] = 0.0
+
+
+@njit(cache=True)
+def _update_h(H, dH, moments, update, opt, step):
+    # The hop map's step, dense in both updates, when H is trained.
+    if not update.use_h:
+        return
+    scale = clip_scale(squared_norm(dH), update.max_norm)
+    if update.adam:
+        adam(H.ravel(), dH.ravel(), moments.mH.ravel(), moments.vH.ravel(), scale, opt, step)
+    else:
+        sgd(H.ravel(), dH.ravel(), update.lr, scale)
 
 
 @njit(cache=True)
@@ -714,60 +659,25 @@ def batch_rows(data, batch, cands, mark, stamp, rows, w_rows):
 
 
 @njit(cache=True)
-def _clip_rows(G, rows, max_norm):
-    # _clip over the rows of G that can be non-zero: the same sum in the same order (rows
-    # increasing), so the same scale as the dense clip.
-    if max_norm <= 0.0:
-        return
-    sq = 0.0
-    for r in rows:
-        for k in range(G.shape[1]):
-            sq += G[r, k] * G[r, k]
-    norm = np.sqrt(sq)
-    if norm > max_norm:
-        scale = max_norm / norm
-        for r in rows:
-            for k in range(G.shape[1]):
-                G[r, k] *= scale
-
-
-@njit(cache=True)
-def apply_update_rows(
-    E, H, dE, dH, rows, w_rows, w, use_h, lr, max_norm, adam, mE, vE, mH, vH, step, b1, b2,
-    eps,
-):  # fmt: skip
+def apply_update_rows(E, H, dE, dH, rows, w_rows, w, moments, update, step):
     """:func:`apply_update` on the rows of :func:`batch_rows` only, zeroing their gradient.
 
     SGD: the same step as the dense update (a row with no gradient does not move), so the
     same weights. Adam: lazy Adam, whose moments and weights move only at the rows of the
     batch (the dense Adam also decays the moments of every other row and moves it by them).
+    The clipping norm is summed over those rows in increasing order: the norm of the
+    dense update.
     """
-    n_mat, _, dim = E.shape
-    a = lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step) if adam else lr
-    for p in range(n_mat):
+    opt = AdamSettings(update.lr, update.beta1, update.beta2, update.eps)
+    mE, vE = moments.mE, moments.vE
+    for p in range(E.shape[0]):
         rs = w_rows if p == w else rows
-        _clip_rows(dE[p], rs, max_norm)
-        # Indexed in place (no row views: their making costs more than a row's update);
-        # the same arithmetic as _adam_step and _sgd_step.
-        for r in rs:
-            for k in range(dim):
-                g = dE[p, r, k]
-                if adam:
-                    mE[p, r, k] = b1 * mE[p, r, k] + (1.0 - b1) * g
-                    vE[p, r, k] = b2 * vE[p, r, k] + (1.0 - b2) * g * g
-                    E[p, r, k] -= a * mE[p, r, k] / (np.sqrt(vE[p, r, k]) + eps)
-                else:
-                    E[p, r, k] -= lr * g
-                dE[p, r, k] = 0.0
-    if use_h:
-        _clip(dH, max_norm)
-        nh = H.size
-        if adam:
-            _adam_step(
-                H.reshape(nh), dH.reshape(nh), mH.reshape(nh), vH.reshape(nh), a, b1, b2, eps
-            )
+        scale = clip_scale(rows_squared_norm(dE[p], rs), update.max_norm)
+        if update.adam:
+            adam_rows(E[p], dE[p], mE[p], vE[p], rs, scale, opt, step)
         else:
-            _sgd_step(H.reshape(nh), dH.reshape(nh), lr)
+            sgd_rows(E[p], dE[p], rs, update.lr, scale)
+    _update_h(H, dH, moments, update, opt, step)
     E[:, 0, :] = 0.0
 
 
@@ -779,33 +689,30 @@ def forward_states(E, H, cfg, data, rows, attention):
     ``attention`` (len(rows), K, M) receives the attention of each hop by memory age (0 =
     the most recent memory); pass an array with M = 0 to skip it.
     """
-    sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
+    mptr = data.mptr
     hops = cfg[N_HOPS]
     n_mat, _, dim = E.shape
     n = rows.shape[0]
-    used = _memory_matrices(cfg, n_mat)
-    kfrac = _kfrac(dim, E)
-    pe_ab = np.empty(2, dtype=E.dtype)
+    sents = _sentences(E, cfg)
     max_mem = 1
     for r in range(n):
         e = rows[r]
         max_mem = max(max_mem, mptr[e + 1] - mptr[e])
-    u = np.empty((hops + 1, dim), dtype=E.dtype)
-    hpre = np.empty((hops, dim), dtype=E.dtype)
-    mem = np.empty((n_mat, max_mem, dim), dtype=E.dtype)
-    prob = np.empty((hops, max_mem), dtype=E.dtype)
+    acts = Activations(
+        np.empty((1, hops + 1, dim), dtype=E.dtype),
+        np.empty((1, hops, dim), dtype=E.dtype),
+        np.empty((1, n_mat, max_mem, dim), dtype=E.dtype),
+        np.empty((1, hops, max_mem), dtype=E.dtype),
+    )
+    prob = acts.prob[0]
     U = np.empty((n, dim), dtype=E.dtype)
     keep = attention.shape[2]
     for r in range(n):
         e = rows[r]
-        m0, m1 = mptr[e], mptr[e + 1]
-        _forward_one(
-            E, H, cfg, used, kfrac, pe_ab, sptr, stok, sspk, qsent[e], m0, m1, msent, mtime,
-            u, hpre, mem, prob,
-        )  # fmt: skip
-        U[r, :] = u[hops]
+        _forward_one(E, H, cfg, sents, data, e, acts, 0)
+        U[r, :] = acts.u[0, hops]
         if keep > 0:
-            n_mem = m1 - m0
+            n_mem = mptr[e + 1] - mptr[e]
             for hop in range(hops):
                 for i in range(n_mem):
                     age = n_mem - 1 - i

@@ -29,6 +29,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ._optim import sgd, sgd_row
+
 Stories = namedtuple("Stories", "sptr stok qsent mptr msent content")
 Stories.__doc__ = """The encoded questions (see :class:`irdialog.text.EncodedContexts`): the
 words of sentence s are ``stok[sptr[s]:sptr[s + 1]]``; question i is sentence ``qsent[i]``
@@ -109,10 +111,7 @@ def _backward(U, W, dW, nonlinear, rows, weights, n, a, e, g, lr, dh):
     else:
         dh[:] = g
     for k in range(n):
-        r = rows[k]
-        step = lr * weights[k]
-        for d in range(dh.shape[0]):
-            U[r, d] -= step * dh[d]
+        sgd_row(U, rows[k], weights[k], dh, lr)
 
 
 @njit(cache=True)
@@ -182,9 +181,7 @@ def rank_step(U, W, nonlinear, bags, n_in, n_cand, gold, margin, lr, buf):
     _backward(U, W, buf.dW, nonlinear, bags.in_rows, bags.in_w, n_in, buf.a_in, buf.e_in,
               buf.g, lr, buf.dh)  # fmt: skip
     if nonlinear:
-        for i in range(W.shape[0]):
-            for j in range(W.shape[1]):
-                W[i, j] -= lr * buf.dW[i, j]
+        sgd(W.ravel(), buf.dW.ravel(), lr, 1.0)
     return loss * scale
 
 

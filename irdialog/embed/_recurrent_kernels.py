@@ -24,9 +24,29 @@ in :mod:`irdialog.embed._reference`.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 import scipy.linalg  # noqa: F401  the BLAS of numba's np.dot, loaded now so that
 from numba import njit  # threadpool_limits (training_session) sees and limits it
+
+from ._fastmath import exp_parts, sigmoid_inplace, tanh_inplace
+from ._optim import AdamSettings, adam, adam_rows, clip_scale, rows_squared_norm, squared_norm
+
+# The arrays that travel together, as records (numba takes namedtuples of arrays; see
+# irdialog.svm._kernels).
+Packed = namedtuple("Packed", "nact off ptok")
+Packed.__doc__ = """A packed batch (:func:`pack_batch`): the rows active at each step, the
+packed positions of each step's rows and the token of each packed position."""
+
+EncoderCache = namedtuple("EncoderCache", "X Hp Cp A Cn")
+EncoderCache.__doc__ = """What :func:`encoder_forward` keeps for the backward pass: the
+embedded inputs, the states and cells before each step, the gate activations and the tanh
+of each new cell (see :func:`encoder_forward`)."""
+
+EncoderGrads = namedtuple("EncoderGrads", "dWx dWh db dEmb mark touched")
+EncoderGrads.__doc__ = """The gradients :func:`encoder_backward` adds to, and the embedding
+rows it touched: ``mark[v]`` is 1 once row v is listed in ``touched``."""
 
 
 @njit(cache=True)
@@ -81,97 +101,15 @@ def _sigmoid(x):
 
 
 @njit(cache=True)
-def _exp_block(x, bits, fast):
-    """x = exp(x) in place on a 1-D block. ``fast`` (float32 only): the Cephes-style
-    polynomial of :func:`irdialog.embed._memn2n_kernels.exp_inplace` in loops LLVM
-    vectorises (relative error below 1e-7; inputs clamped to [-87, 88]), instead of one
-    scalar ``expf`` call per entry, which would cost more than the matrix products."""
-    n = x.shape[0]
-    if not fast:
-        for i in range(n):
-            x[i] = np.exp(x[i])
-        return
-    log2e = np.float32(1.4426950408889634)
-    ln2_hi = np.float32(0.693359375)
-    ln2_lo = np.float32(-2.12194440e-4)
-    lo = np.float32(-87.0)
-    hi = np.float32(88.0)
-    for i in range(n):
-        v = x[i]
-        v = lo if v < lo else v
-        v = hi if v > hi else v
-        # floor(v log2e + 1/2) by truncating a positive number (vectorises, np.floor
-        # does not): v log2e >= -125.6
-        ki = np.int32(v * log2e + np.float32(128.5)) - np.int32(128)
-        kf = np.float32(ki)
-        r = v - kf * ln2_hi - kf * ln2_lo
-        p = np.float32(1.9875691500e-4)
-        p = p * r + np.float32(1.3981999507e-3)
-        p = p * r + np.float32(8.3334519073e-3)
-        p = p * r + np.float32(4.1665795894e-2)
-        p = p * r + np.float32(1.6666665459e-1)
-        p = p * r + np.float32(5.0000001201e-1)
-        x[i] = p * r * r + r + np.float32(1.0)
-        bits[i] = (ki + np.int32(127)) << 23
-    scale = bits[:n].view(np.float32)
-    for i in range(n):
-        x[i] *= scale[i]
-
-
-@njit(cache=True)
-def _sigmoid_block(x, bits, fast):
-    """x = sigma(x) in place on a 1-D block."""
-    for i in range(x.shape[0]):
-        x[i] = -x[i]
-    _exp_block(x, bits, fast)
-    one = np.float32(1.0)  # exact: float64 blocks stay float64, float32 ones float32
-    for i in range(x.shape[0]):
-        x[i] = one / (one + x[i])
-
-
-@njit(cache=True)
-def _tanh_block(x, bits, fast):
-    """x = tanh(x) in place on a 1-D block: ``1 - 2 / (exp(2x) + 1)`` with the fast
-    exponential, else ``np.tanh``."""
-    if not fast:
-        for i in range(x.shape[0]):
-            x[i] = np.tanh(x[i])
-        return
-    one, two = np.float32(1.0), np.float32(2.0)
-    for i in range(x.shape[0]):
-        x[i] = two * x[i]
-    _exp_block(x, bits, fast)
-    for i in range(x.shape[0]):
-        x[i] = one - two / (x[i] + one)
-
-
-@njit(cache=True)
 def _gates_fast(row, b, pre, post, bits):
     """The float32 gate activations of one row in two vectorised passes:
     ``t = tanh(pre * (row + b))``, then ``(1 + t) / 2`` where ``post`` is 1 (sigmoid
-    gates, ``pre`` = 1/2) and ``t`` where it is 0. Exponential as :func:`_exp_block`."""
+    gates, ``pre`` = 1/2) and ``t`` where it is 0. tanh as
+    :func:`~irdialog.embed._fastmath.tanh_inplace`, fused with the bias and the scaling."""
     m = row.shape[0]
-    log2e = np.float32(1.4426950408889634)
-    ln2_hi = np.float32(0.693359375)
-    ln2_lo = np.float32(-2.12194440e-4)
-    lo = np.float32(-87.0)
-    hi = np.float32(88.0)
     one, two, half = np.float32(1.0), np.float32(2.0), np.float32(0.5)
     for u in range(m):
-        v = two * pre[u] * (row[u] + b[u])
-        v = lo if v < lo else v
-        v = hi if v > hi else v
-        ki = np.int32(v * log2e + np.float32(128.5)) - np.int32(128)
-        kf = np.float32(ki)
-        r = v - kf * ln2_hi - kf * ln2_lo
-        p = np.float32(1.9875691500e-4)
-        p = p * r + np.float32(1.3981999507e-3)
-        p = p * r + np.float32(8.3334519073e-3)
-        p = p * r + np.float32(4.1665795894e-2)
-        p = p * r + np.float32(1.6666665459e-1)
-        p = p * r + np.float32(5.0000001201e-1)
-        row[u] = p * r * r + r + one
-        bits[u] = (ki + np.int32(127)) << 23
+        row[u], bits[u] = exp_parts(two * pre[u] * (row[u] + b[u]))
     scale = bits[:m].view(np.float32)
     for u in range(m):
         t = one - two / (row[u] * scale[u] + one)  # tanh(v / 2)
@@ -180,11 +118,12 @@ def _gates_fast(row, b, pre, post, bits):
 
 
 @njit(cache=True)
-def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
-    """Run the encoder over a packed batch (:func:`pack_batch`) of ``B`` sequences.
+def encoder_forward(Emb, Wx, Wh, b, lstm, packed, B):
+    """Run the encoder over the :class:`Packed` batch (:func:`pack_batch`) of ``B``
+    sequences.
 
-    float32 arrays use a vectorised exponential for the gates (see :func:`_exp_block`),
-    float64 ones ``np.exp`` and ``np.tanh``.
+    float32 arrays use the vectorised exponential of :mod:`irdialog.embed._fastmath` for
+    the gates, float64 ones ``np.exp`` and ``np.tanh``.
 
     Returns
     -------
@@ -201,6 +140,7 @@ def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
     Cn : (N, H)
         LSTM: tanh of the new cell; RNN: empty.
     """
+    nact, off, ptok = packed
     T = len(nact)
     N = off[T]
     Hd = Wh.shape[0]
@@ -245,11 +185,11 @@ def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
                 for u in range(G * Hd):
                     row[u] += b[u]
                 if lstm:
-                    _sigmoid_block(row[: 2 * Hd], bits, fast)
-                    _tanh_block(row[2 * Hd : 3 * Hd], bits, fast)
-                    _sigmoid_block(row[3 * Hd :], bits, fast)
+                    sigmoid_inplace(row[: 2 * Hd], bits)
+                    tanh_inplace(row[2 * Hd : 3 * Hd], bits)
+                    sigmoid_inplace(row[3 * Hd :], bits)
                 else:
-                    _tanh_block(row, bits, fast)
+                    tanh_inplace(row, bits)
             if lstm:
                 Cp[k] = c[j]
                 cn = Cn[k]
@@ -257,7 +197,7 @@ def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
                     cu = row[Hd + u] * c[j, u] + row[u] * row[2 * Hd + u]
                     c[j, u] = cu
                     cn[u] = cu
-                _tanh_block(cn, bits, fast)
+                tanh_inplace(cn, bits)
                 for u in range(Hd):
                     h[j, u] = row[3 * Hd + u] * cn[u]
             else:
@@ -266,15 +206,19 @@ def encoder_forward(Emb, Wx, Wh, b, lstm, nact, off, ptok, B):
 
 
 @njit(cache=True)
-def encoder_backward(Wx, Wh, lstm, nact, off, ptok, X, Hp, Cp, A, Cn, dh_final, dWx, dWh, db,
-                     dEmb, mark, touched, n_touched):  # fmt: skip
+def encoder_backward(Wx, Wh, lstm, packed, cache, dh_final, grads, n_touched):
     """Backpropagation through time of :func:`encoder_forward`, from the gradient
-    ``dh_final`` (B, H, sorted order) of the loss on the final states.
+    ``dh_final`` (B, H, sorted order) of the loss on the final states; ``cache`` is the
+    :class:`EncoderCache` of the forward pass.
 
-    Adds to ``dWx``, ``dWh``, ``db`` and to the rows of ``dEmb`` of the batch's tokens;
-    a token row seen for the first time (``mark[v] == 0``) is marked and appended to
-    ``touched``. Returns the new number of touched rows.
+    Adds to the :class:`EncoderGrads` ``grads``: to ``dWx``, ``dWh``, ``db`` and to the
+    rows of ``dEmb`` of the batch's tokens; a token row seen for the first time
+    (``mark[v] == 0``) is marked and appended to ``touched``, which held ``n_touched``
+    rows. Returns the new number of touched rows.
     """
+    nact, off, ptok = packed
+    X, Hp, Cp, A, Cn = cache
+    dWx, dWh, db, dEmb, mark, touched = grads
     T = len(nact)
     N = off[T]
     Hd = Wh.shape[0]
@@ -423,62 +367,6 @@ def dual_scores(hc, hr, M, bias):
     return out
 
 
-@njit(cache=True)
-def squared_norm(g):
-    s = 0.0
-    for v in g.ravel():
-        s += float(v) * float(v)
-    return s
-
-
-@njit(cache=True)
-def rows_squared_norm(G, rows, n):
-    s = 0.0
-    for q in range(n):
-        for v in G[rows[q]]:
-            s += float(v) * float(v)
-    return s
-
-
-@njit(cache=True)
-def clip_scale(norm_sq, max_norm):
-    """The factor that brings a gradient of squared norm ``norm_sq`` to at most
-    ``max_norm`` (1 when ``max_norm <= 0``)."""
-    if max_norm <= 0:
-        return 1.0
-    norm = np.sqrt(norm_sq)
-    return max_norm / norm if norm > max_norm else 1.0
-
-
-@njit(cache=True)
-def adam_dense(x, g, m, v, scale, lr, b1, b2, eps, step):
-    """One Adam step on every entry of ``x`` with the gradient ``scale * g``; zeroes g."""
-    a = lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
-    xf, gf, mf, vf = x.ravel(), g.ravel(), m.ravel(), v.ravel()
-    for k in range(len(xf)):
-        gk = scale * gf[k]
-        mf[k] = b1 * mf[k] + (1.0 - b1) * gk
-        vf[k] = b2 * vf[k] + (1.0 - b2) * gk * gk
-        xf[k] -= a * mf[k] / (np.sqrt(vf[k]) + eps)
-        gf[k] = 0.0
-
-
-@njit(cache=True)
-def adam_rows(x, g, m, v, rows, n, mark, scale, lr, b1, b2, eps, step):
-    """Lazy (sparse) Adam on the rows ``rows[:n]`` of an embedding matrix: the other rows
-    and their moments are left alone. Zeroes the rows of g and their marks."""
-    a = lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
-    for q in range(n):
-        r = rows[q]
-        for k in range(x.shape[1]):
-            gk = scale * g[r, k]
-            m[r, k] = b1 * m[r, k] + (1.0 - b1) * gk
-            v[r, k] = b2 * v[r, k] + (1.0 - b2) * gk * gk
-            x[r, k] -= a * m[r, k] / (np.sqrt(v[r, k]) + eps)
-            g[r, k] = 0.0
-        mark[r] = 0
-
-
 # --------------------------------------------------------------------------- one batch
 
 
@@ -500,25 +388,31 @@ class Grads:
 def encode_batch(params, lstm, ptr, tok, rows, max_len):
     """Pack the sequences ``rows`` and run the encoder: (final states in the order of
     ``rows``, the cache for :func:`backward_batch`)."""
-    order, nact, off, ptok = pack_batch(ptr, tok, np.asarray(rows, np.int64), max_len)
+    order, *packed = pack_batch(ptr, tok, np.asarray(rows, np.int64), max_len)
+    packed = Packed(*packed)
     h, *acts = encoder_forward(
-        params["Emb"], params["Wx"], params["Wh"], params["b"], lstm, nact, off, ptok, len(rows)
+        params["Emb"], params["Wx"], params["Wh"], params["b"], lstm, packed, len(rows)
     )
     out = np.empty_like(h)
     out[order] = h
-    return out, (order, nact, off, ptok, acts)
+    return out, (order, packed, EncoderCache(*acts))
 
 
 def backward_batch(params, grads, lstm, cache, dh):
     """Add the gradient of the loss whose gradient on the final states (in the order of
     the rows given to :func:`encode_batch`) is ``dh``."""
-    order, nact, off, ptok, (X, Hp, Cp, A, Cn) = cache
+    order, packed, acts = cache
     d = grads.dense
     grads.n_touched = encoder_backward(
-        params["Wx"], params["Wh"], lstm, nact, off, ptok, X, Hp, Cp, A, Cn,
-        np.ascontiguousarray(dh[order]), d["Wx"], d["Wh"], d["b"], d["Emb"], grads.mark,
-        grads.touched, grads.n_touched,
-    )  # fmt: skip
+        params["Wx"],
+        params["Wh"],
+        lstm,
+        packed,
+        acts,
+        np.ascontiguousarray(dh[order]),
+        EncoderGrads(d["Wx"], d["Wh"], d["b"], d["Emb"], grads.mark, grads.touched),
+        grads.n_touched,
+    )
 
 
 def reader_batch(params, grads, lstm, ptr, tok, rows, max_len, cands, y):
@@ -551,17 +445,20 @@ def apply_adam(params, grads, moments, lr, max_norm, step, b1=0.9, b2=0.999, eps
     one Adam step: dense on every parameter but the embeddings, lazy on the embedding rows
     the batch touched. Zeroes the gradients. Returns the gradient norm before clipping."""
     d = grads.dense
-    sq = rows_squared_norm(d["Emb"], grads.touched, grads.n_touched)
+    touched = grads.touched[: grads.n_touched]
+    sq = rows_squared_norm(d["Emb"], touched)
     for k, g in d.items():
         if k != "Emb":
             sq += squared_norm(g)
     scale = clip_scale(sq, -1.0 if max_norm is None else float(max_norm))
+    opt = AdamSettings(float(lr), b1, b2, eps)
     for k, x in params.items():
         m, v = moments[k]
         if k == "Emb":
-            adam_rows(x, d[k], m, v, grads.touched, grads.n_touched, grads.mark, scale, lr,
-                      b1, b2, eps, step)  # fmt: skip
+            adam_rows(x, d[k], m, v, touched, scale, opt, step)
         else:
-            adam_dense(x, d[k], m, v, scale, lr, b1, b2, eps, step)
+            adam(x.reshape(-1), d[k].reshape(-1), m.reshape(-1), v.reshape(-1), scale, opt, step)
+            d[k][...] = 0.0
+    grads.mark[touched] = 0
     grads.n_touched = 0
     return float(np.sqrt(sq))

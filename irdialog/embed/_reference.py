@@ -1,7 +1,10 @@
 """Plain numpy references of the embedding models' kernels, for the tests to compare against.
 
-The kernels of :mod:`irdialog.embed._kernels` (supervised embeddings) and
-:mod:`irdialog.embed._memn2n_kernels` (MemN2N) are fast for reasons that make them easy to
+The kernels of :mod:`irdialog.embed._kernels` (supervised embeddings),
+:mod:`irdialog.embed._memn2n_kernels` (MemN2N), :mod:`irdialog.embed._memnn_kernels`,
+:mod:`irdialog.embed._recurrent_kernels`, the optimizer steps of
+:mod:`irdialog.embed._optim` and the float32 math of :mod:`irdialog.embed._fastmath` are
+fast for reasons that make them easy to
 get wrong: CSR walks with unsigned counters, negatives drawn from an inline splitmix64,
 match-type bits, ragged memories with a hand-written backward pass. Each function here
 computes the same quantity the slow and obvious way (Python integers, dense matrices,
@@ -238,18 +241,6 @@ def batch_loss_grad(pb, E, H):
     return loss, correct, dE, dH, states
 
 
-def adam_step(W, g, m, v, step, lr, beta1, beta2, eps):
-    """One Adam step of :func:`~irdialog.embed._memn2n_kernels.apply_update` (without
-    clipping) on a weight array ``W`` with gradient ``g``: returns the new (W, m, v). The
-    bias corrections are those of Kingma & Ba (2015, section 2), with epsilon scaled as in
-    their efficient form, ``eps / sqrt(1 - beta2**step)``."""
-    m = beta1 * m + (1 - beta1) * g
-    v = beta2 * v + (1 - beta2) * g * g
-    mhat = m / (1 - beta1**step)
-    vhat = v / (1 - beta2**step)
-    return W - lr * mhat / (np.sqrt(vhat) + eps / np.sqrt(1 - beta2**step)), m, v
-
-
 # --- the strongly supervised Memory Network (MemNNQA) -------------------------------------
 
 
@@ -445,3 +436,63 @@ def dual_loss_grad(P, lstm, ptr, tok, ctx_rows, resp_rows, flags, max_len):
         rnn_sequence_backward(P["Wx"], P["Wh"], lstm, c_steps, g * (M @ r), grads)
         rnn_sequence_backward(P["Wx"], P["Wh"], lstm, r_steps, g * (M.T @ c), grads)
     return loss, correct, grads
+
+
+# --------------------------------------------------------------------------- optimizer steps
+
+
+def clip_scale(grads, max_norm):
+    """The factor of :func:`~irdialog.embed._optim.clip_scale` that clips the arrays
+    ``grads``, taken together, to a norm of at most ``max_norm`` (<= 0: none)."""
+    norm = np.sqrt(sum(float((np.asarray(g, np.float64) ** 2).sum()) for g in grads))
+    return max_norm / norm if 0 < max_norm < norm else 1.0
+
+
+def sgd_step(W, g, lr, scale=1.0):
+    """The new ``W`` of :func:`~irdialog.embed._optim.sgd` (and of ``sgd_rows`` on its
+    rows, ``sgd_row`` with ``g = coef * vec``)."""
+    return W - lr * (scale * g)
+
+
+def adagrad_row(w, acc, coef, vec, lr):
+    """The new (row, accumulator) of :func:`~irdialog.embed._optim.adagrad_row` on the row
+    ``w`` with gradient ``coef * vec``."""
+    acc = acc + np.mean((coef * np.asarray(vec, np.float64)) ** 2)
+    return w - lr * coef * vec / np.sqrt(acc + 1e-6), acc
+
+
+def adam_step(W, g, m, v, step, lr, beta1, beta2, eps, scale=1.0):
+    """One Adam step of :func:`~irdialog.embed._optim.adam` on a weight array ``W`` with
+    gradient ``scale * g``: returns the new (W, m, v). The bias corrections are those of
+    Kingma & Ba (2015, section 2), with epsilon scaled as in their efficient form,
+    ``eps / sqrt(1 - beta2**step)``."""
+    g = scale * g
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    mhat = m / (1 - beta1**step)
+    vhat = v / (1 - beta2**step)
+    return W - lr * mhat / (np.sqrt(vhat) + eps / np.sqrt(1 - beta2**step)), m, v
+
+
+# --------------------------------------------------------------------------- fast float32 math
+
+# The exponential's clamp (irdialog.embed._fastmath).
+_EXP_LO, _EXP_HI = -87.0, 88.0
+
+
+def fast_exp(x):
+    """What :func:`~irdialog.embed._fastmath.exp_inplace` approximates: the float64
+    exponential of the input clamped to [-87, 88]."""
+    return np.exp(np.clip(np.asarray(x, np.float64), _EXP_LO, _EXP_HI))
+
+
+def fast_sigmoid(x):
+    """What :func:`~irdialog.embed._fastmath.sigmoid_inplace` approximates:
+    ``1 / (1 + exp(-x))`` in float64 with the exponential's clamp."""
+    return 1.0 / (1.0 + fast_exp(-np.asarray(x, np.float64)))
+
+
+def fast_tanh(x):
+    """What :func:`~irdialog.embed._fastmath.tanh_inplace` approximates: float64
+    ``np.tanh``."""
+    return np.tanh(np.asarray(x, np.float64))

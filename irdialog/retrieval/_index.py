@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._threads import n_threads
-from ._kernels import dense_top_k, exhaustive_top_k, maxscore_top_k
+from ._kernels import Postings, Queries, TopK, dense_top_k, exhaustive_top_k, maxscore_top_k
 
 ALGORITHMS = ("auto", "maxscore", "dense", "exhaustive")
 
@@ -246,22 +246,22 @@ class InvertedIndex:
         stats = {"n_positive": n_positive, "scored": scored, "postings": postings}
         if k == 0 or n == 0:
             return (top, stats) if return_stats else top
-        q = (Q.indptr.astype(np.int64), Q.indices, Q.data)
+        q = Queries(Q.indptr.astype(np.int64), Q.indices, Q.data)
         if algorithm == "auto":
             long = np.diff(Q.indptr) > LONG_QUERY_TERMS
             plan = [("maxscore", np.flatnonzero(~long)), ("dense", np.flatnonzero(long))]
         else:
             plan = [(algorithm, np.arange(n))]
-        arrays = (self.indptr, self.docs, self.impacts)
-        out = (n_positive, scored, postings)
+        arrays = Postings(self.indptr, self.docs, self.impacts)
+        out = TopK(top, n_positive, scored, postings)
 
         def run(kernel, rows):
             if kernel == "maxscore":
-                maxscore_top_k(*q, *arrays, self.term_max, self.n_docs, k, rows, top, *out)
+                maxscore_top_k(q, arrays, self.term_max, self.n_docs, k, rows, out)
             elif kernel == "dense":
-                dense_top_k(*q, *arrays, self.n_docs, k, rows, top, *out)
+                dense_top_k(q, arrays, self.n_docs, k, rows, out)
             else:
-                exhaustive_top_k(*q, *arrays, self.n_docs, k, rows, top, n_positive)
+                exhaustive_top_k(q, arrays, self.n_docs, k, rows, top, n_positive)
 
         chunks = [
             (kernel, rows[s : s + _QUERY_CHUNK])

@@ -28,10 +28,28 @@ Documents that share no term with the query (score 0) fill a short list in index
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from .._topk import _sift_down, _sift_up, _worse
+
+# The arrays that travel together, as records (numba takes namedtuples of arrays; see
+# irdialog.svm._kernels).
+Queries = namedtuple("Queries", "indptr terms weights")
+Queries.__doc__ = """The queries as CSR arrays (int64, int32/int64, float64): each row's
+terms in the order the exhaustive product adds them (sorted), weights > 0."""
+
+Postings = namedtuple("Postings", "indptr docs impacts")
+Postings.__doc__ = """The postings: term t's documents ``docs[indptr[t]:indptr[t + 1]]``
+(int64 ``indptr``, int32 ``docs``), increasing, with their float32 impacts (>= 0)."""
+
+TopK = namedtuple("TopK", "doc n scored postings")
+TopK.__doc__ = """What the top-k kernels write for each query they rank: ``doc`` (int64,
+(n_queries, k)), the top k; ``n``, how many have a positive score; ``scored``, how many
+postings were scored; ``postings``, the total length of the query's postings (what
+exhaustive term-at-a-time scoring reads); the last three int64 (n_queries,)."""
 
 # A bound is trusted to prune only when it stays below the threshold after this relative
 # margin: float64 sums of a few dozen terms are off by ~1e-15 relatively.
@@ -103,27 +121,22 @@ def _emit(heap_score, heap_doc, size, row, mark):
 
 
 @njit(cache=True, nogil=True)
-def maxscore_top_k(
-    q_indptr, q_terms, q_weights, indptr, docs, impacts, term_max, n_docs, k, rows,
-    out_doc, out_n, out_scored, out_postings,
-):  # fmt: skip
+def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, out):
     """The k best documents of the queries ``rows``, best first, by MaxScore.
 
     Parameters
     ----------
-    q_indptr, q_terms, q_weights : the queries, CSR arrays (int64, int32/int64, float64):
-        each row's terms in the order the exhaustive product adds them (sorted), weights > 0
-    indptr : int64 (n_terms + 1,); docs : int32 (nnz,); impacts : float32 (nnz,)
-        The postings: term t's documents ``docs[indptr[t]:indptr[t + 1]]``, increasing,
-        with their impacts (>= 0)
+    queries : Queries
+    postings : Postings
     term_max : float32 (n_terms,), the largest impact of each term
     n_docs, k : int (k <= n_docs)
     rows : int64 (n,), the queries to rank
-    out_doc : int64 (n_queries, k); out_n, out_scored, out_postings : int64 (n_queries,)
-        Written for ``rows``: the top k; how many have a positive score;
-        how many postings were scored; the total length of the query's postings (what
-        exhaustive term-at-a-time scoring reads).
+    out : TopK
+        Written for ``rows``.
     """
+    q_indptr, q_terms, q_weights = queries
+    indptr, docs, impacts = postings
+    out_doc, out_n, out_scored, out_postings = out
     max_terms = 1
     for i in rows:
         max_terms = max(max_terms, q_indptr[i + 1] - q_indptr[i])
@@ -227,12 +240,12 @@ def maxscore_top_k(
 
 
 @njit(cache=True, nogil=True)
-def exhaustive_top_k(
-    q_indptr, q_terms, q_weights, indptr, docs, impacts, n_docs, k, rows, out_doc, out_n
-):
-    """The same top k as :func:`maxscore_top_k` by scoring every posting of the query's
-    terms (term at a time, into an accumulator): the baseline the pruning is measured
-    against, and its reference in the tests."""
+def exhaustive_top_k(queries, postings, n_docs, k, rows, out_doc, out_n):
+    """The same top k as :func:`maxscore_top_k` (into ``out_doc`` and ``out_n``) by
+    scoring every posting of the query's terms (term at a time, into an accumulator): the
+    baseline the pruning is measured against, and its reference in the tests."""
+    q_indptr, q_terms, q_weights = queries
+    indptr, docs, impacts = postings
     acc = np.zeros(n_docs)
     seen = np.zeros(n_docs, dtype=np.bool_)
     touched = np.empty(n_docs, dtype=np.int64)
@@ -285,10 +298,7 @@ def _exact_score(q_terms, q_weights, q0, n_terms, indptr, docs, impacts, doc):
 
 
 @njit(cache=True, nogil=True)
-def dense_top_k(
-    q_indptr, q_terms, q_weights, indptr, docs, impacts, n_docs, k, rows,
-    out_doc, out_n, out_scored, out_postings,
-):  # fmt: skip
+def dense_top_k(queries, postings, n_docs, k, rows, out):
     """The k best documents of the queries ``rows``, best first, for long queries:
     the same arguments and result as :func:`maxscore_top_k`.
 
@@ -299,6 +309,9 @@ def dense_top_k(
     their exact float64 score, added in the query's term order, from which the top k is
     taken, so the result is exactly that of the exhaustive product.
     """
+    q_indptr, q_terms, q_weights = queries
+    indptr, docs, impacts = postings
+    out_doc, out_n, out_scored, out_postings = out
     acc = np.zeros(n_docs, dtype=np.float32)
     heap_score = np.empty(k)
     heap_doc = np.empty(k, dtype=np.int64)
