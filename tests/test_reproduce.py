@@ -387,13 +387,9 @@ def test_update_writes_the_re_run_over_the_committed_file(data_home, tmp_path, c
     assert "--output" in now["provenance"]["command"]
 
 
-# Recorded when ubuntu's --model still defaulted to tfidf; reproduce says it cannot re-run it.
-_BEFORE_MODEL_WAS_REQUIRED = {"ubuntu-synthetic-1m-tfidf"}
-
-
 @pytest.mark.parametrize(
     "path",
-    [p for p in sorted(RESULTS.glob("*.json")) if p.stem not in _BEFORE_MODEL_WAS_REQUIRED],
+    sorted(RESULTS.glob("*.json")),
     ids=lambda p: p.stem,
 )
 def test_every_recorded_bench_command_parses_to_the_options_it_ran_with(path):
