@@ -2,9 +2,17 @@
 timed in turn with the work they are compared with."""
 
 import json
+import sys
 
-from benchmarks import alternate, finish_speed_result
+from conftest import import_benchmark
+
 from irdialog.bench._speed_tables import SPEED_TABLES
+
+# benchmarks/ is a folder of the repository, not of the installed package, and the tests
+# may run from another directory (.ci/min-versions does).
+speed = import_benchmark("speed")
+alternate = sys.modules["benchmarks"].alternate
+finish_speed_result = sys.modules["benchmarks"].finish_speed_result
 
 
 def test_alternate_takes_turns_and_times_every_call():
@@ -20,8 +28,6 @@ def test_alternate_takes_turns_and_times_every_call():
 
 
 def test_a_speed_run_writes_its_table_and_provenance(tmp_path, monkeypatch, capsys):
-    from benchmarks import speed
-
     monkeypatch.delenv("IRDIALOG_DATA", raising=False)
     row = speed.bench_supervised_embedding(1, epochs=2, embedding_dim=8, n_negatives=10)
     assert len(row["s_per_epoch_all"]) == 2 and row["ratio"] > 0
