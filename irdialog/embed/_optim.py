@@ -144,9 +144,11 @@ def adam_rows(x, g, m, v, rows, scale, opt, step):
     a = _adam_rate(opt, step)
     b1, b2, eps = opt.beta1, opt.beta2, opt.eps
     for r in rows:
-        for k in range(x.shape[1]):
-            gk = scale * g[r, k]
-            m[r, k] = b1 * m[r, k] + (1.0 - b1) * gk
-            v[r, k] = b2 * v[r, k] + (1.0 - b2) * gk * gk
-            x[r, k] -= a * m[r, k] / (np.sqrt(v[r, k]) + eps)
-            g[r, k] = 0.0
+        # row views: the inner loop runs over contiguous 1-D arrays, which LLVM vectorises
+        xr, gr, mr, vr = x[r], g[r], m[r], v[r]
+        for k in range(xr.shape[0]):
+            gk = scale * gr[k]
+            mr[k] = b1 * mr[k] + (1.0 - b1) * gk
+            vr[k] = b2 * vr[k] + (1.0 - b2) * gk * gk
+            xr[k] -= a * mr[k] / (np.sqrt(vr[k]) + eps)
+            gr[k] = 0.0

@@ -24,16 +24,12 @@ from ..text import (
     check_ngram_range,
     context_texts,
     encode_labels,
+    is_punctuation,
     learn_case_folding,
 )
 
 _QUESTION = "q"
 _STORY = "s"
-
-
-def _is_punctuation(token: str) -> bool:
-    # irdialog.text.tokenize splits edge punctuation off as one-character tokens.
-    return len(token) == 1 and not token.isalnum() and not token.isspace()
 
 
 def _ngrams(tokens, lo: int, hi: int, prefix: str):
@@ -154,7 +150,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
         docs = []
         for ctx in X:
             question = tokens_of(ctx.query)
-            keys = {t for t in question if not _is_punctuation(t) and t not in stop}
+            keys = {t for t in question if not is_punctuation(t) and t not in stop}
             grams = list(_ngrams(question, lo, hi, _QUESTION))
             for turn in ctx.history:
                 tokens = tokens_of(turn.text)
@@ -219,7 +215,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
         sentences.update((ctx.query, None) for ctx in X)
         df = _document_frequencies([tokens_of(s) for s in sentences])
         self.stopwords_ = frozenset(
-            t for t, f in df.items() if f > self.max_df and not _is_punctuation(t)
+            t for t, f in df.items() if f > self.max_df and not is_punctuation(t)
         )
         docs = self._documents(X, tokens_of)
         # First-appearance order: a relabelling of the words (another language) relabels
