@@ -456,15 +456,15 @@ def test_every_committed_result_reads_as_long_rows(path):
         assert row.paper == record.get("paper", record.get(f"paper_{suite.metric}"))
 
 
-def test_the_report_and_the_plots_name_no_suite():
+def test_the_report_the_summaries_and_the_plots_name_no_suite():
     # They read the suite declarations and the long rows only: a new suite needs no edit
     # there (docstrings aside, whose examples name suites).
     import ast
 
     import irdialog.plot
-    from irdialog.bench import _report
+    from irdialog.bench import _report, _summary
 
-    for module in (_report, irdialog.plot):
+    for module in (_report, _summary, irdialog.plot):
         tree = ast.parse(Path(module.__file__).read_text())
         docstrings = {
             id(node.body[0].value)

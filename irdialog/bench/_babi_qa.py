@@ -16,6 +16,7 @@ Three modes over one registry (``BABI_QA_MODELS``):
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -30,6 +31,7 @@ from ..svm import StructuredSVMQA
 from ._harness import reseed, round_metric
 from ._paper import paper_table
 from ._suite import ModelSpec, Selection, Suite, long_rows, markdown_table, number, spread
+from ._summary import best_of, cite, failed_spread, load_result, others, seed_counts, short
 
 PASS_ACCURACY = 95.0  # the paper's success threshold, in %
 
@@ -492,12 +494,87 @@ def _arguments(parser) -> None:
     parser.add_argument("--joint", action="store_true", help="one model trained on all tasks")
 
 
+# The summary table: (file, label, supervision, whose figure the paper column is).
+_WESTON = "Weston et al. 2015, Table 3"
+_SUKHBAATAR = "Sukhbaatar et al. 2015, 1k"
+SUMMARY_ROWS = (  # (file, label, supervision, whose figure the paper column is)
+    ("babi-qa-ngram", "N-gram classifier", "weak", _WESTON),
+    ("babi-qa-lstm", "LSTM reader", "weak", _WESTON),
+    ("babi-qa-memn2n", "MemN2N (PE LS RN)", "weak", _SUKHBAATAR),
+    ("babi-qa-memn2n-joint", "MemN2N, joint", "weak", _SUKHBAATAR),
+    ("babi-qa-struct-svm", "structured SVM", "strong", _WESTON),
+    ("babi-qa-memnn", "MemNN", "strong", _WESTON),
+    ("babi-qa-memnn-am", "MemNN AM", "strong", _WESTON),
+    ("babi-qa-memnn-am-ng", "MemNN AM+NG", "strong", _WESTON),
+    ("babi-qa-memnn-am-nl", "MemNN AM+NL", "strong", _WESTON),
+    ("babi-qa-memnn-am-ng-nl", "MemNN AM+NG+NL", "strong", _WESTON),
+    ("babi-qa-memnn-am-ng-nl-joint", "MemNN AM+NG+NL, joint", "strong", _WESTON),
+)
+
+
+def summary_table(results_dir: Path, table: list[dict]) -> list[str]:
+    """The summary of Table 3 that opens BENCHMARKS.md: each model's mean error and failed
+    tasks, the paper's, and the best published (:mod:`irdialog.bench._summary`)."""
+    header = [
+        "model",
+        "supervision",
+        "seeds",
+        "mean error % (ours)",
+        "failed tasks (ours)",
+        "tasks under the paper",
+        "paper: error % (failed)",
+        "best published, same supervision",
+    ]
+    body = []
+    for name, label, supervision, whose in SUMMARY_ROWS:
+        result = load_result(results_dir, name, "babi-qa")
+        s = result["summary"]  # the mean and spread the per-task tables below show
+        error = f"{100.0 - s['mean_accuracy']:.2f}" + (
+            "" if s.get("mean_accuracy_std") is None else f" ± {s['mean_accuracy_std']:.2f}"
+        )
+        paper = "—"
+        if s.get("paper_mean_accuracy") is not None:
+            failed = s.get("paper_failed")
+            paper = short(100.0 - s["paper_mean_accuracy"]) + (
+                "" if failed is None else f" ({failed})"
+            )
+            paper += f", {whose}"
+        compared = [r for r in result["rows"] if r.get("paper") is not None]
+        under = sum(round(r["accuracy"]) < r["paper"] for r in compared)
+        best = best_of("babi-qa", supervision, table)
+        body.append(
+            [
+                label,
+                supervision,
+                seed_counts([result]),
+                error,
+                failed_spread(s),
+                f"{under} of {len(compared)}" if compared else "—",
+                paper,
+                "—" if best is None else cite(best, failed=True),
+            ]
+        )
+    notes = [
+        "",
+        "Mean test error over the 20 tasks in % (100 minus the mean accuracy of the per-task "
+        "tables below); a task fails under 95% accuracy; ± the sample standard deviation "
+        "over seeds. Supervision: weak, answers only; strong, the supporting facts too (the "
+        "paper's structured SVM also used coreference and semantic-role tools). Tasks under "
+        "the paper: ours, rounded to a whole number as the paper's, is lower. Best published, "
+        "weakly supervised: the best we know in the last column; also "
+        + others("babi-qa", "weak", table, failed=True)
+        + ". For strong supervision we know of no figure beyond the paper's own.",
+    ]
+    return markdown_table(header, body) + notes
+
+
 SUITE = Suite(
     name=SUITE_NAME,
     help="bAbI QA, 20 tasks (Table 3)",
     run=bench_babi_qa,
     models=BABI_QA_MODELS,
     table=markdown,
+    summary=summary_table,
     metric="accuracy",
     tasks=tuple(range(1, 21)),
     heldout="score the last stories of each training file instead of test; the test files "

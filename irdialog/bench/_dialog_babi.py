@@ -31,7 +31,9 @@ MemN2N presets were tuned by hand on dev (``--heldout --set``), as their file sa
 
 from __future__ import annotations
 
+import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -46,6 +48,7 @@ from ._harness import reseed, round_metric
 from ._paper import paper_table
 from ._presets import load_presets
 from ._suite import ModelSpec, Selection, Suite, long_rows, markdown_table, spread
+from ._summary import best_of, by_seed, cite, load_result, others, seed_counts, seed_spread
 
 SUITE_NAME = "dialog-babi"
 DIALOG_BABI_ROWS = [(t, "tst") for t in range(1, 6)] + [(t, "tst-OOV") for t in range(1, 6)]
@@ -549,12 +552,73 @@ def markdown(results) -> list[str]:
     return markdown_table(header, body)
 
 
+# The summary table: (result file, label) per row.
+SUMMARY_ROWS = (
+    ("dialog-babi-rule-based", "rule-based bot"),
+    ("dialog-babi-tfidf", "TF-IDF"),
+    ("dialog-babi-tfidf-type", "TF-IDF + match type"),
+    ("dialog-babi-nn", "nearest neighbour"),
+    ("dialog-babi-se", "supervised embeddings"),
+    ("dialog-babi-se-type", "supervised embeddings + match type (Table 10)"),
+    ("dialog-babi-se-bigrams", "supervised embeddings + bigrams (Table 10)"),
+    ("dialog-babi-memn2n", "MemN2N"),
+    ("dialog-babi-memn2n-type", "MemN2N + match type"),
+    ("dialog-babi-bm25", "BM25 (not in the paper)"),
+    ("dialog-babi-bm25-type", "BM25 + match type (not in the paper)"),
+)
+
+
+def summary_table(results_dir: Path, table: list[dict]) -> list[str]:
+    """The summary of Table 2 that opens BENCHMARKS.md: each model's mean over the tasks of
+    each column, the paper's, and the best published (:mod:`irdialog.bench._summary`)."""
+    groups = (  # (column, its cell in best_published.csv, its rows)
+        ("tasks 1-5", "tasks 1-5", lambda r: r["split"] == "tst" and r["task"] != 6),
+        ("tasks 1-5 OOV", "OOV", lambda r: r["split"] == "tst-OOV"),
+        ("task 6", "task 6", lambda r: r["task"] == 6),
+    )
+    header = ["model", "seeds"]
+    for label, _, _ in groups:
+        header += [f"{label} (ours)", "paper"]
+    header.append("rows under the paper")
+    body = []
+    for name, label in SUMMARY_ROWS:
+        result = load_result(results_dir, name, "dialog-babi")
+        line = [label, seed_counts([result])]
+        for _, _, keep in groups:
+            rows = [r for r in result["rows"] if keep(r)]
+            seeds = zip(*(by_seed(r, "per_response") for r in rows))
+            per_seed = [statistics.fmean(values) for values in seeds]
+            papers = [r["paper_per_response"] for r in rows]
+            paper = "—" if None in papers else f"{statistics.fmean(papers):.1f}"
+            line += [seed_spread(per_seed, 1), paper]
+        compared = [r for r in result["rows"] if r["paper_per_response"] is not None]
+        under = sum(round(r["per_response"], 1) < r["paper_per_response"] for r in compared)
+        line.append(f"{under} of {len(compared)}" if compared else "—")
+        body.append(line)
+    best = ["**best published**", ""]
+    for _, cell, _ in groups:
+        found = best_of("dialog-babi", cell, table)
+        best += ["—" if found is None else cite(found), ""]
+    body.append(best + [""])
+    notes = [
+        "",
+        "Test per-response accuracy in %, the mean over the tasks of each column (the paper's "
+        "figure: the mean of its per-task figures); ± the sample standard deviation over "
+        "seeds. Rows under the paper: the task rows (of 11) where ours, rounded as the "
+        "paper's, is lower. Other published figures on task 6: "
+        + others("dialog-babi", "task 6", table)
+        + ".",
+    ]
+    return markdown_table(header, body) + notes
+
+
 SUITE = Suite(
     name=SUITE_NAME,
     help="dialog bAbI Table 2 (11 rows)",
     run=bench_dialog_babi,
     models=DIALOG_BABI_MODELS,
     table=markdown,
+    summary=summary_table,
     metric="per_response",
     tasks=tuple(range(1, 7)),
     heldout="score dev instead of test; the test files are not loaded",

@@ -308,6 +308,10 @@ class Suite:
     table : callable
         ``table([(file name, result), ...])``: the lines of the Markdown table of a
         results block of this suite.
+    summary : callable, default=None
+        ``summary(results_dir, best_published)``: the lines of the summary table of this
+        suite's paper table that opens BENCHMARKS.md (``<!-- summary: NAME -->``; see
+        :mod:`irdialog.bench._summary`); None: the suite has none.
     metric : str, default=None
         The main metric of the rows (the one a bare ``paper`` value belongs to and the
         default of the plots); None: rows carry their own ``metric``.
@@ -354,6 +358,7 @@ class Suite:
     run: Callable[..., dict]
     models: dict
     table: Callable[[list], list[str]]
+    summary: Callable[..., list[str]] | None = None
     metric: str | None = None
     tasks: tuple | None = None
     one_task: bool = False
