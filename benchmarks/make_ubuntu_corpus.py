@@ -16,7 +16,7 @@ with the defaults). At about 100 a counting probe (``benchmarks.ubuntu_cooccurre
 already finds the topics but the trained encoders, which start from random embeddings, do not;
 at about 1,000 (``--train-rows 100000 --topics 50``) the LSTM dual encoder does after a few
 epochs, and over the 1M rows with ``--topics 50`` (about 10,000) after one (BENCHMARKS.md,
-"Recurrent baselines").
+"Recurrent models").
 
 Run::
 
