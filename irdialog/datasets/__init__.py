@@ -15,6 +15,7 @@ set, task, split and the paths looked at.
 from ._babi_qa import load_babi_qa
 from ._base import DataFormatError, get_data_home, list_datasets, record_data_files
 from ._dialog_babi import load_dialog_babi
+from ._dialogs import load_dialogs, write_dialogs
 from ._movie_dialog import (
     load_movie_dialog,
     load_movie_entities,
@@ -31,6 +32,7 @@ __all__ = [
     "list_datasets",
     "load_babi_qa",
     "load_dialog_babi",
+    "load_dialogs",
     "load_movie_dialog",
     "load_movie_entities",
     "load_movie_kb",
@@ -38,4 +40,5 @@ __all__ = [
     "load_reddit_candidates",
     "load_ubuntu",
     "record_data_files",
+    "write_dialogs",
 ]
