@@ -162,3 +162,199 @@ def test_dataframe_with_the_jsonl_columns():
     frame.loc[11, "response"] = ""
     with pytest.raises(DataFormatError, match=r"DataFrame row 2 \(index 11\): expected a non-e"):
         load_dialogs(frame)
+
+
+# --------------------------------------------------------------------------- the command
+
+
+@pytest.fixture
+def bundled_only(monkeypatch):
+    monkeypatch.delenv("IRDIALOG_DATA", raising=False)
+
+
+def _run(*argv):
+    from irdialog.cli import main
+
+    assert main([str(a) for a in argv]) == 0
+
+
+def _evaluate(model, path, *extra, metrics="hits@1,hits@10,mrr"):
+    out = path.parent / f"{path.stem}-metrics.json"
+    _run("evaluate", model, path, "--metrics", metrics, "--output", out, "--quiet", *extra)
+    return json.loads(out.read_text())
+
+
+SHOP = [
+    ("hi", "hello, what can i do for you?"),
+    ("a table for two please", "for when?"),
+    ("tonight at eight", "booked, see you tonight"),
+    ("thanks a lot", "you are welcome"),
+]
+
+
+def _shop_file(path, candidates=False):
+    records = []
+    for g in range(3):
+        history = []
+        for query, response in SHOP:
+            record = {"history": list(history), "query": query, "response": response, "group": g}
+            if candidates:
+                record["candidates"] = ["goodbye", response]
+            records.append(record)
+            history += [query, response]
+    return _jsonl(path, *records)
+
+
+def test_train_evaluate_rank_round_trip(tmp_path, capsys):
+    from irdialog.persist import load
+
+    train, valid = _shop_file(tmp_path / "train.jsonl"), _shop_file(tmp_path / "valid.jsonl")
+    model_file = tmp_path / "m.npz"
+    _run("train", "--train", train, "--valid", valid, "--model", "tfidf", "--save", model_file)
+    out = capsys.readouterr().out
+    assert '{"use_history": true}: valid hits@1' in out and "kept the best on --valid" in out
+    assert f"saved to {model_file}" in out
+    model = load(model_file)
+    data = load_dialogs(valid)
+    metrics = _evaluate(model_file, valid)
+    assert metrics["n"] == 12 and metrics["against"] == "the model's 4 candidates"
+    assert metrics["hits@1"] == model.score(data.X, data.y) and metrics["hits@10"] == 1.0
+    ranks = tmp_path / "ranks.jsonl"
+    _run("rank", model_file, valid, "-k", "2", "--output", ranks, "--quiet")
+    lines = [json.loads(line) for line in ranks.read_text().splitlines()]
+    assert len(lines) == 12 and all(len(r["responses"]) == 2 for r in lines)
+    assert [r["responses"][0] for r in lines] == model.predict(data.X).tolist()
+    assert all(r["scores"][0] >= r["scores"][1] for r in lines)
+    assert capsys.readouterr().out == ""  # --quiet
+
+
+def test_evaluate_and_rank_on_the_examples_candidates(tmp_path, capsys):
+    train = _shop_file(tmp_path / "train.jsonl")
+    test = _shop_file(tmp_path / "test.jsonl", candidates=True)
+    model_file = tmp_path / "m.joblib"
+    _run("train", "--train", train, "--model", "nn", "--save", model_file, "--quiet")
+    metrics = _evaluate(model_file, test)
+    assert metrics["against"] == "each example's candidates" and metrics["hits@1"] == 1.0
+    _run("rank", model_file, test, "-k", "5")
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [len(r["responses"]) for r in lines] == [2] * 12  # a list of 2: no padding shown
+
+
+def test_train_with_set_candidates_and_seed(tmp_path, capsys):
+    from irdialog.persist import load
+
+    train = _shop_file(tmp_path / "train.jsonl")
+    cands = tmp_path / "cands.txt"
+    cands.write_text("\n".join(["goodbye", *(r for _, r in SHOP)]) + "\n\n")
+    model_file = tmp_path / "se.npz"
+    _run("train", "--train", train, "--valid", train, "--candidates", cands, "--model", "se",
+         "--set", "epochs=2", "--set", "use_history=False", "--seed", "3",
+         "--save", model_file)  # fmt: skip
+    out = capsys.readouterr().out
+    assert '{"epochs": 2, "use_history": false} (no search)' in out and "5 candidates" in out
+    params = load(model_file).get_params()
+    assert (params["epochs"], params["use_history"], params["random_state"]) == (2, False, 3)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--train", "{t}", "--task", "1", "--model", "tfidf"], "not both"),
+        (["--model", "tfidf"], "give --task"),
+        (["--task", "1", "--valid", "{t}", "--model", "tfidf"], "--valid go with --train"),
+        (["--train", "{t}", "--model", "lstm"], "choose from tfidf, bm25, nn, se, memn2n"),
+        (["--train", "{t}", "--model", "bm25", "--set", "k2=1"], "has no hyper-parameter k2"),
+        (["--train", "{tmp}/none.jsonl", "--model", "tfidf"], "none.jsonl: no such file"),
+        (["--train", "{tmp}/d.txt", "--model", "tfidf"], "format='dialog-babi'"),
+        (["--train", "{t}", "--candidates", "{tmp}/d.txt", "--model", "nn"], "no candidate"),
+    ],
+)
+def test_train_errors(tmp_path, capsys, argv, message):
+    from irdialog.cli import main
+
+    train = _shop_file(tmp_path / "train.jsonl")
+    (tmp_path / "d.txt").write_text("\n")
+    argv = [a.format(t=train, tmp=tmp_path) for a in argv]
+    assert main(["train", *argv, "--save", str(tmp_path / "m.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("irdialog: error: ") and message in err
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_evaluate_rejects_an_unknown_metric(tmp_path, capsys):
+    from irdialog.cli import main
+
+    train = _shop_file(tmp_path / "train.jsonl")
+    _run("train", "--train", train, "--model", "tfidf", "--save", tmp_path / "m.npz", "--quiet")
+    assert main(["evaluate", str(tmp_path / "m.npz"), str(train), "--metrics", "hits@0"]) == 2
+    assert "unknown metric 'hits@0'" in capsys.readouterr().err
+
+
+def _babi_as_jsonl(task, folder, data_home):
+    """Dialog bAbI task files written out as JSON Lines, and the candidate file."""
+    for split in ("trn", "dev", "tst"):
+        data = load_dialog_babi(task, split, data_home=data_home)
+        write_dialogs(folder / f"{split}.jsonl", data.X, data.y, groups=data.groups)
+    (folder / "cands.txt").write_text("".join(c + "\n" for c in data.candidates))
+
+
+def _check_babi_tfidf_equals_the_bench(task, tmp_path, data_home=None):
+    from irdialog.bench import bench_dialog_babi
+
+    _babi_as_jsonl(task, tmp_path, data_home)
+    model_file = tmp_path / "tfidf.npz"
+    _run("train", "--train", tmp_path / "trn.jsonl", "--valid", tmp_path / "dev.jsonl",
+         "--candidates", tmp_path / "cands.txt", "--model", "tfidf", "--save", model_file,
+         "--quiet")  # fmt: skip
+    hits = _evaluate(model_file, tmp_path / "tst.jsonl", metrics="hits@1")["hits@1"]
+    run = bench_dialog_babi("tfidf", tasks=[task], data_home=data_home, progress=False)
+    [row] = [r for r in run["rows"] if r["split"] == "tst"]
+    assert 100.0 * hits == row["per_response"]
+
+
+def test_dialog_babi_task_1_as_jsonl_gives_the_tfidf_bench(tmp_path, bundled_only):
+    _check_babi_tfidf_equals_the_bench(1, tmp_path)
+
+
+@pytest.mark.slow
+def test_dialog_babi_task_2_as_jsonl_gives_the_tfidf_bench(tmp_path, data_home):
+    _check_babi_tfidf_equals_the_bench(2, tmp_path, data_home)
+
+
+def _check_ubuntu_tfidf_equals_the_bench(home, tmp_path):
+    from irdialog.bench import bench_ubuntu
+
+    folder = home / "ubuntu-sample" if (home / "ubuntu-sample").is_dir() else home / "ubuntu"
+    model_file = tmp_path / "tfidf.npz"
+    _run("train", "--train", folder / "train.csv", "--model", "tfidf", "--save", model_file,
+         "--quiet")  # fmt: skip
+    metrics = _evaluate(model_file, folder / "test.csv", metrics="hits@1,hits@2,hits@5")
+    run = bench_ubuntu("tfidf", data_home=home, progress=False)
+    bench = {r["metric"]: r["value"] for r in run["rows"]}
+    ours = {f"r{k}@10": 100.0 * metrics[f"hits@{k}"] for k in (1, 2, 5)}
+    assert ours == {m: bench[m] for m in ours}
+
+
+def test_ubuntu_csv_gives_the_tfidf_bench(tmp_path):
+    home = tmp_path / "home"
+    (home / "ubuntu").mkdir(parents=True)
+    texts = ["mount usb", "no sound", "wifi down", "disk full", "update fails", "screen dark",
+             "grub broken", "mouse stuck", "printer offline", "login loops"]
+    answers = ["sudo mount usb", "restart pulseaudio", "restart network", "clean disk",
+               "apt update again", "check screen cable", "reinstall grub", "replug the mouse",
+               "add the printer", "check xauthority"]  # fmt: skip
+    train = ["Context,Utterance,Label"]
+    test = ["Context,Ground Truth Utterance," + ",".join(f"Distractor_{i}" for i in range(9))]
+    for i, (text, answer) in enumerate(zip(texts, answers)):
+        train.append(f"hi __eou__ __eot__ {text} __eou__ __eot__,{answer} __eou__,1")
+        train.append(f"{text} __eou__ __eot__,{answers[i - 1]} __eou__,0")
+        others = [a for a in answers if a != answer]
+        test.append(f"{text} again __eou__ __eot__,{answer} __eou__," + ",".join(others))
+    (home / "ubuntu" / "train.csv").write_text("\n".join(train) + "\n")
+    (home / "ubuntu" / "test.csv").write_text("\n".join(test) + "\n")
+    _check_ubuntu_tfidf_equals_the_bench(home, tmp_path)
+
+
+@pytest.mark.slow
+def test_ubuntu_sample_gives_the_tfidf_bench(tmp_path, data_home):
+    _check_ubuntu_tfidf_equals_the_bench(data_home, tmp_path)
