@@ -339,7 +339,7 @@ def test_ubuntu_csv_gives_the_tfidf_bench(tmp_path):
     home = tmp_path / "home"
     (home / "ubuntu").mkdir(parents=True)
     texts = ["mount usb", "no sound", "wifi down", "disk full", "update fails", "screen dark",
-             "grub broken", "mouse stuck", "printer offline", "login loops"]
+             "grub broken", "mouse stuck", "printer offline", "login loops"]  # fmt: skip
     answers = ["sudo mount usb", "restart pulseaudio", "restart network", "clean disk",
                "apt update again", "check screen cable", "reinstall grub", "replug the mouse",
                "add the printer", "check xauthority"]  # fmt: skip
@@ -358,3 +358,15 @@ def test_ubuntu_csv_gives_the_tfidf_bench(tmp_path):
 @pytest.mark.slow
 def test_ubuntu_sample_gives_the_tfidf_bench(tmp_path, data_home):
     _check_ubuntu_tfidf_equals_the_bench(data_home, tmp_path)
+
+
+def test_the_readme_example_loads(tmp_path):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    [block] = re.findall(r"```json\n(.*?)```", readme, re.S)
+    (tmp_path / "readme.jsonl").write_text(block, encoding="utf-8")
+    data = load_dialogs(tmp_path / "readme.jsonl")
+    assert data.y == ["for when?", "you are welcome"]
+    assert data.X[0].history == (Turn("user", "hi"), Turn("bot", "hello, what can i do for you?"))
