@@ -23,7 +23,7 @@ from sklearn.utils import Bunch
 
 from ..base import SPEAKERS, Context, Turn
 from ._base import DataFormatError, iter_csv_rows, note_data_file, parse_dialog_file, read_lines
-from ._ubuntu import DEFAULT_CHUNKSIZE, _chunks
+from ._ubuntu import read_ubuntu_file
 
 FORMATS = ("jsonl", "csv", "tsv", "dialog-babi")
 _SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv"}
@@ -173,17 +173,7 @@ def _read_ubuntu(path: Path, delimiter: str) -> Bunch:
     or valid/test (Context, Ground Truth Utterance, Distractor_0, ...)."""
     first = next(iter_csv_rows(path, delimiter), None)
     split = "train" if first is not None and first[1][-1:] == ["Label"] else "test"
-    X, y, extra = [], [], []
-    for chunk in _chunks(path, split, DEFAULT_CHUNKSIZE, delimiter):
-        X += chunk.X
-        y += chunk.y
-        extra.append(chunk.labels if split == "train" else chunk.candidate_lists)
-    out = Bunch(X=X, y=y)
-    if split == "train":
-        out.labels = np.concatenate(extra)
-    else:
-        out.candidate_lists = [c for block in extra for c in block]
-    return out
+    return read_ubuntu_file(path, split, delimiter)
 
 
 def _infer_format(path: Path) -> str:

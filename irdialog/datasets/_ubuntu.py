@@ -216,11 +216,16 @@ def load_ubuntu(split, data_home=None) -> Bunch:
     >>> data.candidate_lists
     [['fine', 'no']]
     """
-    path = _find(split, data_home)
+    return read_ubuntu_file(_find(split, data_home), split)
+
+
+def read_ubuntu_file(path: Path, split: str, delimiter: str = ",") -> Bunch:
+    """The fields of :func:`load_ubuntu` from one file of the ``split`` layout (``"train"``,
+    or ``"valid"`` and ``"test"``), comma- or tab-separated."""
     X: list[Context] = []
     y: list[str] = []
     extra: list = []
-    for chunk in _chunks(path, split, DEFAULT_CHUNKSIZE):
+    for chunk in _chunks(path, split, DEFAULT_CHUNKSIZE, delimiter):
         X += chunk.X
         y += chunk.y
         extra.append(chunk.labels if split == "train" else chunk.candidate_lists)
