@@ -561,7 +561,7 @@ def _cmd_evaluate(args) -> int:
 def _cmd_rank(args) -> int:
     model = _load_ranker(args.model_file)
     output = check_output(args.output)
-    data = load_dialogs(args.file, args.format)
+    data = load_dialogs(args.file, args.format, require_response=False)
     lists = data.get("candidate_lists")
     lines = []
     starts = range(0, len(data.X), _EVAL_BLOCK)
@@ -881,7 +881,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the top-k responses of a saved model for dialogs",
         description='For each example of FILE, in order, one JSON line {"responses": '
         '[...], "scores": [...]}: the k best of its own candidates when FILE gives them, '
-        "else of the model's, best first (ties to the lower candidate index).",
+        "else of the model's, best first (ties to the lower candidate index). JSON Lines "
+        "examples need no 'response' here.",
         **fmt,
     )
     rank.add_argument(

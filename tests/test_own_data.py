@@ -78,6 +78,14 @@ def test_bad_jsonl_line_names_file_and_line(tmp_path, line, expected):
     assert expected in str(err.value) and err.value.lineno == 3
 
 
+def test_responses_optional_on_request(tmp_path):
+    path = _jsonl(tmp_path / "d.jsonl", {"query": "q", "candidates": ["a", "b"]})
+    with pytest.raises(DataFormatError, match="line 1: expected a 'response'"):
+        load_dialogs(path)
+    data = load_dialogs(path, require_response=False)
+    assert data.y == [None] and data.candidate_lists == [["a", "b"]]
+
+
 def test_candidates_on_some_examples_only(tmp_path):
     path = _jsonl(
         tmp_path / "d.jsonl",
@@ -238,6 +246,13 @@ def test_evaluate_and_rank_on_the_examples_candidates(tmp_path, capsys):
     _run("rank", model_file, test, "-k", "5")
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [len(r["responses"]) for r in lines] == [2] * 12  # a list of 2: no padding shown
+    # rank needs no responses
+    unlabelled = _jsonl(
+        tmp_path / "new.jsonl",
+        {"query": "thanks a lot", "candidates": ["goodbye", "you are welcome"]},
+    )
+    _run("rank", model_file, unlabelled, "-k", "1")
+    assert json.loads(capsys.readouterr().out)["responses"] == ["you are welcome"]
 
 
 def test_train_with_set_candidates_and_seed(tmp_path, capsys):

@@ -29,7 +29,6 @@ FORMATS = ("jsonl", "csv", "tsv", "dialog-babi")
 _SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv"}
 _DELIMITERS = {"csv": ",", "tsv": "\t"}
 _KEYS = ("history", "query", "response", "candidates", "group")
-_REQUIRED = ("query", "response")
 
 
 def _missing(value) -> bool:
@@ -62,21 +61,23 @@ def _history(turns, problem) -> tuple[Turn, ...]:
     return tuple(out)
 
 
-def _example(record, problem):
-    """(context, response, candidates or None, group or None) of one JSON object."""
+def _example(record, problem, require_response: bool = True):
+    """(context, response, candidates or None, group or None) of one JSON object; the
+    response is None when it is absent and not required."""
     if not isinstance(record, dict):
         raise problem(f"a JSON object (this is a {type(record).__name__})")
     present = {k for k, v in record.items() if not _missing(v)}
     unknown = sorted(set(record) - set(_KEYS))
     if unknown:
         raise problem(f"only the keys {list(_KEYS)} (unknown: {unknown})")
-    for key in _REQUIRED:
-        if key not in present:
+    required = ("query", "response") if require_response else ("query",)
+    for key in ("query", "response"):
+        if key not in present and key in required:
             raise problem(f"a '{key}'")
-        if not isinstance(record[key], str):
+        if key in present and not isinstance(record[key], str):
             raise problem(f"'{key}' to be a str (it is a {type(record[key]).__name__})")
-    response = record["response"].strip()
-    if not response:
+    response = record["response"].strip() if "response" in present else None
+    if response == "":
         raise problem("a non-empty 'response'")
     history = _history(record["history"], problem) if "history" in present else ()
     candidates = None
@@ -89,7 +90,7 @@ def _example(record, problem):
         if not all(isinstance(c, str) and c.strip() for c in candidates):
             raise problem("'candidates' to hold non-empty str only")
         candidates = [c.strip() for c in candidates]
-        if response not in candidates:
+        if response is not None and response not in candidates:
             candidates.insert(0, response)
     group = record["group"] if "group" in present else None
     if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
@@ -125,7 +126,7 @@ def _assemble(examples: Iterator[tuple], where) -> Bunch:
     return out
 
 
-def _read_jsonl(path: Path) -> Bunch:
+def _read_jsonl(path: Path, require_response: bool) -> Bunch:
     linenos: list[int] = []  # the line of each example, for the errors of _assemble
 
     def examples():
@@ -141,12 +142,12 @@ def _read_jsonl(path: Path) -> Bunch:
             except json.JSONDecodeError as exc:
                 raise problem(f"one JSON object per line ({exc.msg})") from None
             linenos.append(lineno)
-            yield _example(record, problem)
+            yield _example(record, problem, require_response)
 
     return _assemble(examples(), lambda i: path if i is None else (path, linenos[i]))
 
 
-def _read_frame(frame) -> Bunch:
+def _read_frame(frame, require_response: bool) -> Bunch:
     import pandas as pd  # only here: pandas is not a dependency of irdialog
 
     if not isinstance(frame, pd.DataFrame):
@@ -163,7 +164,7 @@ def _read_frame(frame) -> Bunch:
             def problem(expected, pos=pos):
                 return DataFormatError(name(pos), None, expected)
 
-            yield _example(record, problem)
+            yield _example(record, problem, require_response)
 
     return _assemble(examples(), lambda i: "DataFrame" if i is None else (name(i), None))
 
@@ -191,7 +192,7 @@ def _infer_format(path: Path) -> str:
     return _SUFFIXES[suffix]
 
 
-def load_dialogs(source, format=None) -> Bunch:
+def load_dialogs(source, format=None, *, require_response=True) -> Bunch:
     """Load a project's own dialogs as contexts and responses, like the other loaders.
 
     Parameters
@@ -216,13 +217,16 @@ def load_dialogs(source, format=None) -> Bunch:
           utterances with ``__eou__`` (see :func:`load_ubuntu`).
         - ``"dialog-babi"``: the dialog bAbI format (``ID user<TAB>bot`` lines, tab-less
           API results; see :func:`load_dialog_babi`), from any path.
+    require_response : bool, default=True
+        False lets JSON Lines examples (and DataFrame rows) leave out ``response``, for
+        data to rank rather than to learn from or score; ``y`` holds None for them.
 
     Returns
     -------
     data : sklearn.utils.Bunch
         X : list of Context
         y : list of str
-            The responses, stripped.
+            The responses, stripped (None where absent, with ``require_response=False``).
         candidate_lists : list of list of str, when the examples carry candidates
             (JSON Lines ``candidates``; an Ubuntu evaluation file's ground truth and
             distractors, ground truth first).
@@ -271,7 +275,7 @@ def load_dialogs(source, format=None) -> Bunch:
     if hasattr(source, "columns"):
         if format is not None:
             raise ValueError(f"a DataFrame takes no format, got format={format!r}.")
-        out = _read_frame(source)
+        out = _read_frame(source, require_response)
         out.format = "dataframe"
         return out
     if not isinstance(source, (str, os.PathLike)):
@@ -287,7 +291,7 @@ def load_dialogs(source, format=None) -> Bunch:
         raise FileNotFoundError(f"{path}: no such file")
     note_data_file(path)
     if format == "jsonl":
-        out = _read_jsonl(path)
+        out = _read_jsonl(path, require_response)
     elif format == "dialog-babi":
         X, y, groups = parse_dialog_file(path)
         out = Bunch(X=X, y=y, groups=groups)
