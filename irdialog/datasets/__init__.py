@@ -6,6 +6,9 @@ gold responses; dialog and story ids come as ``groups`` for GroupKFold. Files ar
 in one data home: the ``data_home`` argument, else the ``IRDIALOG_DATA`` environment
 variable, else the small real samples bundled with the package (dialog bAbI task 1 with
 its candidates and KB, bAbI QA task 1 in English). See :func:`get_data_home`.
+A project's own dialogs (JSON Lines, Ubuntu-layout CSV/TSV, dialog bAbI files from any
+path, DataFrames) load with :func:`load_dialogs` into the same shape, and
+:func:`write_dialogs` writes JSON Lines.
 
 Malformed input raises :class:`DataFormatError` (a ``ValueError``) naming the file, the
 line and what was expected; a missing file raises ``FileNotFoundError`` naming the data
