@@ -1,4 +1,4 @@
-"""The ``irdialog`` command: run, bench, train, chat, datasets.
+"""The ``irdialog`` command: run, bench, train, evaluate, rank, chat, datasets.
 
 Examples
 --------
@@ -12,6 +12,9 @@ Examples
     irdialog bench reproduce 'babi-qa-*' --max-seconds 600   # re-run committed results
     irdialog train --suite dialog-babi --task 1 --model memn2n --save memn2n.npz
     irdialog chat memn2n.npz --top 3
+    irdialog train --train mine.jsonl --valid dev.jsonl --model bm25 --save bm25.npz
+    irdialog evaluate bm25.npz test.jsonl --metrics hits@1,hits@10,mrr
+    irdialog rank bm25.npz test.jsonl -k 10 --output ranks.jsonl
     irdialog datasets --data-home DATA
 """
 
@@ -24,24 +27,33 @@ import os
 import shlex
 import sys
 from contextlib import nullcontext
+from itertools import product
 from pathlib import Path
 
 import joblib
+import numpy as np
+from tqdm.auto import tqdm
 
 from . import __version__
 from ._compile_ahead import CompileAhead
 from ._compile_notice import announce_compilation
+from .base import _top_k
 from .bench import SUITES, bench_dialog_babi, dask_cluster, format_result, run_suite, write_presets
 from .bench._dialog_babi import compile_ahead_jobs
 from .bench._report import update_markdown
 from .bench._suite import positive_int
-from .datasets import list_datasets
-from .datasets._base import bundled_data_dir, get_data_home
+from .datasets import list_datasets, load_dialogs
+from .datasets._base import bundled_data_dir, get_data_home, read_lines
+from .datasets._dialogs import FORMATS
+from .embed import MemN2NRanker, SupervisedEmbeddingRanker
+from .metrics import gold_indices, gold_ranks
 from .plot import _plot_argument, plot_bench, save_plot
+from .retrieval import BM25Ranker, NearestNeighborRanker, TfidfRanker
 
 DESCRIPTION = (
     "Classical response rankers for dialog and QA: reproduce the papers' tables (bench), "
-    "train a model and talk to it (train, chat), see the data (datasets)."
+    "train a model on a suite or on your own dialogs and use it (train, evaluate, rank, chat), "
+    "see the data (datasets)."
 )
 # --save suffixes: joblib's pickle, or irdialog.persist's arrays + JSON (no pickle).
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
@@ -305,9 +317,30 @@ def load_model(path):
         raise ValueError(f"{path} could not be loaded with joblib ({err})") from None
 
 
-def _cmd_train(args) -> int:
+def _save_model(model, output: Path, fmt: str) -> None:
     from .persist import save
 
+    if fmt == "npz":
+        try:
+            save(model, output)
+        except TypeError as err:
+            raise ValueError(f"{err}; save it as .joblib instead") from None
+    else:
+        joblib.dump(model, output)
+
+
+def _saved_to(output: Path, fmt: str) -> str:
+    return f"saved to {output} ({'arrays + JSON' if fmt == 'npz' else 'joblib pickle'})"
+
+
+def _cmd_train(args) -> int:
+    if args.train is not None:
+        return _cmd_train_own(args)
+    if args.task is None:
+        raise ValueError("give --task (a task of a bench suite) or --train FILE (your own data)")
+    given = [f"--{n}" for n in ("valid", "candidates", "format") if getattr(args, n) is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} go with --train FILE, not with --task")
     fmt = _save_format(args.save)
     output = check_output(args.save, option="--save")
     _check_data_home(args.data_home)
@@ -320,19 +353,241 @@ def _cmd_train(args) -> int:
         args.model, args.task, data_home=args.data_home, seed=args.seed,
         overrides=dict(args.set or []),
     )  # fmt: skip
-    if fmt == "npz":
-        try:
-            save(model, output)
-        except TypeError as err:
-            raise ValueError(f"{err}; save it as .joblib instead") from None
-    else:
-        joblib.dump(model, output)
+    _save_model(model, output, fmt)
     if not args.quiet:
         dev = chosen["selection"].get("dev_per_response")
         print(f"{args.suite} task {args.task} {args.model}: {json.dumps(chosen['params'])}")
         if dev is not None:
             print(f"dev per-response accuracy: {dev:.2f}%")
-        print(f"saved to {output} ({'arrays + JSON' if fmt == 'npz' else 'joblib pickle'})")
+        print(_saved_to(output, fmt))
+    return 0
+
+
+# ----------------------------------------------------------------- your own data
+
+
+class OwnModel:
+    """A model of ``irdialog train --train``: its estimator, the parameters it starts from
+    and the grid searched on ``--valid``."""
+
+    def __init__(self, estimator, defaults: dict, grid: dict, all_rows: bool = False):
+        self.estimator = estimator
+        self.defaults = defaults
+        self.grid = grid
+        # On an Ubuntu training file (with labels): take the statistics from every row,
+        # as the ubuntu bench does (fit_chunks), rather than from the rows labelled 1.
+        self.all_rows = all_rows
+
+    def points(self) -> list[dict]:
+        names = list(self.grid)
+        return [dict(zip(names, values)) for values in product(*self.grid.values())]
+
+
+OWN_MODELS = {
+    "tfidf": OwnModel(TfidfRanker, {}, {"use_history": [True, False]}, all_rows=True),
+    "bm25": OwnModel(
+        BM25Ranker, {"method": "lucene"}, {"use_history": [True, False], "k1": [1.2, 2.0]},
+        all_rows=True,
+    ),
+    "nn": OwnModel(NearestNeighborRanker, {}, {"similarity": ["overlap", "jaccard"]}),
+    "se": OwnModel(
+        SupervisedEmbeddingRanker,
+        {"normalize_input": True, "learning_rate": 0.1, "margin": 0.1, "epochs": 20},
+        {"use_history": [True, False], "margin": [0.1, 1.0]},
+    ),
+    "memn2n": OwnModel(MemN2NRanker, {"epochs": 50}, {"hops": [1, 3]}),
+}  # fmt: skip
+
+# Contexts scored at a time by evaluate, rank and the search on --valid.
+_EVAL_BLOCK = 1024
+
+
+def _grid_help() -> str:
+    def values(v):
+        return "/".join(str(x) for x in v)
+
+    return "; ".join(
+        f"{name}: " + " x ".join(f"{k} {values(v)}" for k, v in spec.grid.items())
+        for name, spec in OWN_MODELS.items()
+    )
+
+
+def _read_candidates(path) -> list[str]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"--candidates {path}: no such file")
+    candidates = [line.strip() for line in read_lines(path) if line.strip()]
+    if not candidates:
+        raise ValueError(f"--candidates {path}: no candidate (one response per line)")
+    return candidates
+
+
+def _positive(data):
+    """(X, y) of the examples to learn from: the rows labelled 1 of an Ubuntu training
+    file, every example otherwise."""
+    if "labels" not in data:
+        return data.X, data.y
+    keep = np.flatnonzero(data.labels == 1)
+    if not len(keep):
+        raise ValueError(f"{data.filename}: no row labelled 1, so no response to train on")
+    return [data.X[i] for i in keep], [data.y[i] for i in keep]
+
+
+def _fit_own(spec: OwnModel, params: dict, data, candidates, seed: int):
+    model = spec.estimator(**{**spec.defaults, **params, "candidates": candidates})
+    if "random_state" in model.get_params():
+        model.set_params(random_state=seed)
+    if "labels" in data and spec.all_rows:
+        return model.fit_chunks([(data.X, data.y)])
+    return model.fit(*_positive(data))
+
+
+def _gold_ranks(model, data, progress: bool, desc: str) -> np.ndarray:
+    """The rank of each example's response: among its own candidates when the file gives
+    them (ties against the response: its place in a list says nothing), else among the
+    model's (ties to the lower index, as ``predict``: hits@1 is its accuracy)."""
+    lists = data.get("candidate_lists")
+    ranks = []
+    starts = range(0, len(data.X), _EVAL_BLOCK)
+    for start in tqdm(starts, desc=desc, unit="block", disable=not progress):
+        rows = slice(start, start + _EVAL_BLOCK)
+        if lists is None:
+            scores = model.decision_function(data.X[rows])
+            gold = gold_indices(data.y[rows], model.candidates_)
+            ranks.append(gold_ranks(gold, scores, ties="index"))
+        else:
+            scores = model.rank_candidates(data.X[rows], lists[rows])
+            gold = [c.index(r) for c, r in zip(lists[rows], data.y[rows])]
+            ranks.append(gold_ranks(gold, scores, ties="pessimistic"))
+    return np.concatenate(ranks)
+
+
+def _metric(name: str):
+    """``hits@K`` or ``mrr`` as a function of the gold ranks."""
+    name = name.strip().lower()
+    if name == "mrr":
+        return lambda ranks: float(np.mean(1.0 / ranks))
+    k = name.removeprefix("hits@")
+    if name.startswith("hits@") and k.isdigit() and int(k) >= 1:
+        return lambda ranks: float(np.mean(ranks <= int(k)))
+    raise ValueError(f"unknown metric {name!r}; use hits@K (K >= 1) or mrr")
+
+
+def _cmd_train_own(args) -> int:
+    if args.task is not None:
+        raise ValueError("give either --task (a bench suite) or --train FILE, not both")
+    if args.model not in OWN_MODELS:
+        raise ValueError(f"unknown model {args.model!r} for --train; choose from "
+                         f"{', '.join(OWN_MODELS)}")  # fmt: skip
+    spec = OWN_MODELS[args.model]
+    fmt = _save_format(args.save)
+    output = check_output(args.save, option="--save")
+    overrides = dict(args.set or [])
+    known = spec.estimator().get_params()
+    unknown = sorted(set(overrides) - set(known) | ({"candidates"} & set(overrides)))
+    if unknown:
+        raise ValueError(
+            f"--set: {args.model} has no hyper-parameter {', '.join(unknown)}; it has "
+            f"{', '.join(sorted(set(known) - {'candidates'}))}"
+        )
+    say = (lambda *a, **k: None) if args.quiet else print
+    train = load_dialogs(args.train, args.format)
+    valid = load_dialogs(args.valid, args.format) if args.valid is not None else None
+    if args.candidates is not None:
+        candidates = _read_candidates(args.candidates)
+    else:
+        candidates = list(dict.fromkeys(_positive(train)[1]))
+    if overrides or valid is None:
+        points = [overrides]
+    else:
+        points = spec.points()
+    progress = _progress(args)
+    best = None
+    for point in tqdm(points, desc=f"train {args.model}", disable=not progress or len(points) < 2):
+        model = _fit_own(spec, point, train, candidates, args.seed)
+        score = None
+        if valid is not None:
+            score = _metric("hits@1")(_gold_ranks(model, valid, False, "valid"))
+            if len(points) > 1:
+                say(f"  {json.dumps(point)}: valid hits@1 {100 * score:.2f}%")
+        if best is None or (score is not None and score > best[0]):
+            best = (score, point, model)
+    score, point, model = best
+    _save_model(model, output, fmt)
+    how = "kept the best on --valid" if len(points) > 1 else "no search"
+    say(f"{args.model} ({type(model).__name__}): {json.dumps(point)} ({how}), "
+        f"{len(model.candidates_)} candidates")  # fmt: skip
+    if score is not None:
+        say(f"valid hits@1: {100 * score:.2f}% ({len(valid.X)} examples)")
+    say(_saved_to(output, fmt))
+    return 0
+
+
+def _load_ranker(path):
+    model = load_model(path)
+    if not hasattr(model, "candidates_") or not hasattr(model, "rank_candidates"):
+        raise ValueError(f"{path} does not hold a fitted ranker")
+    return model
+
+
+def _cmd_evaluate(args) -> int:
+    model = _load_ranker(args.model_file)
+    metrics = [m.strip().lower() for m in args.metrics.split(",") if m.strip()]
+    if not metrics:
+        raise ValueError("--metrics: name at least one metric (hits@K or mrr)")
+    judges = {m: _metric(m) for m in metrics}
+    output = check_output(args.output)
+    data = load_dialogs(args.file, args.format)
+    ranks = _gold_ranks(model, data, _progress(args), "evaluate")
+    values = {m: judge(ranks) for m, judge in judges.items()}
+    against = (
+        "each example's candidates"
+        if "candidate_lists" in data
+        else f"the model's {len(model.candidates_)} candidates"
+    )
+    if output is not None:
+        record = {"file": str(args.file), "n": len(ranks), "against": against, **values}
+        output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    if not args.quiet:
+        print(f"{args.file}: {len(ranks)} examples, ranked against {against}")
+        missing = int(np.isinf(ranks).sum())
+        if missing and "candidate_lists" not in data:
+            print(f"{missing} responses are not among the candidates (counted as misses)")
+        for name, value in values.items():
+            print(f"{name:<8} {100 * value:6.2f}%" if name != "mrr" else f"{name:<8} {value:.4f}")
+    return 0
+
+
+def _cmd_rank(args) -> int:
+    model = _load_ranker(args.model_file)
+    output = check_output(args.output)
+    data = load_dialogs(args.file, args.format, require_response=False)
+    lists = data.get("candidate_lists")
+    lines = []
+    starts = range(0, len(data.X), _EVAL_BLOCK)
+    for start in tqdm(starts, desc="rank", unit="block", disable=not _progress(args)):
+        rows = slice(start, start + _EVAL_BLOCK)
+        if lists is None:
+            scores = model.decision_function(data.X[rows])
+            pools = [model.candidates_] * scores.shape[0]
+        else:
+            scores = model.rank_candidates(data.X[rows], lists[rows])
+            pools = lists[rows]
+        top = _top_k(scores, args.k)
+        for pool, order, row in zip(pools, top, scores):
+            order = [j for j in order if row[j] > -np.inf]  # not the padding of a short list
+            lines.append(json.dumps(
+                {"responses": [str(pool[j]) for j in order],
+                 "scores": [float(row[j]) for j in order]},
+                ensure_ascii=False,
+            ))  # fmt: skip
+    text = "".join(line + "\n" for line in lines)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        if not args.quiet:
+            print(f"{len(lines)} rankings (top {args.k}) written to {output}")
     return 0
 
 
@@ -540,23 +795,47 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser(
         "train",
         parents=[common],
-        help="train the bench's model of one task and save it",
-        description="Train the model `irdialog bench` scores for one task (its preset, "
-        "chosen beforehand on held-out data, or the best point of its grid on dev), on the "
-        "train split, and save it. Single-task models of dialog bAbI and bAbI QA. "
+        help="train a model (a bench suite's, or on your own dialogs) and save it",
+        description="Two modes. With --task: train the model `irdialog bench` scores for one "
+        "task (its preset, chosen beforehand on held-out data, or the best point of its grid "
+        "on dev), on the train split, and save it (single-task models of dialog bAbI and "
+        "bAbI QA). With --train FILE: train a model on your own dialogs (JSON Lines, "
+        "Ubuntu-layout CSV/TSV or dialog bAbI files; see irdialog.datasets.load_dialogs); "
+        "the candidate set is --candidates or the training responses; with --valid and no "
+        "--set, each point of the model's small grid is fitted and the one with the best "
+        f"hits@1 on the valid file is kept ({_grid_help()}). On an Ubuntu training file "
+        "(with labels) tfidf and bm25 take their statistics from every row, the other models "
+        "learn from the rows labelled 1. "
         "A .npz file holds arrays and JSON and loads without pickle (irdialog.persist.load); "
         "a .joblib file is a pickle (joblib.load): load only your own.",
         **fmt,
     )
     train.add_argument(
-        "--suite", choices=trainable, default="dialog-babi", help="the suite of the model"
+        "--suite", choices=trainable, default="dialog-babi", help="with --task: the suite"
     )
     train.add_argument(
-        "--task", type=int, required=True, metavar="TASK",
-        help="the task (dialog bAbI: 1-6; bAbI QA: 1-20)",
+        "--task", type=int, default=None, metavar="TASK",
+        help="the task of the suite (dialog bAbI: 1-6; bAbI QA: 1-20)",
+    )  # fmt: skip
+    train.add_argument("--train", metavar="FILE", help="your own training dialogs")
+    train.add_argument(
+        "--valid", metavar="FILE", help="with --train: validation dialogs to choose the grid point"
+    )
+    train.add_argument(
+        "--candidates", metavar="FILE",
+        help="with --train: the candidate responses, one per line (default: the distinct "
+        "training responses)",
+    )  # fmt: skip
+    train.add_argument(
+        "--format", choices=FORMATS, default=None,
+        help="with --train: the format of the files (default: from the suffix, .jsonl, .csv, "
+        ".tsv)",
     )  # fmt: skip
     models = "; ".join(f"{name}: {', '.join(sorted(SUITES[name].models))}" for name in trainable)
-    train.add_argument("--model", required=True, metavar="MODEL", help=f"the model ({models})")
+    train.add_argument(
+        "--model", required=True, metavar="MODEL",
+        help=f"the model; with --task ({models}); with --train: {', '.join(OWN_MODELS)}",
+    )  # fmt: skip
     train.add_argument(
         "--save", required=True, metavar="FILE",
         help="where to save the model: FILE.npz (arrays + JSON) or FILE.joblib (pickle)",
@@ -564,9 +843,53 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0, help="the random_state of the model")
     train.add_argument(
         "--set", type=_assignment, action="append", metavar="NAME=VALUE",
-        help="override a hyper-parameter of the preset (repeatable)",
+        help="set a hyper-parameter (repeatable): over the preset with --task; with --train, "
+        "no grid search then",
     )  # fmt: skip
     train.set_defaults(func=_cmd_train)
+
+    judged = argparse.ArgumentParser(add_help=False)
+    judged.add_argument("model_file", metavar="MODEL_FILE", help="a .npz or .joblib model file")
+    judged.add_argument("file", metavar="FILE", help="dialogs, as for train --train")
+    judged.add_argument(
+        "--format", choices=FORMATS, default=None,
+        help="the format of FILE (default: from the suffix, .jsonl, .csv, .tsv)",
+    )  # fmt: skip
+    judged.add_argument(
+        "--quiet", action="store_true", help="no progress bars or messages; errors only"
+    )
+    evaluate = sub.add_parser(
+        "evaluate",
+        parents=[judged],
+        help="score a saved model on dialogs",
+        description="Rank each example's candidates when FILE gives them (JSON Lines "
+        "'candidates', Ubuntu evaluation files; ties counted against the response), else the "
+        "model's candidate set (ties to the lower candidate index, so hits@1 is the accuracy "
+        "of predict; a response that is not a candidate is a miss), and print the metrics.",
+        **fmt,
+    )
+    evaluate.add_argument(
+        "--metrics", default="hits@1,hits@10,mrr", metavar="M,M,...",
+        help="comma-separated: hits@K (K >= 1) and mrr",
+    )  # fmt: skip
+    evaluate.add_argument("--output", metavar="FILE", help="also write the metrics as JSON here")
+    evaluate.set_defaults(func=_cmd_evaluate)
+
+    rank = sub.add_parser(
+        "rank",
+        parents=[judged],
+        help="the top-k responses of a saved model for dialogs",
+        description='For each example of FILE, in order, one JSON line {"responses": '
+        '[...], "scores": [...]}: the k best of its own candidates when FILE gives them, '
+        "else of the model's, best first (ties to the lower candidate index). JSON Lines "
+        "examples need no 'response' here.",
+        **fmt,
+    )
+    rank.add_argument(
+        "-k", type=positive_int, default=10, metavar="K", help="how many responses per example"
+    )
+    rank.add_argument("--output", metavar="FILE", help="write here (default: standard output)")
+    rank.set_defaults(func=_cmd_rank)
 
     chat = sub.add_parser(
         "chat",

@@ -206,7 +206,7 @@ def test_bare_irdialog_prints_help_and_trains_nothing(monkeypatch, capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: irdialog")
-    for command in ("run", "bench", "train", "chat", "datasets"):
+    for command in ("run", "bench", "train", "evaluate", "rank", "chat", "datasets"):
         assert f"\n    {command} " in out
     assert "``" not in out
 

@@ -6,6 +6,9 @@ gold responses; dialog and story ids come as ``groups`` for GroupKFold. Files ar
 in one data home: the ``data_home`` argument, else the ``IRDIALOG_DATA`` environment
 variable, else the small real samples bundled with the package (dialog bAbI task 1 with
 its candidates and KB, bAbI QA task 1 in English). See :func:`get_data_home`.
+A project's own dialogs (JSON Lines, Ubuntu-layout CSV/TSV, dialog bAbI files from any
+path, DataFrames) load with :func:`load_dialogs` into the same shape, and
+:func:`write_dialogs` writes JSON Lines.
 
 Malformed input raises :class:`DataFormatError` (a ``ValueError``) naming the file, the
 line and what was expected; a missing file raises ``FileNotFoundError`` naming the data
@@ -15,6 +18,7 @@ set, task, split and the paths looked at.
 from ._babi_qa import load_babi_qa
 from ._base import DataFormatError, get_data_home, list_datasets, record_data_files
 from ._dialog_babi import load_dialog_babi
+from ._dialogs import load_dialogs, write_dialogs
 from ._movie_dialog import (
     load_movie_dialog,
     load_movie_entities,
@@ -31,6 +35,7 @@ __all__ = [
     "list_datasets",
     "load_babi_qa",
     "load_dialog_babi",
+    "load_dialogs",
     "load_movie_dialog",
     "load_movie_entities",
     "load_movie_kb",
@@ -38,4 +43,5 @@ __all__ = [
     "load_reddit_candidates",
     "load_ubuntu",
     "record_data_files",
+    "write_dialogs",
 ]

@@ -390,11 +390,12 @@ def iter_stories(path: Path, lines: Sequence[str] | None = None) -> Iterator[lis
         yield story
 
 
-def iter_csv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """(first line number, row) of each non-empty CSV record, with format errors mapped."""
+def iter_csv_rows(path: Path, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
+    """(first line number, row) of each non-empty CSV record (TSV with ``delimiter="\\t"``),
+    with format errors mapped."""
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8-sig", newline="") as f:
-        reader = csv.reader(f, strict=True)
+        reader = csv.reader(f, delimiter=delimiter, strict=True)
         while True:
             lineno = reader.line_num + 1
             try:

@@ -17,6 +17,7 @@ _TRAIN_HEADER = ["Context", "Utterance", "Label"]
 _EVAL_HEADER = ["Context", "Ground Truth Utterance"]  # then Distractor_0, Distractor_1, ...
 _LABELS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1}
 DEFAULT_CHUNKSIZE = 10_000
+_SEPARATED = {",": "comma-separated", "\t": "tab-separated"}
 
 
 def _clean(text: str) -> str:
@@ -38,23 +39,25 @@ def _context(text: str) -> Context | None:
     return Context(history=history, query=turns[-1])
 
 
-def _check_header(path: Path, split: str, lineno: int, header: list[str]) -> None:
+def _check_header(
+    path: Path, split: str, lineno: int, header: list[str], delimiter: str = ","
+) -> None:
     if split == "train":
-        ok, expected = header == _TRAIN_HEADER, ",".join(_TRAIN_HEADER)
+        ok, expected = header == _TRAIN_HEADER, delimiter.join(_TRAIN_HEADER)
     else:
         distractors = [f"Distractor_{i}" for i in range(len(header) - 2)]
         ok = len(header) > 2 and header == _EVAL_HEADER + distractors
-        expected = ",".join(_EVAL_HEADER) + ",Distractor_0,...,Distractor_<k>"
+        expected = delimiter.join([*_EVAL_HEADER, "Distractor_0", "...", "Distractor_<k>"])
     if not ok:
-        raise DataFormatError(path, lineno, f"the header {expected}", ",".join(header))
+        raise DataFormatError(path, lineno, f"the header {expected}", delimiter.join(header))
 
 
-def _chunks(path: Path, split: str, chunksize: int) -> Iterator[Bunch]:
-    rows = iter_csv_rows(path)
+def _chunks(path: Path, split: str, chunksize: int, delimiter: str = ",") -> Iterator[Bunch]:
+    rows = iter_csv_rows(path, delimiter)
     first = next(rows, None)
     if first is None:
         raise DataFormatError(path, 1, "a header row")
-    _check_header(path, split, *first)
+    _check_header(path, split, *first, delimiter)
     n_fields = len(first[1])
     X: list[Context] = []
     y: list[str] = []
@@ -76,14 +79,17 @@ def _chunks(path: Path, split: str, chunksize: int) -> Iterator[Bunch]:
         n_rows += 1
         if len(row) != n_fields:
             raise DataFormatError(
-                path, lineno, f"{n_fields} comma-separated fields like the header", ",".join(row)
+                path,
+                lineno,
+                f"{n_fields} {_SEPARATED[delimiter]} fields like the header",
+                delimiter.join(row),
             )
         context = _context(row[0])
         if context is None:
-            raise DataFormatError(path, lineno, "a non-empty Context", ",".join(row))
+            raise DataFormatError(path, lineno, "a non-empty Context", delimiter.join(row))
         responses = [_clean(r) for r in (row[1:2] if split == "train" else row[1:])]
         if not all(responses):
-            raise DataFormatError(path, lineno, "non-empty responses", ",".join(row))
+            raise DataFormatError(path, lineno, "non-empty responses", delimiter.join(row))
         if split == "train":
             if row[2].strip() not in _LABELS:
                 raise DataFormatError(path, lineno, "a Label of 0 or 1", row[2])
@@ -210,11 +216,16 @@ def load_ubuntu(split, data_home=None) -> Bunch:
     >>> data.candidate_lists
     [['fine', 'no']]
     """
-    path = _find(split, data_home)
+    return read_ubuntu_file(_find(split, data_home), split)
+
+
+def read_ubuntu_file(path: Path, split: str, delimiter: str = ",") -> Bunch:
+    """The fields of :func:`load_ubuntu` from one file of the ``split`` layout (``"train"``,
+    or ``"valid"`` and ``"test"``), comma- or tab-separated."""
     X: list[Context] = []
     y: list[str] = []
     extra: list = []
-    for chunk in _chunks(path, split, DEFAULT_CHUNKSIZE):
+    for chunk in _chunks(path, split, DEFAULT_CHUNKSIZE, delimiter):
         X += chunk.X
         y += chunk.y
         extra.append(chunk.labels if split == "train" else chunk.candidate_lists)

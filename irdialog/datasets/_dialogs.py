@@ -1,0 +1,354 @@
+"""A project's own dialogs: JSON Lines, Ubuntu-layout CSV/TSV, dialog bAbI files, DataFrames.
+
+:func:`load_dialogs` reads any of these into the ``(X, y)`` shape of the other loaders;
+the Ubuntu and dialog bAbI layouts go through the parsers of those loaders. One example of
+JSON Lines::
+
+    {"history": ["hi", "hello, what can I do?"], "query": "a table for two",
+     "response": "for when?", "candidates": ["for when?", "goodbye"], "group": "d1"}
+
+:func:`write_dialogs` writes the same format, so any loaded data set can be converted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from ..base import SPEAKERS, Context, Turn
+from ._base import DataFormatError, iter_csv_rows, note_data_file, parse_dialog_file, read_lines
+from ._ubuntu import read_ubuntu_file
+
+FORMATS = ("jsonl", "csv", "tsv", "dialog-babi")
+_SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv"}
+_DELIMITERS = {"csv": ",", "tsv": "\t"}
+_KEYS = ("history", "query", "response", "candidates", "group")
+
+
+def _missing(value) -> bool:
+    """None, or the NaN a DataFrame holds in an empty cell."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _history(turns, problem) -> tuple[Turn, ...]:
+    """Turns, oldest first: each a str (speakers alternate ``bot`` / ``user`` going back
+    from the query, as in the Ubuntu loader) or a ``{"speaker", "text"}`` object."""
+    if hasattr(turns, "tolist"):  # a numpy array in a DataFrame cell
+        turns = turns.tolist()
+    if not isinstance(turns, list):
+        raise problem(f"'history' to be a list of turns (it is a {type(turns).__name__})")
+    n = len(turns)
+    out = []
+    for i, turn in enumerate(turns):
+        if isinstance(turn, str):
+            out.append(Turn("bot" if (n - i) % 2 else "user", turn))
+            continue
+        if not isinstance(turn, dict) or set(turn) != {"speaker", "text"}:
+            raise problem(f"history[{i}] to be a str or an object with keys 'speaker' and 'text'")
+        speaker, text = turn["speaker"], turn["text"]
+        if speaker not in SPEAKERS or not isinstance(text, str):
+            raise problem(
+                f"history[{i}] to have a speaker in {list(SPEAKERS)} and a str text (speaker "
+                f"{speaker!r}, a {type(text).__name__} text)"
+            )
+        out.append(Turn(speaker, text))
+    return tuple(out)
+
+
+def _example(record, problem, require_response: bool = True):
+    """(context, response, candidates or None, group or None) of one JSON object; the
+    response is None when it is absent and not required."""
+    if not isinstance(record, dict):
+        raise problem(f"a JSON object (this is a {type(record).__name__})")
+    present = {k for k, v in record.items() if not _missing(v)}
+    unknown = sorted(set(record) - set(_KEYS))
+    if unknown:
+        raise problem(f"only the keys {list(_KEYS)} (unknown: {unknown})")
+    required = ("query", "response") if require_response else ("query",)
+    for key in ("query", "response"):
+        if key not in present and key in required:
+            raise problem(f"a '{key}'")
+        if key in present and not isinstance(record[key], str):
+            raise problem(f"'{key}' to be a str (it is a {type(record[key]).__name__})")
+    response = record["response"].strip() if "response" in present else None
+    if response == "":
+        raise problem("a non-empty 'response'")
+    history = _history(record["history"], problem) if "history" in present else ()
+    candidates = None
+    if "candidates" in present:
+        candidates = record["candidates"]
+        if hasattr(candidates, "tolist"):
+            candidates = candidates.tolist()
+        if not isinstance(candidates, list) or not candidates:
+            raise problem("'candidates' to be a non-empty list of str")
+        if not all(isinstance(c, str) and c.strip() for c in candidates):
+            raise problem("'candidates' to hold non-empty str only")
+        candidates = [c.strip() for c in candidates]
+        if response is not None and response not in candidates:
+            candidates.insert(0, response)
+    group = record["group"] if "group" in present else None
+    if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
+        raise problem(f"'group' to be a str or an int (it is a {type(group).__name__})")
+    return Context(history=history, query=record["query"]), response, candidates, group
+
+
+def _assemble(examples: Iterator[tuple], where) -> Bunch:
+    """The Bunch of parsed examples; ``candidates`` and ``group`` on every example or on
+    none (``where(i)`` names the place of example i in errors)."""
+    X, y, lists, groups = [], [], [], []
+    for context, response, candidates, group in examples:
+        X.append(context)
+        y.append(response)
+        lists.append(candidates)
+        groups.append(group)
+    if not X:
+        raise DataFormatError(where(None), None, "at least one example")
+    out = Bunch(X=X, y=y)
+    for key, values in (("candidates", lists), ("group", groups)):
+        given = [v is not None for v in values]
+        if any(given) and not all(given):
+            i = given.index(not given[0])
+            state = "has" if given[i] else "has no"
+            raise DataFormatError(
+                *where(i), f"'{key}' on every example or on none (this one {state} '{key}')"
+            )
+    if lists[0] is not None:
+        out.candidate_lists = lists
+    if groups[0] is not None:
+        ids: dict = {}
+        out.groups = np.array([ids.setdefault(g, len(ids)) for g in groups], dtype=np.int64)
+    return out
+
+
+def _read_jsonl(path: Path, require_response: bool) -> Bunch:
+    linenos: list[int] = []  # the line of each example, for the errors of _assemble
+
+    def examples():
+        for lineno, line in enumerate(read_lines(path), 1):
+            if not line.strip():
+                continue
+
+            def problem(expected, lineno=lineno, line=line):
+                return DataFormatError(path, lineno, expected, line)
+
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise problem(f"one JSON object per line ({exc.msg})") from None
+            linenos.append(lineno)
+            yield _example(record, problem, require_response)
+
+    return _assemble(examples(), lambda i: path if i is None else (path, linenos[i]))
+
+
+def _read_frame(frame, require_response: bool) -> Bunch:
+    import pandas as pd  # only here: pandas is not a dependency of irdialog
+
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"expected a pandas DataFrame, got {type(frame).__name__}.")
+
+    index = frame.index.tolist()  # Python scalars, for the messages
+
+    def name(pos):
+        return f"DataFrame row {pos + 1} (index {index[pos]!r})"
+
+    def examples():
+        for pos, record in enumerate(frame.to_dict(orient="records")):
+
+            def problem(expected, pos=pos):
+                return DataFormatError(name(pos), None, expected)
+
+            yield _example(record, problem, require_response)
+
+    return _assemble(examples(), lambda i: "DataFrame" if i is None else (name(i), None))
+
+
+def _read_ubuntu(path: Path, delimiter: str) -> Bunch:
+    """The Ubuntu v2 layouts, told apart by the header: train (Context, Utterance, Label)
+    or valid/test (Context, Ground Truth Utterance, Distractor_0, ...)."""
+    first = next(iter_csv_rows(path, delimiter), None)
+    split = "train" if first is not None and first[1][-1:] == ["Label"] else "test"
+    return read_ubuntu_file(path, split, delimiter)
+
+
+def _infer_format(path: Path) -> str:
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes[-1:] == [".gz"]:
+        suffixes.pop()
+    suffix = suffixes[-1] if suffixes else ""
+    if suffix not in _SUFFIXES:
+        known = ", ".join(f"{s} ({f})" for s, f in _SUFFIXES.items())
+        raise ValueError(
+            f"{path}: cannot infer the format from the suffix {suffix or '(none)'!r}; known "
+            f"suffixes: {known}. Pass format= one of {list(FORMATS)} (a dialog bAbI file: "
+            "format='dialog-babi')."
+        )
+    return _SUFFIXES[suffix]
+
+
+def load_dialogs(source, format=None, *, require_response=True) -> Bunch:
+    """Load a project's own dialogs as contexts and responses, like the other loaders.
+
+    Parameters
+    ----------
+    source : str, os.PathLike or pandas.DataFrame
+        A file (plain or gzip-compressed, ``name.jsonl.gz``), or a DataFrame with the
+        columns of the JSON Lines format (empty cells, NaN or None, count as absent).
+    format : {"jsonl", "csv", "tsv", "dialog-babi"}, default=None
+        None infers it from the suffix: ``.jsonl``, ``.csv``, ``.tsv`` (before any
+        ``.gz``). A DataFrame takes no format.
+
+        - ``"jsonl"``: one JSON object per line with the keys ``history`` (optional; the
+          previous turns, oldest first, each a str or ``{"speaker": "user" | "bot" | "kb",
+          "text": ...}``; str turns alternate ``bot`` / ``user`` going back from the
+          query), ``query`` (str), ``response`` (a non-empty str), ``candidates``
+          (optional; the responses to rank for this example, the response added first
+          when it is not among them) and ``group`` (optional; a str or int naming the
+          dialog). Blank lines are skipped; other keys are an error.
+        - ``"csv"``, ``"tsv"``: the Ubuntu Dialogue Corpus v2 layouts, told apart by the
+          header: ``Context,Utterance,Label`` (training) or ``Context,Ground Truth
+          Utterance,Distractor_0,...`` (evaluation); turns end with ``__eot__`` and
+          utterances with ``__eou__`` (see :func:`load_ubuntu`).
+        - ``"dialog-babi"``: the dialog bAbI format (``ID user<TAB>bot`` lines, tab-less
+          API results; see :func:`load_dialog_babi`), from any path.
+    require_response : bool, default=True
+        False lets JSON Lines examples (and DataFrame rows) leave out ``response``, for
+        data to rank rather than to learn from or score; ``y`` holds None for them.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        X : list of Context
+        y : list of str
+            The responses, stripped (None where absent, with ``require_response=False``).
+        candidate_lists : list of list of str, when the examples carry candidates
+            (JSON Lines ``candidates``; an Ubuntu evaluation file's ground truth and
+            distractors, ground truth first).
+        groups : ndarray of int64, when the examples name their dialog
+            (JSON Lines ``group``, dialog bAbI dialogs), numbered from 0 in order of first
+            appearance.
+        labels : ndarray of int64, only for an Ubuntu training file
+            1 when ``y`` is the true next utterance, 0 for a random one.
+        format : str
+            The format read (``"dataframe"`` for a DataFrame).
+        filename : str
+            The file read (absent for a DataFrame).
+
+    Raises
+    ------
+    DataFormatError
+        A malformed example, naming the file and the 1-based line (the row for a
+        DataFrame) and what was wrong; an empty file.
+    ValueError
+        ``format`` unknown, or not given and not inferable from the suffix.
+    FileNotFoundError
+        No such file.
+
+    See Also
+    --------
+    write_dialogs : Write examples as JSON Lines.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from irdialog.datasets import DataFormatError, load_dialogs
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "shop.jsonl"
+    >>> _ = path.write_text(
+    ...     '{"history": ["hi", "hello"], "query": "a table for two", "response": "when?"}\\n'
+    ...     '{"query": "thanks", "response": "you are welcome"}\\n')
+    >>> data = load_dialogs(path)
+    >>> [(t.speaker, t.text) for t in data.X[0].history], data.X[0].query, data.y
+    ([('user', 'hi'), ('bot', 'hello')], 'a table for two', ['when?', 'you are welcome'])
+    >>> _ = path.write_text('{"query": "hello", "response": ""}\\n')
+    >>> try:
+    ...     load_dialogs(path)
+    ... except DataFormatError as err:  # names the file, the line and what was wrong
+    ...     print(err.filename == str(path), err.lineno, err.expected)
+    True 1 a non-empty 'response'
+    """
+    if hasattr(source, "columns"):
+        if format is not None:
+            raise ValueError(f"a DataFrame takes no format, got format={format!r}.")
+        out = _read_frame(source, require_response)
+        out.format = "dataframe"
+        return out
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(
+            f"source must be a path or a pandas DataFrame, got {type(source).__name__}."
+        )
+    path = Path(source).expanduser()
+    if format is None:
+        format = _infer_format(path)
+    elif format not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)} or None, got {format!r}.")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    note_data_file(path)
+    if format == "jsonl":
+        out = _read_jsonl(path, require_response)
+    elif format == "dialog-babi":
+        X, y, groups = parse_dialog_file(path)
+        out = Bunch(X=X, y=y, groups=groups)
+    else:
+        out = _read_ubuntu(path, _DELIMITERS[format])
+    out.format = format
+    out.filename = str(path)
+    return out
+
+
+def _turn(turn: Turn) -> dict:
+    return {"speaker": turn.speaker, "text": turn.text}
+
+
+def write_dialogs(path, X, y, *, candidate_lists=None, groups=None) -> Path:
+    """Write examples as the JSON Lines of :func:`load_dialogs` (UTF-8, one object a line).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    X : sequence of Context or str
+    y : sequence of str
+    candidate_lists : sequence of sequences of str, default=None
+        Written as each example's ``candidates``.
+    groups : sequence of int or str, default=None
+        Written as each example's ``group``.
+
+    Returns
+    -------
+    path : pathlib.Path
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from irdialog.datasets import load_dialog_babi, load_dialogs, write_dialogs
+    >>> babi = load_dialog_babi(task=1, split="dev")
+    >>> path = write_dialogs(pathlib.Path(tempfile.mkdtemp()) / "dev.jsonl",
+    ...                      babi.X, babi.y, groups=babi.groups)
+    >>> again = load_dialogs(path)
+    >>> again.X == babi.X, again.y == babi.y, bool((again.groups == babi.groups).all())
+    (True, True, True)
+    """
+    if len(X) != len(y):
+        raise ValueError(f"X has {len(X)} examples but y has {len(y)} responses.")
+    for name, extra in (("candidate_lists", candidate_lists), ("groups", groups)):
+        if extra is not None and len(extra) != len(X):
+            raise ValueError(f"X has {len(X)} examples but {name} has {len(extra)} entries.")
+    path = Path(path)
+    with open(path, "w", encoding="utf-8") as f:
+        for i, (x, response) in enumerate(zip(X, y)):
+            context = Context(query=x) if isinstance(x, str) else x
+            record = {"history": [_turn(t) for t in context.history], "query": context.query}
+            record["response"] = response
+            if candidate_lists is not None:
+                record["candidates"] = list(candidate_lists[i])
+            if groups is not None:
+                group = groups[i]
+                record["group"] = group.item() if hasattr(group, "item") else group
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path
