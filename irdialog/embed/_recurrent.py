@@ -237,9 +237,8 @@ class RecurrentReader(_RecurrentBase):
     bidirectional : bool, default=False
         Read each sequence twice, left to right and right to left, with two encoders
         (their own ``Wx``, ``Wh``, b; the word embeddings shared), and score the
-        candidates from both final states, so that the answer also depends on what
-        comes first (a question or relation word early in the sequence, as where the
-        verb or a postposition ends the sentence) through a short path.
+        candidates from both final states: the right-to-left one ends on the first
+        tokens, which a left-to-right state holds only through the whole sequence.
     hidden_size : int, default=100
         The state size of each direction.
     embedding_dim : int, default=50
