@@ -18,7 +18,7 @@ from irdialog.embed._recurrent import _drop_words
 V, E, H = 12, 4, 3
 
 
-def _params(seed, lstm, use, dtype=np.float64):
+def _params(seed, lstm, use, dtype=np.float64, bidirectional=False):
     rng = np.random.default_rng(seed)
     G = 4 if lstm else 1
     P = {
@@ -32,6 +32,11 @@ def _params(seed, lstm, use, dtype=np.float64):
     else:
         P["M"] = rng.standard_normal((H, H)) * 0.5
         P["bias"] = rng.standard_normal(1) * 0.1
+    if bidirectional:  # the right-to-left encoder, and output embeddings for both states
+        P["Wx_rev"] = rng.standard_normal((E, G * H)) * 0.5
+        P["Wh_rev"] = rng.standard_normal((H, G * H)) * 0.5
+        P["b_rev"] = rng.standard_normal(G * H) * 0.1
+        P["O"] = rng.standard_normal((V, 2 * H)) * 0.5
     return {k: v.astype(dtype) for k, v in P.items()}
 
 
@@ -89,15 +94,13 @@ CELLS = [True, False]
 USES = ["reader", "dual"]
 
 
-@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
-@pytest.mark.parametrize("use", USES)
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("max_len", [0, 3])
-def test_kernels_match_numpy_reference(lstm, use, dtype, max_len):
-    P = _params(0, lstm, use, dtype)
-    loss, correct, grads = kernel_loss_grad(P, lstm, use, max_len=max_len)
-    r_loss, r_correct, r_grads = reference_loss_grad(P, lstm, use, max_len=max_len)
-    tol = dict(rtol=1e-10, atol=1e-12) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-6)
+def assert_matches_reference(P, kernel, reference):
+    """The kernels' (loss, correct, Grads) against the reference's (loss, correct, grads),
+    to the precision of P's float type; the touched rows are those with a gradient."""
+    loss, correct, grads = kernel
+    r_loss, r_correct, r_grads = reference[:3]
+    float64 = P["Emb"].dtype == np.float64
+    tol = dict(rtol=1e-10, atol=1e-12) if float64 else dict(rtol=2e-4, atol=2e-6)
     np.testing.assert_allclose(loss, r_loss, **tol)
     assert correct == r_correct
     for k in P:
@@ -105,6 +108,19 @@ def test_kernels_match_numpy_reference(lstm, use, dtype, max_len):
     # the touched rows are exactly the embedding rows with a gradient
     touched = set(grads.touched[: grads.n_touched].tolist())
     assert touched == set(np.flatnonzero(np.abs(r_grads["Emb"]).sum(axis=1) > 0).tolist())
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+@pytest.mark.parametrize("use", USES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("max_len", [0, 3])
+def test_kernels_match_numpy_reference(lstm, use, dtype, max_len):
+    P = _params(0, lstm, use, dtype)
+    assert_matches_reference(
+        P,
+        kernel_loss_grad(P, lstm, use, max_len=max_len),
+        reference_loss_grad(P, lstm, use, max_len=max_len),
+    )
 
 
 def test_final_states_match_reference_in_the_given_order():
@@ -138,8 +154,14 @@ GRAD_CASES = [(lstm, use) for lstm in CELLS for use in USES]
 def test_finite_difference_gradient_of_whole_sequence_loss(lstm, use):
     """Central differences of the summed loss over whole ragged sequences, for every entry
     of every parameter (float64 kernels)."""
-    P = _params(2, lstm, use)
-    _, _, grads = kernel_loss_grad(P, lstm, use)
+    assert_finite_differences(_params(2, lstm, use), lambda P: kernel_loss_grad(P, lstm, use))
+
+
+def assert_finite_differences(P, loss_grad):
+    """Central differences of the loss of ``loss_grad(P)`` (loss, correct, Grads) against
+    its gradient, for every entry of every parameter of P (float64); returns the gradient
+    (the dense arrays)."""
+    grads = loss_grad(P)[2]
     eps = 1e-6
     worst = 0.0
     for name, x in P.items():
@@ -148,9 +170,9 @@ def test_finite_difference_gradient_of_whole_sequence_loss(lstm, use):
         for k in range(len(flat)):
             old = flat[k]
             flat[k] = old + eps
-            up = kernel_loss_grad(P, lstm, use)[0]
+            up = loss_grad(P)[0]
             flat[k] = old - eps
-            down = kernel_loss_grad(P, lstm, use)[0]
+            down = loss_grad(P)[0]
             flat[k] = old
             fd = (up - down) / (2 * eps)
             assert fd == pytest.approx(g[k], rel=1e-5, abs=1e-8), (name, k)
@@ -158,6 +180,7 @@ def test_finite_difference_gradient_of_whole_sequence_loss(lstm, use):
                 worst = max(worst, abs(fd - g[k]) / max(abs(fd), abs(g[k])))
     print(f"max relative error {worst:.2e}")
     assert worst < 1e-5
+    return grads.dense
 
 
 @pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
@@ -216,6 +239,96 @@ def test_kernels_are_repeatable():
         np.testing.assert_array_equal(a[2].dense[k], b[2].dense[k])
 
 
+# --------------------------------------------------------------------------- bidirectional
+
+
+def _reverse(P):
+    """The right-to-left encoder's weights under the left-to-right names."""
+    return {"Emb": P["Emb"], "Wx": P["Wx_rev"], "Wh": P["Wh_rev"], "b": P["b_rev"]}
+
+
+def bidirectional_reference(P, lstm, seqs=SEQS, max_len=0):
+    """The bidirectional reader's summed loss, gradients and states in plain float64 numpy,
+    one sequence at a time: each sequence (its last ``max_len`` tokens) read left to right
+    with Wx, Wh, b and right to left with the reverse weights, the states concatenated."""
+    P = {k: np.asarray(v, np.float64) for k, v in P.items()}
+    grads = {k: np.zeros_like(v) for k, v in P.items()}
+    back = {"Emb": grads["Emb"], "Wx": grads["Wx_rev"], "Wh": grads["Wh_rev"], "b": grads["b_rev"]}
+    bags = _bags(CANDS)
+    C = bags @ P["O"]
+    loss, correct, states = 0.0, 0, []
+    for seq, gold in zip(seqs, Y):
+        seq = seq[-max_len:] if max_len > 0 else seq
+        hf, f_steps = R.rnn_sequence(P["Emb"], P["Wx"], P["Wh"], P["b"], lstm, seq)
+        hb, b_steps = R.rnn_sequence(*_reverse(P).values(), lstm, seq[::-1])
+        h = np.concatenate((hf, hb))
+        states.append(h)
+        s = C @ h
+        p = np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+        loss += -np.log(p[gold])
+        correct += int(np.argmax(s) == gold)
+        ds = p.copy()
+        ds[gold] -= 1
+        grads["O"] += bags.T @ np.outer(ds, h)
+        dh = C.T @ ds
+        R.rnn_sequence_backward(P["Wx"], P["Wh"], lstm, f_steps, dh[:H], grads)
+        R.rnn_sequence_backward(P["Wx_rev"], P["Wh_rev"], lstm, b_steps, dh[H:], back)
+    return loss, correct, grads, np.array(states)
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+@pytest.mark.parametrize("max_len", [0, 3])
+def test_bidirectional_states_match_numpy_reference(lstm, max_len):
+    """Both directions read the same tokens (the last max_len with truncation), in the given
+    row order, and the state is [left to right; right to left]."""
+    P = _params(6, lstm, "reader", bidirectional=True)
+    assert K.directions(P) == (False, True)
+    ptr, tok = _ragged(SEQS)
+    rows = np.array([6, 2, 0, 3, 1, 5, 4])
+    h, _ = K.encode_states(P, lstm, ptr, tok, rows, max_len)
+    want = bidirectional_reference(P, lstm, max_len=max_len)[3]
+    assert h.shape == (len(rows), 2 * H)
+    np.testing.assert_allclose(h, want[rows], rtol=1e-12, atol=1e-14)
+    assert not h[1].any()  # the empty sequence keeps the zero state in both directions
+    # a palindrome reads the same both ways: with the same weights, the same two halves
+    same = {**P, "Wx_rev": P["Wx"], "Wh_rev": P["Wh"], "b_rev": P["b"]}
+    pptr, ptok = _ragged([[1, 2, 3, 2, 1]])
+    h, _ = K.encode_states(same, lstm, pptr, ptok, np.array([0]), 0)
+    np.testing.assert_array_equal(h[0, :H], h[0, H:])
+
+
+def test_pack_batch_reverse_reads_the_same_last_tokens_backwards():
+    ptr, tok = _ragged(SEQS)
+    for max_len, want in [(0, [9, 8, 7, 6, 5]), (2, [9, 8])]:
+        _, _, _, ptok = K.pack_batch(ptr, tok, np.array([3]), max_len, True)
+        np.testing.assert_array_equal(ptok, want)
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("max_len", [0, 3])
+def test_bidirectional_reader_kernels_match_numpy_reference(lstm, dtype, max_len):
+    P = _params(7, lstm, "reader", dtype, bidirectional=True)
+    assert_matches_reference(
+        P,
+        kernel_loss_grad(P, lstm, "reader", max_len=max_len),
+        bidirectional_reference(P, lstm, max_len=max_len),
+    )
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+@pytest.mark.parametrize("max_len", [0, 3])
+def test_finite_difference_gradient_of_bidirectional_reader_loss(lstm, max_len):
+    """Central differences of the summed loss of the bidirectional reader, for every entry
+    of every parameter: both directions' weights, the shared embedding rows, O."""
+    P = _params(8, lstm, "reader", bidirectional=True)
+    grads = assert_finite_differences(
+        P, lambda P: kernel_loss_grad(P, lstm, "reader", max_len=max_len)
+    )
+    for name in ("Wx_rev", "Wh_rev", "b_rev", "Emb"):  # checked on gradients that are not 0
+        assert np.abs(grads[name]).max() > 1e-3, name
+
+
 # --------------------------------------------------------------------------- the estimators
 
 
@@ -237,6 +350,13 @@ class TestRecurrentReaderConformance(RankerConformance):
 
     def make_estimator(self):
         return _reader()
+
+
+class TestBidirectionalReaderConformance(RankerConformance):
+    param_grid = {"bidirectional": [False, True]}
+
+    def make_estimator(self):
+        return _reader(bidirectional=True)
 
 
 class TestDualEncoderConformance(RankerConformance):
@@ -264,14 +384,16 @@ def _story_data(n=160, seed=0):
 
 
 @pytest.mark.parametrize(
-    ("cell", "weight_init", "floor"),
-    [("lstm", "uniform", 0.6), ("rnn", "uniform", 0.45), ("rnn", "orthogonal", 0.45)],
-)
-def test_reader_learns_where_is_questions(cell, weight_init, floor):
+    ("cell", "weight_init", "bidirectional", "floor"),
+    [("lstm", "uniform", False, 0.6), ("rnn", "uniform", False, 0.45),
+     ("rnn", "orthogonal", False, 0.45), ("lstm", "uniform", True, 0.6)],
+)  # fmt: skip
+def test_reader_learns_where_is_questions(cell, weight_init, bidirectional, floor):
     X, y = _story_data()
     Xt, yt = _story_data(60, seed=1)
-    model = _reader(cell=cell, weight_init=weight_init, hidden_size=32, embedding_dim=16,
-                    epochs=40, learning_rate=0.01).fit(X, y)  # fmt: skip
+    model = _reader(cell=cell, weight_init=weight_init, bidirectional=bidirectional,
+                    hidden_size=32, embedding_dim=16, epochs=40, learning_rate=0.01)  # fmt: skip
+    model.fit(X, y)
     assert model.loss_curve_[-1] < model.loss_curve_[0]
     assert model.score(Xt, yt) > floor  # chance is about 0.25
 
@@ -289,6 +411,74 @@ def test_orthogonal_weight_init_is_lowe_et_al(make, cell):
     assert np.abs(model.input_weights_).max() <= 0.01
     default = make(cell=cell, epochs=0).fit(X, y)
     assert np.abs(default.input_weights_).max() > 0.01  # uniform in 1/sqrt(16) = 0.25
+
+
+REVERSE_ATTRS = ("reverse_input_weights_", "reverse_recurrent_weights_", "reverse_bias_")
+FITTED_ARRAYS = ("embeddings_", "input_weights_", "recurrent_weights_", "bias_",
+                 "output_embeddings_")  # fmt: skip
+
+
+def test_unidirectional_reader_is_the_reader_as_before():
+    """bidirectional=False is the default and draws and trains exactly as the reader did
+    before the option: the initial weights have the sums the earlier code gave (sums of
+    float32 arrays drawn by numpy's Generator, the same on every machine), and the
+    bidirectional reader draws its left-to-right encoder first, the same."""
+    X, y = _story_data(20)
+    before = {  # (sum, sum of absolute values) at epochs=0 before the option existed
+        "embeddings_": (1.287154187913984, 10.278832717332989),
+        "input_weights_": (-2.731338295037858, 62.40303858357947),
+        "recurrent_weights_": (6.484368886821869, 131.72916771748572),
+        "bias_": (16.0, 16.0),
+        "output_embeddings_": (-1.6696821524528787, 18.61609753582161),
+    }
+    start = _reader(epochs=0).fit(X, y)
+    both = _reader(epochs=0, bidirectional=True).fit(X, y)
+    for attr, sums in before.items():
+        w = getattr(start, attr).astype(np.float64)
+        np.testing.assert_allclose((w.sum(), np.abs(w).sum()), sums, rtol=1e-12, err_msg=attr)
+        if attr != "output_embeddings_":
+            np.testing.assert_array_equal(getattr(both, attr), w.astype(np.float32))
+    assert not any(hasattr(start, a) for a in REVERSE_ATTRS)
+    kw = dict(epochs=3, word_dropout=0.3, max_length=8, early_stopping=True)
+    default = _reader(**kw).fit(X, y)
+    off = _reader(bidirectional=False, **kw).fit(X, y)
+    for attr in FITTED_ARRAYS:
+        np.testing.assert_array_equal(getattr(off, attr), getattr(default, attr))
+    np.testing.assert_array_equal(off.decision_function(X), default.decision_function(X))
+
+
+def test_bidirectional_reader_weights_warm_start_and_refit():
+    X, y = _story_data(20)
+    model = _reader(epochs=2, bidirectional=True, max_length=8).fit(X, y)
+    H, V = model.hidden_size, len(model.vocabulary_)
+    assert model.output_embeddings_.shape == (V, 2 * H)
+    for attr, fwd in zip(REVERSE_ATTRS, FITTED_ARRAYS[1:4]):
+        rev = getattr(model, attr)
+        assert rev.shape == getattr(model, fwd).shape and rev.dtype == np.float32
+        assert not np.array_equal(rev, getattr(model, fwd))
+    # the scores are h . O_c with h = [left-to-right state; right-to-left state]
+    params = model._all_params()
+    ptr, tok = model._context_sequences(X, model._analyzer(), model.vocabulary_.index_)
+    fwd, _ = K.encode_batch(params, True, ptr, tok, np.arange(len(X)), 8)
+    rev, _ = K.encode_batch(params, True, ptr, tok, np.arange(len(X)), 8, reverse=True)
+    C = K.candidate_matrix(params["O"].astype(np.float64), *model._cands_[:2],
+                           model._cands_[2].astype(np.float64))  # fmt: skip
+    np.testing.assert_allclose(model.decision_function(X), np.hstack((fwd, rev)) @ C.T,
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
+    # warm_start continues both encoders and refuses a change of bidirectional
+    model.set_params(warm_start=True)
+    weights = model.reverse_recurrent_weights_.copy()
+    model.fit(X, y)
+    assert model.n_iter_ == 4 and not np.array_equal(model.reverse_recurrent_weights_, weights)
+    with pytest.raises(ValueError, match="bidirectional=True"):
+        model.set_params(bidirectional=False).fit(X, y)
+    with pytest.raises(ValueError, match="bidirectional=False"):
+        _reader(epochs=1, warm_start=True).fit(X, y).set_params(bidirectional=True).fit(X, y)
+    # a fit from scratch without it leaves no right-to-left weights behind
+    model.set_params(warm_start=False).fit(X, y)
+    assert not any(hasattr(model, a) for a in REVERSE_ATTRS)
+    assert model.output_embeddings_.shape == (V, H)
+    assert model.decision_function(X).shape == (len(X), len(model.candidates_))
 
 
 def test_reader_reads_the_query_token_between_history_and_query():

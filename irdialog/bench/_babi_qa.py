@@ -66,8 +66,16 @@ def lstm_model(**params):
     """The weakly supervised LSTM of section 5: it reads the story and then the question
     (the last 200 words; the longest stories of tasks 3 and 5 have over 600) and picks the
     answer from its final state; Adam for up to 60 epochs, the epoch kept by early stopping
-    (patience 8) on 10% of the training questions; word dropout 0.3 on the story (chosen
-    against 0 and 0.5 on the held-out stories of all 20 tasks, BENCHMARKS.md)."""
+    (patience 20) on 10% of the training questions; word dropout 0.3 on the story (chosen
+    against 0 and 0.5 on the held-out stories of all 20 tasks, BENCHMARKS.md).
+
+    Patience 20, not 8: with 8, training often stopped on the chance plateau the reader
+    starts on, before it had learnt anything (the Hindi-like copy of task 17, where the
+    relation word follows both shapes: best epoch 2 or 3 in 4 seeds of 5). On the held-out
+    stories of tasks 8, 14 and 17 (5 seeds), patience 20 against 8: English 63.4, 39.4,
+    60.8 against 65.6, 38.4, 59.0; Hindi-like 65.0, 32.4, 61.3 against 60.6, 30.0, 56.9.
+    A bidirectional reader (``bidirectional=True``) was no better there (English 62.6,
+    39.8, 56.9; Hindi-like 65.2, 35.8, 56.0)."""
     base = dict(
         cell="lstm",
         hidden_size=50,
@@ -75,7 +83,7 @@ def lstm_model(**params):
         max_length=200,
         epochs=60,
         early_stopping=True,
-        n_iter_no_change=8,
+        n_iter_no_change=20,
         word_dropout=0.3,
         random_state=0,
     )

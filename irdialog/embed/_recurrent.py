@@ -123,9 +123,13 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         return _ragged([[index[t] for t in analyzer.tokens(r) if t in index] for r in texts])
 
     def _init_encoder(self, rng, n_words):
+        emb = rng.normal(0.0, self.init_std, (n_words, self.embedding_dim))
+        return {"Emb": emb, **self._init_recurrent(rng)}
+
+    def _init_recurrent(self, rng):
+        """``Wx``, ``Wh`` and ``b`` of one encoder, drawn from ``rng``."""
         E, Hd = self.embedding_dim, self.hidden_size
         G = 4 if self._lstm else 1
-        emb = rng.normal(0.0, self.init_std, (n_words, E))
         if self.weight_init == "orthogonal":
             # Lowe et al. (2015, section 4.2), "critical for training the RNNs"
             Wx = rng.uniform(-0.01, 0.01, (E, G * Hd))
@@ -134,19 +138,21 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             bound = 1.0 / np.sqrt(Hd)  # PyTorch's initialisation of recurrent layers
             Wx = rng.uniform(-bound, bound, (E, G * Hd))
             Wh = rng.uniform(-bound, bound, (Hd, G * Hd))
-        params = {"Emb": emb, "Wx": Wx, "Wh": Wh, "b": np.zeros(G * Hd)}
+        params = {"Wx": Wx, "Wh": Wh, "b": np.zeros(G * Hd)}
         if self._lstm:
             params["b"][Hd : 2 * Hd] = 1.0  # forget gate open at the start
         return params
 
     def _encode_rows(self, params, ptr, tok, rows=None):
-        """Final states (float64) of the sequences ``rows`` (default: all), in blocks."""
+        """Final states (float64) of the sequences ``rows`` (default: all), in blocks;
+        both directions' side by side for a bidirectional encoder."""
         if rows is None:
             rows = np.arange(len(ptr) - 1)
-        out = np.empty((len(rows), self.hidden_size))
+        width = params["Wh"].shape[0] * len(K.directions(params))
+        out = np.empty((len(rows), width))
         for start in range(0, len(rows), _SCORE_BLOCK):
             block = rows[start : start + _SCORE_BLOCK]
-            h, _ = K.encode_batch(params, self._lstm, ptr, tok, block, self._max_len())
+            h, _ = K.encode_states(params, self._lstm, ptr, tok, block, self._max_len())
             out[start : start + len(block)] = h
         return out
 
@@ -219,7 +225,8 @@ class RecurrentReader(_RecurrentBase):
     for the final state h, and training minimises the softmax cross-entropy of the gold
     answer over all candidates: weak supervision, on answers only (no supporting facts).
     For bAbI QA every answer (``"north,west"`` included) is one word, so this is the
-    softmax over answer words of Weston et al.
+    softmax over answer words of Weston et al. With ``bidirectional``, a second encoder
+    reads the same tokens right to left, and h is both final states side by side.
 
     Parameters
     ----------
@@ -227,10 +234,17 @@ class RecurrentReader(_RecurrentBase):
         The fixed candidate set; None: the distinct responses seen in ``fit``.
     cell : {"lstm", "rnn"}, default="lstm"
         An LSTM cell or a plain tanh RNN cell.
+    bidirectional : bool, default=False
+        Read each sequence twice, left to right and right to left, with two encoders
+        (their own ``Wx``, ``Wh``, b; the word embeddings shared), and score the
+        candidates from both final states: the right-to-left one ends on the first
+        tokens, which a left-to-right state holds only through the whole sequence.
     hidden_size : int, default=100
+        The state size of each direction.
     embedding_dim : int, default=50
     max_length : int or None, default=None
-        Read only the last ``max_length`` tokens of a context (None: all).
+        Read only the last ``max_length`` tokens of a context (None: all; both directions
+        read the same tokens).
     drop_punctuation : bool, default=True
         Drop tokens made only of punctuation, as :class:`~irdialog.embed.MemN2NRanker`.
     tokenizer : {"word", "char"} or callable, default="word"
@@ -264,8 +278,8 @@ class RecurrentReader(_RecurrentBase):
     warm_start : bool, default=False
         Let ``fit`` continue from the fitted weights instead of starting anew, for
         ``epochs`` more epochs (Adam's moments start afresh). The vocabulary and candidates
-        of the first fit stay; ``cell``, ``hidden_size``, ``embedding_dim`` and
-        ``drop_punctuation`` must not change in between.
+        of the first fit stay; ``cell``, ``bidirectional``, ``hidden_size``,
+        ``embedding_dim`` and ``drop_punctuation`` must not change in between.
     random_state : int, RandomState instance or None, default=None
         A given seed gives bit-for-bit the same model (one BLAS thread in training).
     verbose : bool, default=False
@@ -279,9 +293,12 @@ class RecurrentReader(_RecurrentBase):
     embeddings_, input_weights_, recurrent_weights_, bias_ : ndarray, float32
         The encoder: word embeddings (n_words, embedding_dim), ``Wx`` (embedding_dim,
         G hidden_size), ``Wh`` (hidden_size, G hidden_size) and b, G = 4 gates for the
-        LSTM (in the order i, f, g, o) or 1.
-    output_embeddings_ : ndarray of shape (n_words, hidden_size), float32
-        The words' embeddings on the answer side.
+        LSTM (in the order i, f, g, o) or 1; with ``bidirectional``, the left-to-right one.
+    reverse_input_weights_, reverse_recurrent_weights_, reverse_bias_ : ndarray, float32
+        With ``bidirectional`` only: ``Wx``, ``Wh`` and b of the right-to-left encoder.
+    output_embeddings_ : ndarray of shape (n_words, hidden_size or 2 hidden_size), float32
+        The words' embeddings on the answer side (2 hidden_size with ``bidirectional``:
+        the left-to-right part first).
     loss_curve_, train_accuracy_curve_ : list of float
         The mean training loss and accuracy of each epoch.
     validation_scores_ : list of float or None
@@ -323,14 +340,20 @@ class RecurrentReader(_RecurrentBase):
 
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
+        "bidirectional": ["boolean"],
         "word_dropout": [Interval(numbers.Real, 0, 1, closed="left")],
     }
+    _warm_start_fixed = (*_RecurrentBase._warm_start_fixed, "bidirectional")
+    # the right-to-left encoder's fitted attributes and parameters (bidirectional only)
+    _REVERSE = {"reverse_input_weights_": "Wx_rev", "reverse_recurrent_weights_": "Wh_rev",
+                "reverse_bias_": "b_rev"}  # fmt: skip
 
     def __init__(
         self,
         *,
         candidates=None,
         cell="lstm",
+        bidirectional=False,
         hidden_size=100,
         embedding_dim=50,
         max_length=None,
@@ -352,6 +375,7 @@ class RecurrentReader(_RecurrentBase):
     ):
         self.candidates = candidates
         self.cell = cell
+        self.bidirectional = bidirectional
         self.hidden_size = hidden_size
         self.embedding_dim = embedding_dim
         self.max_length = max_length
@@ -412,6 +436,13 @@ class RecurrentReader(_RecurrentBase):
         """
         return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
 
+    def _fitted_params(self):
+        params = super()._fitted_params()
+        for attr, key in self._REVERSE.items():
+            if hasattr(self, attr):
+                params[key] = getattr(self, attr)
+        return params
+
     def _all_params(self):
         return {**self._fitted_params(), "O": self.output_embeddings_}
 
@@ -438,8 +469,11 @@ class RecurrentReader(_RecurrentBase):
 
         def init():
             params = self._init_encoder(rng, len(self.vocabulary_))
-            V, hidden = len(self.vocabulary_), self.hidden_size
-            params["O"] = rng.normal(0.0, self.init_std, (V, hidden))
+            V, width = len(self.vocabulary_), self.hidden_size * (1 + self.bidirectional)
+            params["O"] = rng.normal(0.0, self.init_std, (V, width))
+            if self.bidirectional:
+                reverse = self._init_recurrent(rng)
+                params.update({f"{k}_rev": v for k, v in reverse.items()})
             return params
 
         params = self._start_params(continuing, init)
@@ -481,6 +515,11 @@ class RecurrentReader(_RecurrentBase):
         self.recurrent_weights_ = params["Wh"]
         self.bias_ = params["b"]
         self.output_embeddings_ = params["O"]
+        for attr, key in self._REVERSE.items():
+            if key in params:
+                setattr(self, attr, params[key])
+            elif hasattr(self, attr):  # from an earlier bidirectional fit
+                delattr(self, attr)
         return self
 
     def _scores(self, params, ptr, tok, rows):
@@ -499,8 +538,7 @@ class RecurrentReader(_RecurrentBase):
         check_is_fitted(self)
         X = check_contexts(X)
         ptr, tok = self._context_sequences(X, self._analyzer(), self.vocabulary_.index_)
-        params = {**self._fitted_params(), "O": self.output_embeddings_}
-        return self._scores(params, ptr, tok, np.arange(len(X)))
+        return self._scores(self._all_params(), ptr, tok, np.arange(len(X)))
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         check_is_fitted(self)

@@ -50,11 +50,11 @@ rows it touched: ``mark[v]`` is 1 once row v is listed in ``touched``."""
 
 
 @njit(cache=True)
-def pack_batch(ptr, tok, rows, max_len):
+def pack_batch(ptr, tok, rows, max_len, reverse=False):
     """Sort the sequences ``rows`` of a ragged token array by length and pack them.
 
     Sequence r is ``tok[ptr[r]:ptr[r + 1]]``; with ``max_len > 0`` only its last
-    ``max_len`` tokens are read.
+    ``max_len`` tokens are read; ``reverse`` reads them right to left (the same tokens).
 
     Returns
     -------
@@ -90,8 +90,10 @@ def pack_batch(ptr, tok, rows, max_len):
         base = off[t]
         for j in range(nact[t]):
             r = rows[order[j]]
-            start = ptr[r + 1] - lengths[order[j]]
-            ptok[base + j] = tok[start + t]
+            if reverse:
+                ptok[base + j] = tok[ptr[r + 1] - 1 - t]
+            else:
+                ptok[base + j] = tok[ptr[r + 1] - lengths[order[j]] + t]
     return order, nact, off, ptok
 
 
@@ -385,42 +387,75 @@ class Grads:
         return self.dense["Emb"]
 
 
-def encode_batch(params, lstm, ptr, tok, rows, max_len):
-    """Pack the sequences ``rows`` and run the encoder: (final states in the order of
-    ``rows``, the cache for :func:`backward_batch`)."""
-    order, *packed = pack_batch(ptr, tok, np.asarray(rows, np.int64), max_len)
+# The weights of each reading direction, left to right and right to left (a bidirectional
+# encoder's second LSTM or RNN); the word embeddings ``Emb`` are shared.
+DIRECTION_KEYS = {False: ("Wx", "Wh", "b"), True: ("Wx_rev", "Wh_rev", "b_rev")}
+
+
+def directions(params):
+    """The directions the encoder of ``params`` reads in: (False,), left to right, or
+    (False, True) when it has the right-to-left weights too."""
+    return (False, True) if DIRECTION_KEYS[True][0] in params else (False,)
+
+
+def encode_batch(params, lstm, ptr, tok, rows, max_len, reverse=False):
+    """Pack the sequences ``rows`` and run the encoder of one direction (``reverse``: the
+    right-to-left weights on the same tokens read backwards): (final states in the order
+    of ``rows``, the cache for :func:`backward_batch`)."""
+    order, *packed = pack_batch(ptr, tok, np.asarray(rows, np.int64), max_len, reverse)
     packed = Packed(*packed)
+    wx, wh, b = DIRECTION_KEYS[reverse]
     h, *acts = encoder_forward(
-        params["Emb"], params["Wx"], params["Wh"], params["b"], lstm, packed, len(rows)
+        params["Emb"], params[wx], params[wh], params[b], lstm, packed, len(rows)
     )
     out = np.empty_like(h)
     out[order] = h
-    return out, (order, packed, EncoderCache(*acts))
+    return out, (order, packed, EncoderCache(*acts), reverse)
 
 
 def backward_batch(params, grads, lstm, cache, dh):
     """Add the gradient of the loss whose gradient on the final states (in the order of
     the rows given to :func:`encode_batch`) is ``dh``."""
-    order, packed, acts = cache
+    order, packed, acts, reverse = cache
+    wx, wh, b = DIRECTION_KEYS[reverse]
     d = grads.dense
     grads.n_touched = encoder_backward(
-        params["Wx"],
-        params["Wh"],
+        params[wx],
+        params[wh],
         lstm,
         packed,
         acts,
         np.ascontiguousarray(dh[order]),
-        EncoderGrads(d["Wx"], d["Wh"], d["b"], d["Emb"], grads.mark, grads.touched),
+        EncoderGrads(d[wx], d[wh], d[b], d["Emb"], grads.mark, grads.touched),
         grads.n_touched,
     )
 
 
+def encode_states(params, lstm, ptr, tok, rows, max_len):
+    """The final states of the sequences ``rows`` in every direction of the encoder
+    (:func:`directions`), side by side: [left to right; right to left]. Returns (states,
+    the caches for :func:`backward_states`)."""
+    runs = [encode_batch(params, lstm, ptr, tok, rows, max_len, rev) for rev in directions(params)]
+    if len(runs) == 1:
+        return runs[0][0], [runs[0][1]]
+    return np.hstack([h for h, _ in runs]), [cache for _, cache in runs]
+
+
+def backward_states(params, grads, lstm, caches, dh):
+    """:func:`backward_batch` of each direction, from ``dh`` on the states of
+    :func:`encode_states`."""
+    Hd = dh.shape[1] // len(caches)
+    for i, cache in enumerate(caches):
+        backward_batch(params, grads, lstm, cache, dh[:, i * Hd : (i + 1) * Hd])
+
+
 def reader_batch(params, grads, lstm, ptr, tok, rows, max_len, cands, y):
     """Loss (summed), correct answers and gradients of the reader on the sequences
-    ``rows`` with gold candidates ``y``; ``cands`` = (cptr, ctok, cw) bags over words."""
-    h, cache = encode_batch(params, lstm, ptr, tok, rows, max_len)
+    ``rows`` with gold candidates ``y``; ``cands`` = (cptr, ctok, cw) bags over words. A
+    bidirectional encoder (:func:`directions`) scores from both final states."""
+    h, caches = encode_states(params, lstm, ptr, tok, rows, max_len)
     loss, correct, dh = reader_loss_grad(h, params["O"], *cands, y, grads.dense["O"])
-    backward_batch(params, grads, lstm, cache, dh)
+    backward_states(params, grads, lstm, caches, dh)
     return loss, correct
 
 
