@@ -174,6 +174,7 @@ def _cmd_bench(args) -> int:
             command=["irdialog", *args.argv],
             progress=_progress(args),
             n_jobs=n_jobs,
+            threads=args.threads,
             **_run_options(suite, args),
         )
     if output is not None:
@@ -731,8 +732,17 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="run N seeds at once, in joblib workers (default: one at a time; -1: all cores, "
-        "or every worker of --scheduler)",
+        help="run N seeds at once, each in a joblib worker process (default: one at a time; "
+        "-1: all cores, or every worker of --scheduler); see also --threads",
+    )
+    runs.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train each fit on N threads of its process (the estimators' n_jobs; default: "
+        "one). A run uses about n-jobs x threads cores. The models that train on threads "
+        "(their n_jobs docstring says so) may fit another model with another N",
     )
     runs.add_argument(
         "--scheduler",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from irdialog import MemN2NRanker, TfidfRanker
+from irdialog import MemN2NRanker, SupervisedEmbeddingRanker, TfidfRanker
 from irdialog.bench import (
     SUITES,
     bench_babi_qa,
@@ -17,6 +17,7 @@ from irdialog.bench import (
 )
 from irdialog.bench._babi_qa import _qa_paper
 from irdialog.bench._report import render_block, update_markdown
+from irdialog.cli import build_parser
 from irdialog.datasets import load_babi_qa, record_data_files
 from irdialog.features import MatchTypeFeaturizer
 
@@ -93,6 +94,34 @@ def test_reseed_sets_every_random_state_in_a_pipeline():
     assert reseed(pipe, 3).get_params()["memn2nranker__random_state"] == 3
     tfidf = TfidfRanker()
     assert reseed(tfidf, 3) is tfidf  # no random_state: unchanged
+
+
+def test_threads_set_every_n_jobs_of_the_fits_inside_a_run_only():
+    from sklearn.pipeline import make_pipeline
+
+    def pipe():
+        return make_pipeline(
+            MatchTypeFeaturizer({}), SupervisedEmbeddingRanker(n_jobs=None, random_state=0)
+        )
+
+    seen = []
+
+    def suite(seed, data_home, values):
+        seen.append(reseed(pipe(), seed).get_params()["supervisedembeddingranker__n_jobs"])
+        return _run(seed, values=values)
+
+    run_suite(suite, seeds=[0], values=(1.0,), command=["x"], threads=2)
+    run_suite(suite, seeds=[0], values=(1.0,), command=["x"])
+    assert seen == [2, None]
+    # outside a run, reseed leaves n_jobs alone
+    assert reseed(pipe(), 1).get_params()["supervisedembeddingranker__n_jobs"] is None
+
+
+def test_the_command_line_keeps_seed_processes_and_fit_threads_apart():
+    args = build_parser().parse_args(
+        ["bench", "babi-qa", "--model", "ngram", "--n-jobs", "2", "--threads", "3"]
+    )
+    assert (args.n_jobs, args.threads) == (2, 3)
 
 
 def test_seeded_dialog_run_is_repeatable():

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,10 @@ from joblib import Parallel, delayed, parallel_config
 
 from ..datasets import get_data_home, record_data_files
 from ._provenance import data_record, provenance
+
+# The threads of every fit of the seed being run (each estimator's ``n_jobs``), set by
+# run_suite in the process that runs the seed; None leaves n_jobs as the suite built it.
+_FIT_THREADS: ContextVar[int | None] = ContextVar("fit_threads", default=None)
 
 # Row keys that identify a cell or describe it, never averaged over seeds.
 ID_KEYS = frozenset({"task", "split", "n", "metric", "response", "model"})
@@ -103,17 +108,22 @@ def merge_runs(runs: list[dict], seeds) -> dict:
     return result
 
 
-def _run_seed(suite_fn, seed, data_home, options):
+def _run_seed(suite_fn, seed, data_home, options, threads):
     # Each seed records its own data files, so that runs in other processes (joblib's
     # workers, a Dask cluster) report them too.
-    with record_data_files() as files:
-        run = suite_fn(seed=seed, data_home=data_home, **options)
+    token = _FIT_THREADS.set(threads)
+    try:
+        with record_data_files() as files:
+            run = suite_fn(seed=seed, data_home=data_home, **options)
+    finally:
+        _FIT_THREADS.reset(token)
     return run, files
 
 
 def run_suite(
-    suite_fn, *, seeds=(0,), data_home=None, command=None, n_jobs=None, **options
-) -> dict:
+    suite_fn, *, seeds=(0,), data_home=None, command=None, n_jobs=None, threads=None,
+    **options,
+) -> dict:  # fmt: skip
     """Run a suite once per seed and merge the runs into one result with provenance.
 
     Parameters
@@ -126,9 +136,14 @@ def run_suite(
     command : sequence of str, default=None
         The command line to record (None: ``sys.argv``).
     n_jobs : int, default=None
-        Seeds run in parallel through joblib (None: one at a time, in this process).
-        Under ``joblib.parallel_config(backend="dask")`` they run on a Dask cluster; see
-        :func:`dask_cluster`.
+        Seeds run at once, each in a joblib worker process (None: one at a time, in this
+        process). Under ``joblib.parallel_config(backend="dask")`` they run on a Dask
+        cluster; see :func:`dask_cluster`.
+    threads : int, default=None
+        Threads of each fit: every ``n_jobs`` parameter of the suite's estimators is set to
+        it (see :func:`reseed`), so that the models that train on threads use that many
+        (None: as the suite builds them, one thread). A run uses about
+        ``n_jobs * threads`` cores.
     **options
         Passed to ``suite_fn`` (model, tasks, progress, ...).
 
@@ -157,7 +172,7 @@ def run_suite(
     record = provenance(command=command, seeds=seeds, files=[], data_home=home)
     start = time.perf_counter()
     done = Parallel(n_jobs=n_jobs)(
-        delayed(_run_seed)(suite_fn, seed, data_home, options) for seed in seeds
+        delayed(_run_seed)(suite_fn, seed, data_home, options, threads) for seed in seeds
     )
     runs = [run for run, _ in done]
     files = list(dict.fromkeys(f for _, seed_files in done for f in seed_files))
@@ -170,6 +185,7 @@ def run_suite(
 def reseed(estimator, seed: int):
     """``estimator`` with every ``random_state`` parameter (nested ones included) set to
     ``seed``; a suite builds its models at seed 0 and runs them at the seed asked for.
+    Inside :func:`run_suite` with ``threads``, every ``n_jobs`` parameter is set to it too.
 
     Examples
     --------
@@ -178,8 +194,14 @@ def reseed(estimator, seed: int):
     >>> reseed(MemN2NRanker(random_state=0), 3).random_state
     3
     """
-    names = [name for name in estimator.get_params() if name.split("__")[-1] == "random_state"]
-    return estimator.set_params(**dict.fromkeys(names, int(seed))) if names else estimator
+    params = estimator.get_params()
+    settings = dict.fromkeys((n for n in params if n.split("__")[-1] == "random_state"), int(seed))
+    threads = _FIT_THREADS.get()
+    if threads is not None:
+        settings.update(
+            dict.fromkeys((n for n in params if n.split("__")[-1] == "n_jobs"), threads)
+        )
+    return estimator.set_params(**settings) if settings else estimator
 
 
 @contextmanager
