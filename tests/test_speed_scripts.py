@@ -38,3 +38,35 @@ def test_a_speed_run_writes_its_table_and_provenance(tmp_path, monkeypatch, caps
     assert result["provenance"]["command"] == f"python -m benchmarks.speed --output {out}"
     table = capsys.readouterr().out.splitlines()
     assert table == SPEED_TABLES["speed"](result) and table[-1].startswith("| 1 | ")
+
+
+def test_training_threads_times_each_n_jobs_in_turn_and_writes_its_table(
+    tmp_path, monkeypatch, capsys
+):
+    from conftest import make_tiny_dialogs
+
+    from irdialog import SupervisedEmbeddingRanker
+
+    threads = import_benchmark("training_threads")
+    X, y, _ = make_tiny_dialogs()
+    built = []
+
+    def make(n_jobs):
+        built.append(n_jobs)
+        return SupervisedEmbeddingRanker(embedding_dim=4, epochs=2, n_jobs=n_jobs)
+
+    work = {"name": "SE, tiny", "make": make, "fit": lambda est: est.fit(X, y),
+            "score": lambda est: 100 * est.score(X, y), "metric": "train accuracy %"}  # fmt: skip
+    monkeypatch.setattr(threads, "workloads", lambda model, data_home=None: [work])
+    out = tmp_path / "training-threads.json"
+    threads.main(["--models", "se", "--repeat", "2", "--output", str(out)])
+    assert built == [1, 2, 1, 2]  # the sides take turns
+    result = json.loads(out.read_text())
+    [row] = result["rows"]
+    assert row["speedup"]["1"] == 1.0 and row["seconds"]["2"] > 0
+    assert set(row["score"]) == {"1", "2"}
+    table = capsys.readouterr().out.splitlines()
+    assert table[-len(SPEED_TABLES["training-threads"](result)) :] == SPEED_TABLES[
+        "training-threads"
+    ](result)
+    assert table[-1].startswith("| SE, tiny | ")

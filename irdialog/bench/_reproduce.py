@@ -180,6 +180,11 @@ SPEED_RATIOS = {
     "retrieval-speed": _retrieval_speed,
     "speed": _per_row(lambda row: f"task {row['task']}", ("ratio", "ratio_cpu_time")),
     "speed-memn2n": lambda r: {"fraction_of_sgemm": r["fraction_of_sgemm"]},
+    "training-threads": lambda r: {
+        f"{row['workload']} speed-up at n_jobs={n}": row["speedup"][str(n)]
+        for row in r["rows"]
+        for n in r["jobs"][1:]
+    },
 }
 
 

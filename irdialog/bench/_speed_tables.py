@@ -242,6 +242,29 @@ def speed_memn2n(result: dict) -> list[str]:
     ]
 
 
+def training_threads(result: dict) -> list[str]:
+    jobs = [str(n) for n in result["jobs"]]
+    many = jobs[1:]
+    lines = [
+        f"A fit with `n_jobs=N` against the same fit with one thread, on a {result['cores']}-core "
+        f"machine (best of {result['repeat']} fits per side, the sides taking turns; BLAS on "
+        "one thread throughout), and each fitted model's score:",
+        "",
+        "| workload | one thread, s | "
+        + " | ".join(f"n_jobs={n}, s | speed-up" for n in many)
+        + " | metric | "
+        + " | ".join(f"n_jobs={n}" for n in jobs)
+        + " |",
+        "|---|---:|" + "---:|---:|" * len(many) + "---|" + "---:|" * len(jobs),
+    ]
+    for r in result["rows"]:
+        times = " | ".join(f"{r['seconds'][n]:.2f} | {r['speedup'][n]:.2f}x" for n in many)
+        scores = " | ".join(f"{r['score'][n]:.2f}" for n in jobs)
+        one = f"{r['seconds'][jobs[0]]:.2f}"
+        lines.append(f"| {r['workload']} | {one} | {times} | {r['metric']} | {scores} |")
+    return lines
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
@@ -250,4 +273,5 @@ SPEED_TABLES = {
     "recurrent-speed": recurrent_speed,
     "speed": speed,
     "speed-memn2n": speed_memn2n,
+    "training-threads": training_threads,
 }

@@ -1,0 +1,91 @@
+"""Training on several threads: a fit with ``n_jobs=N`` against the same fit with one.
+
+    python -m benchmarks.training_threads [--models se memn2n recurrent] [--jobs 1 2] \
+        [--repeat 3] [--data-home DIR] \
+        [--output benchmarks/results/speed/training-threads.json]
+
+Each model family's speed script names its bench workloads (``threads_workloads`` of
+:mod:`benchmarks.speed`, :mod:`benchmarks.speed_memn2n`, :mod:`benchmarks.recurrent_speed`):
+an estimator built with the bench's settings for a given ``n_jobs``, its fit on the
+training data, and its score on the dev or validation data. The fits with each ``n_jobs``
+take turns (:func:`benchmarks.alternate`, so that a busy spell of the machine hits every
+side alike); a side's time is its best of ``--repeat`` wall-clock fits. BLAS is held to
+one thread on every side, so that only the fit's own threads differ. The score of each
+``n_jobs`` is that of its last fit: a seeded fit repeats for a given ``n_jobs``, and may
+differ with another one (the estimators' ``n_jobs`` docstrings say how).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+
+from threadpoolctl import threadpool_limits
+
+from benchmarks import alternate, finish_speed_result
+from irdialog.datasets import record_data_files
+
+# The speed script of each model family, which declares its workloads.
+SCRIPTS = {
+    "se": "benchmarks.speed",
+    "memn2n": "benchmarks.speed_memn2n",
+    "recurrent": "benchmarks.recurrent_speed",
+}
+
+
+def workloads(model: str, data_home=None) -> list[dict]:
+    """The workloads of one model family (see the module docstring)."""
+    module = importlib.import_module(SCRIPTS[model])
+    if not hasattr(module, "threads_workloads"):
+        raise SystemExit(f"{SCRIPTS[model]} declares no threads_workloads")
+    return module.threads_workloads(data_home=data_home)
+
+
+def time_workload(work: dict, jobs, repeat: int) -> dict:
+    """Fit ``work`` with each ``n_jobs`` of ``jobs`` in turn, ``repeat`` rounds."""
+    sides = {n: (lambda n=n: work["fit"](work["make"](n))) for n in jobs}
+    with threadpool_limits(limits=1, user_api="blas"):
+        wall, cpu, last = alternate({str(n): fn for n, fn in sides.items()}, repeat)
+    best = {n: min(wall[str(n)]) for n in jobs}
+    base = best[jobs[0]]
+    return {
+        "workload": work["name"],
+        "metric": work["metric"],
+        "seconds": {str(n): round(best[n], 3) for n in jobs},
+        "cpu_seconds": {str(n): round(min(cpu[str(n)]), 3) for n in jobs},
+        "speedup": {str(n): round(base / best[n], 3) for n in jobs},
+        "score": {str(n): round(float(work["score"](last[str(n)])), 2) for n in jobs},
+    }
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", nargs="+", choices=sorted(SCRIPTS), default=list(SCRIPTS))
+    parser.add_argument("--jobs", nargs="+", type=int, default=[1, 2], metavar="N")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--output", default=None)
+    args = parser.parse_args(argv)
+    if args.jobs[0] != 1:
+        parser.error("--jobs must start with 1, the single-thread fit the others are timed against")
+    rows = []
+    with record_data_files() as files:
+        for model in args.models:
+            for work in workloads(model, args.data_home):
+                row = {"model": model, **time_workload(work, args.jobs, args.repeat)}
+                print(row, flush=True)
+                rows.append(row)
+    finish_speed_result(
+        "training-threads",
+        {"cores": os.cpu_count(), "jobs": args.jobs, "repeat": args.repeat, "rows": rows},
+        argv=argv,
+        files=files,
+        seeds=[0],
+        data_home=args.data_home,
+        output=args.output,
+    )
+
+
+if __name__ == "__main__":
+    main()
