@@ -443,35 +443,68 @@ def _fit_own(spec: OwnModel, params: dict, data, candidates, seed: int):
     return model.fit(*_positive(data))
 
 
-def _gold_ranks(model, data, progress: bool, desc: str) -> np.ndarray:
+def _first_of(scores, gold, lists, n: int, first_row: int, where) -> np.ndarray:
+    """Scores of each example's response (column 0) and the first ``n - 1`` other
+    candidates of its list: the pool of the Ubuntu "1 in n" recall."""
+    pool = np.empty((len(gold), n))
+    for i, (g, candidates) in enumerate(zip(gold, lists)):
+        others = [j for j in range(len(candidates)) if j != g][: n - 1]
+        if len(others) < n - 1:
+            raise ValueError(
+                f"{where}: example {first_row + i + 1} has {len(candidates)} candidates; "
+                f"r@K/{n} needs {n} (the response and {n - 1} others)"
+            )
+        pool[i, 0], pool[i, 1:] = scores[i, g], scores[i, others]
+    return pool
+
+
+def _gold_ranks(model, data, progress: bool, desc: str, pools=()) -> dict:
     """The rank of each example's response: among its own candidates when the file gives
     them (ties against the response: its place in a list says nothing), else among the
-    model's (ties to the lower index, as ``predict``: hits@1 is its accuracy)."""
+    model's (ties to the lower index, as ``predict``: hits@1 is its accuracy); key None.
+    For each n of ``pools``, its rank among itself and the first n - 1 other candidates
+    of its list (key n)."""
     lists = data.get("candidate_lists")
-    ranks = []
+    if pools and lists is None:
+        raise ValueError(
+            "r@K/N ranks each example's response among its own candidates: give them in "
+            "the file (a 'candidates' list, or an Ubuntu evaluation file)"
+        )
+    ranks = {n: [] for n in (None, *pools)}
     starts = range(0, len(data.X), _EVAL_BLOCK)
     for start in tqdm(starts, desc=desc, unit="block", disable=not progress):
         rows = slice(start, start + _EVAL_BLOCK)
         if lists is None:
             scores = model.decision_function(data.X[rows])
             gold = gold_indices(data.y[rows], model.candidates_)
-            ranks.append(gold_ranks(gold, scores, ties="index"))
-        else:
-            scores = model.rank_candidates(data.X[rows], lists[rows])
-            gold = [c.index(r) for c, r in zip(lists[rows], data.y[rows])]
-            ranks.append(gold_ranks(gold, scores, ties="pessimistic"))
-    return np.concatenate(ranks)
+            ranks[None].append(gold_ranks(gold, scores, ties="index"))
+            continue
+        scores = model.rank_candidates(data.X[rows], lists[rows])
+        gold = [c.index(r) for c, r in zip(lists[rows], data.y[rows])]
+        ranks[None].append(gold_ranks(gold, scores, ties="pessimistic"))
+        for n in pools:
+            pool = _first_of(scores, gold, lists[rows], n, start, data.get("filename", "data"))
+            ranks[n].append(gold_ranks(np.zeros(len(gold), np.int64), pool, ties="pessimistic"))
+    return {n: np.concatenate(r) for n, r in ranks.items()}
 
 
 def _metric(name: str):
-    """``hits@K`` or ``mrr`` as a function of the gold ranks."""
+    """``(pool, judge)`` of ``hits@K``, ``mrr`` or ``r@K/N``: the candidate pool its gold
+    ranks are taken in (None: all; N: the response and the first N - 1 others) and the
+    metric as a function of those ranks."""
     name = name.strip().lower()
     if name == "mrr":
-        return lambda ranks: float(np.mean(1.0 / ranks))
+        return None, lambda ranks: float(np.mean(1.0 / ranks))
     k = name.removeprefix("hits@")
     if name.startswith("hits@") and k.isdigit() and int(k) >= 1:
-        return lambda ranks: float(np.mean(ranks <= int(k)))
-    raise ValueError(f"unknown metric {name!r}; use hits@K (K >= 1) or mrr")
+        return None, lambda ranks: float(np.mean(ranks <= int(k)))
+    k, _, n = name.removeprefix("r@").partition("/")
+    if name.startswith("r@") and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n):
+        return int(n), lambda ranks: float(np.mean(ranks <= int(k)))
+    raise ValueError(
+        f"unknown metric {name!r}; use hits@K (K >= 1), mrr, or r@K/N (1 <= K <= N: the "
+        "Ubuntu recall, the response among itself and the first N - 1 other candidates)"
+    )
 
 
 def _cmd_train_own(args) -> int:
@@ -485,7 +518,12 @@ def _cmd_train_own(args) -> int:
     output = check_output(args.save, option="--save")
     overrides = dict(args.set or [])
     known = spec.estimator().get_params()
-    unknown = sorted(set(overrides) - set(known) | ({"candidates"} & set(overrides)))
+    if "candidates" in overrides:
+        raise ValueError(
+            "--set candidates: the candidates come from --candidates FILE (one response a "
+            "line), else from the responses of --train"
+        )
+    unknown = sorted(set(overrides) - set(known))
     if unknown:
         raise ValueError(
             f"--set: {args.model} has no hyper-parameter {', '.join(unknown)}; it has "
@@ -508,7 +546,7 @@ def _cmd_train_own(args) -> int:
         model = _fit_own(spec, point, train, candidates, args.seed)
         score = None
         if valid is not None:
-            score = _metric("hits@1")(_gold_ranks(model, valid, False, "valid"))
+            score = _metric("hits@1")[1](_gold_ranks(model, valid, False, "valid")[None])
             if len(points) > 1:
                 say(f"  {json.dumps(point)}: valid hits@1 {100 * score:.2f}%")
         if best is None or (score is not None and score > best[0]):
@@ -535,12 +573,14 @@ def _cmd_evaluate(args) -> int:
     model = _load_ranker(args.model_file)
     metrics = [m.strip().lower() for m in args.metrics.split(",") if m.strip()]
     if not metrics:
-        raise ValueError("--metrics: name at least one metric (hits@K or mrr)")
+        raise ValueError("--metrics: name at least one metric (hits@K, mrr or r@K/N)")
     judges = {m: _metric(m) for m in metrics}
     output = check_output(args.output)
     data = load_dialogs(args.file, args.format)
-    ranks = _gold_ranks(model, data, _progress(args), "evaluate")
-    values = {m: judge(ranks) for m, judge in judges.items()}
+    pools = sorted({pool for pool, _ in judges.values() if pool is not None})
+    by_pool = _gold_ranks(model, data, _progress(args), "evaluate", pools)
+    ranks = by_pool[None]
+    values = {m: judge(by_pool[pool]) for m, (pool, judge) in judges.items()}
     against = (
         "each example's candidates"
         if "candidate_lists" in data
@@ -555,7 +595,7 @@ def _cmd_evaluate(args) -> int:
         if missing and "candidate_lists" not in data:
             print(f"{missing} responses are not among the candidates (counted as misses)")
         for name, value in values.items():
-            print(f"{name:<8} {100 * value:6.2f}%" if name != "mrr" else f"{name:<8} {value:.4f}")
+            print(f"{name:<9} {100 * value:6.2f}%" if name != "mrr" else f"{name:<9} {value:.4f}")
     return 0
 
 
@@ -880,7 +920,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--metrics", default="hits@1,hits@10,mrr", metavar="M,M,...",
-        help="comma-separated: hits@K (K >= 1) and mrr",
+        help="comma-separated: hits@K (K >= 1), mrr, and r@K/N (the Ubuntu recall: the "
+        "response among the k best of itself and the first N - 1 other candidates of its "
+        "list, e.g. r@1/2, r@1/10, r@5/10; needs each example's candidates)",
     )  # fmt: skip
     evaluate.add_argument("--output", metavar="FILE", help="also write the metrics as JSON here")
     evaluate.set_defaults(func=_cmd_evaluate)

@@ -279,6 +279,7 @@ def test_train_with_set_candidates_and_seed(tmp_path, capsys):
         (["--task", "1", "--valid", "{t}", "--model", "tfidf"], "--valid go with --train"),
         (["--train", "{t}", "--model", "lstm"], "choose from tfidf, bm25, nn, se, memn2n"),
         (["--train", "{t}", "--model", "bm25", "--set", "k2=1"], "has no hyper-parameter k2"),
+        (["--train", "{t}", "--model", "nn", "--set", "candidates=x"], "from --candidates FILE"),
         (["--train", "{tmp}/none.jsonl", "--model", "tfidf"], "none.jsonl: no such file"),
         (["--train", "{tmp}/d.txt", "--model", "tfidf"], "format='dialog-babi'"),
         (["--train", "{t}", "--candidates", "{tmp}/d.txt", "--model", "nn"], "no candidate"),
@@ -296,13 +297,42 @@ def test_train_errors(tmp_path, capsys, argv, message):
     assert not (tmp_path / "m.npz").exists()
 
 
-def test_evaluate_rejects_an_unknown_metric(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "metric, candidates, message",
+    [
+        ("hits@0", False, "unknown metric 'hits@0'"),
+        ("r@3/2", False, "unknown metric 'r@3/2'"),
+        ("r@1/2", False, "give them in the file"),
+        ("r@1/3", True, "example 1 has 2 candidates; r@K/3 needs 3"),
+    ],
+)
+def test_evaluate_rejects_an_unknown_or_impossible_metric(tmp_path, capsys, metric, candidates,
+                                                          message):  # fmt: skip
     from irdialog.cli import main
 
     train = _shop_file(tmp_path / "train.jsonl")
+    test = _shop_file(tmp_path / "test.jsonl", candidates=candidates)
     _run("train", "--train", train, "--model", "tfidf", "--save", tmp_path / "m.npz", "--quiet")
-    assert main(["evaluate", str(tmp_path / "m.npz"), str(train), "--metrics", "hits@0"]) == 2
-    assert "unknown metric 'hits@0'" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "m.npz"), str(test), "--metrics", metric]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_jsonl_labels_round_trip_and_train_on_the_true_responses(tmp_path, capsys):
+    from irdialog.persist import load
+
+    X, y = [q for q, _ in SHOP], [r for _, r in SHOP]
+    wrong = y[1:] + y[:1]  # each query with another's response, labelled 0
+    path = write_dialogs(tmp_path / "train.jsonl", X + X, y + wrong,
+                         labels=[1] * len(y) + [0] * len(y))  # fmt: skip
+    data = load_dialogs(path)
+    assert data.labels.tolist() == [1] * len(y) + [0] * len(y) and data.y == y + wrong
+    _run("train", "--train", path, "--model", "nn", "--save", tmp_path / "m.npz", "--quiet")
+    model = load(tmp_path / "m.npz")
+    assert sorted(model.candidates_) == sorted(set(y))  # learnt from the rows labelled 1
+    assert model.predict(X).tolist() == y
+    bad = _jsonl(tmp_path / "bad.jsonl", {"query": "q", "response": "r", "label": 2})
+    with pytest.raises(DataFormatError, match="line 1: expected 'label' to be 1 or 0"):
+        load_dialogs(bad)
 
 
 def _babi_as_jsonl(task, folder, data_home):
@@ -343,11 +373,15 @@ def _check_ubuntu_tfidf_equals_the_bench(home, tmp_path):
     model_file = tmp_path / "tfidf.npz"
     _run("train", "--train", folder / "train.csv", "--model", "tfidf", "--save", model_file,
          "--quiet")  # fmt: skip
-    metrics = _evaluate(model_file, folder / "test.csv", metrics="hits@1,hits@2,hits@5")
+    metrics = _evaluate(model_file, folder / "test.csv", metrics="r@1/2,r@1/10,r@2/10,r@5/10")
     run = bench_ubuntu("tfidf", data_home=home, progress=False)
     bench = {r["metric"]: r["value"] for r in run["rows"]}
-    ours = {f"r{k}@10": 100.0 * metrics[f"hits@{k}"] for k in (1, 2, 5)}
+    ours = {f"r{k}@{n}": 100.0 * metrics[f"r@{k}/{n}"] for k, n in ((1, 2), (1, 10), (2, 10),
+                                                                    (5, 10))}  # fmt: skip
     assert ours == {m: bench[m] for m in ours}
+    # over the whole list, r@K/10 is hits@K
+    again = _evaluate(model_file, folder / "test.csv", metrics="hits@1,hits@2,hits@5")
+    assert [again[f"hits@{k}"] for k in (1, 2, 5)] == [metrics[f"r@{k}/10"] for k in (1, 2, 5)]
 
 
 def test_ubuntu_csv_gives_the_tfidf_bench(tmp_path):

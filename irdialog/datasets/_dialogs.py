@@ -7,6 +7,9 @@ JSON Lines::
     {"history": ["hi", "hello, what can I do?"], "query": "a table for two",
      "response": "for when?", "candidates": ["for when?", "goodbye"], "group": "d1"}
 
+A training file of the Ubuntu kind, where a response may be a random one, says which with
+``"label": 1`` (the true next turn) or ``0``.
+
 :func:`write_dialogs` writes the same format, so any loaded data set can be converted.
 """
 
@@ -28,7 +31,7 @@ from ._ubuntu import read_ubuntu_file
 FORMATS = ("jsonl", "csv", "tsv", "dialog-babi")
 _SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv"}
 _DELIMITERS = {"csv": ",", "tsv": "\t"}
-_KEYS = ("history", "query", "response", "candidates", "group")
+_KEYS = ("history", "query", "response", "candidates", "group", "label")
 
 
 def _missing(value) -> bool:
@@ -62,8 +65,8 @@ def _history(turns, problem) -> tuple[Turn, ...]:
 
 
 def _example(record, problem, require_response: bool = True):
-    """(context, response, candidates or None, group or None) of one JSON object; the
-    response is None when it is absent and not required."""
+    """(context, response, candidates or None, group or None, label or None) of one JSON
+    object; the response is None when it is absent and not required."""
     if not isinstance(record, dict):
         raise problem(f"a JSON object (this is a {type(record).__name__})")
     present = {k for k, v in record.items() if not _missing(v)}
@@ -95,22 +98,32 @@ def _example(record, problem, require_response: bool = True):
     group = record["group"] if "group" in present else None
     if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
         raise problem(f"'group' to be a str or an int (it is a {type(group).__name__})")
-    return Context(history=history, query=record["query"]), response, candidates, group
+    label = record["label"] if "label" in present else None
+    if label is not None:
+        if hasattr(label, "item"):  # a numpy scalar in a DataFrame cell
+            label = label.item()
+        if isinstance(label, float) and label.is_integer():
+            label = int(label)  # a DataFrame column with empty cells holds floats
+        if isinstance(label, bool) or label not in (0, 1):
+            raise problem(f"'label' to be 1 or 0 (it is {label!r})")
+    context = Context(history=history, query=record["query"])
+    return context, response, candidates, group, label
 
 
 def _assemble(examples: Iterator[tuple], where) -> Bunch:
-    """The Bunch of parsed examples; ``candidates`` and ``group`` on every example or on
-    none (``where(i)`` names the place of example i in errors)."""
-    X, y, lists, groups = [], [], [], []
-    for context, response, candidates, group in examples:
+    """The Bunch of parsed examples; ``candidates``, ``group`` and ``label`` on every
+    example or on none (``where(i)`` names the place of example i in errors)."""
+    X, y, lists, groups, labels = [], [], [], [], []
+    for context, response, candidates, group, label in examples:
         X.append(context)
         y.append(response)
         lists.append(candidates)
         groups.append(group)
+        labels.append(label)
     if not X:
         raise DataFormatError(where(None), None, "at least one example")
     out = Bunch(X=X, y=y)
-    for key, values in (("candidates", lists), ("group", groups)):
+    for key, values in (("candidates", lists), ("group", groups), ("label", labels)):
         given = [v is not None for v in values]
         if any(given) and not all(given):
             i = given.index(not given[0])
@@ -123,6 +136,8 @@ def _assemble(examples: Iterator[tuple], where) -> Bunch:
     if groups[0] is not None:
         ids: dict = {}
         out.groups = np.array([ids.setdefault(g, len(ids)) for g in groups], dtype=np.int64)
+    if labels[0] is not None:
+        out.labels = np.array(labels, dtype=np.int64)
     return out
 
 
@@ -210,7 +225,9 @@ def load_dialogs(source, format=None, *, require_response=True) -> Bunch:
           query), ``query`` (str), ``response`` (a non-empty str), ``candidates``
           (optional; the responses to rank for this example, the response added first
           when it is not among them) and ``group`` (optional; a str or int naming the
-          dialog). Blank lines are skipped; other keys are an error.
+          dialog), ``label`` (optional; 1 when ``response`` is the true next turn, 0 for
+          a random one, as in an Ubuntu training file). Blank lines are skipped; other
+          keys are an error.
         - ``"csv"``, ``"tsv"``: the Ubuntu Dialogue Corpus v2 layouts, told apart by the
           header: ``Context,Utterance,Label`` (training) or ``Context,Ground Truth
           Utterance,Distractor_0,...`` (evaluation); turns end with ``__eot__`` and
@@ -233,7 +250,7 @@ def load_dialogs(source, format=None, *, require_response=True) -> Bunch:
         groups : ndarray of int64, when the examples name their dialog
             (JSON Lines ``group``, dialog bAbI dialogs), numbered from 0 in order of first
             appearance.
-        labels : ndarray of int64, only for an Ubuntu training file
+        labels : ndarray of int64, for an Ubuntu training file or JSON Lines ``label``
             1 when ``y`` is the true next utterance, 0 for a random one.
         format : str
             The format read (``"dataframe"`` for a DataFrame).
@@ -306,7 +323,7 @@ def _turn(turn: Turn) -> dict:
     return {"speaker": turn.speaker, "text": turn.text}
 
 
-def write_dialogs(path, X, y, *, candidate_lists=None, groups=None) -> Path:
+def write_dialogs(path, X, y, *, candidate_lists=None, groups=None, labels=None) -> Path:
     """Write examples as the JSON Lines of :func:`load_dialogs` (UTF-8, one object a line).
 
     Parameters
@@ -318,6 +335,8 @@ def write_dialogs(path, X, y, *, candidate_lists=None, groups=None) -> Path:
         Written as each example's ``candidates``.
     groups : sequence of int or str, default=None
         Written as each example's ``group``.
+    labels : sequence of {0, 1}, default=None
+        Written as each example's ``label`` (1: the true next turn).
 
     Returns
     -------
@@ -336,7 +355,8 @@ def write_dialogs(path, X, y, *, candidate_lists=None, groups=None) -> Path:
     """
     if len(X) != len(y):
         raise ValueError(f"X has {len(X)} examples but y has {len(y)} responses.")
-    for name, extra in (("candidate_lists", candidate_lists), ("groups", groups)):
+    extras = (("candidate_lists", candidate_lists), ("groups", groups), ("labels", labels))
+    for name, extra in extras:
         if extra is not None and len(extra) != len(X):
             raise ValueError(f"X has {len(X)} examples but {name} has {len(extra)} entries.")
     path = Path(path)
@@ -350,5 +370,7 @@ def write_dialogs(path, X, y, *, candidate_lists=None, groups=None) -> Path:
             if groups is not None:
                 group = groups[i]
                 record["group"] = group.item() if hasattr(group, "item") else group
+            if labels is not None:
+                record["label"] = int(labels[i])
             f.write(json.dumps(record, ensure_ascii=False) + "\n")
     return path
