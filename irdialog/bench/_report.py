@@ -89,9 +89,13 @@ def _chosen(result: dict) -> str:
 
 
 def _footer(results: list[tuple[str, dict]]) -> list[str]:
-    lines = [""]
+    """A line per distinct (seeds, choice), naming its files with their times."""
+    alike: dict[str, list[str]] = {}
     for name, r in results:
-        lines.append(f"- `{name}.json`: {_seeds(r)}, {r['seconds']:.0f} s; chosen: {_chosen(r)}")
+        alike.setdefault(f"{_seeds(r)}; chosen: {_chosen(r)}", []).append(
+            f"`{name}.json` ({r['seconds']:.0f} s)"
+        )
+    lines = [""] + [f"- {', '.join(files)}: {what}" for what, files in alike.items()]
     return lines + _produced_by(results)
 
 

@@ -44,6 +44,11 @@ UBUNTU_METRICS = [("r1@2", 1, 2), ("r1@10", 1, 10), ("r2@10", 2, 10), ("r5@10", 
 # it is compared with, in %: Lowe et al. Table 4 (v1 corpus) and Dodge et al. Table 7 (v2;
 # their "IR" was run by Lowe et al.; hits@1 of 10 only).
 
+_SOURCE_NAMES = {
+    "lowe2015_v1": "Lowe et al. 2015, v1 corpus",
+    "dodge2016_v2": "Dodge et al. 2016, v2 corpus",
+}
+
 
 def _paper(paper_rows) -> dict:
     """{source: {metric: value}} of the test rows of the papers for these rows."""
@@ -325,18 +330,17 @@ UBUNTU_METRIC_NAMES = [metric for metric, _, _ in UBUNTU_METRICS]
 
 
 def markdown(results) -> list[str]:
-    """A row per file: the data read, the split, R@k, the papers' figures, peak memory and
-    time."""
-    header = ["model", "data", "split", *UBUNTU_METRIC_NAMES, "paper", "peak RSS (MiB)",
-              "time (s)"]  # fmt: skip
+    """A row per file (the data read, the split, R@k, peak memory and time), then a row per
+    paper figure of the block's models, in the same columns, each once."""
+    header = ["model", "data", "split", *UBUNTU_METRIC_NAMES, "peak RSS (MiB)", "time (s)"]
     body = []
+    papers: dict[tuple[str, str], dict[str, float]] = {}
     for _name, r in results:
         rows = SUITE.rows(r)
         values = {row.metric: row for row in rows}
-        paper = {}
         for row in rows:
             for source, value in (row.paper or {}).items():
-                paper.setdefault(source, []).append(f"{row.metric} {value}")
+                papers.setdefault((r["model"], source), {})[row.metric] = value
         data = ", ".join(sorted({f["path"].split("/")[0] for f in r["provenance"]["data"]}))
         body.append(
             [
@@ -344,11 +348,13 @@ def markdown(results) -> list[str]:
                 data,
                 r["options"]["split"],
                 *(spread(values[m]) if m in values else "" for m in UBUNTU_METRIC_NAMES),
-                "; ".join(f"{s}: {', '.join(v)}" for s, v in paper.items()),
                 f"{r['resources']['peak_rss_mib']:,.0f}",
                 f"{r['seconds']:.0f}",
             ]
         )
+    for (model, source), figures in papers.items():
+        cells = [f"*{figures[m]}*" if m in figures else "" for m in UBUNTU_METRIC_NAMES]
+        body.append([model, f"*{_SOURCE_NAMES.get(source, source)}*", "", *cells, "", ""])
     return markdown_table(header, body)
 
 
