@@ -38,7 +38,15 @@ from . import __version__
 from ._compile_ahead import CompileAhead
 from ._compile_notice import announce_compilation
 from .base import _top_k
-from .bench import SUITES, bench_dialog_babi, dask_cluster, format_result, run_suite, write_presets
+from .bench import (
+    SUITES,
+    bench_dialog_babi,
+    dask_cluster,
+    fit_threads,
+    format_result,
+    run_suite,
+    write_presets,
+)
 from .bench._dialog_babi import compile_ahead_jobs
 from .bench._report import update_markdown
 from .bench._suite import positive_int
@@ -350,10 +358,11 @@ def _cmd_train(args) -> int:
         raise ValueError(
             f"unknown {args.suite} model {args.model!r}; choose from {sorted(suite.models)}"
         )
-    model, chosen = suite.train(
-        args.model, args.task, data_home=args.data_home, seed=args.seed,
-        overrides=dict(args.set or []),
-    )  # fmt: skip
+    with fit_threads(args.threads):
+        model, chosen = suite.train(
+            args.model, args.task, data_home=args.data_home, seed=args.seed,
+            overrides=dict(args.set or []),
+        )  # fmt: skip
     _save_model(model, output, fmt)
     if not args.quiet:
         dev = chosen["selection"].get("dev_per_response")
@@ -434,10 +443,13 @@ def _positive(data):
     return [data.X[i] for i in keep], [data.y[i] for i in keep]
 
 
-def _fit_own(spec: OwnModel, params: dict, data, candidates, seed: int):
+def _fit_own(spec: OwnModel, params: dict, data, candidates, args, progress: bool):
+    """The model of one point, fitted on the training data: seeded with --seed, on
+    --threads threads, with the model's own progress bar when it has one."""
     model = spec.estimator(**{**spec.defaults, **params, "candidates": candidates})
-    if "random_state" in model.get_params():
-        model.set_params(random_state=seed)
+    known = model.get_params()
+    settings = {"random_state": args.seed, "n_jobs": args.threads, "verbose": progress}
+    model.set_params(**{k: v for k, v in settings.items() if k in known and v is not None})
     if "labels" in data and spec.all_rows:
         return model.fit_chunks([(data.X, data.y)])
     return model.fit(*_positive(data))
@@ -543,7 +555,8 @@ def _cmd_train_own(args) -> int:
     progress = _progress(args)
     best = None
     for point in tqdm(points, desc=f"train {args.model}", disable=not progress or len(points) < 2):
-        model = _fit_own(spec, point, train, candidates, args.seed)
+        # the model's own progress bar (epochs) when there is no bar over the points
+        model = _fit_own(spec, point, train, candidates, args, progress and len(points) == 1)
         score = None
         if valid is not None:
             score = _metric("hits@1")[1](_gold_ranks(model, valid, False, "valid")[None])
@@ -891,6 +904,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to save the model: FILE.npz (arrays + JSON) or FILE.joblib (pickle)",
     )  # fmt: skip
     train.add_argument("--seed", type=int, default=0, help="the random_state of the model")
+    train.add_argument(
+        "--threads", type=int, default=None, metavar="N",
+        help="train on N threads (the model's n_jobs; -1: every core); default: one",
+    )  # fmt: skip
     train.add_argument(
         "--set", type=_assignment, action="append", metavar="NAME=VALUE",
         help="set a hyper-parameter (repeatable): over the preset with --task; with --train, "

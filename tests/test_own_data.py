@@ -419,3 +419,17 @@ def test_the_readme_example_loads(tmp_path):
     data = load_dialogs(tmp_path / "readme.jsonl")
     assert data.y == ["for when?", "you are welcome"]
     assert data.X[0].history == (Turn("user", "hi"), Turn("bot", "hello, what can i do for you?"))
+
+
+def test_train_threads_and_progress_reach_the_model(tmp_path, capsys, monkeypatch):
+    from irdialog import cli
+    from irdialog.persist import load
+
+    monkeypatch.setattr(cli, "_progress", lambda args: not args.quiet)  # as on a terminal
+
+    train = _shop_file(tmp_path / "train.jsonl")
+    model_file = tmp_path / "se.npz"
+    _run("train", "--train", train, "--model", "se", "--set", "epochs=2", "--threads", "2",
+         "--save", model_file)  # fmt: skip
+    assert load(model_file).get_params()["n_jobs"] == 2
+    assert "2/2" in capsys.readouterr().err  # the model's own progress bar, over its epochs

@@ -19,7 +19,7 @@ from ._dialog_babi import (
     search_dialog_babi,
     train_dialog_babi,
 )
-from ._harness import dask_cluster, merge_runs, reseed, run_suite
+from ._harness import dask_cluster, fit_threads, merge_runs, reseed, run_suite
 from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
 from ._presets import Preset, load_presets, read_presets, write_presets
@@ -44,6 +44,7 @@ __all__ = [
     "bench_movie_dialog",
     "bench_ubuntu",
     "dask_cluster",
+    "fit_threads",
     "format_result",
     "load_presets",
     "merge_runs",

@@ -108,15 +108,31 @@ def merge_runs(runs: list[dict], seeds) -> dict:
     return result
 
 
+@contextmanager
+def fit_threads(threads: int | None):
+    """Inside, :func:`reseed` sets every ``n_jobs`` parameter to ``threads`` (None: leaves
+    them as built): the threads of each fit of a suite's run or training.
+
+    Examples
+    --------
+    >>> from irdialog import SupervisedEmbeddingRanker
+    >>> from irdialog.bench import fit_threads, reseed
+    >>> with fit_threads(2):
+    ...     reseed(SupervisedEmbeddingRanker(), 0).n_jobs
+    2
+    """
+    token = _FIT_THREADS.set(threads)
+    try:
+        yield
+    finally:
+        _FIT_THREADS.reset(token)
+
+
 def _run_seed(suite_fn, seed, data_home, options, threads):
     # Each seed records its own data files, so that runs in other processes (joblib's
     # workers, a Dask cluster) report them too.
-    token = _FIT_THREADS.set(threads)
-    try:
-        with record_data_files() as files:
-            run = suite_fn(seed=seed, data_home=data_home, **options)
-    finally:
-        _FIT_THREADS.reset(token)
+    with fit_threads(threads), record_data_files() as files:
+        run = suite_fn(seed=seed, data_home=data_home, **options)
     return run, files
 
 
@@ -185,7 +201,8 @@ def run_suite(
 def reseed(estimator, seed: int):
     """``estimator`` with every ``random_state`` parameter (nested ones included) set to
     ``seed``; a suite builds its models at seed 0 and runs them at the seed asked for.
-    Inside :func:`run_suite` with ``threads``, every ``n_jobs`` parameter is set to it too.
+    Inside :func:`run_suite` with ``threads`` (or :func:`fit_threads`), every ``n_jobs``
+    parameter is set to it too.
 
     Examples
     --------
