@@ -29,6 +29,7 @@ version = ".".join(release.split(".")[:2])
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.extlinks",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "numpydoc",
@@ -49,6 +50,12 @@ add_module_names = False
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
+
+# :repo:`BENCHMARKS.md <BENCHMARKS.md>` links to a file of the repository. The project has no
+# public address yet: until it has one, the links lead from the pages of the user guide, as
+# built into docs/_build/html, to the files of the checkout they were built from.
+REPOSITORY_URL = os.environ.get("IRDIALOG_DOCS_REPOSITORY_URL", "../../../../")
+extlinks = {"repo": (REPOSITORY_URL + "%s", "%s")}
 
 # Links to the libraries irdialog builds on stay plain text: the build reads nothing from the
 # network.
