@@ -20,10 +20,13 @@ from pathlib import Path
 
 import pytest
 
+import irdialog
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = sorted((DOCS / "user_guide").glob("*.rst")) + [DOCS / "index.rst"]
 API = DOCS / "api.rst"
+IMPORTED = Path(irdialog.__file__).resolve().parents[1]
 # The modules whose names the API reference must list: every __all__, and the public
 # functions of the modules that have none.
 PUBLIC = {
@@ -70,14 +73,14 @@ def _segments(text: str):
 
 
 def _run_command(command: str, env: dict, cwd=None) -> None:
-    done = subprocess.run(["bash", "-c", "set -o pipefail; " + command], env=env, cwd=cwd,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    argv = ["bash", "-c", "set -o pipefail; " + command]
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
 
 
 def _irdialog_on_path(folder: Path) -> str:
-    """A folder whose ``irdialog`` runs the irdialog of this checkout with this Python,
-    whatever the environment's console script points at."""
+    """A folder whose ``irdialog`` runs, with this Python, the irdialog these tests import,
+    whatever console script the environment has."""
     folder.mkdir()
     script = folder / "irdialog"
     script.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m irdialog "$@"\n')
@@ -92,7 +95,8 @@ def test_guide_examples_run(page, tmp_path, monkeypatch, request):
     monkeypatch.chdir(tmp_path)
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        # the commands import the irdialog these tests import (the checkout's, or an installed one)
+        "PYTHONPATH": os.pathsep.join([str(IMPORTED), os.environ.get("PYTHONPATH", "")]),
         "PATH": os.pathsep.join([_irdialog_on_path(tmp_path / ".bin"), os.environ["PATH"]]),
     }
     run_slow = request.config.getoption("--run-slow")
@@ -110,8 +114,9 @@ def test_guide_examples_run(page, tmp_path, monkeypatch, request):
                 extra = {}
                 if "real-data" in options:
                     extra["IRDIALOG_DATA"] = str(request.getfixturevalue("data_home"))
+                cwd = ROOT if "from-root" in options else None
                 for command in body:
-                    _run_command(command, {**env, **extra}, ROOT if "from-root" in options else None)
+                    _run_command(command, {**env, **extra}, cwd)
         else:
             for command in body:
                 _run_command(command, env)
@@ -142,8 +147,6 @@ def test_api_reference_names_every_public_name():
 def test_every_public_module_is_in_the_api_reference():
     """A subpackage added to irdialog with an __all__ needs a section of its own."""
     import pkgutil
-
-    import irdialog
 
     text = API.read_text(encoding="utf-8")
     for info in pkgutil.iter_modules(irdialog.__path__):
