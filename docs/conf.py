@@ -44,7 +44,6 @@ default_role = "py:obj"
 # API reference: one page per public name, generated from docs/api.rst's autosummary tables.
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": True, "inherited-members": True}
 autodoc_typehints = "none"
 add_module_names = False
 numpydoc_show_class_members = False
