@@ -76,7 +76,6 @@ sphinx_gallery_conf = {
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"irdialog {release}"
-html_static_path = ["_static"]
 html_theme_options = {
     "navbar_end": ["navbar-icon-links"],
     "show_toc_level": 2,
