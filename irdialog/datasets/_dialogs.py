@@ -242,6 +242,7 @@ def load_dialogs(source, format=None, *, require_response=True) -> Bunch:
     -------
     data : sklearn.utils.Bunch
         X : list of Context
+            The contexts, one per example.
         y : list of str
             The responses, stripped (None where absent, with ``require_response=False``).
         candidate_lists : list of list of str, when the examples carry candidates

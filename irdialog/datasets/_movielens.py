@@ -54,6 +54,7 @@ def load_movielens_ratings(data_home=None) -> Bunch:
     -------
     data : sklearn.utils.Bunch
         user_ids : ndarray of int64
+            MovieLens user ids.
         item_ids : ndarray of int64
             MovieLens movie ids.
         ratings : ndarray of float32

@@ -180,6 +180,7 @@ def load_ubuntu(split, data_home=None) -> Bunch:
     -------
     data : sklearn.utils.Bunch
         X : list of Context
+            The contexts, one per row.
         y : list of str
             The response (``train``) or the ground-truth response (``valid``, ``test``).
         labels : ndarray of int64, only for ``train``

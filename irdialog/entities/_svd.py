@@ -119,9 +119,10 @@ class SVDRecommender(RankerMixin, BaseEstimator):
         Number of training users holding each item.
     item_weights_ : ndarray of float64 of shape (n_items,)
         Column weights (0 for items left out).
-    components_ : ndarray of float64 of shape (n_components_, n_items)
+    components_ : ndarray of float64 of shape (``n_components_``, n_items)
         Right singular vectors of the weighted matrix (rows of V^T).
-    singular_values_ : ndarray of float64 of shape (n_components_,)
+    singular_values_ : ndarray of float64 of shape (``n_components_``,)
+        The singular values, largest first.
     n_components_ : int
         The latent dimension used.
 
