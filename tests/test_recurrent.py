@@ -346,6 +346,7 @@ def _dual(**kw):
 
 
 class TestRecurrentReaderConformance(RankerConformance):
+    fit_runs_on_threads = True
     param_grid = {"cell": ["lstm", "rnn"]}
 
     def make_estimator(self):
@@ -353,6 +354,7 @@ class TestRecurrentReaderConformance(RankerConformance):
 
 
 class TestBidirectionalReaderConformance(RankerConformance):
+    fit_runs_on_threads = True
     param_grid = {"bidirectional": [False, True]}
 
     def make_estimator(self):
@@ -360,6 +362,7 @@ class TestBidirectionalReaderConformance(RankerConformance):
 
 
 class TestDualEncoderConformance(RankerConformance):
+    fit_runs_on_threads = True
     param_grid = {"cell": ["lstm", "rnn"]}
 
     def make_estimator(self):
