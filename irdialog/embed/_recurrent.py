@@ -174,10 +174,10 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             params["b"][Hd : 2 * Hd] = 1.0  # forget gate open at the start
         return params
 
-    def _encode_rows(self, params, ptr, tok, rows=None, pool=None):
+    def _encode_rows(self, params, ptr, tok, rows=None, threads=None):
         """Final states (float64) of the sequences ``rows`` (default: all), in blocks;
-        both directions' side by side for a bidirectional encoder. With a ``pool`` (the
-        fit's threads), this thread and the pool's encode the blocks."""
+        both directions' side by side for a bidirectional encoder. With the fit's
+        ``threads`` (:class:`_Threads`), each encodes a contiguous part of the rows."""
         if rows is None:
             rows = np.arange(len(ptr) - 1)
         width = params["Wh"].shape[0] * len(K.directions(params))
@@ -189,11 +189,11 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
                 h, _ = K.encode_states(params, self._lstm, ptr, tok, block, self._max_len())
                 out[start : start + len(block)] = h
 
-        if pool is None:
+        if threads is None:
             encode(0, len(rows))
         else:  # one contiguous part of the rows per thread
-            cuts = np.linspace(0, len(rows), pool.n + 1).astype(np.int64)
-            pool.run(encode, [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
+            cuts = np.linspace(0, len(rows), threads.n + 1).astype(np.int64)
+            threads.run(encode, [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
         return out
 
     def _fitted_params(self):
@@ -217,9 +217,10 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         """Adam over ``n_epochs`` epochs of the batches ``step_batches(epoch)`` gives, each
         a pair ``(n, batch)``: its number of examples and a callable ``batch(params, grads,
         part=slice(None)) -> (loss, correct)`` that adds the gradient of the examples
-        ``part`` of the batch to ``grads``; ``validate(params, pool)`` scores the
-        parameters. The training core does the rest (divergence, validation, early
-        stopping, interrupt, curves). Returns the kept parameters.
+        ``part`` of the batch to ``grads``; ``validate(params, threads)`` scores the
+        parameters (``threads``: the fit's :class:`_Threads`, None for one thread). The
+        training core does the rest (divergence, validation, early stopping, interrupt,
+        curves). Returns the kept parameters.
 
         With ``n_jobs`` threads, each batch is cut into that many interleaved parts (its
         examples are sorted by length, so the parts have about the same tokens), each part's
@@ -232,13 +233,14 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
         n_steps = 0
         accs = []
-        pool = None
+        threads = _Threads(n_jobs) if n_jobs > 1 else None
 
         def run_batch(n, batch):
-            if pool is None or n < 2:
+            if threads is None or n < 2:
                 return batch(params, grads[0])
             k = min(n_jobs, n)
-            results = pool.run(batch, [(params, grads[t], slice(t, None, k)) for t in range(k)])
+            calls = [(params, grads[t], slice(t, None, k)) for t in range(k)]
+            results = threads.run(batch, calls)
             K.reduce_grads(grads[:k])
             return sum(r[0] for r in results), sum(r[1] for r in results)
 
@@ -260,10 +262,10 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             step,
             weights=lambda: params,
             snapshot=lambda: {k: v.copy() for k, v in params.items()},
-            validate=None if validate is None else (lambda: validate(params, pool)),
+            validate=None if validate is None else (lambda: validate(params, threads)),
             curves={"train_accuracy_curve_": accs},
         )
-        with _Threads(n_jobs) if n_jobs > 1 else nullcontext() as pool:
+        with threads or nullcontext():
             return self._train_epochs(
                 lambda k: run,
                 n_epochs,
@@ -571,8 +573,8 @@ class RecurrentReader(_RecurrentBase):
 
                 yield len(rows), run
 
-        def validate(params, pool):
-            scores = self._scores(params, ptr, tok, val_rows, pool)
+        def validate(params, threads):
+            scores = self._scores(params, ptr, tok, val_rows, threads)
             target = gold[val_rows]
             m = scores.max(axis=1, keepdims=True)
             logz = m[:, 0] + np.log(np.exp(scores - m).sum(axis=1))
@@ -594,8 +596,8 @@ class RecurrentReader(_RecurrentBase):
                 delattr(self, attr)
         return self
 
-    def _scores(self, params, ptr, tok, rows, pool=None):
-        h = self._encode_rows(params, ptr, tok, rows, pool)
+    def _scores(self, params, ptr, tok, rows, threads=None):
+        h = self._encode_rows(params, ptr, tok, rows, threads)
         C = K.candidate_matrix(params["O"].astype(np.float64), *self._cands_[:2],
                                self._cands_[2].astype(np.float64))  # fmt: skip
         return h @ C.T
@@ -960,9 +962,9 @@ class DualEncoderRanker(_RecurrentBase):
 
                 yield len(b), run
 
-        def validate(params, pool):
+        def validate(params, threads):
             ctx, resp, flags = val_pairs
-            s = self._pair_logits(params, ptr, tok, ctx, resp, pool)
+            s = self._pair_logits(params, ptr, tok, ctx, resp, threads)
             p = 1.0 / (1.0 + np.exp(-s))
             loss = -np.mean(np.where(flags == 1, np.log(p + 1e-12), np.log(1 - p + 1e-12)))
             return float(np.mean((s > 0) == (flags == 1))), -float(loss)
@@ -978,9 +980,9 @@ class DualEncoderRanker(_RecurrentBase):
         self.match_bias_ = params["bias"]
         return self
 
-    def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, pool=None):
-        hc = self._encode_rows(params, ptr, tok, ctx_rows, pool)
-        hr = self._encode_rows(params, ptr, tok, resp_rows, pool)
+    def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, threads=None):
+        hc = self._encode_rows(params, ptr, tok, ctx_rows, threads)
+        hr = self._encode_rows(params, ptr, tok, resp_rows, threads)
         M = params["M"].astype(np.float64)
         return np.einsum("ij,ij->i", hc @ M, hr) + float(params["bias"][0])
 
