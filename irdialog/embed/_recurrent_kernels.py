@@ -208,6 +208,17 @@ def encoder_forward(Emb, Wx, Wh, b, lstm, packed, B):
 
 
 @njit(cache=True, nogil=True)
+def _touch(v, mark, touched, n_touched):
+    """Mark embedding row ``v`` and append it to ``touched`` (holding ``n_touched`` rows)
+    the first time it comes; returns the new number of touched rows."""
+    if mark[v] == 0:
+        mark[v] = 1
+        touched[n_touched] = v
+        n_touched += 1
+    return n_touched
+
+
+@njit(cache=True, nogil=True)
 def encoder_backward(Wx, Wh, lstm, packed, cache, dh_final, grads, n_touched):
     """Backpropagation through time of :func:`encoder_forward`, from the gradient
     ``dh_final`` (B, H, sorted order) of the loss on the final states; ``cache`` is the
@@ -265,10 +276,7 @@ def encoder_backward(Wx, Wh, lstm, packed, cache, dh_final, grads, n_touched):
     dX = np.dot(dZ, Wx.T)
     for k in range(N):
         v = ptok[k]
-        if mark[v] == 0:
-            mark[v] = 1
-            touched[n_touched] = v
-            n_touched += 1
+        n_touched = _touch(v, mark, touched, n_touched)
         dEmb[v] += dX[k]
     return n_touched
 
@@ -495,10 +503,7 @@ def add_rows_and_zero(dst, dst_grads, n_touched, src, src_grads, src_n):
     src_mark, src_touched = src_grads
     for i in range(src_n):
         v = src_touched[i]
-        if mark[v] == 0:
-            mark[v] = 1
-            touched[n_touched] = v
-            n_touched += 1
+        n_touched = _touch(v, mark, touched, n_touched)
         for u in range(dst.shape[1]):
             dst[v, u] += src[v, u]
             src[v, u] = 0.0
