@@ -16,7 +16,8 @@ backpropagation through time; global-norm clipping; Adam with lazy updates of th
 embedding rows a batch uses) and the training core of :mod:`irdialog.embed._training`
 (validation split, early stopping, ``warm_start``, ``partial_fit``; a ``KeyboardInterrupt``
 during ``fit`` ends the training with a warning and keeps the best validated epoch, or the
-last weights).
+last weights). With ``n_jobs``, the parts of each mini-batch train on threads of this
+process (:class:`_Threads`), their gradients summed in a fixed order before each step.
 """
 
 from __future__ import annotations

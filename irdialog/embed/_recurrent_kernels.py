@@ -20,6 +20,10 @@ LSTM gates are stored in the order i, f, g, o (input, forget, cell, output), as 
 and the RNN cell is ``h' = tanh(x Wx + h Wh + b)``. Every kernel is generic in the float
 type (float32 for training, float64 for the gradient checks). The numpy references are
 in :mod:`irdialog.embed._reference`.
+
+Every kernel releases the GIL (``nogil``): a fit with ``n_jobs`` threads runs the parts of
+each mini-batch at once, each into its own :class:`Grads`, and :func:`reduce_grads` sums
+them in thread order (dense arrays whole, embedding rows where touched).
 """
 
 from __future__ import annotations
