@@ -18,14 +18,25 @@ in the same turns, is recorded as a reference for the machine's speed.
 
 Writes ``benchmarks/results/speed/recurrent-speed.json`` (with provenance, through
 :func:`benchmarks.finish_speed_result`) and prints its table.
+
+:func:`threads_workloads` gives the fits of the recurrent models that the ``n_jobs``
+benchmark times at one and at two threads; ``--threads`` times them here, the two settings
+taking turns (no PyTorch needed)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.recurrent_speed \
+        --threads --data-home ../shared/data
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
+import tempfile
+import time
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -132,8 +143,166 @@ def torch_epoch_fn(torch, cell, vocab, emb, hidden, n_classes, ptr, tok, y, batc
     return epoch
 
 
+def _babi_workload(task, data_home, epochs=None):
+    """The LSTM reader of ``irdialog bench babi-qa --model lstm`` on one task, fitted and
+    scored as ``--heldout`` does: on the first 90% of the training stories, scored on the
+    last 10% (the test file is never read)."""
+    from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
+    from irdialog.datasets import load_babi_qa
+    from irdialog.metrics import per_response_accuracy
+
+    spec = BABI_QA_MODELS["lstm"]
+    [point] = spec.selection.points(SUITE_NAME, task)
+    params = {**point, **({} if epochs is None else {"epochs": epochs})}
+    train = load_babi_qa(task, "train", data_home=data_home)
+    fit_rows, valid_rows = next(valid_split(train.groups, spec.selection.fraction).split())
+
+    def rows(which):
+        return [train.X[i] for i in which], [train.y[i] for i in which]
+
+    (X, y), (Xv, yv) = rows(fit_rows), rows(valid_rows)
+    capped = "" if epochs is None else f", epochs capped at {epochs}"
+    return {
+        "name": f"RecurrentReader (LSTM), bAbI QA task {task}{capped}",
+        "make": lambda n_jobs: spec.build(**params, n_jobs=n_jobs),
+        "fit": lambda est: est.fit(X, y),
+        "score": lambda est: 100.0 * per_response_accuracy(yv, est.predict(Xv)),
+        "metric": "held-out accuracy % (the last 10% of the training stories)",
+    }
+
+
+@functools.cache
+def synthetic_ubuntu_home(train_rows=10_000):
+    """A data home holding the synthetic Ubuntu corpus of BENCHMARKS.md's 10k rows
+    (``benchmarks.make_ubuntu_corpus --train-rows 10000 --eval-rows 1000 --words 20000
+    --topics 50``), written once per process into a temporary directory."""
+    from benchmarks.make_ubuntu_corpus import main as make_corpus
+
+    home = Path(tempfile.mkdtemp(prefix="irdialog-ubuntu-"))
+    make_corpus(["--out", str(home), "--train-rows", str(train_rows), "--eval-rows", "1000",
+                 "--words", "20000", "--topics", "50"])  # fmt: skip
+    return home
+
+
+def _ubuntu_workload(data_home, corpus, epochs=None):
+    """The LSTM dual encoder of ``irdialog bench ubuntu --model lstm-dual`` fitted on the
+    true pairs of the training file (as the bench's ``fit_chunks``), scored by R@1 of 10
+    on the valid file."""
+    import numpy as np
+
+    from irdialog.bench._ubuntu import SUITE_NAME, UBUNTU_MODELS
+    from irdialog.datasets import iter_ubuntu
+    from irdialog.metrics import recall_at_k
+
+    spec = UBUNTU_MODELS["lstm-dual"]
+    [point] = spec.selection.points(SUITE_NAME)
+    params = {**point, **({} if epochs is None else {"epochs": epochs})}
+    X, y = [], []
+    for chunk in iter_ubuntu("train", data_home=data_home):
+        keep = np.flatnonzero(chunk.labels == 1)
+        X += [chunk.X[i] for i in keep]
+        y += [chunk.y[i] for i in keep]
+    valid = list(iter_ubuntu("valid", data_home=data_home))
+
+    def score(est):
+        scores = [est.rank_candidates(c.X, c.candidate_lists) for c in valid]
+        return 100.0 * recall_at_k(np.vstack(scores), 1, 10)
+
+    capped = "" if epochs is None else f", epochs capped at {epochs}"
+    return {
+        "name": f"DualEncoderRanker (LSTM), {corpus}{capped}",
+        "make": lambda n_jobs: spec.build(**params, n_jobs=n_jobs),
+        "fit": lambda est: est.fit_chunks([(X, y)]),
+        "score": score,
+        "metric": "valid R@1 of 10 %",
+    }
+
+
+def threads_workloads(data_home=None) -> list[dict]:
+    """The fits of the recurrent models that the ``n_jobs`` benchmark times.
+
+    The LSTM reader at the bench's presets on bAbI QA task 1 (short stories, 50 units) and
+    task 3 (the longest stories, read to 200 words, 100 units; its 60 epochs take minutes,
+    so they are capped at 10), and the LSTM dual encoder at the bench's settings on the
+    genuine 100-row Ubuntu sample (10 epochs) and on the synthetic 10k-row corpus
+    (:func:`synthetic_ubuntu_home`; 10 epochs take minutes, capped at 1).
+
+    Returns
+    -------
+    workloads : list of dict
+        ``name``, ``make`` (n_jobs -> unfitted estimator), ``fit`` (estimator -> fitted
+        estimator), ``score`` (fitted estimator -> float), ``metric``.
+    """
+    return [
+        _babi_workload(1, data_home),
+        _babi_workload(3, data_home, epochs=10),
+        _ubuntu_workload(data_home, "Ubuntu sample (100 genuine rows)"),
+        _ubuntu_workload(synthetic_ubuntu_home(), "synthetic Ubuntu 10k rows", epochs=1),
+    ]
+
+
+def _machine_cpu_seconds():
+    """CPU seconds every process of the machine has run (Linux's /proc/stat; None
+    elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            user, nice, system = (int(v) for v in f.readline().split()[1:4])
+    except OSError:
+        return None
+    return (user + nice + system) / os.sysconf("SC_CLK_TCK")
+
+
+def time_threads(data_home, repeat, only=None, jobs=(1, 2)):
+    """Fit each workload of :func:`threads_workloads` (those numbered ``only``, from 0,
+    when given) at each ``n_jobs`` in turn, ``repeat`` rounds after a warm-up fit each;
+    print the best wall and CPU time of each, the ratio of the wall times to the first's
+    and the scores.
+
+    On a shared machine another process may take a core during a fit, which slows the
+    threaded side more. Each fit records the CPU seconds the rest of the machine ran
+    meanwhile (``others``, from /proc/stat); the best times are taken over the rounds in
+    which neither side's fit had the rest of the machine above 5% of a core (over every
+    round when there is none such: ``quiet_rounds`` says which)."""
+    for i, w in enumerate(threads_workloads(data_home)):
+        if only is not None and i not in only:
+            continue
+        others = {n: [] for n in jobs}
+
+        def fit(n, w=w, others=others):
+            machine, own = _machine_cpu_seconds(), time.process_time()
+            est = w["fit"](w["make"](n))
+            if machine is not None:
+                others[n].append(_machine_cpu_seconds() - machine - time.process_time() + own)
+            return est
+
+        work = {n: functools.partial(fit, n) for n in jobs}
+        walls, cpus, last = alternate(work, repeat, warm_up=True)
+        others = {n: v[-repeat:] if v else [0.0] * repeat for n, v in others.items()}
+        quiet = [r for r in range(repeat) if all(others[n][r] < 0.05 * walls[n][r] for n in jobs)]
+        rounds = quiet or list(range(repeat))
+        best = {n: min(walls[n][r] for r in rounds) for n in jobs}
+        row = {
+            "workload": w["name"],
+            "best_seconds": {n: round(t, 3) for n, t in best.items()},
+            # CPU seconds of the process (all its threads): the work done, whatever the load
+            "cpu_seconds": {n: round(min(cpus[n][r] for r in rounds), 3) for n in jobs},
+            "speedup": {n: round(best[jobs[0]] / best[n], 3) for n in jobs[1:]},
+            "quiet_rounds": f"{len(quiet)} of {repeat}",
+            "others_cpu_seconds": {n: [round(v, 2) for v in others[n]] for n in jobs},
+            w["metric"]: {n: round(w["score"](est), 2) for n, est in last.items()},
+        }
+        print(json.dumps(row), flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--threads",
+        action="store_true",
+        help="time the fits of threads_workloads at n_jobs 1 and 2 instead",
+    )
+    ap.add_argument("--data-home", default=None)
+    ap.add_argument("--only", type=int, nargs="+", help="with --threads: these workloads")
     ap.add_argument("--hidden", type=int, nargs="+", default=[50, 100, 200])
     ap.add_argument("--cells", nargs="+", default=["lstm", "rnn"])
     ap.add_argument("--embedding", type=int, default=50)
@@ -146,6 +315,9 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--output", default=str(RESULTS / "speed" / "recurrent-speed.json"))
     args = ap.parse_args(argv)
+    if args.threads:
+        time_threads(args.data_home, args.repeat, args.only)
+        return
 
     import torch  # only this benchmark needs it
 

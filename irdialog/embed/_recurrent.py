@@ -16,12 +16,15 @@ backpropagation through time; global-norm clipping; Adam with lazy updates of th
 embedding rows a batch uses) and the training core of :mod:`irdialog.embed._training`
 (validation split, early stopping, ``warm_start``, ``partial_fit``; a ``KeyboardInterrupt``
 during ``fit`` ends the training with a warning and keeps the best validated epoch, or the
-last weights).
+last weights). With ``n_jobs``, the parts of each mini-batch train on threads of this
+process (:class:`_Threads`), their gradients summed in a fixed order before each step.
 """
 
 from __future__ import annotations
 
 import numbers
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -29,6 +32,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
+from .._threads import n_threads
 from ..base import RankerMixin, check_contexts, check_responses, iter_chunks, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
@@ -56,6 +60,12 @@ _COMMON_CONSTRAINTS = {
     "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
     "weight_init": [StrOptions({"uniform", "orthogonal"})],
     **TRAINING_CONSTRAINTS,
+    # joblib's convention: None, -1 (all cores), -2 (all but one)... or a positive count
+    "n_jobs": [
+        Interval(numbers.Integral, None, -1, closed="right"),
+        Interval(numbers.Integral, 1, None, closed="left"),
+        None,
+    ],
 }
 
 
@@ -88,6 +98,28 @@ def _buckets(rows, lengths, batch_size, rng):
         part = part[np.argsort(-lengths[part], kind="stable")]
         batches += [part[i : i + batch_size] for i in range(0, len(part), batch_size)]
     return [batches[i] for i in rng.permutation(len(batches))]
+
+
+class _Threads:
+    """The threads of a fit: this one and a pool of ``n - 1`` more, created once per fit.
+    The kernels they run release the GIL; they are threads of this process, never
+    joblib's active backend (which could run them on copies of the gradient buffers)."""
+
+    def __init__(self, n):
+        self.n = n
+        self.pool = ThreadPoolExecutor(n - 1)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.pool.shutdown()
+
+    def run(self, fn, calls):
+        """``[fn(*args) for args in calls]``: the first call in this thread, the others
+        on the pool's, at once."""
+        futures = [self.pool.submit(fn, *args) for args in calls[1:]]
+        return [fn(*calls[0])] + [f.result() for f in futures]
 
 
 class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
@@ -143,17 +175,26 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             params["b"][Hd : 2 * Hd] = 1.0  # forget gate open at the start
         return params
 
-    def _encode_rows(self, params, ptr, tok, rows=None):
+    def _encode_rows(self, params, ptr, tok, rows=None, threads=None):
         """Final states (float64) of the sequences ``rows`` (default: all), in blocks;
-        both directions' side by side for a bidirectional encoder."""
+        both directions' side by side for a bidirectional encoder. With the fit's
+        ``threads`` (:class:`_Threads`), each encodes a contiguous part of the rows."""
         if rows is None:
             rows = np.arange(len(ptr) - 1)
         width = params["Wh"].shape[0] * len(K.directions(params))
         out = np.empty((len(rows), width))
-        for start in range(0, len(rows), _SCORE_BLOCK):
-            block = rows[start : start + _SCORE_BLOCK]
-            h, _ = K.encode_states(params, self._lstm, ptr, tok, block, self._max_len())
-            out[start : start + len(block)] = h
+
+        def encode(lo, hi):
+            for start in range(lo, hi, _SCORE_BLOCK):
+                block = rows[start : min(start + _SCORE_BLOCK, hi)]
+                h, _ = K.encode_states(params, self._lstm, ptr, tok, block, self._max_len())
+                out[start : start + len(block)] = h
+
+        if threads is None:
+            encode(0, len(rows))
+        else:  # one contiguous part of the rows per thread
+            cuts = np.linspace(0, len(rows), threads.n + 1).astype(np.int64)
+            threads.run(encode, [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
         return out
 
     def _fitted_params(self):
@@ -175,25 +216,45 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
 
     def _train(self, params, step_batches, validate, desc, continuing, n_epochs):
         """Adam over ``n_epochs`` epochs of the batches ``step_batches(epoch)`` gives, each
-        a callable ``batch(params, grads) -> (loss, correct, n)``; the training core does
-        the rest (divergence, validation, early stopping, interrupt, curves). Returns the
-        kept parameters."""
+        a pair ``(n, batch)``: its number of examples and a callable ``batch(params, grads,
+        part=slice(None)) -> (loss, correct)`` that adds the gradient of the examples
+        ``part`` of the batch to ``grads``; ``validate(params, threads)`` scores the
+        parameters (``threads``: the fit's :class:`_Threads`, None for one thread). The
+        training core does the rest (divergence, validation, early stopping, interrupt,
+        curves). Returns the kept parameters.
+
+        With ``n_jobs`` threads, each batch is cut into that many interleaved parts (its
+        examples are sorted by length, so the parts have about the same tokens), each part's
+        gradient is computed against the same parameters on its own thread into its own
+        buffers, and the buffers are summed in thread order before one Adam step: the same
+        step as one thread's up to the order of the sums, and a deterministic one."""
         params = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
-        grads = K.Grads(params)
+        n_jobs = n_threads(self.n_jobs)
+        grads = [K.Grads(params) for _ in range(n_jobs)]
         moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
         n_steps = 0
         accs = []
+        threads = _Threads(n_jobs) if n_jobs > 1 else None
+
+        def run_batch(n, batch):
+            if threads is None or n < 2:
+                return batch(params, grads[0])
+            k = min(n_jobs, n)
+            calls = [(params, grads[t], slice(t, None, k)) for t in range(k)]
+            results = threads.run(batch, calls)
+            K.reduce_grads(grads[:k])
+            return sum(r[0] for r in results), sum(r[1] for r in results)
 
         def step(epoch):
             nonlocal n_steps
             loss, correct, seen = 0.0, 0, 0
-            for batch in step_batches(epoch):
-                b_loss, b_correct, n = batch(params, grads)
+            for n, batch in step_batches(epoch):
+                b_loss, b_correct = run_batch(n, batch)
                 loss += b_loss
                 correct += b_correct
                 seen += n
                 n_steps += 1
-                K.apply_adam(params, grads, moments, self.learning_rate, self.clip_norm,
+                K.apply_adam(params, grads[0], moments, self.learning_rate, self.clip_norm,
                              n_steps, *_ADAM)  # fmt: skip
             accs.append(correct / max(seen, 1))
             return loss / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
@@ -202,17 +263,18 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             step,
             weights=lambda: params,
             snapshot=lambda: {k: v.copy() for k, v in params.items()},
-            validate=None if validate is None else (lambda: validate(params)),
+            validate=None if validate is None else (lambda: validate(params, threads)),
             curves={"train_accuracy_curve_": accs},
         )
-        return self._train_epochs(
-            lambda k: run,
-            n_epochs,
-            continuing=continuing,
-            desc=desc,
-            advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
-            blas_threads=1,
-        )
+        with threads or nullcontext():
+            return self._train_epochs(
+                lambda k: run,
+                n_epochs,
+                continuing=continuing,
+                desc=desc,
+                advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
+                blas_threads=1,
+            )
 
 
 class RecurrentReader(_RecurrentBase):
@@ -280,8 +342,19 @@ class RecurrentReader(_RecurrentBase):
         ``epochs`` more epochs (Adam's moments start afresh). The vocabulary and candidates
         of the first fit stay; ``cell``, ``bidirectional``, ``hidden_size``,
         ``embedding_dim`` and ``drop_punctuation`` must not change in between.
+    n_jobs : int or None, default=None
+        Threads that train together (None: 1; -1: every core; -2: all but one). Each
+        mini-batch is cut into ``n_jobs`` parts of about the same length, whose gradients
+        are computed on their own threads against the same weights and summed in a fixed
+        order before the one Adam step of the batch; the validation split is encoded on
+        the same threads. The sums' order is the only change: the model of ``n_jobs=2``
+        differs from that of ``n_jobs=1`` (the default's) in the last bits of the float32
+        arithmetic, which may grow over the epochs as between two seeds, and a seed still
+        gives bit-for-bit the same model for a given ``n_jobs``. Scoring is on one
+        thread.
     random_state : int, RandomState instance or None, default=None
-        A given seed gives bit-for-bit the same model (one BLAS thread in training).
+        A given seed gives bit-for-bit the same model for a given ``n_jobs`` (one BLAS
+        thread in training).
     verbose : bool, default=False
         A progress bar with the loss and accuracy.
 
@@ -370,6 +443,7 @@ class RecurrentReader(_RecurrentBase):
         validation_fraction=0.1,
         n_iter_no_change=5,
         warm_start=False,
+        n_jobs=None,
         random_state=None,
         verbose=False,
     ):
@@ -392,6 +466,7 @@ class RecurrentReader(_RecurrentBase):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -491,16 +566,16 @@ class RecurrentReader(_RecurrentBase):
             lengths = np.diff(e_ptr)
             for rows in _buckets(train_rows, lengths, self.batch_size, rng):
 
-                def run(params, grads, rows=rows):
-                    loss, correct = K.reader_batch(
+                def run(params, grads, part=slice(None), rows=rows):
+                    rows = rows[part]
+                    return K.reader_batch(
                         params, grads, lstm, e_ptr, e_tok, rows, max_len, cands, gold[rows]
                     )
-                    return loss, correct, len(rows)
 
-                yield run
+                yield len(rows), run
 
-        def validate(params):
-            scores = self._scores(params, ptr, tok, val_rows)
+        def validate(params, threads):
+            scores = self._scores(params, ptr, tok, val_rows, threads)
             target = gold[val_rows]
             m = scores.max(axis=1, keepdims=True)
             logz = m[:, 0] + np.log(np.exp(scores - m).sum(axis=1))
@@ -522,8 +597,8 @@ class RecurrentReader(_RecurrentBase):
                 delattr(self, attr)
         return self
 
-    def _scores(self, params, ptr, tok, rows):
-        h = self._encode_rows(params, ptr, tok, rows)
+    def _scores(self, params, ptr, tok, rows, threads=None):
+        h = self._encode_rows(params, ptr, tok, rows, threads)
         C = K.candidate_matrix(params["O"].astype(np.float64), *self._cands_[:2],
                                self._cands_[2].astype(np.float64))  # fmt: skip
         return h @ C.T
@@ -599,6 +674,11 @@ class DualEncoderRanker(_RecurrentBase):
     n_iter_no_change : int, default=5
     warm_start : bool, default=False
         As in :class:`RecurrentReader`.
+    n_jobs : int or None, default=None
+        Threads that train together, as in :class:`RecurrentReader`: each mini-batch's
+        pairs are cut into ``n_jobs`` parts whose gradients are computed on their own
+        threads and summed in a fixed order; the model depends on ``n_jobs`` in the last
+        bits and repeats for a given one.
     random_state : int, RandomState instance or None, default=None
     verbose : bool, default=False
 
@@ -671,6 +751,7 @@ class DualEncoderRanker(_RecurrentBase):
         validation_fraction=0.1,
         n_iter_no_change=5,
         warm_start=False,
+        n_jobs=None,
         random_state=None,
         verbose=False,
     ):
@@ -692,6 +773,7 @@ class DualEncoderRanker(_RecurrentBase):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -873,17 +955,17 @@ class DualEncoderRanker(_RecurrentBase):
             ctx, resp, flags = pairs(train_rows, rng)
             for b in _buckets(np.arange(len(ctx)), lengths[ctx], self.batch_size, rng):
 
-                def run(params, grads, b=b):
-                    loss, correct = K.dual_batch(
+                def run(params, grads, part=slice(None), b=b):
+                    b = b[part]
+                    return K.dual_batch(
                         params, grads, lstm, ptr, tok, ctx[b], resp[b], flags[b], max_len
                     )
-                    return loss, correct, len(b)
 
-                yield run
+                yield len(b), run
 
-        def validate(params):
+        def validate(params, threads):
             ctx, resp, flags = val_pairs
-            s = self._pair_logits(params, ptr, tok, ctx, resp)
+            s = self._pair_logits(params, ptr, tok, ctx, resp, threads)
             p = 1.0 / (1.0 + np.exp(-s))
             loss = -np.mean(np.where(flags == 1, np.log(p + 1e-12), np.log(1 - p + 1e-12)))
             return float(np.mean((s > 0) == (flags == 1))), -float(loss)
@@ -899,9 +981,9 @@ class DualEncoderRanker(_RecurrentBase):
         self.match_bias_ = params["bias"]
         return self
 
-    def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows):
-        hc = self._encode_rows(params, ptr, tok, ctx_rows)
-        hr = self._encode_rows(params, ptr, tok, resp_rows)
+    def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, threads=None):
+        hc = self._encode_rows(params, ptr, tok, ctx_rows, threads)
+        hr = self._encode_rows(params, ptr, tok, resp_rows, threads)
         M = params["M"].astype(np.float64)
         return np.einsum("ij,ij->i", hc @ M, hr) + float(params["bias"][0])
 

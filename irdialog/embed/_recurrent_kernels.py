@@ -20,6 +20,10 @@ LSTM gates are stored in the order i, f, g, o (input, forget, cell, output), as 
 and the RNN cell is ``h' = tanh(x Wx + h Wh + b)``. Every kernel is generic in the float
 type (float32 for training, float64 for the gradient checks). The numpy references are
 in :mod:`irdialog.embed._reference`.
+
+Every kernel releases the GIL (``nogil``): a fit with ``n_jobs`` threads runs the parts of
+each mini-batch at once, each into its own :class:`Grads`, and :func:`reduce_grads` sums
+them in thread order (dense arrays whole, embedding rows where touched).
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ EncoderGrads.__doc__ = """The gradients :func:`encoder_backward` adds to, and th
 rows it touched: ``mark[v]`` is 1 once row v is listed in ``touched``."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pack_batch(ptr, tok, rows, max_len, reverse=False):
     """Sort the sequences ``rows`` of a ragged token array by length and pack them.
 
@@ -97,12 +101,12 @@ def pack_batch(ptr, tok, rows, max_len, reverse=False):
     return order, nact, off, ptok
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gates_fast(row, b, pre, post, bits):
     """The float32 gate activations of one row in two vectorised passes:
     ``t = tanh(pre * (row + b))``, then ``(1 + t) / 2`` where ``post`` is 1 (sigmoid
@@ -119,7 +123,7 @@ def _gates_fast(row, b, pre, post, bits):
         row[u] = g * (half + half * t) + (one - g) * t
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def encoder_forward(Emb, Wx, Wh, b, lstm, packed, B):
     """Run the encoder over the :class:`Packed` batch (:func:`pack_batch`) of ``B``
     sequences.
@@ -207,7 +211,18 @@ def encoder_forward(Emb, Wx, Wh, b, lstm, packed, B):
     return h, X, Hp, Cp, A, Cn
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def _touch(v, mark, touched, n_touched):
+    """Mark embedding row ``v`` and append it to ``touched`` (holding ``n_touched`` rows)
+    the first time it comes; returns the new number of touched rows."""
+    if mark[v] == 0:
+        mark[v] = 1
+        touched[n_touched] = v
+        n_touched += 1
+    return n_touched
+
+
+@njit(cache=True, nogil=True)
 def encoder_backward(Wx, Wh, lstm, packed, cache, dh_final, grads, n_touched):
     """Backpropagation through time of :func:`encoder_forward`, from the gradient
     ``dh_final`` (B, H, sorted order) of the loss on the final states; ``cache`` is the
@@ -265,15 +280,12 @@ def encoder_backward(Wx, Wh, lstm, packed, cache, dh_final, grads, n_touched):
     dX = np.dot(dZ, Wx.T)
     for k in range(N):
         v = ptok[k]
-        if mark[v] == 0:
-            mark[v] = 1
-            touched[n_touched] = v
-            n_touched += 1
+        n_touched = _touch(v, mark, touched, n_touched)
         dEmb[v] += dX[k]
     return n_touched
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def candidate_matrix(Wout, cptr, ctok, cw):
     """The embedding of each candidate: the weighted sum of its words' rows of ``Wout``."""
     C = np.zeros((len(cptr) - 1, Wout.shape[1]), Wout.dtype)
@@ -283,7 +295,7 @@ def candidate_matrix(Wout, cptr, ctok, cw):
     return C
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def reader_loss_grad(h, Wout, cptr, ctok, cw, y, dWout):
     """Softmax cross-entropy of the candidates scored ``h . C[c]`` against the gold ``y``.
 
@@ -321,7 +333,7 @@ def reader_loss_grad(h, Wout, cptr, ctok, cw, y, dWout):
     return loss, correct, dh
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dual_loss_grad(hc, hr, M, bias, flags):
     """Binary cross-entropy of ``sigma(c^T M r + bias)`` against ``flags`` (1: the true
     response), summed over the pairs. Returns (loss, correct, dhc, dhr, dM, dbias)."""
@@ -356,7 +368,7 @@ def dual_loss_grad(hc, hr, M, bias, flags):
     return loss, correct, dhc, dhr, dM, dbias
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dual_scores(hc, hr, M, bias):
     """``c_i^T M r_i + bias`` of each pair (the logit of the match probability)."""
     MR = np.dot(hr, M.T)
@@ -473,6 +485,50 @@ def dual_batch(params, grads, lstm, ptr, tok, ctx_rows, resp_rows, flags, max_le
     grads.dense["bias"] += dbias
     backward_batch(params, grads, lstm, cache, np.concatenate((dhc, dhr)))
     return loss, correct
+
+
+@njit(cache=True, nogil=True)
+def add_and_zero(dst, src):
+    """``dst += src``, then ``src = 0``, on flat arrays: one thread's dense gradient
+    moved into the sum."""
+    for i in range(dst.shape[0]):
+        dst[i] += src[i]
+        src[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def add_rows_and_zero(dst, dst_grads, n_touched, src, src_grads, src_n):
+    """Move the touched rows of one thread's embedding gradient into the sum: for each row
+    ``v`` of ``src_grads.touched[:src_n]``, in that order, ``dst[v] += src[v]`` (``v``
+    marked and appended to ``dst_grads.touched`` the first time it comes), then row ``v``
+    of ``src`` is zeroed and unmarked. ``*_grads`` are (mark, touched) pairs; returns the
+    new number of touched rows of the sum."""
+    mark, touched = dst_grads
+    src_mark, src_touched = src_grads
+    for i in range(src_n):
+        v = src_touched[i]
+        n_touched = _touch(v, mark, touched, n_touched)
+        for u in range(dst.shape[1]):
+            dst[v, u] += src[v, u]
+            src[v, u] = 0.0
+        src_mark[v] = 0
+    return n_touched
+
+
+def reduce_grads(grads):
+    """Sum the :class:`Grads` of the threads into the first, in their order (so that the
+    sum's bits depend on the number of threads only), and zero the others: the dense
+    arrays whole, the embedding rows only where a thread touched them."""
+    total = grads[0]
+    for g in grads[1:]:
+        for k, d in total.dense.items():
+            if k != "Emb":
+                add_and_zero(d.reshape(-1), g.dense[k].reshape(-1))
+        total.n_touched = add_rows_and_zero(
+            total.dense["Emb"], (total.mark, total.touched), total.n_touched,
+            g.dense["Emb"], (g.mark, g.touched), g.n_touched,
+        )  # fmt: skip
+        g.n_touched = 0
 
 
 def apply_adam(params, grads, moments, lr, max_norm, step, b1=0.9, b2=0.999, eps=1e-8):
