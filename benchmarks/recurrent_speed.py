@@ -19,12 +19,8 @@ in the same turns, is recorded as a reference for the machine's speed.
 Writes ``benchmarks/results/speed/recurrent-speed.json`` (with provenance, through
 :func:`benchmarks.finish_speed_result`) and prints its table.
 
-:func:`threads_workloads` gives the fits of the recurrent models that the ``n_jobs``
-benchmark times at one and at two threads; ``--threads`` times them here, the two settings
-taking turns (no PyTorch needed)::
-
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.recurrent_speed \
-        --threads --data-home ../shared/data
+:func:`threads_workloads` gives the fits of the recurrent models that
+:mod:`benchmarks.training_threads` times at one and at two threads.
 """
 
 from __future__ import annotations
@@ -34,7 +30,6 @@ import functools
 import json
 import os
 import tempfile
-import time
 from importlib import metadata
 from pathlib import Path
 
@@ -241,68 +236,8 @@ def threads_workloads(data_home=None) -> list[dict]:
     ]
 
 
-def _machine_cpu_seconds():
-    """CPU seconds every process of the machine has run (Linux's /proc/stat; None
-    elsewhere)."""
-    try:
-        with open("/proc/stat") as f:
-            user, nice, system = (int(v) for v in f.readline().split()[1:4])
-    except OSError:
-        return None
-    return (user + nice + system) / os.sysconf("SC_CLK_TCK")
-
-
-def time_threads(data_home, repeat, only=None, jobs=(1, 2)):
-    """Fit each workload of :func:`threads_workloads` (those numbered ``only``, from 0,
-    when given) at each ``n_jobs`` in turn, ``repeat`` rounds after a warm-up fit each;
-    print the best wall and CPU time of each, the ratio of the wall times to the first's
-    and the scores.
-
-    On a shared machine another process may take a core during a fit, which slows the
-    threaded side more. Each fit records the CPU seconds the rest of the machine ran
-    meanwhile (``others``, from /proc/stat); the best times are taken over the rounds in
-    which neither side's fit had the rest of the machine above 5% of a core (over every
-    round when there is none such: ``quiet_rounds`` says which)."""
-    for i, w in enumerate(threads_workloads(data_home)):
-        if only is not None and i not in only:
-            continue
-        others = {n: [] for n in jobs}
-
-        def fit(n, w=w, others=others):
-            machine, own = _machine_cpu_seconds(), time.process_time()
-            est = w["fit"](w["make"](n))
-            if machine is not None:
-                others[n].append(_machine_cpu_seconds() - machine - time.process_time() + own)
-            return est
-
-        work = {n: functools.partial(fit, n) for n in jobs}
-        walls, cpus, last = alternate(work, repeat, warm_up=True)
-        others = {n: v[-repeat:] if v else [0.0] * repeat for n, v in others.items()}
-        quiet = [r for r in range(repeat) if all(others[n][r] < 0.05 * walls[n][r] for n in jobs)]
-        rounds = quiet or list(range(repeat))
-        best = {n: min(walls[n][r] for r in rounds) for n in jobs}
-        row = {
-            "workload": w["name"],
-            "best_seconds": {n: round(t, 3) for n, t in best.items()},
-            # CPU seconds of the process (all its threads): the work done, whatever the load
-            "cpu_seconds": {n: round(min(cpus[n][r] for r in rounds), 3) for n in jobs},
-            "speedup": {n: round(best[jobs[0]] / best[n], 3) for n in jobs[1:]},
-            "quiet_rounds": f"{len(quiet)} of {repeat}",
-            "others_cpu_seconds": {n: [round(v, 2) for v in others[n]] for n in jobs},
-            w["metric"]: {n: round(w["score"](est), 2) for n, est in last.items()},
-        }
-        print(json.dumps(row), flush=True)
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--threads",
-        action="store_true",
-        help="time the fits of threads_workloads at n_jobs 1 and 2 instead",
-    )
-    ap.add_argument("--data-home", default=None)
-    ap.add_argument("--only", type=int, nargs="+", help="with --threads: these workloads")
     ap.add_argument("--hidden", type=int, nargs="+", default=[50, 100, 200])
     ap.add_argument("--cells", nargs="+", default=["lstm", "rnn"])
     ap.add_argument("--embedding", type=int, default=50)
@@ -315,10 +250,6 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--output", default=str(RESULTS / "speed" / "recurrent-speed.json"))
     args = ap.parse_args(argv)
-    if args.threads:
-        time_threads(args.data_home, args.repeat, args.only)
-        return
-
     import torch  # only this benchmark needs it
 
     torch.set_num_threads(1)

@@ -9,8 +9,9 @@ Each model family's speed script names its bench workloads (``threads_workloads`
 an estimator built with the bench's settings for a given ``n_jobs``, its fit on the
 training data, and its score on the dev or validation data. The fits with each ``n_jobs``
 take turns (:func:`benchmarks.alternate`, so that a busy spell of the machine hits every
-side alike); a side's time is its best of ``--repeat`` wall-clock fits. BLAS is held to
-one thread on every side, so that only the fit's own threads differ. The score of each
+side alike), after a warm-up fit each; a side's time is its best wall-clock fit over the
+rounds in which the rest of the machine stayed idle (:func:`time_workload`). BLAS is held
+to one thread on every side, so that only the fit's own threads differ. The score of each
 ``n_jobs`` is that of its last fit: a seeded fit repeats for a given ``n_jobs``, and may
 differ with another one (the estimators' ``n_jobs`` docstrings say how).
 """
@@ -18,8 +19,10 @@ differ with another one (the estimators' ``n_jobs`` docstrings say how).
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
+import time
 
 from threadpoolctl import threadpool_limits
 
@@ -42,19 +45,52 @@ def workloads(model: str, data_home=None) -> list[dict]:
     return module.threads_workloads(data_home=data_home)
 
 
+def _machine_cpu_seconds() -> float | None:
+    """CPU seconds every process of the machine has run (Linux's /proc/stat; None
+    elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            user, nice, system = (int(v) for v in f.readline().split()[1:4])
+    except OSError:
+        return None
+    return (user + nice + system) / os.sysconf("SC_CLK_TCK")
+
+
 def time_workload(work: dict, jobs, repeat: int) -> dict:
-    """Fit ``work`` with each ``n_jobs`` of ``jobs`` in turn, ``repeat`` rounds."""
-    sides = {n: (lambda n=n: work["fit"](work["make"](n))) for n in jobs}
+    """Fit ``work`` with each ``n_jobs`` of ``jobs`` in turn, ``repeat`` rounds after a
+    warm-up fit each.
+
+    Another process taking a core during a fit slows the threaded side more than the
+    other, so each fit records the CPU seconds the rest of the machine ran meanwhile
+    (/proc/stat less this process); the best times are taken over the rounds in which no
+    side's fit had the rest of the machine above 5% of a core (over every round when no
+    round was quiet: ``quiet_rounds`` says how many were)."""
+    others: dict[int, list[float]] = {n: [] for n in jobs}
+
+    def fit(n):
+        machine, own = _machine_cpu_seconds(), time.process_time()
+        fitted = work["fit"](work["make"](n))
+        if machine is not None:
+            others[n].append(_machine_cpu_seconds() - machine - (time.process_time() - own))
+        return fitted
+
     with threadpool_limits(limits=1, user_api="blas"):
-        wall, cpu, last = alternate({str(n): fn for n, fn in sides.items()}, repeat)
-    best = {n: min(wall[str(n)]) for n in jobs}
+        sides = {str(n): functools.partial(fit, n) for n in jobs}
+        wall, cpu, last = alternate(sides, repeat, warm_up=True)
+    busy = {n: (others[n][-repeat:] or [0.0] * repeat) for n in jobs}
+    quiet = [r for r in range(repeat) if all(busy[n][r] < 0.05 * wall[str(n)][r] for n in jobs)]
+    rounds = quiet or list(range(repeat))
+    best = {n: min(wall[str(n)][r] for r in rounds) for n in jobs}
     base = best[jobs[0]]
     return {
         "workload": work["name"],
         "metric": work["metric"],
         "seconds": {str(n): round(best[n], 3) for n in jobs},
-        "cpu_seconds": {str(n): round(min(cpu[str(n)]), 3) for n in jobs},
+        # CPU seconds of this process (all its threads): the work done, whatever the load
+        "cpu_seconds": {str(n): round(min(cpu[str(n)][r] for r in rounds), 3) for n in jobs},
         "speedup": {str(n): round(base / best[n], 3) for n in jobs},
+        "quiet_rounds": len(quiet),
+        "others_cpu_seconds": {str(n): [round(v, 2) for v in busy[n]] for n in jobs},
         "score": {str(n): round(float(work["score"](last[str(n)])), 2) for n in jobs},
     }
 
@@ -64,6 +100,10 @@ def main(argv=None) -> None:
     parser.add_argument("--models", nargs="+", choices=sorted(SCRIPTS), default=list(SCRIPTS))
     parser.add_argument("--jobs", nargs="+", type=int, default=[1, 2], metavar="N")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--only", type=int, nargs="+", metavar="I",
+        help="time only these workloads of each model family (numbered from 0)",
+    )  # fmt: skip
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--output", default=None)
     args = parser.parse_args(argv)
@@ -72,7 +112,9 @@ def main(argv=None) -> None:
     rows = []
     with record_data_files() as files:
         for model in args.models:
-            for work in workloads(model, args.data_home):
+            for i, work in enumerate(workloads(model, args.data_home)):
+                if args.only is not None and i not in args.only:
+                    continue
                 row = {"model": model, **time_workload(work, args.jobs, args.repeat)}
                 print(row, flush=True)
                 rows.append(row)

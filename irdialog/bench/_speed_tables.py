@@ -247,21 +247,23 @@ def training_threads(result: dict) -> list[str]:
     many = jobs[1:]
     lines = [
         f"A fit with `n_jobs=N` against the same fit with one thread, on a {result['cores']}-core "
-        f"machine (best of {result['repeat']} fits per side, the sides taking turns; BLAS on "
-        "one thread throughout), and each fitted model's score:",
+        f"machine (best of {result['repeat']} fits per side after a warm-up fit, the sides "
+        "taking turns, over the rounds in which no other process took more than 5% of a core; "
+        "BLAS on one thread throughout), and each fitted model's score:",
         "",
         "| workload | one thread, s | "
         + " | ".join(f"n_jobs={n}, s | speed-up" for n in many)
         + " | metric | "
         + " | ".join(f"n_jobs={n}" for n in jobs)
-        + " |",
-        "|---|---:|" + "---:|---:|" * len(many) + "---|" + "---:|" * len(jobs),
+        + " | quiet rounds |",
+        "|---|---:|" + "---:|---:|" * len(many) + "---|" + "---:|" * len(jobs) + "---:|",
     ]
     for r in result["rows"]:
         times = " | ".join(f"{r['seconds'][n]:.2f} | {r['speedup'][n]:.2f}x" for n in many)
         scores = " | ".join(f"{r['score'][n]:.2f}" for n in jobs)
         one = f"{r['seconds'][jobs[0]]:.2f}"
-        lines.append(f"| {r['workload']} | {one} | {times} | {r['metric']} | {scores} |")
+        quiet = f"{r['quiet_rounds']} of {result['repeat']}"
+        lines.append(f"| {r['workload']} | {one} | {times} | {r['metric']} | {scores} | {quiet} |")
     return lines
 
 
