@@ -1,11 +1,11 @@
 """Training on several threads: a fit with ``n_jobs=N`` against the same fit with one.
 
-    python -m benchmarks.training_threads [--models se memn2n recurrent] [--jobs 1 2] \
+    python -m benchmarks.training_threads [--models se recurrent] [--jobs 1 2] \
         [--repeat 3] [--data-home DIR] \
         [--output benchmarks/results/speed/training-threads.json]
 
 Each model family's speed script names its bench workloads (``threads_workloads`` of
-:mod:`benchmarks.speed`, :mod:`benchmarks.speed_memn2n`, :mod:`benchmarks.recurrent_speed`):
+:mod:`benchmarks.speed`, :mod:`benchmarks.recurrent_speed`):
 an estimator built with the bench's settings for a given ``n_jobs``, its fit on the
 training data, and its score on the dev or validation data. The fits with each ``n_jobs``
 take turns (:func:`benchmarks.alternate`, so that a busy spell of the machine hits every
@@ -29,10 +29,10 @@ from threadpoolctl import threadpool_limits
 from benchmarks import alternate, finish_speed_result
 from irdialog.datasets import record_data_files
 
-# The speed script of each model family, which declares its workloads.
+# The speed script of each model family whose fit trains on threads, which declares its
+# workloads.
 SCRIPTS = {
     "se": "benchmarks.speed",
-    "memn2n": "benchmarks.speed_memn2n",
     "recurrent": "benchmarks.recurrent_speed",
 }
 
