@@ -455,19 +455,30 @@ def _fit_own(spec: OwnModel, params: dict, data, candidates, args, progress: boo
     return model.fit(*_positive(data))
 
 
-def _first_of(scores, gold, lists, n: int, first_row: int, where) -> np.ndarray:
+def _scored_blocks(model, X, lists, progress: bool, desc: str):
+    """``(start, scores)`` of each block of ``_EVAL_BLOCK`` contexts: each example's own
+    candidates scored (``lists``, padded with -inf) or, without lists, the model's."""
+    for start in tqdm(range(0, len(X), _EVAL_BLOCK), desc=desc, unit="block", disable=not progress):
+        rows = slice(start, start + _EVAL_BLOCK)
+        if lists is None:
+            yield start, model.decision_function(X[rows])
+        else:
+            yield start, model.rank_candidates(X[rows], lists[rows])
+
+
+def _first_of(scores, gold, lengths, n: int, first_row: int, where) -> np.ndarray:
     """Scores of each example's response (column 0) and the first ``n - 1`` other
-    candidates of its list: the pool of the Ubuntu "1 in n" recall."""
-    pool = np.empty((len(gold), n))
-    for i, (g, candidates) in enumerate(zip(gold, lists)):
-        others = [j for j in range(len(candidates)) if j != g][: n - 1]
-        if len(others) < n - 1:
-            raise ValueError(
-                f"{where}: example {first_row + i + 1} has {len(candidates)} candidates; "
-                f"r@K/{n} needs {n} (the response and {n - 1} others)"
-            )
-        pool[i, 0], pool[i, 1:] = scores[i, g], scores[i, others]
-    return pool
+    candidates of its list (``lengths`` long): the pool of the Ubuntu "1 in n" recall."""
+    short = np.flatnonzero(lengths < n)
+    if len(short):
+        i = short[0]
+        raise ValueError(
+            f"{where}: example {first_row + i + 1} has {lengths[i]} candidates; r@K/{n} needs "
+            f"{n} (the response and {n - 1} others)"
+        )
+    cols = np.arange(scores.shape[1])
+    order = np.argsort(np.where(cols == gold[:, None], -1, cols), axis=1, kind="stable")
+    return np.take_along_axis(scores, order[:, :n], axis=1)
 
 
 def _gold_ranks(model, data, progress: bool, desc: str, pools=()) -> dict:
@@ -483,19 +494,18 @@ def _gold_ranks(model, data, progress: bool, desc: str, pools=()) -> dict:
             "the file (a 'candidates' list, or an Ubuntu evaluation file)"
         )
     ranks = {n: [] for n in (None, *pools)}
-    starts = range(0, len(data.X), _EVAL_BLOCK)
-    for start in tqdm(starts, desc=desc, unit="block", disable=not progress):
-        rows = slice(start, start + _EVAL_BLOCK)
+    for start, scores in _scored_blocks(model, data.X, lists, progress, desc):
+        rows = slice(start, start + len(scores))
         if lists is None:
-            scores = model.decision_function(data.X[rows])
             gold = gold_indices(data.y[rows], model.candidates_)
             ranks[None].append(gold_ranks(gold, scores, ties="index"))
             continue
-        scores = model.rank_candidates(data.X[rows], lists[rows])
-        gold = [c.index(r) for c, r in zip(lists[rows], data.y[rows])]
+        gold = np.array([c.index(r) for c, r in zip(lists[rows], data.y[rows])])
         ranks[None].append(gold_ranks(gold, scores, ties="pessimistic"))
+        lengths = np.array([len(c) for c in lists[rows]])
+        where = data.get("filename", "data")
         for n in pools:
-            pool = _first_of(scores, gold, lists[rows], n, start, data.get("filename", "data"))
+            pool = _first_of(scores, gold, lengths, n, start, where)
             ranks[n].append(gold_ranks(np.zeros(len(gold), np.int64), pool, ties="pessimistic"))
     return {n: np.concatenate(r) for n, r in ranks.items()}
 
@@ -618,15 +628,11 @@ def _cmd_rank(args) -> int:
     data = load_dialogs(args.file, args.format, require_response=False)
     lists = data.get("candidate_lists")
     lines = []
-    starts = range(0, len(data.X), _EVAL_BLOCK)
-    for start in tqdm(starts, desc="rank", unit="block", disable=not _progress(args)):
-        rows = slice(start, start + _EVAL_BLOCK)
+    for start, scores in _scored_blocks(model, data.X, lists, _progress(args), "rank"):
         if lists is None:
-            scores = model.decision_function(data.X[rows])
             pools = [model.candidates_] * scores.shape[0]
         else:
-            scores = model.rank_candidates(data.X[rows], lists[rows])
-            pools = lists[rows]
+            pools = lists[start : start + len(scores)]
         top = _top_k(scores, args.k)
         for pool, order, row in zip(pools, top, scores):
             order = [j for j in order if row[j] > -np.inf]  # not the padding of a short list

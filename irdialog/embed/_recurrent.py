@@ -32,7 +32,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._threads import n_threads
+from .._threads import N_JOBS_CONSTRAINT, n_threads
 from ..base import RankerMixin, check_contexts, check_responses, iter_chunks, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
@@ -60,12 +60,7 @@ _COMMON_CONSTRAINTS = {
     "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
     "weight_init": [StrOptions({"uniform", "orthogonal"})],
     **TRAINING_CONSTRAINTS,
-    # joblib's convention: None, -1 (all cores), -2 (all but one)... or a positive count
-    "n_jobs": [
-        Interval(numbers.Integral, None, -1, closed="right"),
-        Interval(numbers.Integral, 1, None, closed="left"),
-        None,
-    ],
+    "n_jobs": N_JOBS_CONSTRAINT,
 }
 
 

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._threads import n_threads
+from .._threads import N_JOBS_CONSTRAINT, n_threads
 from ..base import (
     RankerMixin,
     check_contexts,
@@ -270,12 +270,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         "optimizer": [StrOptions({"sgd", "adagrad"})],
         "init_std": [Interval(Real, 0, None, closed="neither")],
         **TRAINING_CONSTRAINTS,
-        # joblib's convention: None, -1 (all cores), -2 (all but one)... or a positive count
-        "n_jobs": [
-            Interval(Integral, None, -1, closed="right"),
-            Interval(Integral, 1, None, closed="left"),
-            None,
-        ],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
     _warm_start_fixed = (
         "embedding_dim", "shared_embeddings", "use_history", "ngram_range", "match_type",
