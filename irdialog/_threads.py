@@ -12,16 +12,6 @@ from numbers import Integral
 
 from joblib import cpu_count
 
-from ._compat import Interval
-
-# The parameter constraint of an estimator's ``n_jobs``, joblib's convention: None, -1 (every
-# core), -2 (all but one)... or a positive count.
-N_JOBS_CONSTRAINT = [
-    Interval(Integral, None, -1, closed="right"),
-    Interval(Integral, 1, None, closed="left"),
-    None,
-]
-
 
 def n_threads(n_jobs) -> int:
     """Threads for ``n_jobs`` on this machine: None is 1, -1 every core, -2 all but one.

@@ -32,11 +32,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._threads import N_JOBS_CONSTRAINT, n_threads
+from .._threads import n_threads
 from ..base import RankerMixin, check_contexts, check_responses, iter_chunks, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
-from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, Run, TrainingMixin
 
 # The token read between the history and the query, so that the reader knows where the
 # question starts (it is also what a context with an empty query reads last).

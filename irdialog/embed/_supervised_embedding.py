@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._threads import N_JOBS_CONSTRAINT, n_threads
+from .._threads import n_threads
 from ..base import (
     RankerMixin,
     check_contexts,
@@ -40,7 +40,7 @@ from ..text import (
     encode_contexts,
 )
 from . import _kernels
-from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, Run, TrainingMixin
 
 # Contexts scored at once when validating during fit (block x n_candidates float32 scores).
 _VALIDATION_BLOCK = 1024
