@@ -145,7 +145,7 @@ def _cmd_search(args) -> int:
     options = suite.options(args) if suite.options else {}
     chosen = suite.search(
         args.model, args.tasks, data_home=args.data_home, progress=_progress(args),
-        points=args.points, **options,
+        points=args.points, seeds=args.seeds, **options,
     )  # fmt: skip
     if output is not None:
         write_presets(
@@ -774,7 +774,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=positive_int,
         default=1,
         metavar="N",
-        help="run with seeds 0..N-1 and report the mean and standard deviation",
+        help="run with seeds 0..N-1 and report the mean and standard deviation (with "
+        "--search: the seeds each choice averages, as the suite's search says)",
     )
     runs.add_argument(
         "--output", metavar="FILE", help="write the result, with its provenance, as JSON here"

@@ -196,6 +196,61 @@ def test_dialog_babi_search_writes_a_preset_the_bench_reads(tmp_path, bundled_on
     assert main(["bench", "dialog-babi", "--model", "memn2n", "--search"]) == 2
 
 
+def test_dialog_babi_search_chooses_epochs_on_the_mean_of_the_seeds(
+    tmp_path, bundled_only, monkeypatch
+):
+    import irdialog.bench._dialog_babi as suite
+    from irdialog.bench import read_presets
+
+    # every seed runs all 6 epochs; at this point seed 0 peaks at epoch 5, the mean at 6
+    monkeypatch.setattr(suite, "MAX_EPOCHS", {True: 6, False: 6})
+    monkeypatch.setattr(suite, "PATIENCE", 6)
+    out = tmp_path / "se.json"
+    argv = ["bench", "dialog-babi", "--model", "se", "--tasks", "1", "--search", "--points", "3"]
+    assert main([*argv, "--seeds", "3", "--presets-output", str(out), "--quiet"]) == 0
+    doc = read_presets(out)
+    [entry] = json.loads(out.read_text())["presets"]
+    point = suite.se_search_grid("se")(1, {})[3]
+    train = suite.load_dialog_babi(1, "trn")
+    dev = suite.load_dialog_babi(1, "dev")
+    spec = suite.DIALOG_BABI_MODELS["se"]
+    curves = [suite._dev_curve(spec, point, train, dev, seed) for seed in range(3)]
+    epochs = int(np.argmax(np.mean(curves, axis=0))) + 1
+    assert epochs != int(np.argmax(curves[0])) + 1  # the mean decides, not seed 0
+    assert entry["params"] == {**point, "epochs": epochs}
+    by_seed = entry["selection"]["dev_per_response_by_seed"]
+    assert by_seed == [round(c[epochs - 1], 2) for c in curves]
+    assert entry["selection"]["dev_per_response"] == round(float(np.mean(by_seed)), 2)
+    # the bench at seed 2 fits the preset as written: that seed's dev score, bit for bit
+    monkeypatch.setattr(suite.Selection, "presets", lambda self, name: doc["presets"])
+    _, chosen = suite.train_dialog_babi("se", 1, seed=2)
+    score = chosen["selection"]["dev_per_response"]
+    assert score == pytest.approx(curves[2][epochs - 1], abs=0.005)
+
+
+def test_qa_search_averages_the_seeds(monkeypatch):
+    from sklearn.base import BaseEstimator
+
+    import irdialog.bench._babi_qa as suite
+
+    class SeedScored(BaseEstimator):  # validation accuracy = (c + random_state) / 10
+        def __init__(self, c=0, random_state=None):
+            self.c, self.random_state = c, random_state
+
+        def fit(self, X, y):
+            return self
+
+        def score(self, X, y):
+            return (self.c + self.random_state) / 10
+
+    spec = suite.ModelSpec(None, SeedScored, suite._preset("x", {"c": [0, 1]}))
+    monkeypatch.setitem(suite.BABI_QA_MODELS, "seed-scored", spec)
+    [entry] = suite.search_babi_qa("seed-scored", tasks=[1], progress=False, seeds=3)
+    # seeds 0, 1, 2: c=0 scores 0, 10, 20 (mean 10), c=1 scores 10, 20, 30 (mean 20)
+    assert [p["valid_accuracy"] for p in entry["selection"]["grid"]] == [10.0, 20.0]
+    assert entry["params"] == {"c": 1} and entry["selection"]["valid_accuracy"] == 20.0
+
+
 # --------------------------------------------------------------------------- the command line
 
 

@@ -378,12 +378,13 @@ def bench_babi_qa(
 
 def search_babi_qa(
     model: str, tasks=tuple(range(1, 21)), lang: str = "en", data_home=None, progress=True,
-    points=None, joint: bool = False,
+    points=None, joint: bool = False, seeds: int = 1,
 ) -> list[dict]:  # fmt: skip
     """Each task's best point of the model's grid, on the validation split of its training
     file (:func:`valid_split`; the test files are never loaded).
 
-    ``points`` (numbers from 0) restricts the search to those points of the grid. The
+    ``points`` (numbers from 0) restricts the search to those points of the grid. Each
+    point scores the mean validation accuracy of ``seeds`` fits (seeds 0..seeds-1). The
     joint model's preset is not searched (``joint=True`` is an error).
 
     Returns
@@ -414,22 +415,26 @@ def search_babi_qa(
     chosen = []
     for task in tqdm(tasks, desc=f"search babi-qa {model}", disable=not progress):
         train = load_babi_qa(task, "train", lang=lang, data_home=data_home)
-        search = GridSearchCV(
-            spec.build(),
-            grid,
-            cv=valid_split(train.groups, spec.selection.fraction),
-            refit=False,
-            error_score="raise",
-        ).fit(train.X, train.y, **_fit_params(spec, train))
-        scores = [round_metric(100.0 * s) for s in search.cv_results_["mean_test_score"]]
-        points_scored = [
-            {**p, "valid_accuracy": s} for p, s in zip(search.cv_results_["params"], scores)
+        searches = [
+            GridSearchCV(
+                reseed(spec.build(), seed),
+                grid,
+                cv=valid_split(train.groups, spec.selection.fraction),
+                refit=False,
+                error_score="raise",
+            ).fit(train.X, train.y, **_fit_params(spec, train))
+            for seed in range(seeds)
         ]
+        mean = np.mean([search.cv_results_["mean_test_score"] for search in searches], axis=0)
+        scores = [round_metric(100.0 * s) for s in mean]
+        params = searches[0].cv_results_["params"]
+        points_scored = [{**p, "valid_accuracy": s} for p, s in zip(params, scores)]
+        best = int(np.argmax(mean))  # ties: the first grid point, as GridSearchCV's
         chosen.append(
             {
                 "task": task,
-                "params": search.best_params_,
-                "selection": {"valid_accuracy": scores[search.best_index_], "grid": points_scored},
+                "params": params[best],
+                "selection": {"valid_accuracy": scores[best], "grid": points_scored},
             }
         )
     return chosen

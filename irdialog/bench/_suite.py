@@ -328,8 +328,9 @@ class Suite:
         into ``run`` keywords.
     options : callable, default=None
     search : callable, default=None
-        ``search(model, tasks, data_home=..., progress=..., points=..., **options)``: the
-        ``chosen`` entries of a preset search (``--search``); ``search_notes(model)`` the
+        ``search(model, tasks, data_home=..., progress=..., points=..., seeds=...,
+        **options)``: the ``chosen`` entries of a preset search (``--search``; ``seeds``:
+        how many seeds each choice averages, ``--seeds``); ``search_notes(model)`` the
         notes of the preset file it writes.
     search_notes : callable, default=None
     train : callable, default=None
