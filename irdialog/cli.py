@@ -48,6 +48,7 @@ from .bench import (
     write_presets,
 )
 from .bench._dialog_babi import compile_ahead_jobs
+from .bench._presets import search_protocol
 from .bench._report import update_markdown
 from .bench._suite import positive_int
 from .datasets import list_datasets, load_dialogs
@@ -155,6 +156,7 @@ def _cmd_search(args) -> int:
             search=shlex.join(["irdialog", *args.argv]),
             chosen=chosen,
             notes=suite.search_notes(args.model),
+            protocol=search_protocol(args.suite, args.model),
         )
     if not args.quiet:
         for entry in chosen:

@@ -316,6 +316,25 @@ def test_search_chooses_on_validation_and_round_trips_as_presets(tmp_path):
         search_babi_qa("memn2n", tasks=[1], progress=False)
 
 
+def test_search_protocol_lists_the_models_own_test_results(tmp_path):
+    from irdialog.bench._presets import protocol_table, search_protocol
+
+    for name, model in [("dialog-babi-se", "se"), ("dialog-babi-se-type", "se-type")]:
+        (tmp_path / f"{name}.json").write_text(json.dumps({"suite": "dialog-babi", "model": model}))
+    record = search_protocol("dialog-babi", "se", results_dir=tmp_path)
+    assert record["test_results_before"] == ["dialog-babi-se"]  # not se-type's
+    assert record["searched_at"] is None or len(record["searched_at"].split("+")[0]) == 7
+    presets = tmp_path / "presets"
+    presets.mkdir()
+    (presets / "x.json").write_text(json.dumps({"protocol": {**record, "after_test": ["a"]}}))
+    assert protocol_table(presets)[-1] == "| `x` | %s | `dialog-babi-se` | a |" % (
+        record["searched_at"] or "outside git"
+    )
+    (presets / "y.json").write_text(json.dumps({"search": "by hand"}))
+    with pytest.raises(ValueError, match="y.json has no protocol record"):
+        protocol_table(presets)
+
+
 @pytest.mark.parametrize(
     "suite, model, tasks",
     [

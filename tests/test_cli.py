@@ -181,6 +181,7 @@ def test_dialog_babi_search_writes_a_preset_the_bench_reads(tmp_path, bundled_on
     doc = read_presets(out)
     assert doc["search"].startswith("irdialog bench dialog-babi --model se --tasks 1 --search")
     assert doc["notes"] == suite.SE_SEARCH_NOTES
+    assert set(doc["protocol"]) == {"searched_at", "test_results_before", "after_test"}
     [entry] = json.loads(out.read_text())["presets"]
     point = suite.se_search_grid("se")(1, {})[1]
     assert entry["params"] == {**point, "epochs": entry["selection"]["grid"][0]["epoch"]}

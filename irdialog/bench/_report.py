@@ -21,6 +21,7 @@ import json
 import re
 from pathlib import Path
 
+from ._presets import update_protocol
 from ._registry import SUITES
 from ._speed_tables import SPEED_TABLES
 from ._summary import update_summaries
@@ -157,8 +158,9 @@ def render_block(names: list[str], results_dir) -> str:
 
 
 def update_markdown(markdown, results_dir, check: bool = False) -> bool:
-    """Re-render every results block of ``markdown`` from ``results_dir``, and every
-    summary block (:mod:`irdialog.bench._summary`).
+    """Re-render every results block of ``markdown`` from ``results_dir``, every summary
+    block (:mod:`irdialog.bench._summary`) and the presets' protocol records
+    (:func:`irdialog.bench._presets.protocol_table`).
 
     Parameters
     ----------
@@ -196,7 +198,7 @@ def update_markdown(markdown, results_dir, check: bool = False) -> bool:
         names = match.group("names").split()
         return match.group(1) + render_block(names, results_dir) + match.group(4)
 
-    new = update_summaries(_BLOCK.sub(render, text), results_dir)
+    new = update_protocol(update_summaries(_BLOCK.sub(render, text), results_dir))
     changed = new != text
     if changed and not check:
         path.write_text(new, encoding="utf-8")
