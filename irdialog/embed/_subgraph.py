@@ -43,8 +43,6 @@ _MAX_PATH_TYPES = 62
 
 def _check_kb(kb) -> list[tuple[str, str, tuple[str, ...]]]:
     """The triples of ``kb`` as (subject, relation, objects), objects a tuple of str."""
-    if isinstance(kb, str):
-        raise TypeError("kb must be a sequence of (subject, relation, objects) triples, not a str.")
     out = []
     for i, triple in enumerate(kb):
         if isinstance(triple, str) or len(triple) != 3:
@@ -52,7 +50,7 @@ def _check_kb(kb) -> list[tuple[str, str, tuple[str, ...]]]:
                 f"kb[{i}] must be a (subject, relation, objects) triple, got {triple!r:.80}."
             )
         subject, relation, objects = triple
-        objects = (objects,) if isinstance(objects, str) else tuple(objects)
+        objects = tuple(objects) if isinstance(objects, (list, tuple)) else (objects,)
         if not all(isinstance(v, str) for v in (subject, relation, *objects)):
             raise TypeError(
                 f"kb[{i}]: subject, relation and objects must be str, got {triple!r:.80}."
