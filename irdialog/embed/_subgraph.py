@@ -32,8 +32,8 @@ from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary
 from . import _kernels
-from ._supervised_embedding import _aligned_copy, _csr_arrays
-from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._supervised_embedding import _aligned_copy, _csr_arrays, train_tables
+from ._training import TRAINING_CONSTRAINTS, TrainingMixin
 
 # Contexts scored at once when validating during fit.
 _VALIDATION_BLOCK = 1024
@@ -428,18 +428,7 @@ class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         -------
         self
         """
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
-        if (X_val is None) != (y_val is None):
-            raise ValueError("Pass both X_val and y_val, or neither.")
-        if X_val is not None:
-            X_val = check_contexts(X_val, name="X_val")
-            y_val = check_responses(y_val, len(X_val), name="y_val")
-        elif self.early_stopping:
-            rs = check_random_state(self.random_state)
-            train_rows, val_rows = self._split_rows(len(X), groups, rs)
-            X, X_val = [X[i] for i in train_rows], [X[i] for i in val_rows]
-            y, y_val = y[train_rows], y[val_rows]
+        X, y, X_val, y_val = self._training_data(X, y, groups, X_val, y_val)
         return self._fit(X, y, X_val, y_val, self._continues())
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -498,19 +487,11 @@ class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
                 hits += int(np.sum(np.argmax(scores, axis=1) == gold_val[sl]))
             return hits / len(gold_val), 0.0
 
-        run = Run(
-            step,
-            weights=lambda: (params.U, params.V),
-            snapshot=lambda: (params.U.copy(), params.V.copy()),
-            validate=validate if val is not None else None,
-        )
-        U, V = self._train_epochs(
-            lambda k: run,
-            self.epochs if n_epochs is None else n_epochs,
-            continuing=continuing,
-            desc="subgraph embeddings",
-            advice=f"learning_rate (now {self.learning_rate})",
-        )
+        U, V = train_tables(
+            self, params, step, validate if val is not None else None,
+            n_epochs=self.epochs if n_epochs is None else n_epochs, continuing=continuing,
+            desc="subgraph embeddings", advice=f"learning_rate (now {self.learning_rate})",
+        )  # fmt: skip
         self.input_embeddings_ = np.ascontiguousarray(U)
         self.answer_embeddings_ = np.ascontiguousarray(V)
         return self
