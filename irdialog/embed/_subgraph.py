@@ -169,7 +169,10 @@ class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     >>> path = pathlib.Path(irdialog.__file__).parent / "data/dialog-babi/dialog-babi-kb-all.txt.gz"
     >>> with gzip.open(path, "rt") as f:
     ...     lines = f.read().splitlines()[:84]
-    >>> kb = [tuple(line.split(" ", 2)[1:2] + line.split(" ", 2)[2].split("\t")) for line in lines]
+    >>> kb = []
+    >>> for line in lines:
+    ...     _, name, fact = line.split(" ", 2)
+    ...     kb.append((name, *fact.split("\\t")))
     >>> kb[0]
     ('resto_seoul_cheap_korean_1stars', 'R_cuisine', 'korean')
     >>> facts = {(name, relation): value for name, relation, value in kb}
