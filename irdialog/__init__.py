@@ -6,6 +6,7 @@ from .embed import (
     MemN2NRanker,
     MemNNQA,
     RecurrentReader,
+    SubgraphEmbeddingRanker,
     SupervisedEmbeddingRanker,
 )
 from .entities import EntityParser, EntitySymbolRanker, SVDRecommender
@@ -40,6 +41,7 @@ __all__ = [
     "RuleBasedRanker",
     "SVDRecommender",
     "StructuredSVMQA",
+    "SubgraphEmbeddingRanker",
     "SupervisedEmbeddingRanker",
     "TfidfRanker",
     "Turn",

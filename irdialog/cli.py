@@ -693,7 +693,11 @@ def _suite_parser(p, suite) -> None:
         help=f"the model (column of the table): {', '.join(names)}",
     )  # fmt: skip
     if suite.tasks is not None and suite.one_task:
-        p.add_argument("--task", type=int, choices=suite.tasks, required=True, help="the task")
+        # required unless the suite's own options stand for it (Movie Dialog's --joint)
+        p.add_argument(
+            "--task", type=int, choices=suite.tasks, required=suite.arguments is None,
+            help="the task",
+        )  # fmt: skip
     elif suite.tasks is not None:
         first, last = suite.tasks[0], suite.tasks[-1]
         p.add_argument(

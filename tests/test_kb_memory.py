@@ -2,6 +2,7 @@
 of the Movie Dialog models."""
 
 import pickle
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -119,7 +120,8 @@ def _tiny_movie_home(tmp_path):
             f"1 who directed {films[(i + offset) % 10]}?\t{people[(i + offset) % 10]}\n"
             for i in range(40)
         ]
-        (home / f"task1_qa_{split}.txt").write_text("\n".join(lines))
+        for name in ("task1_qa", "task2_recs", "task3_qarecs"):
+            (home / f"{name}_{split}.txt").write_text("\n".join(lines))
     return tmp_path
 
 
@@ -148,3 +150,56 @@ def test_movie_dialog_bench_rejects_a_sweep_the_model_cannot_take(tmp_path):
             1, "se", data_home=_tiny_movie_home(tmp_path), progress=False,
             sweep={"n_components": [10]},
         )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "model, grid",
+    [
+        ("se", {"ranker__epochs": [5], "ranker__margin": [0.1, 0.5], "min_count": [1]}),
+        ("memn2n", {"ranker__epochs": [5], "min_count": [1]}),
+    ],
+)
+def test_movie_dialog_joint_run_scores_each_task_from_one_fit(tmp_path, model, grid, monkeypatch):
+    from irdialog.bench import _movie_dialog
+    from irdialog.bench._movie_dialog import bench_movie_dialog
+
+    spec = _movie_dialog.MOVIE_DIALOG_MODELS[model]
+    monkeypatch.setitem(spec.extra, "joint", grid)
+    fits = []
+    build = spec.build
+    monkeypatch.setattr(
+        _movie_dialog, "MOVIE_DIALOG_MODELS",
+        {**_movie_dialog.MOVIE_DIALOG_MODELS, model: replace(
+            spec, build=lambda *a, **p: fits.append(p) or build(*a, **p))},
+    )  # fmt: skip
+    result = bench_movie_dialog(
+        model=model, joint=True, data_home=_tiny_movie_home(tmp_path), progress=False
+    )
+    whole = [row for row in result["rows"] if "response" not in row]
+    assert [(r["task"], r["metric"]) for r in whole] == [
+        (1, "hits@1"), (2, "hits@100"), (3, "hits@10"),
+    ]  # fmt: skip
+    assert all(r["n"] == 40 and 0.0 <= r["value"] <= 100.0 for r in whole)
+    assert [r["paper"] for r in whole] == {"se": [43.6, 28.1, 58.9], "memn2n": [83.5, 26.5, 78.9]}[
+        model
+    ]
+    # a grid of two points: two held-out fits and the refit; of one point: the refit alone
+    n_points = 2 if model == "se" else 1
+    assert len(fits) == (n_points + 1 if n_points > 1 else 1)
+    [entry, *_] = result["chosen"]
+    assert entry["selection"]["n_fit"] + entry["selection"]["n_heldout"] == 40
+    assert [c["task"] for c in result["chosen"]] == [1, 2, 3]
+    assert ("heldout_hits@1" in entry["selection"]) == (n_points > 1)
+    assert result["options"] == {"joint": True}
+
+
+def test_movie_dialog_joint_run_needs_a_joint_model_and_no_task(tmp_path):
+    from irdialog.bench._movie_dialog import bench_movie_dialog
+
+    home = _tiny_movie_home(tmp_path)
+    with pytest.raises(ValueError, match="'lstm' has no joint run"):
+        bench_movie_dialog(model="lstm", joint=True, data_home=home)
+    with pytest.raises(ValueError, match="not both"):
+        bench_movie_dialog(1, "se", joint=True, data_home=home)
+    with pytest.raises(ValueError, match="--task"):
+        bench_movie_dialog(model="se", data_home=home)

@@ -33,6 +33,7 @@ from irdialog import (
     RecurrentReader,
     RuleBasedRanker,
     StructuredSVMQA,
+    SubgraphEmbeddingRanker,
     SupervisedEmbeddingRanker,
     SVDRecommender,
     TfidfRanker,
@@ -52,6 +53,9 @@ RANKERS = {
     "NearestNeighborRanker": lambda: NearestNeighborRanker(),
     "RuleBasedRanker": lambda: RuleBasedRanker(kb=TINY_KB, slots=("R_location",)),
     "SupervisedEmbeddingRanker": lambda: SupervisedEmbeddingRanker(random_state=0, **FAST),
+    "SubgraphEmbeddingRanker": lambda: SubgraphEmbeddingRanker(
+        kb=[(f"api_call {c}", "books_in", c) for c in CITIES], random_state=0, **FAST
+    ),
     "MemN2NRanker": lambda: MemN2NRanker(hops=2, embedding_dim=8, epochs=3, random_state=0),
     "MemNNQA": lambda: MemNNQA(epochs=2, embedding_dim=8, random_state=0),
     "NGramClassifier": lambda: NGramClassifier(),

@@ -3,13 +3,14 @@ loop itself on a toy model, then the same contract checked on each of the five m
 
 import numpy as np
 import pytest
-from conftest import make_tiny_dialogs
+from conftest import CITIES, make_tiny_dialogs
 
 from irdialog import (
     DualEncoderRanker,
     MemN2NRanker,
     MemNNQA,
     RecurrentReader,
+    SubgraphEmbeddingRanker,
     SupervisedEmbeddingRanker,
 )
 from irdialog.embed import _kernels as se_kernels
@@ -173,6 +174,18 @@ MODELS = {
         lambda **kw: SupervisedEmbeddingRanker(
             embedding_dim=8, n_negatives=5, learning_rate=0.1, margin=0.5, **kw
         ),
+        _plain_fit,
+        lambda m, X, y: m.partial_fit(X, y),
+        (se_kernels, "se_sgd_epoch"),
+    ),
+    "subgraph-embeddings": (
+        lambda **kw: SubgraphEmbeddingRanker(
+            kb=[(f"api_call {c}", "books_in", c) for c in CITIES],
+            embedding_dim=8,
+            n_negatives=5,
+            learning_rate=0.1,
+            **kw,
+        ),  # fmt: skip
         _plain_fit,
         lambda m, X, y: m.partial_fit(X, y),
         (se_kernels, "se_sgd_epoch"),

@@ -318,7 +318,8 @@ class Suite:
     tasks : sequence of int, default=None
         ``--tasks`` (one or more of these); None: no task option.
     one_task : bool, default=False
-        ``--task`` (exactly one, required) instead of ``--tasks``.
+        ``--task`` (exactly one) instead of ``--tasks``; required unless the suite has
+        ``arguments`` of its own (which may stand for it: Movie Dialog's ``--joint``).
     heldout : str, default=None
         ``--heldout``, with this help (what is scored instead of test).
     overrides : str, default=None

@@ -1,9 +1,11 @@
 """Embedding models: supervised embeddings, end-to-end memory networks, the strongly
-supervised memory network, recurrent readers and dual encoders."""
+supervised memory network, recurrent readers and dual encoders, and the subgraph embeddings
+of KB question answering."""
 
 from ._memn2n import MemN2NRanker
 from ._memnn import MemNNQA
 from ._recurrent import DualEncoderRanker, RecurrentReader
+from ._subgraph import SubgraphEmbeddingRanker
 from ._supervised_embedding import SupervisedEmbeddingRanker
 
 __all__ = [
@@ -11,5 +13,6 @@ __all__ = [
     "MemN2NRanker",
     "MemNNQA",
     "RecurrentReader",
+    "SubgraphEmbeddingRanker",
     "SupervisedEmbeddingRanker",
 ]

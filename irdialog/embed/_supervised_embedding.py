@@ -68,6 +68,21 @@ def _csr_arrays(m: sp.csr_matrix):
     )
 
 
+def train_tables(model, params, step, validate, *, n_epochs, continuing, desc, advice):
+    """The epochs of a model trained by :func:`~irdialog.embed._kernels.se_sgd_epoch`: the
+    training core (``model._train_epochs``) over a :class:`~irdialog.embed._training.Run`
+    whose weights are the tables ``U, V`` of ``params``; returns the tables to keep."""
+    run = Run(
+        step,
+        weights=lambda: (params.U, params.V),
+        snapshot=lambda: (params.U.copy(), params.V.copy()),
+        validate=validate,
+    )
+    return model._train_epochs(
+        lambda k: run, n_epochs, continuing=continuing, desc=desc, advice=advice
+    )
+
+
 class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     """Supervised embeddings: ``f(x, y) = x^T U^T V y`` trained with a margin ranking loss.
 
@@ -601,18 +616,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         -------
         self
         """
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
-        if (X_val is None) != (y_val is None):
-            raise ValueError("Pass both X_val and y_val, or neither.")
-        if X_val is not None:
-            X_val = check_contexts(X_val, name="X_val")
-            y_val = check_responses(y_val, len(X_val), name="y_val")
-        elif self.early_stopping:
-            rs = check_random_state(self.random_state)
-            train_rows, val_rows = self._split_rows(len(X), groups, rs)
-            X, X_val = [X[i] for i in train_rows], [X[i] for i in val_rows]
-            y, y_val = y[train_rows], y[val_rows]
+        X, y, X_val, y_val = self._training_data(X, y, groups, X_val, y_val)
         return self._fit(X, y, X_val, y_val, self._continues())
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -672,19 +676,12 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         def validate():
             return self._hits_at_1(params.U, params.V, val), 0.0
 
-        run = Run(
-            step,
-            weights=lambda: (params.U, params.V),
-            snapshot=lambda: (params.U.copy(), params.V.copy()),
-            validate=validate if val is not None else None,
-        )
-        U, V = self._train_epochs(
-            lambda k: run,
-            self.epochs if n_epochs is None else n_epochs,
-            continuing=continuing,
+        U, V = train_tables(
+            self, params, step, validate if val is not None else None,
+            n_epochs=self.epochs if n_epochs is None else n_epochs, continuing=continuing,
             desc="supervised embeddings",
             advice=f"learning_rate (now {self.learning_rate}) or use optimizer='adagrad'",
-        )
+        )  # fmt: skip
         # Fitted state as plain (unaligned is fine for scoring) arrays; V is U when shared.
         self.input_embeddings_ = np.ascontiguousarray(U)
         self.response_embeddings_ = (

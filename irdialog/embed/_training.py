@@ -36,10 +36,12 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .._compat import Interval
+from ..base import check_contexts, check_responses
 
 # The parameters of training every gradient-trained model takes, validated alike.
 TRAINING_CONSTRAINTS = {
@@ -325,6 +327,23 @@ class TrainingMixin:
             random_state=rs.randint(_SEED_BOUND),
             model=self._training_name,
         )
+
+    def _training_data(self, X, y, groups, X_val, y_val):
+        """The checked ``(X, y, X_val, y_val)`` of a fit on texts: the validation data
+        given, or with ``early_stopping`` the :meth:`_split_rows` of X, else none."""
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        if (X_val is None) != (y_val is None):
+            raise ValueError("Pass both X_val and y_val, or neither.")
+        if X_val is not None:
+            X_val = check_contexts(X_val, name="X_val")
+            y_val = check_responses(y_val, len(X_val), name="y_val")
+        elif self.early_stopping:
+            rs = check_random_state(self.random_state)
+            train_rows, val_rows = self._split_rows(len(X), groups, rs)
+            X, X_val = [X[i] for i in train_rows], [X[i] for i in val_rows]
+            y, y_val = y[train_rows], y[val_rows]
+        return X, y, X_val, y_val
 
     def _train_epochs(
         self,
