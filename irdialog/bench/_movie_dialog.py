@@ -623,11 +623,17 @@ def _arguments(parser) -> None:
 
 
 # The summary table: (model, label) per row, files movie-dialog-<model>-task<t>.
-SUMMARY_ROWS = (  # (model, label); files movie-dialog-<model>-task<t>
-    ("svd", "SVD"),
-    ("se", "supervised embeddings"),
-    ("memn2n", "MemN2N"),
-    ("lstm", "LSTM"),
+def _per_task(model: str) -> dict[int, str]:
+    return {t: f"movie-dialog-{model}-task{t}" for t in (1, 2, 3)}
+
+
+SUMMARY_ROWS = (  # (label, {task: result file}); a task without a file is "not run"
+    ("SVD", {2: "movie-dialog-svd-task2"}),  # it ranks movies for a user: Recs only
+    ("supervised embeddings", _per_task("se")),
+    ("supervised embeddings, joint", dict.fromkeys((1, 2, 3), "movie-dialog-se-joint")),
+    ("MemN2N", _per_task("memn2n")),
+    ("LSTM", _per_task("lstm")),
+    ("QA system (Bordes et al. 2014)", {1: "movie-dialog-qa-system-task1"}),
 )
 SUMMARY_TASKS = ((1, "QA hits@1"), (2, "Recs hits@100"), (3, "QA+Recs hits@10"))
 
@@ -639,15 +645,15 @@ def summary_table(results_dir: Path, table: list[dict]) -> list[str]:
     for _, label in SUMMARY_TASKS:
         header += [f"{label} (ours)", "paper"]
     body = []
-    for model, label in SUMMARY_ROWS:
+    for label, files in SUMMARY_ROWS:
         results, line = [], []
         for task, _ in SUMMARY_TASKS:
-            if model == "svd" and task != 2:  # SVD ranks movies for a user: Recs only
+            if task not in files:
                 line += ["not run", "—"]
                 continue
-            result = load_result(results_dir, f"movie-dialog-{model}-task{task}", "movie-dialog")
+            result = load_result(results_dir, files[task], "movie-dialog")
             results.append(result)
-            row = next(r for r in result["rows"] if "response" not in r)
+            row = next(r for r in result["rows"] if r["task"] == task and "response" not in r)
             paper = row.get("paper")
             line += [
                 seed_spread(by_seed(row, "value"), 2),
