@@ -7,6 +7,7 @@ from .embed import (
     MemNNQA,
     RecurrentReader,
     SupervisedEmbeddingRanker,
+    QRNRanker,
 )
 from .entities import EntityParser, EntitySymbolRanker, SVDRecommender
 from .features import MatchTypeFeaturizer
@@ -45,4 +46,5 @@ __all__ = [
     "Turn",
     "__version__",
     "make_ranking_pipeline",
+    "QRNRanker",
 ]

@@ -1,8 +1,9 @@
 """Embedding models: supervised embeddings, end-to-end memory networks, the strongly
-supervised memory network, recurrent readers and dual encoders."""
+supervised memory network, recurrent readers and dual encoders, query-reduction networks."""
 
 from ._memn2n import MemN2NRanker
 from ._memnn import MemNNQA
+from ._qrn import QRNRanker
 from ._recurrent import DualEncoderRanker, RecurrentReader
 from ._supervised_embedding import SupervisedEmbeddingRanker
 
@@ -12,4 +13,5 @@ __all__ = [
     "MemNNQA",
     "RecurrentReader",
     "SupervisedEmbeddingRanker",
+    "QRNRanker",
 ]
