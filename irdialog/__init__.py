@@ -5,9 +5,9 @@ from .embed import (
     DualEncoderRanker,
     MemN2NRanker,
     MemNNQA,
+    QRNRanker,
     RecurrentReader,
     SupervisedEmbeddingRanker,
-    QRNRanker,
 )
 from .entities import EntityParser, EntitySymbolRanker, SVDRecommender
 from .features import MatchTypeFeaturizer

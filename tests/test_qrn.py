@@ -10,7 +10,6 @@ from test_memn2n import Problem
 from irdialog.base import Context, Turn
 from irdialog.embed import _qrn_kernels as Q
 from irdialog.embed import _qrn_reference as R
-from irdialog.embed._memn2n_kernels import Contexts
 from irdialog.embed._qrn import QRNRanker
 from irdialog.features import MatchTypeFeaturizer
 from irdialog.pipeline import make_ranking_pipeline

@@ -283,9 +283,7 @@ unit_layout`).
 
     def _cfg(self):
         pe_len = self.sentence_length_ if self.position_encoding else 0
-        return Q.make_cfg(
-            self.layers, self.tie_layers, self.reset_gate, self.bidirectional, pe_len
-        )
+        return Q.make_cfg(self.layers, self.tie_layers, self.reset_gate, self.bidirectional, pe_len)
 
     def _states(self, E, theta, data, rows, gates=None):
         if gates is None:
@@ -368,24 +366,9 @@ unit_layout`).
             train_key=train_key,
         )
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
-        """Train on contexts X and their gold responses y.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-            Each must be one of ``candidates`` when a fixed candidate set is given.
-        groups : array-like of shape (n_samples,), default=None
-            Dialog or story ids: with early stopping, the validation split takes whole
-            groups.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, groups, self._continues())
+    # The same contract as MemN2N's fit (train on X and y, groups for early stopping),
+    # running this class's _fit.
+    fit = MemN2NRanker.fit
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
