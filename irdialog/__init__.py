@@ -5,6 +5,7 @@ from .embed import (
     DualEncoderRanker,
     MemN2NRanker,
     MemNNQA,
+    QRNRanker,
     RecurrentReader,
     SubgraphEmbeddingRanker,
     SupervisedEmbeddingRanker,
@@ -47,4 +48,5 @@ __all__ = [
     "Turn",
     "__version__",
     "make_ranking_pipeline",
+    "QRNRanker",
 ]

@@ -105,6 +105,7 @@ def _method_calls(X, y) -> dict:
         "score_items": lambda e: e.score_items(sp.csr_matrix((1, 1))),
         "transform": lambda e: e.transform(X),
         "transform_text": lambda e: e.transform_text(texts),
+        "update_gates": lambda e: e.update_gates(X),
     }
 
 

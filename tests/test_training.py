@@ -9,6 +9,7 @@ from irdialog import (
     DualEncoderRanker,
     MemN2NRanker,
     MemNNQA,
+    QRNRanker,
     RecurrentReader,
     SubgraphEmbeddingRanker,
     SupervisedEmbeddingRanker,
@@ -16,6 +17,7 @@ from irdialog import (
 from irdialog.embed import _kernels as se_kernels
 from irdialog.embed import _memn2n_kernels as memn2n_kernels
 from irdialog.embed import _memnn_kernels as memnn_kernels
+from irdialog.embed import _qrn_kernels as qrn_kernels
 from irdialog.embed import _recurrent_kernels as recurrent_kernels
 from irdialog.embed import _training as training
 from irdialog.embed._training import (
@@ -213,6 +215,12 @@ MODELS = {
         _plain_fit,
         lambda m, X, y: m.partial_fit(X, y),
         (recurrent_kernels, "dual_batch"),
+    ),
+    "qrn": (
+        lambda **kw: QRNRanker(embedding_dim=8, learning_rate=0.02, **kw),
+        _plain_fit,
+        lambda m, X, y: m.partial_fit(X, y),
+        (qrn_kernels, "batch_loss_grad"),
     ),
 }
 EARLY = dict(early_stopping=True, validation_fraction=0.34, n_iter_no_change=10)

@@ -42,7 +42,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..datasets import load_dialog_babi
-from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
+from ..embed import MemN2NRanker, QRNRanker, SupervisedEmbeddingRanker
 from ..features import MatchTypeFeaturizer
 from ..metrics import per_dialog_accuracy, per_response_accuracy
 from ..pipeline import RankingPipeline
@@ -134,6 +134,15 @@ def _memn2n_type(data, **params):
     return _with_match_type(data, _memn2n(data, **params), "all")
 
 
+def _qrn(data, **params):
+    return QRNRanker(candidates=data.candidates, random_state=0, **params)
+
+
+def _qrn_type(data, **params):
+    # Every KB type, as memn2n-type.
+    return _with_match_type(data, _qrn(data, **params), "all")
+
+
 def _se(data, types=None, **params):
     """Supervised embeddings; ``types`` (with ``match_type``): the type set of the match
     types, None for none. ``match_type="type"`` types candidate words itself, from the KB."""
@@ -213,6 +222,9 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
     # One preset per task serves both columns, tuned by hand on dev (--heldout --set).
     "memn2n": ModelSpec("memn2n", _memn2n, Selection.preset("memn2n")),
     "memn2n-type": ModelSpec("memn2n_match_type", _memn2n_type, Selection.preset("memn2n")),
+    # Seo et al. (2017): QRN 51.1 on task 6; one preset per task serves both columns.
+    "qrn": ModelSpec(None, _qrn, Selection.preset("qrn")),
+    "qrn-type": ModelSpec(None, _qrn_type, Selection.preset("qrn")),
 }
 
 

@@ -1,0 +1,458 @@
+"""Query-reduction network ranker (QRN) with hand-written numba forward/backward passes.
+
+The model of Seo, Min, Farhadi & Hajishirzi (2017, section 2; the 2-layer model with reset
+gates, "2r", of their bAbI results), on the encoding of MemN2N: the story sentences (or the
+turns of a dialog, with their speaker word) are position-encoded bags of words read in
+order, and each layer reduces the query as it reads them; the last layer's final state
+scores the candidates through their own bag-of-words embeddings, as MemN2N's controller
+does. The kernels are in :mod:`irdialog.embed._qrn_kernels`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import RankerMixin, check_contexts, check_responses
+from ..features import match_type_pairs
+from ..text import TOKENIZERS, LabelIndex, Vocabulary
+from . import _qrn_kernels as Q
+from ._memn2n import MemN2NRanker
+from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
+
+
+class QRNRanker(TrainingMixin, RankerMixin, BaseEstimator):
+    """Query-reduction network ranking candidate responses (QRN).
+
+    The memories (story sentences, or the previous turns of a conversation with their
+    speaker word) are position-encoded bags of words ``x_1..x_T``, read oldest first; the
+    query (question, or last user utterance) is embedded the same way. Each layer reads the
+    memories with its query ``q_t`` (the question at every step in the first layer):
+
+    - update gate ``z_t = sigmoid(w_z . (x_t o q_t) + b_z)`` (a scalar),
+    - candidate reduced query ``c_t = tanh(W_h [x_t; q_t] + b_h)``,
+    - reduced query ``h_t = z_t r_t c_t + (1 - z_t) h_{t-1}``, with the reset gate
+      ``r_t = sigmoid(w_r . (x_t o q_t) + b_r)`` (``reset_gate``; the last layer has none).
+
+    Every layer but the last also reads the memories backwards in time (same ``z_t`` and
+    ``c_t``, its own reset gate; ``bidirectional``), and the next layer's query is the sum
+    of both directions' states. The last layer's final state ``u`` scores candidate j as
+    ``u . (sum of its word embeddings)``; training minimises the softmax cross-entropy over
+    all candidates with Adam, L2 weight decay and gradient-norm clipping. Forward and
+    backward passes are hand-written numba kernels. The text, candidates and match-type
+    features are encoded exactly as :class:`~irdialog.MemN2NRanker` encodes them (without
+    its time words: QRN reads the memories in order).
+
+    Parameters
+    ----------
+    candidates : sequence of str or None, default=None
+        The fixed candidate set. None: the distinct responses seen in ``fit``.
+    layers : int, default=2
+        Reduction layers.
+    embedding_dim : int, default=50
+        Dimension of the word embeddings and of the reduced queries.
+    memory_size : int, default=50
+        The most recent turns (story sentences) read.
+    reset_gate : bool, default=True
+        Reset gates in every layer but the last (the paper's "r" models).
+    bidirectional : bool, default=True
+        Read backwards in time too, in every layer but the last.
+    tie_layers : bool, default=True
+        One set of unit weights for all layers (as the authors' code); False: one per layer.
+    position_encoding : bool, default=True
+        Weight the words of a sentence by their position (MemN2N's position encoding).
+    drop_punctuation : bool, default=True
+        Drop tokens made only of punctuation (see :class:`~irdialog.MemN2NRanker`).
+    ngram_range : tuple (min_n, max_n), default=(1, 1)
+        The words of memories, query and candidates: their n-grams in sentence order.
+    tokenizer : {"word", "char"} or callable, default="word"
+        How a text is split into tokens (:class:`irdialog.text.Analyzer`).
+    match_type : bool, default=True
+        Use the entities of annotated contexts as match-type features (Bordes et al. 2017,
+        section 4.5): a candidate also gets one type word per entity type it shares with
+        the conversation.
+    update_bias : float, default=-2.5
+        Initial bias of the update gate (the authors' code subtracts 2.5: the gates start
+        nearly closed).
+    learning_rate : float, default=0.01
+        Adam's step size.
+    anneal_every : int, default=25
+        Multiply the learning rate by ``anneal_rate`` every this many epochs.
+    anneal_rate : float, default=0.5
+    epochs : int, default=100
+    batch_size : int, default=32
+    weight_decay : float, default=0.001
+        L2 penalty ``weight_decay / 2 * |w|^2`` on every weight, added to the mean loss of
+        a batch (0.001 in the paper).
+    max_grad_norm : float or None, default=40.0
+        The gradient of a batch (all weights together) is rescaled to at most this norm.
+    init_std : float, default=0.1
+        Standard deviation of the normal initialisation of the embeddings (the unit's
+        weights are Glorot-uniform).
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the training data (whole groups when ``groups``
+        is passed to ``fit``), keep the weights of the epoch with the best validation
+        accuracy and stop after ``n_iter_no_change`` epochs without improvement.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=10
+    warm_start : bool, default=False
+        Let ``fit`` continue from the fitted weights for ``epochs`` more epochs.
+    n_init : int, default=1
+        Random restarts; the kept model has the best validation accuracy with early
+        stopping, else the lowest training error (the paper keeps the best of 10 restarts
+        on its development data).
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialisation and shuffling.
+    verbose : bool, default=False
+        Show a progress bar with the training loss and accuracy.
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+        The candidate responses, the columns of ``decision_function``.
+    vocabulary_ : irdialog.text.Vocabulary
+        Words of the training contexts and responses, after the nil, speaker and type words.
+    types_ : list of str
+        Entity types used as match-type features.
+    case_folding_ : dict of str to str
+        Capitals lower-cased otherwise than by ``str.lower`` (see MemN2N).
+    sentence_length_ : int
+        J of the position encoding.
+    embeddings_ : ndarray of shape (2, n_words, embedding_dim), float32
+        The sentence embedding (0) and the candidate embedding (1); row 0, nil, is zero.
+    unit_weights_ : ndarray of shape (1 or layers, 2 d^2 + 4 d + 3), float32
+        The reduction unit: ``W_h``, ``b_h``, ``w_z``, the forward and backward reset
+        gates' weights and the three biases (:func:`~irdialog.embed._qrn_kernels.\
+unit_layout`).
+    loss_curve_ : list of float
+        Mean training loss per epoch of the kept run.
+    train_accuracy_curve_ : list of float
+        Training accuracy per epoch (during the epoch's updates).
+    validation_scores_ : list of float or None
+        Validation accuracy per epoch (early stopping only).
+    best_validation_score_ : float or None
+    n_iter_ : int
+        Epochs run by the kept run.
+    best_epoch_ : int
+        The epoch (from 1) whose weights the model holds.
+
+    See Also
+    --------
+    irdialog.MemN2NRanker : the same encoding read by attention instead of in order.
+
+    Notes
+    -----
+    Not implemented from the paper: its parallel form over time (the same values, computed
+    otherwise), time-step dropout, and the answer as a softmax over the vocabulary (here,
+    as in MemN2N, one embedding per candidate). Training runs the core shared by the
+    gradient-trained models (:mod:`irdialog.embed._training`).
+
+    References
+    ----------
+    Seo, Min, Farhadi & Hajishirzi (2017). Query-Reduction Networks for Question Answering.
+    ICLR. Section 2 (the model), 5 (bAbI QA and dialog bAbI).
+
+    Examples
+    --------
+    >>> from irdialog import Context, QRNRanker, Turn
+    >>> X = [Context((Turn("kb", "mary went to the kitchen"),
+    ...               Turn("kb", "john went to the garden")), "where is mary"),
+    ...      Context((Turn("kb", "john went to the kitchen"),
+    ...               Turn("kb", "mary went to the garden")), "where is mary")] * 10
+    >>> y = ["kitchen", "garden"] * 10
+    >>> model = QRNRanker(embedding_dim=16, epochs=30, random_state=0).fit(X, y)
+    >>> model.predict(X[:2]).tolist()
+    ['kitchen', 'garden']
+    >>> model.update_gates(X[:1]).shape  # (samples, layers, memory_size), oldest first
+    (1, 2, 50)
+    """
+
+    _parameter_constraints = {
+        "candidates": ["array-like", None],
+        "layers": [Interval(numbers.Integral, 1, None, closed="left")],
+        "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
+        "memory_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "reset_gate": ["boolean"],
+        "bidirectional": ["boolean"],
+        "tie_layers": ["boolean"],
+        "position_encoding": ["boolean"],
+        "drop_punctuation": ["boolean"],
+        "ngram_range": [tuple],
+        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+        "match_type": ["boolean"],
+        "update_bias": [Interval(numbers.Real, None, None, closed="neither")],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "anneal_every": [Interval(numbers.Integral, 1, None, closed="left")],
+        "anneal_rate": [Interval(numbers.Real, 0, 1, closed="right")],
+        "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weight_decay": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        **TRAINING_CONSTRAINTS,
+    }
+    _warm_start_fixed = (
+        "layers", "embedding_dim", "memory_size", "reset_gate", "bidirectional", "tie_layers",
+        "position_encoding", "drop_punctuation", "ngram_range", "match_type",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        *,
+        candidates=None,
+        layers=2,
+        embedding_dim=50,
+        memory_size=50,
+        reset_gate=True,
+        bidirectional=True,
+        tie_layers=True,
+        position_encoding=True,
+        drop_punctuation=True,
+        ngram_range=(1, 1),
+        tokenizer="word",
+        match_type=True,
+        update_bias=-2.5,
+        learning_rate=0.01,
+        anneal_every=25,
+        anneal_rate=0.5,
+        epochs=100,
+        batch_size=32,
+        weight_decay=0.001,
+        max_grad_norm=40.0,
+        init_std=0.1,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        warm_start=False,
+        n_init=1,
+        random_state=None,
+        verbose=False,
+    ):
+        self.candidates = candidates
+        self.layers = layers
+        self.embedding_dim = embedding_dim
+        self.memory_size = memory_size
+        self.reset_gate = reset_gate
+        self.bidirectional = bidirectional
+        self.tie_layers = tie_layers
+        self.position_encoding = position_encoding
+        self.drop_punctuation = drop_punctuation
+        self.ngram_range = ngram_range
+        self.tokenizer = tokenizer
+        self.match_type = match_type
+        self.update_bias = update_bias
+        self.learning_rate = learning_rate
+        self.anneal_every = anneal_every
+        self.anneal_rate = anneal_rate
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.weight_decay = weight_decay
+        self.max_grad_norm = max_grad_norm
+        self.init_std = init_std
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.warm_start = warm_start
+        self.n_init = n_init
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ encoding
+    # The text, the vocabulary, the candidates and the match types are MemN2N's, encoded
+    # by its methods (one encoding path for both memory models): QRN has no time words
+    # (it reads the memories in order) and embeds only the training words, and its
+    # candidate matrix is embeddings_[1].
+    temporal_encoding = False
+    candidate_words = False
+    _w_mat = 1
+    _analyzer = MemN2NRanker._analyzer
+    _encode = MemN2NRanker._encode
+    _learn_encoding = MemN2NRanker._learn_encoding
+    _build_vocabulary = MemN2NRanker._build_vocabulary
+    _build_candidates = MemN2NRanker._build_candidates
+    _cand_arrays = MemN2NRanker._cand_arrays
+    _candidate_matrix = MemN2NRanker._candidate_matrix
+    _scores = MemN2NRanker._scores
+    _evaluate = MemN2NRanker._evaluate
+
+    def _cfg(self):
+        pe_len = self.sentence_length_ if self.position_encoding else 0
+        return Q.make_cfg(self.layers, self.tie_layers, self.reset_gate, self.bidirectional, pe_len)
+
+    def _states(self, E, theta, data, rows, gates=None):
+        if gates is None:
+            gates = np.zeros((0, 0, 0), dtype=np.float32)
+        return Q.forward_states(
+            E, theta, self._cfg(), data.kernel_args(), np.asarray(rows, np.int64), gates
+        )
+
+    # ------------------------------------------------------------------ training
+
+    def _init_weights(self, rng):
+        dim = self.embedding_dim
+        E = (rng.standard_normal((2, len(self.vocabulary_), dim)) * self.init_std).astype(
+            np.float32
+        )
+        E[:, 0, :] = 0.0
+        n_units = 1 if self.tie_layers else self.layers
+        bh, wz, _, _, bz, size = Q.unit_layout(dim)
+        theta = np.zeros((n_units, size), dtype=np.float32)
+        limit_h = np.sqrt(6.0 / (3 * dim))  # Glorot: fan-in 2d, fan-out d
+        limit_g = np.sqrt(6.0 / (dim + 1))  # a gate: fan-in d, fan-out 1
+        theta[:, :bh] = rng.uniform(-limit_h, limit_h, (n_units, bh))
+        theta[:, wz:bz] = rng.uniform(-limit_g, limit_g, (n_units, bz - wz))
+        theta[:, bz] = self.update_bias
+        return E, theta
+
+    def _start_run(self, data, y, train_rows, val_rows, seed, continuing):
+        rng = np.random.default_rng(seed)
+        if continuing:
+            E, theta = self.embeddings_.copy(), self.unit_weights_.copy()
+        else:
+            E, theta = self._init_weights(rng)
+        moments = Q.new_moments(E, theta)
+        cfg = self._cfg()
+        max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
+        y64 = y.astype(np.int64)
+        ws = Q.Workspace(
+            E, theta, self.layers, self.batch_size, int(np.diff(data.mptr).max(initial=0)),
+            len(self.candidates_), len(self.types_),
+        )  # fmt: skip
+        cands = self._cand_arrays()
+        arrays = data.kernel_args()
+        accs = []
+        n_steps = 0
+
+        def step(epoch):
+            nonlocal n_steps
+            lr = self.learning_rate * self.anneal_rate ** (epoch // self.anneal_every)
+            opt = Q.adam_settings(lr)
+            order = rng.permutation(train_rows)
+            loss = 0.0
+            correct = 0
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start : start + self.batch_size]
+                b_loss, b_correct = Q.batch_loss_grad(E, theta, cfg, arrays, cands, y64, batch, ws)
+                loss += b_loss
+                correct += b_correct
+                n_steps += 1
+                Q.apply_update(
+                    E, theta, ws.dE, ws.dtheta, moments, opt, n_steps, max_norm,
+                    self.weight_decay * len(batch),
+                )  # fmt: skip
+            accs.append(correct / len(order))
+            return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
+
+        def validate():
+            vloss, vacc = self._evaluate(E, theta, data, y64, val_rows)
+            return vacc, -vloss
+
+        def train_key(weights):
+            tloss, tacc = self._evaluate(*weights, data, y64, train_rows)
+            return tacc, -tloss
+
+        return Run(
+            step,
+            weights=lambda: (E, theta),
+            snapshot=lambda: (E.copy(), theta.copy()),
+            validate=validate if len(val_rows) else None,
+            curves={"train_accuracy_curve_": accs},
+            train_key=train_key,
+        )
+
+    # The same contract as MemN2N's fit (train on X and y, groups for early stopping),
+    # running this class's _fit.
+    fit = MemN2NRanker.fit
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """One epoch over contexts X and their gold responses y, from the fitted weights
+        (or from a new model, whose vocabulary, candidates and memory are then those of
+        this first call). No validation, no early stopping, no restarts.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
+
+    def _fit(self, X, y, groups, continuing, incremental=False):
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        analyzer = self._analyzer() if continuing else self._learn_encoding(X, y)
+        y_idx = LabelIndex(self.candidates_).encode(
+            y,
+            unknown="error",
+            hint="QRNRanker is trained to pick the gold response from the candidates.",
+        )
+        data = self._encode(X, analyzer)
+        rs = check_random_state(self.random_state)
+        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
+        n_runs = 1 if continuing or incremental else self.n_init
+        seeds = rs.randint(np.iinfo(np.int32).max, size=n_runs)
+        self.embeddings_, self.unit_weights_ = self._train_epochs(
+            lambda k: self._start_run(data, y_idx, train_rows, val_rows, seeds[k], continuing),
+            1 if incremental else self.epochs,
+            continuing=continuing,
+            desc="QRN",
+            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
+            n_runs=n_runs,
+            blas_threads=1,  # the per-batch products are too small for threads (as MemN2N)
+        )
+        return self
+
+    # ------------------------------------------------------------------ scoring
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores of every candidate for each context.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        data = self._encode(X)
+        return self._scores(self.embeddings_, self.unit_weights_, data, np.arange(len(X)))
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        check_is_fitted(self)
+        X = check_contexts(X)
+        analyzer = self._analyzer()
+        data = self._encode(X, analyzer)
+        E = self.embeddings_
+        U = self._states(E, self.unit_weights_, data, np.arange(len(X))).astype(np.float64)
+        tokens = [analyzer.sequence(r) for r in responses]
+        R = np.asarray(self.vocabulary_.bags(tokens) @ E[1].astype(np.float64))
+        if len(self.types_):
+            words = Vocabulary().fit(tokens)
+            matches = match_type_pairs(X, words.bags(tokens), words.index_, self.types_)
+            R += matches @ E[1, self._type_tok_].astype(np.float64)
+        return np.einsum("ij,ij->i", U, R)
+
+    def update_gates(self, X) -> np.ndarray:
+        """The update gate ``z_t`` of each layer at each memory.
+
+        Returns
+        -------
+        gates : ndarray of shape (n_samples, layers, memory_size)
+            ``gates[i, l, t]`` is layer l's gate at the t-th memory of ``X[i]`` read
+            (oldest first: the turn ``X[i].history[-n + t]`` of its last ``n`` turns);
+            zero past the history.
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        out = np.zeros((len(X), self.layers, self.memory_size), dtype=np.float32)
+        self._states(self.embeddings_, self.unit_weights_, self._encode(X), np.arange(len(X)), out)
+        return out
