@@ -40,15 +40,20 @@ at ``--se-epochs``):
 - PyTorch: :func:`torch_se_run`, the same model and SGD step (per example, the mean hinge
   over the uniform negatives, sparse embedding gradients), at ``torch.set_num_threads(T)``.
 
-**MemN2N** (bAbI QA task 1, its last 10% of training stories held out as dev; the
-``memn2n`` preset of ``irdialog bench babi-qa``: 3 hops, dimension 20, adjacent tying,
-position and temporal encoding, linear start, random noise, SGD, batch 32, clipping at 40,
-annealing; one run instead of the preset's ten restarts):
+**MemN2N** (the bench's presets, one run each): dialog bAbI task 1 on its dev split (the
+``memn2n`` preset of ``irdialog bench dialog-babi``: one hop, dimension 32, bags of words
+with speaker and time words, 4,212 candidates, SGD, batch 32, 10 epochs) and bAbI QA task
+1, its last 10% of training stories held out (the ``memn2n`` preset of ``irdialog bench
+babi-qa``: 3 hops, dimension 20, adjacent tying, position and temporal encoding, 20
+linear-start epochs, random noise, annealing, 100 epochs; one run instead of its ten
+restarts). Task 5 of dialog bAbI is left out by default (``--memn2n-dialog-tasks``): one
+PyTorch epoch of its 128-dimensional, 100-turn memories took about five minutes.
 
-- irdialog: ``MemN2NRanker`` with the preset, ``n_init=1``.
-- PyTorch: :func:`torch_memn2n_run`, the same network over the same encoded stories
-  (irdialog's vocabulary, position weights, time words and candidate bags), the same
-  schedule and batches of 32, at ``torch.set_num_threads(T)``.
+- irdialog: ``MemN2NRanker`` with the preset.
+- PyTorch: :func:`torch_memn2n_run`, the same network over the same encoded contexts
+  (irdialog's vocabulary, position weights, speaker and time words, random empty memories,
+  candidate bags: :func:`_memn2n_forward` gives the scores of our fitted network), the same
+  schedule, clipping (per matrix) and batches of 32, at ``torch.set_num_threads(T)``.
 
 Install the peers (never dependencies of irdialog):
 
@@ -345,19 +350,35 @@ def se_rows(task, args, torch, starspace, workdir) -> list[dict]:
 # ------------------------------------------------------------------ MemN2N
 
 
-def _memn2n_setting(task, data_home, epochs):
-    from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
+def _memn2n_setting(suite, task, data_home, epochs):
+    """``(workload, params, (X, y), (X_dev, y_dev), make, metric)`` of MemN2N on a task of
+    ``suite``: the bench's preset (one run, ``epochs`` capped when given) and its dev data
+    (bAbI QA: the last 10% of the training stories, as ``--heldout``)."""
+    cap = {} if epochs is None else {"epochs": epochs}
+    if suite == "babi-qa":
+        from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
 
-    spec = BABI_QA_MODELS["memn2n"]
+        spec = BABI_QA_MODELS["memn2n"]
+        [point] = spec.selection.points(SUITE_NAME, task)
+        params = {**point, "n_init": 1, **cap}
+        train = load_babi_qa(task, "train", data_home=data_home)
+        fit_rows, dev_rows = next(valid_split(train.groups, spec.selection.fraction).split())
+        X = [train.X[i] for i in fit_rows]
+        y = [train.y[i] for i in fit_rows]
+        Xd = [train.X[i] for i in dev_rows]
+        yd = [train.y[i] for i in dev_rows]
+        metric = "held-out accuracy % (the last 10% of the training stories)"
+        return (f"MemN2N, bAbI QA task {task}", params, (X, y), (Xd, yd),
+                lambda: spec.build(**params), metric)  # fmt: skip
+    from irdialog.bench._dialog_babi import DIALOG_BABI_MODELS, SUITE_NAME
+
+    spec = DIALOG_BABI_MODELS["memn2n"]
     [point] = spec.selection.points(SUITE_NAME, task)
-    params = {**point, "n_init": 1, **({} if epochs is None else {"epochs": epochs})}
-    train = load_babi_qa(task, "train", data_home=data_home)
-    fit_rows, dev_rows = next(valid_split(train.groups, spec.selection.fraction).split())
-    X = [train.X[i] for i in fit_rows]
-    y = [train.y[i] for i in fit_rows]
-    Xd = [train.X[i] for i in dev_rows]
-    yd = [train.y[i] for i in dev_rows]
-    return params, (X, y), (Xd, yd), lambda: spec.build(**params)
+    params = {**point, **cap}
+    trn = load_dialog_babi(task, "trn", data_home=data_home)
+    dev = load_dialog_babi(task, "dev", data_home=data_home)
+    return (f"MemN2N, dialog bAbI task {task}", params, (trn.X, trn.y), (dev.X, dev.y),
+            lambda: spec.build(trn, **params), "dev per-response accuracy %")  # fmt: skip
 
 
 def torch_memn2n_run(torch, est, X, y, seed=0):
@@ -498,11 +519,13 @@ def _memn2n_forward(torch, E, t, mtime, batch, hops, softmax):
     return u @ cand.T
 
 
-def memn2n_rows(task, args, torch) -> list[dict]:
-    """The timed MemN2N row of one bAbI QA task (see the module docstring)."""
+def memn2n_rows(suite, task, args, torch, epochs=None) -> list[dict]:
+    """The timed MemN2N row of one task of ``suite`` (see the module docstring)."""
     from irdialog.metrics import per_response_accuracy
 
-    params, (X, y), (Xd, yd), make = _memn2n_setting(task, args.data_home, args.memn2n_epochs)
+    workload, params, (X, y), (Xd, yd), make, metric = _memn2n_setting(
+        suite, task, args.data_home, epochs
+    )
     sides, scores, ours = {}, {}, {}
 
     def ours_fit():
@@ -513,7 +536,10 @@ def memn2n_rows(task, args, torch) -> list[dict]:
     scores["irdialog"] = lambda: 100.0 * per_response_accuracy(yd, ours["model"].predict(Xd))
     configs = {"irdialog": "MemN2NRanker (sequential mini-batch SGD, numba, BLAS 1 thread)"}
     if torch is not None:
-        short = torch_memn2n_run(torch, make().set_params(linear_start=0, epochs=10), X, y)
+        probe_epochs = 10 if suite == "babi-qa" else 1
+        short = torch_memn2n_run(
+            torch, make().set_params(linear_start=0, epochs=probe_epochs), X, y
+        )
         t, probe = _best_torch_threads(torch, short, args.torch_threads)
         est = make()
         fit = torch_memn2n_run(torch, est, X, y)
@@ -527,21 +553,19 @@ def memn2n_rows(task, args, torch) -> list[dict]:
         scores["torch"] = lambda: torch_memn2n_accuracy(torch, est, result["E"], Xd, yd)
         configs["torch"] = (
             f"PyTorch {torch.__version__}, CPU, set_num_threads({t}) (the faster of "
-            f"{', '.join(map(str, args.torch_threads))} on 10 epochs), autograd, dense gradient"
+            f"{', '.join(map(str, args.torch_threads))} on {probe_epochs} epoch(s)), autograd, "
+            "dense gradient"
         )
-    row = _timed_row(f"MemN2N, bAbI QA task {task}", params, sides, scores, configs,
-                     args.repeat, len(y),
-                     "held-out accuracy % (the last 10% of the training stories)")  # fmt: skip
+    row = _timed_row(workload, params, sides, scores, configs, args.repeat, len(y), metric)
     if torch is not None:
         row["torch_thread_probe_seconds"] = probe
     return [row]
 
 
 def _best_torch_threads(torch, fit, threads):
-    """The thread count of ``threads`` at which ``fit`` runs fastest (one timed call each,
-    after one warm-up call), and those seconds by thread count."""
+    """The thread count of ``threads`` at which ``fit`` runs fastest (one timed call each),
+    and those seconds by thread count."""
     seconds = {}
-    fit()
     for t in threads:
         torch.set_num_threads(t)
         start = time.perf_counter()
@@ -582,6 +606,8 @@ def main(argv=None):
     ap.add_argument("--starspace-commit", default=None, help="the commit it was built from")
     ap.add_argument("--se-tasks", type=int, nargs="*", default=[1, 5])
     ap.add_argument("--se-epochs", type=int, default=2)
+    ap.add_argument("--memn2n-dialog-tasks", type=int, nargs="*", default=[1])
+    ap.add_argument("--memn2n-dialog-epochs", type=int, default=None)
     ap.add_argument("--memn2n-tasks", type=int, nargs="*", default=[1])
     ap.add_argument("--memn2n-epochs", type=int, default=None)
     ap.add_argument("--torch-threads", type=int, nargs="+", default=[1, 2])
@@ -602,8 +628,10 @@ def main(argv=None):
     with record_data_files() as files, tempfile.TemporaryDirectory() as workdir:
         for task in args.se_tasks:
             rows += se_rows(task, args, torch, args.starspace, workdir)
+        for task in args.memn2n_dialog_tasks:
+            rows += memn2n_rows("dialog-babi", task, args, torch, args.memn2n_dialog_epochs)
         for task in args.memn2n_tasks:
-            rows += memn2n_rows(task, args, torch)
+            rows += memn2n_rows("babi-qa", task, args, torch, args.memn2n_epochs)
     peers = {}
     if args.starspace:
         peers["starspace"] = starspace_version(args.starspace, args.starspace_commit)
