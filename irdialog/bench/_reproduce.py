@@ -185,6 +185,12 @@ SPEED_RATIOS = {
         for row in r["rows"]
         for n in r["jobs"][1:]
     },
+    "training-peers": lambda r: {
+        f"{row['workload']} {side} / irdialog": ratio
+        for row in r["rows"]
+        for side, ratio in row["over_irdialog"].items()
+        if side != "irdialog"
+    },
 }
 
 

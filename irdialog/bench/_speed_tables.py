@@ -267,6 +267,28 @@ def training_threads(result: dict) -> list[str]:
     return lines
 
 
+def training_peers(result: dict) -> list[str]:
+    lines = [
+        f"Whole training runs on a {result['cores']}-core machine: irdialog on one thread "
+        "against each peer at the thread counts named (the same model and size, epochs, "
+        f"negatives and examples; best wall time of {result['repeat']} fits per side, the "
+        "sides taking turns), and each fitted model's accuracy. Above 1x, irdialog is faster:",
+        "",
+        "| workload | epochs | side | configuration | fit s | side / irdialog | metric "
+        "| accuracy |",
+        "|---|---:|---|---|---:|---:|---|---:|",
+    ]
+    for r in result["rows"]:
+        epochs = r["params"]["epochs"] + r["params"].get("linear_start", 0)
+        for side, seconds in r["seconds"].items():
+            lines.append(
+                f"| {r['workload']} | {epochs} | {side} | {r['configuration'][side]} "
+                f"| {seconds:.2f} | {r['over_irdialog'][side]:.2f}x | {r['metric']} "
+                f"| {r['score'][side]:.2f} |"
+            )
+    return lines
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
@@ -276,4 +298,5 @@ SPEED_TABLES = {
     "speed": speed,
     "speed-memn2n": speed_memn2n,
     "training-threads": training_threads,
+    "training-peers": training_peers,
 }
