@@ -209,6 +209,9 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
     # One preset per task serves both columns, tuned by hand on dev (--heldout --set).
     "memn2n": ModelSpec("memn2n", _memn2n, Selection.preset("memn2n")),
     "memn2n-type": ModelSpec("memn2n_match_type", _memn2n_type, Selection.preset("memn2n")),
+    # Beyond Table 2: MemN2N's presets with the gated hops of Liu & Perez (2017).
+    "gmemn2n": ModelSpec(None, _memn2n, Selection.preset("gmemn2n")),
+    "gmemn2n-type": ModelSpec(None, _memn2n_type, Selection.preset("gmemn2n")),
 }
 
 
