@@ -76,6 +76,9 @@ BackScratch.__doc__ = """Scratch of :func:`_backward_one`: the memory embeddings
 gradient ``dp`` (M,), and with a gate the gradients of the memory read ``go`` and of the
 gate's pre-activation ``dgate`` (d,)."""
 
+Grads = namedtuple("Grads", "dE dH dG")
+Grads.__doc__ = """The gradients of the weights E, H and the gates G, as one record."""
+
 Moments = namedtuple("Moments", "mE vE mH vH mG vG")
 Moments.__doc__ = """Adam's moments of E, H and the gates G (empty arrays with SGD)."""
 
@@ -340,9 +343,11 @@ def _gated_backward(gw, dgw, u, o, t, g, gnext, go, dz):
 
 
 @njit(cache=True)
-def _backward_one(E, H, G, cfg, sents, data, e, acts, bi, g_top, dE, dH, dG, work):
-    """Backward pass of example e from g_top = dloss/du_K, accumulating into dE, dH and
-    dG; ``acts`` row bi holds its forward pass, ``work`` is a :class:`BackScratch`."""
+def _backward_one(E, H, G, cfg, sents, data, e, acts, bi, g_top, grads, work):
+    """Backward pass of example e from g_top = dloss/du_K, accumulating into the
+    :class:`Grads` ``grads``; ``acts`` row bi holds its forward pass, ``work`` is a
+    :class:`BackScratch`."""
+    dE, dH, dG = grads
     sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
     used, kfrac, pe_ab = sents
     qs, m0, m1 = qsent[e], mptr[e], mptr[e + 1]
@@ -581,6 +586,7 @@ def backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG)
                 dE[w, tt, k] += g * U[bi, k]
                 dU[bi, k] += g * E[w, tt, k]
     sents = _sentences(E, cfg)
+    grads = Grads(dE, dH, dG)
     max_mem = acts.prob.shape[2]
     work = BackScratch(
         np.empty((n_mat, max_mem, dim), dtype=E.dtype),
@@ -591,7 +597,7 @@ def backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG)
         np.empty(dim, dtype=E.dtype),
     )
     for bi in range(n_b):
-        _backward_one(E, H, G, cfg, sents, data, batch[bi], acts, bi, dU[bi], dE, dH, dG, work)
+        _backward_one(E, H, G, cfg, sents, data, batch[bi], acts, bi, dU[bi], grads, work)
 
 
 class Workspace:
