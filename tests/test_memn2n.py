@@ -25,13 +25,15 @@ class Problem:
     """
 
     def __init__(self, seed, tying="adjacent", pe=True, softmax=True, relu=False, hops=3,
-                 slots=6, dtype=np.float64, dim=5):  # fmt: skip
+                 slots=6, dtype=np.float64, dim=5, gate=K.NO_GATE):  # fmt: skip
         rng = np.random.default_rng(seed)
         self.V, self.dim, self.hops = 14, dim, hops
-        self.cfg, n_mat = K.make_cfg(hops, tying, 7 if pe else 0, softmax, relu, slots)
+        self.cfg, n_mat = K.make_cfg(hops, tying, 7 if pe else 0, softmax, relu, slots, gate)
         self.E = (rng.standard_normal((n_mat, self.V, dim)) * 0.5).astype(dtype)
         self.E[:, 0] = 0
         self.H = (rng.standard_normal((dim, dim)) * 0.5).astype(dtype)
+        # drawn after the rest, so that the ungated problems stay those they were
+        self.G = (rng.standard_normal((K.n_gates(self.cfg), dim, dim + 1)) * 0.5).astype(dtype)
         words = np.arange(9, self.V)
         n_sent = 9
         sents = []
@@ -98,16 +100,18 @@ class Problem:
     def workspace(self, batch_size=None):
         n_mat = self.E.shape[0]
         return K.Workspace(n_mat, self.V, self.dim, self.hops, batch_size or len(self.batch),
-                           int(np.diff(self.mptr).max()), self.n_cand, 2, self.E.dtype)  # fmt: skip
+                           int(np.diff(self.mptr).max()), self.n_cand, 2, self.E.dtype,
+                           n_gates=len(self.G))  # fmt: skip
 
-    def kernel_loss_grad(self, E=None, H=None):
+    def kernel_loss_grad(self, E=None, H=None, G=None):
         ws = self.workspace()
         E = self.E if E is None else E
         H = self.H if H is None else H
+        G = self.G if G is None else G
         loss, correct = K.batch_loss_grad(
-            E, H, self.cfg, self.data(), self.cands(), self.y, self.batch, ws
+            E, H, G, self.cfg, self.data(), self.cands(), self.y, self.batch, ws
         )
-        return loss, correct, ws.dE.copy(), ws.dH.copy()
+        return loss, correct, ws.dE.copy(), ws.dH.copy(), ws.dG.copy()
 
 
 # --------------------------------------------------------------------------- kernel tests
@@ -119,35 +123,46 @@ CONFIGS = [
     dict(tying="layerwise", pe=False, softmax=True, relu=False, hops=1),
     dict(tying="adjacent", pe=True, softmax=True, relu=False, slots=0),
 ]
+# the gated hops of Liu & Perez (2017): one gate for all hops, or one per hop
+GATED = [
+    dict(tying="adjacent", pe=True, softmax=True, relu=False, gate=K.GLOBAL_GATE),
+    dict(tying="layerwise", pe=True, softmax=True, relu=True, gate=K.HOP_GATES),
+    dict(tying="adjacent", pe=False, softmax=True, relu=False, gate=K.HOP_GATES, slots=0),
+]
 
 
-@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("config", CONFIGS + GATED)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_forward_and_gradient_match_numpy_reference(config, dtype):
     pb = Problem(0, dtype=dtype, **config)
-    loss, correct, dE, dH = pb.kernel_loss_grad()
-    r_loss, r_correct, r_dE, r_dH, states = R.batch_loss_grad(pb, pb.E, pb.H)
+    loss, correct, dE, dH, dG = pb.kernel_loss_grad()
+    r_loss, r_correct, r_dE, r_dH, r_dG, states = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
     tol = dict(rtol=1e-9, atol=1e-10) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-5)
     np.testing.assert_allclose(loss, r_loss, **tol)
     assert correct == r_correct
     np.testing.assert_allclose(dE, r_dE, **tol)
     if config["tying"] == "layerwise":
         np.testing.assert_allclose(dH, r_dH, **tol)
+    np.testing.assert_allclose(dG, r_dG, **tol)
+    assert dG.shape == (K.n_gates(pb.cfg), pb.dim, pb.dim + 1)
+    if "gate" in config:
+        assert np.abs(dG).sum(axis=(1, 2)).min() > 0 and not dH.any()  # the gate replaces H
     # final states and attention from the inference kernel
     hops = pb.cfg[0]
     att = np.zeros((len(pb.batch), hops, 4), dtype)
-    U = K.forward_states(pb.E, pb.H, pb.cfg, pb.data(), pb.batch, att)
+    U = K.forward_states(pb.E, pb.H, pb.G, pb.cfg, pb.data(), pb.batch, att)
     for i, (u, ps) in enumerate(states):
         np.testing.assert_allclose(U[i], u, **tol)
         for k in range(hops):
             np.testing.assert_allclose(att[i, k, : len(ps[k])], ps[k][::-1], **tol)
 
 
-@pytest.mark.parametrize("config", CONFIGS[:3])
+@pytest.mark.parametrize("config", CONFIGS[:3] + GATED)
 def test_finite_difference_gradient(config):
-    """Central differences of the whole forward pass (PE, TE, speakers, match types, hops)."""
+    """Central differences of the whole forward pass (PE, TE, speakers, match types, hops,
+    and every weight and bias of the gates)."""
     pb = Problem(1, dtype=np.float64, **config)
-    _, _, dE, dH = pb.kernel_loss_grad()
+    _, _, dE, dH, dG = pb.kernel_loss_grad()
     eps = 1e-6
     rng = np.random.default_rng(0)
     E = pb.E.copy()
@@ -174,22 +189,36 @@ def test_finite_difference_gradient(config):
             down = pb.kernel_loss_grad(H=H)[0]
             H[r, k] = old
             assert (up - down) / (2 * eps) == pytest.approx(dH[r, k], rel=1e-5, abs=1e-7)
+    G = pb.G.copy()
+    for idx in np.ndindex(G.shape):
+        old = G[idx]
+        G[idx] = old + eps
+        up = pb.kernel_loss_grad(G=G)[0]
+        G[idx] = old - eps
+        down = pb.kernel_loss_grad(G=G)[0]
+        G[idx] = old
+        assert (up - down) / (2 * eps) == pytest.approx(dG[idx], rel=1e-5, abs=1e-7), idx
 
 
 def test_partial_batch_uses_its_own_logit_buffer():
     pb = Problem(2, dtype=np.float64)
     ws = pb.workspace(batch_size=8)  # batch of 5 < 8
-    loss, _ = K.batch_loss_grad(pb.E, pb.H, pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, ws)
+    args = (pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, ws)
+    loss, _ = K.batch_loss_grad(pb.E, pb.H, pb.G, *args)
     assert loss == pytest.approx(R.batch_loss_grad(pb, pb.E, pb.H)[0], rel=1e-10)
 
 
 def _no_moments():
     e3, e2 = np.zeros((0, 0, 0), np.float32), np.zeros((0, 0), np.float32)
-    return K.Moments(e3, e3, e2, e2)
+    return K.Moments(e3, e3, e2, e2, e3, e3)
 
 
-def _update(adam, lr, max_norm, use_h=True):
-    return K.Update(adam, use_h, max_norm, lr, 0.9, 0.999, 1e-8)
+def _update(adam, lr, max_norm, use_h=True, use_gate=False):
+    return K.Update(adam, use_h, use_gate, max_norm, lr, 0.9, 0.999, 1e-8)
+
+
+def _no_gates(E):
+    return np.zeros((0, E.shape[2], E.shape[2] + 1), E.dtype)
 
 
 def test_sgd_update_clips_each_matrix_and_keeps_nil_at_zero():
@@ -204,9 +233,14 @@ def test_sgd_update_clips_each_matrix_and_keeps_nil_at_zero():
     want_E[1] = E[1] - 0.1 * dE[1] * (40 / np.linalg.norm(dE[1]))
     want_E[:, 0] = 0
     want_H = H - 0.1 * dH * (40 / np.linalg.norm(dH))
-    K.apply_update(E, H, dE, dH, _no_moments(), _update(False, 0.1, 40.0), 1)
+    G = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    dG = rng.standard_normal(G.shape).astype(np.float32) * 100
+    want_G = G - 0.1 * dG * (40 / np.linalg.norm(dG))  # the gates clip as one matrix
+    update = _update(False, 0.1, 40.0, use_gate=True)
+    K.apply_update(E, H, G, dE, dH, dG, _no_moments(), update, 1)
     np.testing.assert_allclose(E, want_E, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(H, want_H, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(G, want_G, rtol=1e-5, atol=1e-6)
     assert not E[:, 0].any()
 
 
@@ -214,21 +248,23 @@ def test_adam_update_matches_numpy():
     rng = np.random.default_rng(1)
     E = rng.standard_normal((2, 5, 3))
     H = rng.standard_normal((3, 3))
-    mE, vE, mH, vH = (np.zeros_like(E), np.zeros_like(E), np.zeros_like(H), np.zeros_like(H))
-    ref = [E.copy(), H.copy()]
-    ref_m = [np.zeros_like(E), np.zeros_like(H)]
-    ref_v = [np.zeros_like(E), np.zeros_like(H)]
+    G = rng.standard_normal((1, 3, 4))
+    moments = K.Moments(*(np.zeros_like(x) for x in (E, E, H, H, G, G)))
+    ref = [E.copy(), H.copy(), G.copy()]
+    ref_m = [np.zeros_like(x) for x in ref]
+    ref_v = [np.zeros_like(x) for x in ref]
     b1, b2, eps, lr = 0.9, 0.999, 1e-8, 0.01
     for step in range(1, 4):
-        dE, dH = rng.standard_normal(E.shape), rng.standard_normal(H.shape)
-        for i, g in enumerate((dE, dH)):
+        grads = [rng.standard_normal(x.shape) for x in (E, H, G)]
+        for i, g in enumerate(grads):
             ref[i], ref_m[i], ref_v[i] = R.adam_step(
                 ref[i], g, ref_m[i], ref_v[i], step, lr, b1, b2, eps
             )
         ref[0][:, 0] = 0
-        K.apply_update(E, H, dE, dH, K.Moments(mE, vE, mH, vH), _update(True, lr, -1.0), step)
-    np.testing.assert_allclose(E, ref[0], rtol=1e-10)
-    np.testing.assert_allclose(H, ref[1], rtol=1e-10)
+        update = _update(True, lr, -1.0, use_gate=True)
+        K.apply_update(E, H, G, *grads, moments, update, step)
+    for got, want in zip((E, H, G), ref):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
 
 
 def _batch_rows(pb, ws):
@@ -239,7 +275,7 @@ def _batch_rows(pb, ws):
 @pytest.mark.parametrize("config", CONFIGS)
 def test_batch_rows_cover_every_row_with_a_gradient(config):
     pb = Problem(3, **config)
-    _, _, dE, _ = pb.kernel_loss_grad()
+    _, _, dE, _, _ = pb.kernel_loss_grad()
     rows, w_rows = _batch_rows(pb, pb.workspace())
     assert (np.diff(rows) > 0).all() and (np.diff(w_rows) > 0).all()  # increasing
     w = pb.cfg[K.W_MAT]
@@ -252,17 +288,19 @@ def test_batch_rows_cover_every_row_with_a_gradient(config):
 @pytest.mark.parametrize("max_norm", [-1.0, 0.05])
 def test_sgd_row_update_is_the_dense_update_bit_for_bit(max_norm):
     pb = Problem(4, dtype=np.float32, tying="layerwise", hops=2)
-    _, _, dE, dH = pb.kernel_loss_grad()
+    _, _, dE, dH, _ = pb.kernel_loss_grad()
     ws = pb.workspace()
     rows, w_rows = _batch_rows(pb, ws)
     E1, H1, E2, H2 = pb.E.copy(), pb.H.copy(), pb.E.copy(), pb.H.copy()
     dE1, dH1, dE2, dH2 = dE.copy(), dH.copy(), dE.copy(), dH.copy()
-    update = _update(False, 0.1, max_norm)
-    K.apply_update(E1, H1, dE1, dH1, _no_moments(), update, 1)
+    G1, G2, dG = (np.ones((1, pb.dim, pb.dim + 1), np.float32) for _ in range(3))
+    update = _update(False, 0.1, max_norm, use_gate=True)
+    K.apply_update(E1, H1, G1, dE1, dH1, dG.copy(), _no_moments(), update, 1)
     w = pb.cfg[K.W_MAT]
-    K.apply_update_rows(E2, H2, dE2, dH2, rows, w_rows, w, _no_moments(), update, 1)
+    K.apply_update_rows(E2, H2, G2, dE2, dH2, dG, rows, w_rows, w, _no_moments(), update, 1)
     np.testing.assert_array_equal(E1, E2)
     np.testing.assert_array_equal(H1, H2)
+    np.testing.assert_array_equal(G1, G2)
     assert not dE2.any()  # the row update leaves the gradient zeroed for the next batch
 
 
@@ -275,16 +313,18 @@ def test_lazy_adam_moves_only_the_batch_rows_like_numpy_adam_on_them():
     mE, vE, mH, vH = (np.zeros_like(E), np.zeros_like(E), np.zeros_like(H), np.zeros_like(H))
     ref, ref_m, ref_v = E.copy(), np.zeros_like(E), np.zeros_like(E)
     for step in range(1, 4):
-        _, _, dE, dH = pb.kernel_loss_grad(E=E)
+        _, _, dE, dH, _ = pb.kernel_loss_grad(E=E)
         for p in range(E.shape[0]):
             rs = w_rows if p == w else rows
             ref[p, rs], ref_m[p, rs], ref_v[p, rs] = R.adam_step(
                 ref[p, rs], dE[p, rs], ref_m[p, rs], ref_v[p, rs], step, 0.01, 0.9, 0.999, 1e-8
             )
         ref[:, 0] = 0
-        moments = K.Moments(mE, vE, mH, vH)
+        moments = K.Moments(mE, vE, mH, vH, *(np.zeros((0, 0, 0)),) * 2)
         update = _update(True, 0.01, -1.0, use_h=False)
-        K.apply_update_rows(E, H, dE, dH, rows, w_rows, w, moments, update, step)
+        no_gates = _no_gates(E)
+        K.apply_update_rows(E, H, no_gates, dE, dH, no_gates, rows, w_rows, w, moments, update,
+                            step)  # fmt: skip
     np.testing.assert_allclose(E, ref, rtol=1e-10)
     untouched = np.setdiff1d(np.arange(pb.V), w_rows)
     np.testing.assert_array_equal(E[:, untouched], pb.E[:, untouched])
@@ -321,7 +361,7 @@ def test_random_ages_insert_blank_ages_in_order():
 def test_forward_states_without_memories_is_the_query_embedding():
     pb = Problem(3, tying="adjacent", pe=False)
     e = 0  # no memory
-    U = K.forward_states(pb.E, pb.H, pb.cfg, pb.data(), np.array([e]),
+    U = K.forward_states(pb.E, pb.H, pb.G, pb.cfg, pb.data(), np.array([e]),
                          np.zeros((1, 0, 0)))  # fmt: skip
     toks = pb.sents[pb.qsent[e]]
     np.testing.assert_allclose(U[0], pb.E[0, toks].sum(axis=0))
@@ -476,7 +516,7 @@ def test_match_type_scores_follow_match_type_matrices():
     bags = vocab.bags([tokenize(c) for c in model.candidates_])
     (M,) = match_type_matrices(Xa, bags, vocab.index_, model.types_)
     assert M.nnz > 0
-    U = model._states(model.embeddings_, model.hop_map_, model._encode(Xa), np.arange(len(Xa)))
+    U = model._states(model._weights, model._encode(Xa), np.arange(len(Xa)))
     w = model._w_mat
     type_score = U.astype(np.float64) @ model.embeddings_[w, model._type_tok_[0]]
     np.testing.assert_allclose(with_types - plain, M.toarray() * type_score[:, None], atol=1e-9)

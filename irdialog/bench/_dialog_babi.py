@@ -225,6 +225,9 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
     # Seo et al. (2017): QRN 51.1 on task 6; one preset per task serves both columns.
     "qrn": ModelSpec(None, _qrn, Selection.preset("qrn")),
     "qrn-type": ModelSpec(None, _qrn_type, Selection.preset("qrn")),
+    # Beyond Table 2: MemN2N's presets with the gated hops of Liu & Perez (2017).
+    "gmemn2n": ModelSpec(None, _memn2n, Selection.preset("gmemn2n")),
+    "gmemn2n-type": ModelSpec(None, _memn2n_type, Selection.preset("gmemn2n")),
 }
 
 

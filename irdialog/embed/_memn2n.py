@@ -41,6 +41,9 @@ from . import _memn2n_kernels as K
 from ._attention import turn_attention
 from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
 
+# cfg[GATE] of each value of the ``gate`` parameter.
+_GATES = {None: K.NO_GATE, "global": K.GLOBAL_GATE, "hop": K.HOP_GATES}
+
 # Adam's moment decay rates and epsilon (Kingma & Ba 2015 defaults).
 _ADAM_BETAS = (0.9, 0.999)
 _ADAM_EPS = 1e-8
@@ -150,6 +153,14 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         the time words (section 4.2, "RN"; 0.1 in the paper).
     nonlinearity : {"relu"} or None, default=None
         Applied to the controller state after each hop.
+    gate : {"global", "hop"} or None, default=None
+        How a hop updates the controller state. None: ``u_{k+1} = u_k + o_k`` (``H u_k +
+        o_k`` with ``"layerwise"`` tying), ``o_k`` the memory read. With a gate, the gated
+        end-to-end memory network of Liu & Perez (2017): ``T_k = sigmoid(W_k u_k + b_k)``
+        and ``u_{k+1} = o_k * T_k + u_k * (1 - T_k)`` elementwise, so that each dimension
+        learns how much of the memory to take in; ``"global"`` shares one gate ``(W, b)``
+        by all hops (the paper's best setting on bAbI), ``"hop"`` gives each hop its own.
+        The gate replaces the hop map H of ``"layerwise"`` tying.
     match_type : bool, default=True
         Use the entities of annotated contexts as match-type features. Has no effect on
         contexts without ``entities``.
@@ -218,7 +229,9 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
     embeddings_ : ndarray of shape (n_matrices, n_words, embedding_dim), float32
         The embedding matrices (see ``weight_tying``); row 0, the nil word, is zero.
     hop_map_ : ndarray of shape (embedding_dim, embedding_dim), float32
-        H (``"layerwise"``); zeros and unused with ``"adjacent"``.
+        H (``"layerwise"`` without a gate); zeros and unused otherwise.
+    gate_weights_ : ndarray of shape (n_gates, embedding_dim, embedding_dim + 1), float32
+        The gates ``[W | b]`` (see ``gate``): one, one per hop, or none.
     loss_curve_ : list of float
         Mean training loss per epoch of the kept run.
     train_accuracy_curve_ : list of float
@@ -255,6 +268,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
     Sukhbaatar, Szlam, Weston & Fergus (2015). End-To-End Memory Networks. NIPS.
     Bordes, Boureau & Weston (2017). Learning End-to-End Goal-Oriented Dialog. ICLR.
     Section 4.4, appendix A (memory, time and speaker features) and 4.5 (match type).
+    Liu & Perez (2017). Gated End-to-End Memory Networks. EACL. Section 3 (the gate).
 
     Examples
     --------
@@ -289,6 +303,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         "linear_start": [Interval(numbers.Integral, 0, None, closed="left")],
         "random_noise": [Interval(numbers.Real, 0, None, closed="left")],
         "nonlinearity": [StrOptions({"relu"}), None],
+        "gate": [StrOptions({"global", "hop"}), None],
         "match_type": ["boolean"],
         "optimizer": [StrOptions({"sgd", "adam", "lazy_adam"})],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -304,7 +319,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
     _warm_start_fixed = (
         "hops", "embedding_dim", "memory_size", "weight_tying", "position_encoding",
         "pad_memory", "drop_punctuation", "ngram_range", "candidate_words",
-        "temporal_encoding", "match_type",
+        "temporal_encoding", "match_type", "gate",
     )  # fmt: skip
 
     def __init__(
@@ -325,6 +340,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         linear_start=0,
         random_noise=0.0,
         nonlinearity=None,
+        gate=None,
         match_type=True,
         optimizer="sgd",
         learning_rate=0.01,
@@ -357,6 +373,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         self.linear_start = linear_start
         self.random_noise = random_noise
         self.nonlinearity = nonlinearity
+        self.gate = gate
         self.match_type = match_type
         self.optimizer = optimizer
         self.learning_rate = learning_rate
@@ -384,6 +401,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
             softmax,
             self.nonlinearity == "relu",
             self.memory_slots_ if self.pad_memory else 0,
+            _GATES[self.gate],
         )
         return cfg
 
@@ -474,16 +492,16 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         main = epoch - self.linear_start
         return self.learning_rate * self.anneal_rate ** (main // self.anneal_every), True
 
-    def _evaluate(self, E, H, data: _Encoded, y, rows):
+    def _evaluate(self, weights, data: _Encoded, y, rows):
         """(mean loss, accuracy) on the examples ``rows``, in blocks of contexts."""
         if len(rows) == 0:
             return 0.0, 0.0
         loss = 0.0
         correct = 0
-        C = self._candidate_matrix(E)
+        C = self._candidate_matrix(weights[0])
         for start in range(0, len(rows), self._block_size):
             block = rows[start : start + self._block_size]
-            scores = self._scores(E, H, data, block, C)
+            scores = self._scores(weights, data, block, C)
             logz = logsumexp(scores, axis=1)
             target = y[block]
             loss += float(np.sum(logz - scores[np.arange(len(block)), target]))
@@ -497,40 +515,40 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         rng = np.random.default_rng(seed)
         dim = self.embedding_dim
         V = len(self.vocabulary_)
+        cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
         n_mat = K.make_cfg(self.hops, self.weight_tying, 0, True, False, 0)[1]
+        n_gates = K.n_gates(cfg_soft)
+        use_h = cfg_soft[K.USE_H] != 0
         if continuing:
-            E, H = self.embeddings_.copy(), self.hop_map_.copy()
+            E, H, G = self.embeddings_.copy(), self.hop_map_.copy(), self.gate_weights_.copy()
         else:
             E = (rng.standard_normal((n_mat, V, dim)) * self.init_std).astype(np.float32)
             E[:, 0, :] = 0.0
-            if self.weight_tying == "layerwise":
+            if use_h:
                 H = (rng.standard_normal((dim, dim)) * self.init_std).astype(np.float32)
             else:
                 H = np.zeros((dim, dim), dtype=np.float32)
+            # the gates' weights drawn as the embeddings, their biases zero
+            G = np.zeros((n_gates, dim, dim + 1), dtype=np.float32)
+            if n_gates:
+                W = rng.standard_normal((n_gates, dim, dim)) * self.init_std
+                G[:, :, :dim] = W.astype(np.float32)
         adam = self.optimizer in ("adam", "lazy_adam")
         # SGD moves only rows with a gradient anyway: its row-wise update is the same step.
         lazy = self.optimizer in ("sgd", "lazy_adam")
         w_mat = self._w_mat
         if adam:
-            state = K.Moments(
-                np.zeros_like(E), np.zeros_like(E), np.zeros_like(H), np.zeros_like(H)
-            )
+            state = K.Moments(*(np.zeros_like(x) for x in (E, E, H, H, G, G)))
         else:
-            state = K.Moments(
-                np.zeros((0, 0, 0), np.float32),
-                np.zeros((0, 0, 0), np.float32),
-                np.zeros((0, 0), np.float32),
-                np.zeros((0, 0), np.float32),
-            )
-        cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
-        use_h = self.weight_tying == "layerwise"
+            e3, e2 = np.zeros((0, 0, 0), np.float32), np.zeros((0, 0), np.float32)
+            state = K.Moments(e3, e3, e2, e2, e3, e3)
         max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
         counts = np.diff(data.mptr)
         noisy = self.random_noise > 0 and self.temporal_encoding
         y64 = y.astype(np.int64)
         ws = K.Workspace(
             n_mat, V, dim, self.hops, self.batch_size, int(counts.max(initial=0)),
-            len(self.candidates_), len(self.types_), np.float32, lazy,
+            len(self.candidates_), len(self.types_), np.float32, lazy, n_gates,
         )  # fmt: skip
         cands = self._cand_arrays()
         accs = []
@@ -540,7 +558,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
             nonlocal n_steps
             lr, softmax = self._schedule(epoch)
             cfg = cfg_soft if softmax else cfg_lin
-            update = K.Update(adam, use_h, max_norm, lr, *_ADAM_BETAS, _ADAM_EPS)
+            update = K.Update(adam, use_h, n_gates > 0, max_norm, lr, *_ADAM_BETAS, _ADAM_EPS)
             order = rng.permutation(train_rows)
             mtime = data.mtime
             if noisy:
@@ -556,7 +574,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
             correct = 0
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
-                b_loss, b_correct = K.batch_loss_grad(E, H, cfg, arrays, cands, y64, batch, ws)
+                b_loss, b_correct = K.batch_loss_grad(E, H, G, cfg, arrays, cands, y64, batch, ws)
                 loss += b_loss
                 correct += b_correct
                 n_steps += 1
@@ -566,26 +584,26 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
                         arrays, batch, cands, ws.row_mark, ws.row_stamp, ws.rows, ws.w_rows
                     )
                     K.apply_update_rows(
-                        E, H, ws.dE, ws.dH, ws.rows[:n], ws.w_rows[:n_w], w_mat, state,
-                        update, n_steps,
+                        E, H, G, ws.dE, ws.dH, ws.dG, ws.rows[:n], ws.w_rows[:n_w], w_mat,
+                        state, update, n_steps,
                     )  # fmt: skip
                 else:
-                    K.apply_update(E, H, ws.dE, ws.dH, state, update, n_steps)
+                    K.apply_update(E, H, G, ws.dE, ws.dH, ws.dG, state, update, n_steps)
             accs.append(correct / len(order))
             return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
 
         def validate():
-            vloss, vacc = self._evaluate(E, H, data, y64, val_rows)
+            vloss, vacc = self._evaluate((E, H, G), data, y64, val_rows)
             return vacc, -vloss  # accuracy, ties broken by the lower loss
 
         def train_key(weights):  # restarts compared on a clean pass over the training set
-            tloss, tacc = self._evaluate(*weights, data, y64, train_rows)
+            tloss, tacc = self._evaluate(weights, data, y64, train_rows)
             return tacc, -tloss
 
         return Run(
             step,
-            weights=lambda: (E, H),
-            snapshot=lambda: (E.copy(), H.copy()),
+            weights=lambda: (E, H, G),
+            snapshot=lambda: (E.copy(), H.copy(), G.copy()),
             validate=validate if len(val_rows) else None,
             curves={"train_accuracy_curve_": accs},
             train_key=train_key,
@@ -652,7 +670,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         # pay: one BLAS thread is faster, by far on a busy machine (0.23 s instead of 4.6 s
         # per dialog bAbI task 1 epoch with two threads at load 5), and keeps the result
         # independent of the machine's thread count.
-        self.embeddings_, self.hop_map_ = self._train_epochs(
+        self.embeddings_, self.hop_map_, self.gate_weights_ = self._train_epochs(
             lambda k: self._start_run(data, y_idx, train_rows, val_rows, seeds[k], continuing),
             n_epochs,
             continuing=continuing,
@@ -678,11 +696,20 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ scoring
 
-    def _states(self, E, H, data: _Encoded, rows, attention=None):
+    @property
+    def _weights(self):
+        """The fitted (E, H, G) the kernels read."""
+        E, H = self.embeddings_, self.hop_map_
+        G = getattr(self, "gate_weights_", None)  # models saved before the gates have none
+        if G is None:
+            G = np.zeros((0, E.shape[2], E.shape[2] + 1), dtype=E.dtype)
+        return E, H, G
+
+    def _states(self, weights, data: _Encoded, rows, attention=None):
         if attention is None:
             attention = np.zeros((0, 0, 0), dtype=np.float32)
         return K.forward_states(
-            E, H, self._cfg(True), data.kernel_args(), np.asarray(rows, np.int64), attention
+            *weights, self._cfg(True), data.kernel_args(), np.asarray(rows, np.int64), attention
         )
 
     def _candidate_matrix(self, E):
@@ -703,10 +730,12 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
     def _w_mat(self):
         return int(self._cfg()[K.W_MAT])
 
-    def _scores(self, E, H, data: _Encoded, rows, C=None):
-        """Float64 scores of the examples ``rows`` against every candidate (whose
-        embeddings ``C``, from :meth:`_candidate_matrix`, are computed when not given)."""
-        U = self._states(E, H, data, rows).astype(np.float64)
+    def _scores(self, weights, data: _Encoded, rows, C=None):
+        """Float64 scores of the examples ``rows`` under the weights (E, H, G) against
+        every candidate (whose embeddings ``C``, from :meth:`_candidate_matrix`, are
+        computed when not given)."""
+        E = weights[0]
+        U = self._states(weights, data, rows).astype(np.float64)
         if C is None:
             C = self._candidate_matrix(E)
         scores = U @ C.T
@@ -728,14 +757,14 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         check_is_fitted(self)
         X = check_contexts(X)
         data = self._encode(X)
-        return self._scores(self.embeddings_, self.hop_map_, data, np.arange(len(X)))
+        return self._scores(self._weights, data, np.arange(len(X)))
 
     def _pool_embeddings(self, X, pool):
         if len(self.types_):
             return None  # the match-type words depend on the pair
         analyzer = self._analyzer()
         E = self.embeddings_
-        states = self._states(E, self.hop_map_, self._encode(X, analyzer), np.arange(len(X)))
+        states = self._states(self._weights, self._encode(X, analyzer), np.arange(len(X)))
         bags = self.vocabulary_.bags([analyzer.sequence(r) for r in pool])
         return states, bags @ E[self._w_mat]
 
@@ -745,7 +774,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         analyzer = self._analyzer()
         data = self._encode(X, analyzer)
         E = self.embeddings_
-        U = self._states(E, self.hop_map_, data, np.arange(len(X))).astype(np.float64)
+        U = self._states(self._weights, data, np.arange(len(X))).astype(np.float64)
         tokens = [analyzer.sequence(r) for r in responses]
         bags = self.vocabulary_.bags(tokens)
         R = np.asarray(bags @ E[self._w_mat].astype(np.float64))
@@ -769,7 +798,7 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         X = check_contexts(X)
         data = self._encode(X)
         out = np.zeros((len(X), self.hops, self.memory_size), dtype=np.float32)
-        self._states(self.embeddings_, self.hop_map_, data, np.arange(len(X)), out)
+        self._states(self._weights, data, np.arange(len(X)), out)
         return out
 
     def attention_turns(self, context) -> list:

@@ -15,7 +15,10 @@ an end-to-end memory network (Sukhbaatar et al. 2015) written out by hand:
   while its words are weighted by the position encoding when ``cfg[PE_LEN]`` > 0;
 - hop k: ``p = softmax(u_k . a_i)`` (no softmax during linear start), where the empty
   slots of a memory of ``cfg[N_SLOTS]`` slots take part as zero vectors (score 0),
-  ``h_k = u_k + sum_i p_i c_i`` (``H u_k`` instead of ``u_k`` with the hop map),
+  ``o_k = sum_i p_i c_i``, ``h_k = u_k + o_k`` (``H u_k`` instead of ``u_k`` with the hop
+  map), or with a gate (Liu & Perez 2017) ``T_k = sigmoid(W_T u_k + b_T)``,
+  ``h_k = o_k * T_k + u_k * (1 - T_k)``, where ``G[g] = [W_T | b_T]`` of shape (d, d + 1)
+  is one gate shared by the hops (``cfg[GATE]`` = 1) or the hop's own (2);
   ``u_{k+1} = relu(h_k)`` or ``h_k``;
 - candidate j scores ``u_K . (W bag_j + sum_t match_jt W type_t)``, where ``match_jt`` is
   1 when the candidate holds an entity of type t that the context mentions (found through
@@ -56,28 +59,34 @@ Candidates.__doc__ = """The candidates: their bags (CSR ``cptr`` over the words 
 with counts ``cw``), the inverted index of candidate words (CSR ``iptr`` over ``icand``)
 and the type word of each entity type."""
 
-Activations = namedtuple("Activations", "u h mem prob")
+Activations = namedtuple("Activations", "u h mem prob o gate")
 Activations.__doc__ = """The forward pass of a batch, kept for the backward pass: per
 example, the controller states ``u`` (B, K+1, d), the pre-activations ``h`` (B, K, d),
-the memory embeddings ``mem`` (B, n_mat, M, d) and the attention ``prob`` (B, K, M)."""
+the memory embeddings ``mem`` (B, n_mat, M, d), the attention ``prob`` (B, K, M), and with
+a gate the memory reads ``o`` and the gate values ``gate`` (B, K, d each)."""
 
 Sentences = namedtuple("Sentences", "used kfrac pe_ab")
 Sentences.__doc__ = """What embedding the sentences of an example needs besides the weights:
 ``used[p]``, whether matrix p embeds memories (:func:`_memory_matrices`), ``kfrac`` (k / d
 for k = 1..d) and ``pe_ab``, scratch of two position-encoding coefficients."""
 
-BackScratch = namedtuple("BackScratch", "dmem g gnext dp")
+BackScratch = namedtuple("BackScratch", "dmem g gnext dp go dgate")
 BackScratch.__doc__ = """Scratch of :func:`_backward_one`: the memory embeddings' gradient
-``dmem`` (n_mat, M, d), the controller gradient ``g`` and ``gnext`` (d,) and the attention
-gradient ``dp`` (M,)."""
+``dmem`` (n_mat, M, d), the controller gradient ``g`` and ``gnext`` (d,), the attention
+gradient ``dp`` (M,), and with a gate the gradients of the memory read ``go`` and of the
+gate's pre-activation ``dgate`` (d,)."""
 
-Moments = namedtuple("Moments", "mE vE mH vH")
-Moments.__doc__ = """Adam's moments of E and H (empty arrays with SGD)."""
+Grads = namedtuple("Grads", "dE dH dG")
+Grads.__doc__ = """The gradients of the weights E, H and the gates G, as one record."""
 
-Update = namedtuple("Update", "adam use_h max_norm lr beta1 beta2 eps")
-Update.__doc__ = """An optimizer step of :func:`apply_update`: Adam or SGD, whether H is
-trained, the gradient norm each matrix is clipped to (<= 0: none), the step size and
-Adam's settings (:class:`irdialog.embed._optim.AdamSettings`)."""
+Moments = namedtuple("Moments", "mE vE mH vH mG vG")
+Moments.__doc__ = """Adam's moments of E, H and the gates G (empty arrays with SGD)."""
+
+Update = namedtuple("Update", "adam use_h use_gate max_norm lr beta1 beta2 eps")
+Update.__doc__ = """An optimizer step of :func:`apply_update`: Adam or SGD, whether H and
+the gates G are trained, the gradient norm each matrix is clipped to (<= 0: none; all the
+gates clip together, as one matrix), the step size and Adam's settings
+(:class:`irdialog.embed._optim.AdamSettings`)."""
 
 Upstream = namedtuple("Upstream", "U dU dWc gt")
 Upstream.__doc__ = """What the backward pass starts from: the final states ``U`` (B, d)
@@ -85,21 +94,23 @@ and the loss gradients with respect to them (``dU``), to the candidate embedding
 (``dWc``) and to the type words' logits (``gt``, (B, n_types))."""
 
 # Layout of the int64 configuration vector ``cfg``.
-N_HOPS, B_MAT, W_MAT, PE_LEN, USE_SOFTMAX, USE_H, USE_RELU, N_SLOTS = range(8)
-HEADER = 8
+N_HOPS, B_MAT, W_MAT, PE_LEN, USE_SOFTMAX, USE_H, USE_RELU, N_SLOTS, GATE = range(9)
+HEADER = 9
+# cfg[GATE]: no gate, one gate for all hops (global tying), one gate per hop.
+NO_GATE, GLOBAL_GATE, HOP_GATES = range(3)
 
 
-def make_cfg(hops, tying, pe_len, softmax, relu, n_slots):
+def make_cfg(hops, tying, pe_len, softmax, relu, n_slots, gate=NO_GATE):
     """The int64 configuration vector and the number of embedding matrices.
 
-    ``cfg = [hops, b, w, pe_len, use_softmax, use_h, use_relu, n_slots, a_0..a_{K-1},
+    ``cfg = [hops, b, w, pe_len, use_softmax, use_h, use_relu, n_slots, gate, a_0..a_{K-1},
     c_0..c_{K-1}]``: ``pe_len`` is J of the position encoding (0: plain bags of words),
     ``n_slots`` the memory slots (empty ones join the attention softmax as zero vectors;
-    0: none).
+    0: none), ``gate`` one of ``NO_GATE``, ``GLOBAL_GATE``, ``HOP_GATES``.
 
     - ``"adjacent"``: K + 1 matrices; B = A_1 = E[0], C_k = A_{k+1} = E[k], W = C_K = E[K].
     - ``"layerwise"``: 4 matrices; B = E[0], A_k = E[1], C_k = E[2], W = E[3], with the hop
-      map H.
+      map H unless there is a gate (the gate replaces ``H u_k + o_k``).
     """
     if tying == "adjacent":
         n_mat, b, w, use_h = hops + 1, 0, hops, 0
@@ -111,7 +122,9 @@ def make_cfg(hops, tying, pe_len, softmax, relu, n_slots):
         c = [2] * hops
     else:  # pragma: no cover - validated by the estimator
         raise ValueError(f"unknown weight tying {tying!r}")
-    head = [hops, b, w, pe_len, int(softmax), use_h, int(relu), n_slots]
+    if gate != NO_GATE:
+        use_h = 0
+    head = [hops, b, w, pe_len, int(softmax), use_h, int(relu), n_slots, gate]
     return np.asarray(head + a + c, dtype=np.int64), n_mat
 
 
@@ -196,8 +209,18 @@ def _memory_matrices(cfg, n_mat):
     return used
 
 
+def n_gates(cfg):
+    """The number of gates ``G`` holds under ``cfg``."""
+    return (0, 1, int(cfg[N_HOPS]))[int(cfg[GATE])]
+
+
 @njit(cache=True)
-def _forward_one(E, H, cfg, sents, data, e, acts, bi):
+def _gate_index(cfg, hop):
+    return 0 if cfg[GATE] == GLOBAL_GATE else hop
+
+
+@njit(cache=True)
+def _forward_one(E, H, G, cfg, sents, data, e, acts, bi):
     """Forward pass of example e of the :class:`Contexts` ``data``, keeping what the
     backward pass needs in row bi of the :class:`Activations` ``acts``:
 
@@ -256,18 +279,22 @@ def _forward_one(E, H, cfg, sents, data, e, acts, bi):
             for i in range(n_mem):
                 pk[i] /= total
         h = hpre[hop]
-        if cfg[USE_H] != 0:
-            for r in range(dim):
-                acc = 0.0
-                for k in range(dim):
-                    acc += H[r, k] * uk[k]
-                h[r] = acc
+        if cfg[GATE] != NO_GATE:
+            _gated_update(G[_gate_index(cfg, hop)], uk, pk, mem[c], n_mem, acts.o[bi, hop],
+                          acts.gate[bi, hop], h)  # fmt: skip
         else:
-            h[:] = uk
-        for i in range(n_mem):
-            pi = pk[i]
-            for k in range(dim):
-                h[k] += pi * mem[c, i, k]
+            if cfg[USE_H] != 0:
+                for r in range(dim):
+                    acc = 0.0
+                    for k in range(dim):
+                        acc += H[r, k] * uk[k]
+                    h[r] = acc
+            else:
+                h[:] = uk
+            for i in range(n_mem):
+                pi = pk[i]
+                for k in range(dim):
+                    h[k] += pi * mem[c, i, k]
         nxt = u[hop + 1]
         if cfg[USE_RELU] != 0:
             for k in range(dim):
@@ -277,14 +304,55 @@ def _forward_one(E, H, cfg, sents, data, e, acts, bi):
 
 
 @njit(cache=True)
-def _backward_one(E, H, cfg, sents, data, e, acts, bi, g_top, dE, dH, work):
-    """Backward pass of example e from g_top = dloss/du_K, accumulating into dE and dH;
-    ``acts`` row bi holds its forward pass, ``work`` is a :class:`BackScratch`."""
+def _gated_update(gw, u, p, mem_c, n_mem, o, t, h):
+    """h = o * t + u * (1 - t): the memory read o = sum_i p_i mem_c[i] and the gate
+    t = sigmoid(W u + b), ``gw = [W | b]``, all kept for the backward pass."""
+    dim = u.shape[0]
+    o[:] = 0.0
+    for i in range(n_mem):
+        pi = p[i]
+        for k in range(dim):
+            o[k] += pi * mem_c[i, k]
+    for r in range(dim):
+        z = gw[r, dim]
+        for k in range(dim):
+            z += gw[r, k] * u[k]
+        t[r] = 1.0 / (1.0 + np.exp(-z))
+        h[r] = o[r] * t[r] + u[r] * (1.0 - t[r])
+
+
+@njit(cache=True)
+def _gated_backward(gw, dgw, u, o, t, g, gnext, go, dz):
+    """The adjoint of :func:`_gated_update` from g = dloss/dh: the memory read's gradient
+    into go, the controller's into gnext (set), the gate's into dgw (added)."""
+    dim = u.shape[0]
+    for r in range(dim):
+        go[r] = g[r] * t[r]
+        dz[r] = g[r] * (o[r] - u[r]) * t[r] * (1.0 - t[r])
+        gnext[r] = g[r] * (1.0 - t[r])
+    for r in range(dim):
+        dzr = dz[r]
+        dgw[r, dim] += dzr
+        for k in range(dim):
+            dgw[r, k] += dzr * u[k]
+    for k in range(dim):
+        acc = 0.0
+        for r in range(dim):
+            acc += gw[r, k] * dz[r]
+        gnext[k] += acc
+
+
+@njit(cache=True)
+def _backward_one(E, H, G, cfg, sents, data, e, acts, bi, g_top, grads, work):
+    """Backward pass of example e from g_top = dloss/du_K, accumulating into the
+    :class:`Grads` ``grads``; ``acts`` row bi holds its forward pass, ``work`` is a
+    :class:`BackScratch`."""
+    dE, dH, dG = grads
     sptr, stok, sspk, qsent, mptr, msent, mtime = data[:7]
     used, kfrac, pe_ab = sents
     qs, m0, m1 = qsent[e], mptr[e], mptr[e + 1]
     u, hpre, mem, prob = acts.u[bi], acts.h[bi], acts.mem[bi], acts.prob[bi]
-    dmem, g, gnext, dp = work
+    dmem, g, gnext, dp, go, dgate = work
     hops = cfg[N_HOPS]
     pe_len = cfg[PE_LEN]
     dim = E.shape[2]
@@ -304,8 +372,14 @@ def _backward_one(E, H, cfg, sents, data, e, acts, bi, g_top, dE, dH, work):
             for k in range(dim):
                 if h[k] <= 0.0:
                     g[k] = 0.0
-        # h = (H u | u) + sum_i p_i c_i
-        if cfg[USE_H] != 0:
+        # h = (H u | u) + o, or o * T + u * (1 - T); o = sum_i p_i c_i gets g_read
+        g_read = g
+        if cfg[GATE] != NO_GATE:
+            gi = _gate_index(cfg, hop)
+            _gated_backward(G[gi], dG[gi], uk, acts.o[bi, hop], acts.gate[bi, hop], g, gnext,
+                            go, dgate)  # fmt: skip
+            g_read = go
+        elif cfg[USE_H] != 0:
             for r in range(dim):
                 gr = g[r]
                 for k in range(dim):
@@ -321,8 +395,8 @@ def _backward_one(E, H, cfg, sents, data, e, acts, bi, g_top, dE, dH, work):
             acc = 0.0
             pi = pk[i]
             for k in range(dim):
-                acc += g[k] * mem[c, i, k]
-                dmem[c, i, k] += pi * g[k]
+                acc += g_read[k] * mem[c, i, k]
+                dmem[c, i, k] += pi * g_read[k]
             dp[i] = acc
         if cfg[USE_SOFTMAX] != 0:
             dot = 0.0
@@ -392,7 +466,7 @@ def _match_pairs(e, eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_
 
 
 @njit(cache=True)
-def forward_batch(E, H, cfg, data, batch, acts, U):
+def forward_batch(E, H, G, cfg, data, batch, acts, U):
     """Forward pass of the examples ``batch`` of the :class:`Contexts` ``data`` up to
     their final states U (len(batch), d).
 
@@ -402,7 +476,7 @@ def forward_batch(E, H, cfg, data, batch, acts, U):
     hops = cfg[N_HOPS]
     sents = _sentences(E, cfg)
     for bi in range(batch.shape[0]):
-        _forward_one(E, H, cfg, sents, data, batch[bi], acts, bi)
+        _forward_one(E, H, G, cfg, sents, data, batch[bi], acts, bi)
         U[bi, :] = acts.u[bi, hops]
 
 
@@ -485,8 +559,8 @@ def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits):
 
 
 @njit(cache=True)
-def backward_batch(E, H, cfg, data, cands, batch, acts, upstream, dE, dH):
-    """Gradient of the batch loss added into dE and dH, which must be zero on entry
+def backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG):
+    """Gradient of the batch loss added into dE, dH and dG, which must be zero on entry
     (:func:`batch_loss_grad` zeroes them, or :func:`apply_update_rows` leaves them so).
 
     From the :class:`Upstream` gradients: dU = dloss/dU, dWc = dloss/d(candidate
@@ -512,31 +586,39 @@ def backward_batch(E, H, cfg, data, cands, batch, acts, upstream, dE, dH):
                 dE[w, tt, k] += g * U[bi, k]
                 dU[bi, k] += g * E[w, tt, k]
     sents = _sentences(E, cfg)
+    grads = Grads(dE, dH, dG)
     max_mem = acts.prob.shape[2]
     work = BackScratch(
         np.empty((n_mat, max_mem, dim), dtype=E.dtype),
         np.empty(dim, dtype=E.dtype),
         np.empty(dim, dtype=E.dtype),
         np.empty(max_mem, dtype=E.dtype),
+        np.empty(dim, dtype=E.dtype),
+        np.empty(dim, dtype=E.dtype),
     )
     for bi in range(n_b):
-        _backward_one(E, H, cfg, sents, data, batch[bi], acts, bi, dU[bi], dE, dH, work)
+        _backward_one(E, H, G, cfg, sents, data, batch[bi], acts, bi, dU[bi], grads, work)
 
 
 class Workspace:
     """Scratch arrays of one training run, for batches of up to ``batch_size`` examples.
 
     A plain holder on the Python side (kernels get its arrays); ``max_mem`` is the largest
-    number of memories of any example. With ``lazy``, the gradient is zeroed by
-    :func:`apply_update_rows` at the rows it updates, instead of in full before each batch.
+    number of memories of any example, ``n_gates`` the gates of ``G``. With ``lazy``, the
+    gradient is zeroed by :func:`apply_update_rows` at the rows it updates, instead of in
+    full before each batch.
     """
 
     def __init__(
-        self, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, n_types, dtype, lazy=False
-    ):
+        self, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, n_types, dtype, lazy=False,
+        n_gates=0,
+    ):  # fmt: skip
         m = max(max_mem, 1)
         self.u = np.empty((batch_size, hops + 1, dim), dtype)
         self.h = np.empty((batch_size, hops, dim), dtype)
+        n_gated = batch_size if n_gates else 0  # the gated hops' reads and gate values
+        self.o = np.empty((n_gated, hops, dim), dtype)
+        self.gate = np.empty((n_gated, hops, dim), dtype)
         self.mem = np.empty((batch_size, n_mat, m, dim), dtype)
         self.prob = np.empty((batch_size, hops, m), dtype)
         self.U = np.empty((batch_size, dim), dtype)
@@ -548,6 +630,7 @@ class Workspace:
         self.stamp = 0
         self.dE = np.zeros((n_mat, n_words, dim), dtype)
         self.dH = np.zeros((dim, dim), dtype)
+        self.dG = np.zeros((n_gates, dim, dim + 1), dtype)
         self.lazy = lazy
         self.row_mark = np.zeros(n_words, np.int64)  # batch_rows' stamps
         self.row_stamp = 0
@@ -555,19 +638,19 @@ class Workspace:
         self.w_rows = np.empty(n_words, np.int64)
 
 
-def batch_loss_grad(E, H, cfg, data, cands, y, batch, ws):
+def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws):
     """Summed softmax cross-entropy of the examples ``batch`` and its gradient.
 
     The training step without the update: the kernels above around three dense products
     done by numpy's BLAS (several times faster here than numba's ``np.dot``, which calls
     scipy's BLAS). ``data`` are the :class:`Contexts`, ``cands`` the :class:`Candidates`.
-    The gradient is left in ``ws.dE`` and ``ws.dH``. Returns (loss, n_correct).
+    The gradient is left in ``ws.dE``, ``ws.dH`` and ``ws.dG``. Returns (loss, n_correct).
     """
     nb = batch.shape[0]
     w = int(cfg[W_MAT])
     U = ws.U[:nb]
-    acts = Activations(ws.u, ws.h, ws.mem, ws.prob)
-    forward_batch(E, H, cfg, data, batch, acts, U)
+    acts = Activations(ws.u, ws.h, ws.mem, ws.prob, ws.o, ws.gate)
+    forward_batch(E, H, G, cfg, data, batch, acts, U)
     candidate_embeddings(E, w, cands.cptr, cands.ctok, cands.cw, ws.Wc)
     LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
     np.matmul(ws.Wc, U.T, out=LT)
@@ -580,13 +663,15 @@ def batch_loss_grad(E, H, cfg, data, cands, y, batch, ws):
     if not ws.lazy:
         ws.dE[:] = 0.0
     ws.dH[:] = 0.0
-    backward_batch(E, H, cfg, data, cands, batch, acts, Upstream(U, dU, dWc, gt), ws.dE, ws.dH)
+    ws.dG[:] = 0.0
+    upstream = Upstream(U, dU, dWc, gt)
+    backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, ws.dE, ws.dH, ws.dG)
     return loss, n_correct
 
 
 @njit(cache=True)
-def apply_update(E, H, dE, dH, moments, update, step):
-    """One optimizer step from the batch gradient (dE, dH), clipped per matrix.
+def apply_update(E, H, G, dE, dH, dG, moments, update, step):
+    """One optimizer step from the batch gradient (dE, dH, dG), clipped per matrix.
 
     ``update`` is an :class:`Update`: SGD, ``x -= lr * g``, or Adam with the
     :class:`Moments` ``moments`` and ``step`` counting from 1 (the steps of
@@ -600,20 +685,21 @@ def apply_update(E, H, dE, dH, moments, update, step):
             adam(E[p].ravel(), dE[p].ravel(), mE[p].ravel(), vE[p].ravel(), scale, opt, step)
         else:
             sgd(E[p].ravel(), dE[p].ravel(), update.lr, scale)
-    _update_h(H, dH, moments, update, opt, step)
+    _update_dense(H, dH, moments.mH, moments.vH, update.use_h, update, opt, step)
+    _update_dense(G, dG, moments.mG, moments.vG, update.use_gate, update, opt, step)
     E[:, 0, :] = 0.0
 
 
 @njit(cache=True)
-def _update_h(H, dH, moments, update, opt, step):
-    # The hop map's step, dense in both updates, when H is trained.
-    if not update.use_h:
+def _update_dense(X, dX, m, v, trained, update, opt, step):
+    # The step of the hop map or the gates, dense in both updates, when they are trained.
+    if not trained:
         return
-    scale = clip_scale(squared_norm(dH), update.max_norm)
+    scale = clip_scale(squared_norm(dX), update.max_norm)
     if update.adam:
-        adam(H.ravel(), dH.ravel(), moments.mH.ravel(), moments.vH.ravel(), scale, opt, step)
+        adam(X.ravel(), dX.ravel(), m.ravel(), v.ravel(), scale, opt, step)
     else:
-        sgd(H.ravel(), dH.ravel(), update.lr, scale)
+        sgd(X.ravel(), dX.ravel(), update.lr, scale)
 
 
 @njit(cache=True)
@@ -659,7 +745,7 @@ def batch_rows(data, batch, cands, mark, stamp, rows, w_rows):
 
 
 @njit(cache=True)
-def apply_update_rows(E, H, dE, dH, rows, w_rows, w, moments, update, step):
+def apply_update_rows(E, H, G, dE, dH, dG, rows, w_rows, w, moments, update, step):
     """:func:`apply_update` on the rows of :func:`batch_rows` only, zeroing their gradient.
 
     SGD: the same step as the dense update (a row with no gradient does not move), so the
@@ -677,12 +763,13 @@ def apply_update_rows(E, H, dE, dH, rows, w_rows, w, moments, update, step):
             adam_rows(E[p], dE[p], mE[p], vE[p], rs, scale, opt, step)
         else:
             sgd_rows(E[p], dE[p], rs, update.lr, scale)
-    _update_h(H, dH, moments, update, opt, step)
+    _update_dense(H, dH, moments.mH, moments.vH, update.use_h, update, opt, step)
+    _update_dense(G, dG, moments.mG, moments.vG, update.use_gate, update, opt, step)
     E[:, 0, :] = 0.0
 
 
 @njit(cache=True)
-def forward_states(E, H, cfg, data, rows, attention):
+def forward_states(E, H, G, cfg, data, rows, attention):
     """Final controller states u_K of the examples ``rows`` of the :class:`Contexts`
     ``data``, shape (len(rows), d).
 
@@ -703,13 +790,15 @@ def forward_states(E, H, cfg, data, rows, attention):
         np.empty((1, hops, dim), dtype=E.dtype),
         np.empty((1, n_mat, max_mem, dim), dtype=E.dtype),
         np.empty((1, hops, max_mem), dtype=E.dtype),
+        np.empty((1, hops, dim), dtype=E.dtype),
+        np.empty((1, hops, dim), dtype=E.dtype),
     )
     prob = acts.prob[0]
     U = np.empty((n, dim), dtype=E.dtype)
     keep = attention.shape[2]
     for r in range(n):
         e = rows[r]
-        _forward_one(E, H, cfg, sents, data, e, acts, 0)
+        _forward_one(E, H, G, cfg, sents, data, e, acts, 0)
         U[r, :] = acts.u[0, hops]
         if keep > 0:
             n_mem = mptr[e + 1] - mptr[e]

@@ -281,11 +281,19 @@ unit_layout`).
     _scores = MemN2NRanker._scores
     _evaluate = MemN2NRanker._evaluate
 
+    @property
+    def _weights(self):
+        """The fitted (E, theta) the kernels read."""
+        return self.embeddings_, self.unit_weights_
+
     def _cfg(self):
         pe_len = self.sentence_length_ if self.position_encoding else 0
         return Q.make_cfg(self.layers, self.tie_layers, self.reset_gate, self.bidirectional, pe_len)
 
-    def _states(self, E, theta, data, rows, gates=None):
+    def _states(self, weights, data, rows, gates=None):
+        """The final states of the examples ``rows`` under the weights ``(E, theta)``
+        (MemN2NRanker's convention, whose scoring this model borrows)."""
+        E, theta = weights
         if gates is None:
             gates = np.zeros((0, 0, 0), dtype=np.float32)
         return Q.forward_states(
@@ -350,11 +358,11 @@ unit_layout`).
             return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
 
         def validate():
-            vloss, vacc = self._evaluate(E, theta, data, y64, val_rows)
+            vloss, vacc = self._evaluate((E, theta), data, y64, val_rows)
             return vacc, -vloss
 
         def train_key(weights):
-            tloss, tacc = self._evaluate(*weights, data, y64, train_rows)
+            tloss, tacc = self._evaluate(weights, data, y64, train_rows)
             return tacc, -tloss
 
         return Run(
@@ -424,7 +432,7 @@ unit_layout`).
         check_is_fitted(self)
         X = check_contexts(X)
         data = self._encode(X)
-        return self._scores(self.embeddings_, self.unit_weights_, data, np.arange(len(X)))
+        return self._scores(self._weights, data, np.arange(len(X)))
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         check_is_fitted(self)
@@ -432,7 +440,7 @@ unit_layout`).
         analyzer = self._analyzer()
         data = self._encode(X, analyzer)
         E = self.embeddings_
-        U = self._states(E, self.unit_weights_, data, np.arange(len(X))).astype(np.float64)
+        U = self._states(self._weights, data, np.arange(len(X))).astype(np.float64)
         tokens = [analyzer.sequence(r) for r in responses]
         R = np.asarray(self.vocabulary_.bags(tokens) @ E[1].astype(np.float64))
         if len(self.types_):
@@ -454,5 +462,5 @@ unit_layout`).
         check_is_fitted(self)
         X = check_contexts(X)
         out = np.zeros((len(X), self.layers, self.memory_size), dtype=np.float32)
-        self._states(self.embeddings_, self.unit_weights_, self._encode(X), np.arange(len(X)), out)
+        self._states(self._weights, self._encode(X), np.arange(len(X)), out)
         return out

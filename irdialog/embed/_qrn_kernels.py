@@ -51,11 +51,11 @@ candidates ``c`` (B, L, M, d), update gates ``z`` (B, L, M), reset gates ``rf`` 
 (B, L, M; 1 where there is none) and states ``hf``, ``hb`` (B, L, M, d; forward and
 backward in time)."""
 
-BackScratch = namedtuple("BackScratch", "dx dq dhf dhb dz drf drb dc carry g")
+BackScratch = namedtuple("BackScratch", "dx dq dhf dhb dz drf drb dc carry g pe_ab")
 BackScratch.__doc__ = """Scratch of :func:`_backward_one`: the gradients of the sentence
 vectors ``dx`` and of a layer's queries ``dq`` (M, d), of its states from above (``dhf``,
 ``dhb``, (M, d)), of its gates (``dz``, ``drf``, ``drb``, (M,)) and candidates (``dc``,
-(M, d)), and two vectors (d,)."""
+(M, d)), two vectors (d,) and the position-encoding coefficients ``pe_ab`` (2,)."""
 
 Moments = namedtuple("Moments", "mE vE mT vT")
 Moments.__doc__ = """Adam's moments of E and theta."""
@@ -218,7 +218,7 @@ def _backward_steps(g_out, h, c, z, r, dc, dz, dr, carry, g, n, forward):
 
 
 @njit(cache=True)
-def _backward_one(E, theta, cfg, data, e, acts, bi, g_top, dE, dtheta, work, kfrac, pe_ab):
+def _backward_one(E, theta, cfg, data, e, acts, bi, g_top, dE, dtheta, work, kfrac):
     """Backward pass of example e from g_top = dloss/du, accumulating into dE and dtheta;
     ``acts`` row bi holds its forward pass, ``work`` is a :class:`BackScratch`."""
     sptr, stok, sspk, qsent, mptr, msent = data[:6]
@@ -234,7 +234,7 @@ def _backward_one(E, theta, cfg, data, e, acts, bi, g_top, dE, dtheta, work, kfr
         acts.x[bi], acts.q[bi], acts.c[bi], acts.z[bi], acts.rf[bi], acts.rb[bi],
         acts.hf[bi], acts.hb[bi],
     )  # fmt: skip
-    dx, dq, dhf, dhb, dz, drf, drb, dc, carry, g = work
+    dx, dq, dhf, dhb, dz, drf, drb, dc, carry, g, pe_ab = work
     dx[:n] = 0.0
     dhf[:n] = 0.0
     dhb[:n] = 0.0
@@ -336,13 +336,11 @@ def backward_batch(E, theta, cfg, data, cands, batch, acts, upstream, dE, dtheta
     work = BackScratch(
         np.empty((m, dim), dt), np.empty((m, dim), dt), np.empty((m, dim), dt),
         np.empty((m, dim), dt), np.empty(m, dt), np.empty(m, dt), np.empty(m, dt),
-        np.empty((m, dim), dt), np.empty(dim, dt), np.empty(dim, dt),
+        np.empty((m, dim), dt), np.empty(dim, dt), np.empty(dim, dt), np.empty(2, dt),
     )  # fmt: skip
     kfrac = _kfrac(dim, E)
-    pe_ab = np.empty(2, dt)
     for bi in range(n_b):
-        _backward_one(E, theta, cfg, data, batch[bi], acts, bi, dU[bi], dE, dtheta, work,
-                      kfrac, pe_ab)  # fmt: skip
+        _backward_one(E, theta, cfg, data, batch[bi], acts, bi, dU[bi], dE, dtheta, work, kfrac)
 
 
 class Workspace:

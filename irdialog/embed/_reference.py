@@ -139,7 +139,7 @@ def position_encoding(n, dim, J):
     return 1 + 4 * (k - (dim + 1) / 2) * (j - (J + 1) / 2) / (dim * J)
 
 
-def batch_loss_grad(pb, E, H):
+def batch_loss_grad(pb, E, H, G=None):
     """:func:`~irdialog.embed._memn2n_kernels.batch_loss_grad` in plain numpy, float64: the
     forward pass and the hand-derived backward pass of the loss summed over a batch.
 
@@ -151,16 +151,19 @@ def batch_loss_grad(pb, E, H):
     of each memory), ``bags`` (dense (n_candidates, n_words) candidate bags), ``n_cand``,
     ``cand_words`` (the match-word ids of each candidate), ``ents`` ((match word, type)
     pairs of each example), ``type_tok`` (type word of each type), ``y`` (gold candidate
-    of each example) and ``batch`` (the examples).
+    of each example) and ``batch`` (the examples). ``G`` holds the gates ``[W_T | b_T]``
+    (Liu & Perez 2017) when ``cfg`` has them.
 
-    Returns (loss, correct, dE, dH, states) where states[i] is (final controller state,
-    attention of each hop) of the i-th example of the batch.
+    Returns (loss, correct, dE, dH, dG, states) where states[i] is (final controller
+    state, attention of each hop) of the i-th example of the batch.
     """
-    hops, b, w, use_pe, use_soft, use_h, use_relu, n_slots = pb.cfg[:8]
-    amat, cmat = pb.cfg[8 : 8 + hops], pb.cfg[8 + hops :]
+    hops, b, w, use_pe, use_soft, use_h, use_relu, n_slots, gate = pb.cfg[:9]
+    amat, cmat = pb.cfg[9 : 9 + hops], pb.cfg[9 + hops :]
     E = E.astype(np.float64)
     H = H.astype(np.float64)
-    dE, dH = np.zeros_like(E), np.zeros_like(H)
+    G = np.zeros((0, H.shape[0], H.shape[0] + 1)) if G is None else G.astype(np.float64)
+    dE, dH, dG = np.zeros_like(E), np.zeros_like(H), np.zeros_like(G)
+    gate_of = [0 if gate == 1 else k for k in range(hops)]  # 1: one gate for all hops
     dim = E.shape[2]
     Wc = pb.bags @ E[w]
     loss, correct, states = 0.0, 0, []
@@ -183,7 +186,7 @@ def batch_loss_grad(pb, E, H):
 
     for e in pb.batch:
         u = embed_sentence(b, pb.qsent[e])
-        us, hs, ps, Ma, Mc = [u], [], [], [], []
+        us, hs, ps, Ma, Mc, Ts = [u], [], [], [], [], []
         for k in range(hops):
             ma, mc = memory(amat[k], e), memory(cmat[k], e)
             z = ma @ u
@@ -193,9 +196,15 @@ def batch_loss_grad(pb, E, H):
                 p = np.exp(z - top) / (np.exp(z - top).sum() + n_pad * np.exp(-top))
             else:
                 p = z
-            h = (H @ u if use_h else u) + p @ mc
+            if gate:
+                gw = G[gate_of[k]]
+                t = 1 / (1 + np.exp(-(gw[:, :-1] @ u + gw[:, -1])))
+                h = (p @ mc) * t + u * (1 - t)
+            else:
+                t = None
+                h = (H @ u if use_h else u) + p @ mc
             u = np.maximum(h, 0) if use_relu else h
-            us.append(u), hs.append(h), ps.append(p), Ma.append(ma), Mc.append(mc)
+            us.append(u), hs.append(h), ps.append(p), Ma.append(ma), Mc.append(mc), Ts.append(t)
         match = np.zeros((pb.n_cand, 2))
         for v, t in pb.ents[e]:
             for c in range(pb.n_cand):
@@ -218,14 +227,22 @@ def batch_loss_grad(pb, E, H):
             if use_relu:
                 du = du * (hs[k] > 0)
             uk = us[k]
-            if use_h:
-                dH += np.outer(du, uk)
-                dnext = H.T @ du
-            else:
-                dnext = du.copy()
             p = ps[k]
-            dmc = np.outer(p, du)
-            dp = Mc[k] @ du
+            if gate:
+                t, o = Ts[k], p @ Mc[k]
+                dz = du * (o - uk) * t * (1 - t)
+                gw = G[gate_of[k]]
+                dG[gate_of[k], :, :-1] += np.outer(dz, uk)
+                dG[gate_of[k], :, -1] += dz
+                dnext = du * (1 - t) + gw[:, :-1].T @ dz
+                do = du * t
+            elif use_h:
+                dH += np.outer(du, uk)
+                dnext, do = H.T @ du, du
+            else:
+                dnext, do = du.copy(), du
+            dmc = np.outer(p, do)
+            dp = Mc[k] @ do
             dz = p * (dp - p @ dp) if use_soft else dp
             dnext += Ma[k].T @ dz
             dma = np.outer(dz, uk)
@@ -238,7 +255,7 @@ def batch_loss_grad(pb, E, H):
         scatter_sentence(b, pb.qsent[e], du)
         states.append((u, ps))
     dE[:, 0] = 0  # nil: no gradient (its embedding is held at zero)
-    return loss, correct, dE, dH, states
+    return loss, correct, dE, dH, dG, states
 
 
 # --- the strongly supervised Memory Network (MemNNQA) -------------------------------------
