@@ -79,6 +79,7 @@ import time
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import unquote
 
 import numpy as np
 
@@ -106,10 +107,13 @@ def se_examples(est, X, y) -> list[tuple[dict, list[str]]]:
     return out
 
 
-def _check_word(word: str) -> str:
-    if WEIGHT_SEP in word or not word.strip() or any(c.isspace() for c in word):
-        raise ValueError(f"StarSpace cannot read the word {word!r} (space or {WEIGHT_SEP!r})")
-    return word
+def starspace_word(word: str) -> str:
+    """``word`` as StarSpace reads it: its weight separator and ``%`` percent-encoded
+    (``%3A``, ``%25``), which :func:`read_starspace_model` decodes; a word with a space,
+    which no tokenizer here gives, is an error."""
+    if not word.strip() or any(c.isspace() for c in word):
+        raise ValueError(f"StarSpace cannot read the word {word!r} (a space)")
+    return word.replace("%", "%25").replace(WEIGHT_SEP, "%3A")
 
 
 def write_starspace_files(est, X, y, directory, name) -> Path:
@@ -124,8 +128,8 @@ def write_starspace_files(est, X, y, directory, name) -> Path:
     path = Path(directory) / name
     with open(path, "w", encoding="utf-8") as f:
         for bag, response in se_examples(est, X, y):
-            lhs = " ".join(f"{_check_word(w)}{WEIGHT_SEP}{float(v)!r}" for w, v in bag.items())
-            f.write(lhs + "\t" + " ".join(_check_word(w) for w in response) + "\n")
+            lhs = " ".join(f"{starspace_word(w)}{WEIGHT_SEP}{float(v)!r}" for w, v in bag.items())
+            f.write(lhs + "\t" + " ".join(starspace_word(w) for w in response) + "\n")
     return path
 
 
@@ -147,7 +151,7 @@ def read_starspace_model(path):
     words = []
     for _ in range(size):
         end = data.index(b"\0", pos)
-        words.append(data[pos:end].decode("utf-8"))
+        words.append(unquote(data[pos:end].decode("utf-8")))  # see starspace_word
         pos = end + 1 + 8 + 1  # count int64, entry type int8
     mats = _read_ublas(data[pos:].decode("ascii"), 1 if share else 2)
     return words, mats[0], mats[-1]

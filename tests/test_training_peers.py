@@ -55,11 +55,17 @@ def test_starspace_files_hold_the_bags_our_fit_trains_on(tmp_path, normalize_inp
         )
 
 
-def test_a_word_starspace_cannot_read_is_an_error(tmp_path):
+def test_the_weight_separator_and_percent_are_escaped_reversibly(tmp_path):
+    from urllib.parse import unquote
+
     X, y, est = _tiny_se(tokenizer=str.split)
-    y = ["at 7:30", *y[1:]]
-    with pytest.raises(ValueError, match="7:30"):
-        peers.write_starspace_files(est, X, y, tmp_path, "trn.txt")
+    y = ["at 7:30 100%", *y[1:]]
+    path = peers.write_starspace_files(est, X, y, tmp_path, "trn.txt")
+    rhs = path.read_text(encoding="utf-8").splitlines()[0].split("\t")[1].split()
+    assert rhs == ["at", "7%3A30", "100%25"]
+    assert [unquote(w) for w in rhs] == ["at", "7:30", "100%"]  # as read_starspace_model reads
+    with pytest.raises(ValueError, match="a space"):
+        peers.starspace_word("a b")
 
 
 def test_bag_accuracy_scores_a_model_as_it_ranks():
