@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import inspect
 import json
 import os
 import shlex
@@ -144,6 +145,8 @@ def _cmd_search(args) -> int:
     output = check_output(args.presets_output)
     _check_data_home(args.data_home)
     options = suite.options(args) if suite.options else {}
+    if getattr(args, "patience", None) is not None:
+        options["patience"] = args.patience
     chosen = suite.search(
         args.model, args.tasks, data_home=args.data_home, progress=_progress(args),
         points=args.points, seeds=args.seeds, **options,
@@ -727,6 +730,12 @@ def _suite_parser(p, suite) -> None:
         p.add_argument(
             "--presets-output", metavar="FILE", help="with --search: write the chosen presets here"
         )
+        if "patience" in inspect.signature(suite.search).parameters:
+            p.add_argument(
+                "--patience", type=int, default=None, metavar="P",
+                help="with --search: the early-stopping patience, in epochs, of every dev "
+                "curve of the search (default: the suite's)",
+            )  # fmt: skip
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -197,25 +197,31 @@ def test_dialog_babi_search_writes_a_preset_the_bench_reads(tmp_path, bundled_on
     assert main(["bench", "dialog-babi", "--model", "memn2n", "--search"]) == 2
 
 
+@pytest.mark.parametrize("patience", [None, 6])
 def test_dialog_babi_search_chooses_epochs_on_the_mean_of_the_seeds(
-    tmp_path, bundled_only, monkeypatch
+    tmp_path, bundled_only, monkeypatch, patience
 ):
     import irdialog.bench._dialog_babi as suite
     from irdialog.bench import read_presets
 
-    # every seed runs all 6 epochs; at this point seed 0 peaks at epoch 5, the mean at 6
+    # every seed runs all 6 epochs (the suite's patience, or --patience over a shorter
+    # default); at this point seed 0 peaks at epoch 5, the mean at 6
     monkeypatch.setattr(suite, "MAX_EPOCHS", {True: 6, False: 6})
-    monkeypatch.setattr(suite, "PATIENCE", 6)
+    monkeypatch.setattr(suite, "PATIENCE", 6 if patience is None else 1)
     out = tmp_path / "se.json"
     argv = ["bench", "dialog-babi", "--model", "se", "--tasks", "1", "--search", "--points", "3"]
+    if patience is not None:
+        argv += ["--patience", str(patience)]
     assert main([*argv, "--seeds", "3", "--presets-output", str(out), "--quiet"]) == 0
+    assert ("--patience 6" in json.loads(out.read_text())["search"]) == (patience is not None)
     doc = read_presets(out)
     [entry] = json.loads(out.read_text())["presets"]
     point = suite.se_search_grid("se")(1, {})[3]
     train = suite.load_dialog_babi(1, "trn")
     dev = suite.load_dialog_babi(1, "dev")
     spec = suite.DIALOG_BABI_MODELS["se"]
-    curves = [suite._dev_curve(spec, point, train, dev, seed) for seed in range(3)]
+    curves = [suite._dev_curve(spec, point, train, dev, seed, patience=6) for seed in range(3)]
+    assert all(len(curve) == 6 for curve in curves)
     epochs = int(np.argmax(np.mean(curves, axis=0))) + 1
     assert epochs != int(np.argmax(curves[0])) + 1  # the mean decides, not seed 0
     assert entry["params"] == {**point, "epochs": epochs}

@@ -13,11 +13,12 @@ bench dialog-babi --model se|se-type|se-bigrams --search``), on the dev sets onl
    per task (Bordes et al. 2016, Table 8: :data:`TABLE8`).
 2. ``se``: a grid of learning rate x margin (x ``normalize_input`` for whole-conversation
    inputs, see :func:`se_search_grid`); each point is trained on trn with early stopping on
-   dev (hits@1 after every epoch, patience 20) at seed 0, and the point with the best dev
-   accuracy wins (ties: the first grid point). Its epoch count is then chosen on dev too:
-   with ``--seeds N`` the chosen point is also trained at seeds 1..N-1 and ``epochs`` is
-   the epoch of the best mean dev accuracy over the N seeds (on the epochs every seed ran;
-   ties: the earliest), so that it suits the seeds the bench reports rather than seed 0.
+   dev (hits@1 after every epoch, patience 20, or ``--patience``) at seed 0, and the point
+   with the best dev accuracy wins (ties: the first grid point). Its epoch count is then
+   chosen on dev too: with ``--seeds N`` the chosen point is also trained at seeds 1..N-1
+   and ``epochs`` is the epoch of the best mean dev accuracy over the N seeds (on the
+   epochs every seed ran; ties: the earliest), so that it suits the seeds the bench reports
+   rather than seed 0.
 3. ``se-bigrams`` searches the same grid as ``se``, with bigrams. ``se-type`` starts from
    the ``se`` preset of the task (its learning rate, margin and input scaling) and searches
    only what it adds: the match-type variant (``"match"``, contexts annotated by a
@@ -450,13 +451,15 @@ def bench_dialog_babi(
     }
 
 
-def _dev_curve(spec, point, train, dev, seed=0) -> list[float]:
+def _dev_curve(spec, point, train, dev, seed=0, patience=None) -> list[float]:
     """Dev accuracy in % after each epoch of one search point trained on trn at ``seed``,
-    with early stopping on dev."""
+    with early stopping on dev (``patience`` epochs, default :data:`PATIENCE`)."""
     model = reseed(spec.build(train, **point), seed)
     ranker = model[-1] if isinstance(model, RankingPipeline) else model
     ranker.set_params(
-        epochs=MAX_EPOCHS[point["use_history"]], early_stopping=True, n_iter_no_change=PATIENCE
+        epochs=MAX_EPOCHS[point["use_history"]],
+        early_stopping=True,
+        n_iter_no_change=PATIENCE if patience is None else patience,
     )
     X_train, X_dev = train.X, dev.X
     if ranker is not model:  # the contexts annotated as the bench's pipeline does
@@ -482,7 +485,7 @@ def best_mean_epoch(curves) -> tuple[int, list[float]]:
 
 
 def search_dialog_babi(model: str, tasks=(1, 2, 3, 4, 5, 6), data_home=None, progress=True,
-                       points=None, seeds: int = 1) -> list[dict]:  # fmt: skip
+                       points=None, seeds: int = 1, patience=None) -> list[dict]:  # fmt: skip
     """Each task's best point of a supervised-embedding model's search grid on dev (the
     protocol of the module docstring; the test files are never loaded).
 
@@ -499,6 +502,11 @@ def search_dialog_babi(model: str, tasks=(1, 2, 3, 4, 5, 6), data_home=None, pro
     seeds : int, default=1
         The chosen point's ``epochs`` is the best epoch of the mean dev curve of seeds
         0..seeds-1 (:func:`best_mean_epoch`); the grid is searched at seed 0.
+    patience : int, default=None
+        Early-stopping patience, in epochs, of every dev curve of the search; None: 20
+        (:data:`PATIENCE`). A longer one lets a seed that sits on a plateau for a while
+        reach the epoch where the others already are (the mean curve only has the epochs
+        every seed ran).
 
     Returns
     -------
@@ -517,6 +525,8 @@ def search_dialog_babi(model: str, tasks=(1, 2, 3, 4, 5, 6), data_home=None, pro
     ['embedding_dim', 'epochs', 'learning_rate', 'margin', 'n_negatives', 'use_history']
     """
     tasks = _check_model_and_tasks(model, tasks)
+    if patience is not None and (not isinstance(patience, int) or patience < 1):
+        raise ValueError(f"patience must be a positive number of epochs, got {patience!r}")
     spec = DIALOG_BABI_MODELS[model]
     if not spec.selection.searchable:
         raise ValueError(
@@ -532,7 +542,7 @@ def search_dialog_babi(model: str, tasks=(1, 2, 3, 4, 5, 6), data_home=None, pro
             if points is not None and number not in points:
                 continue
             try:
-                curve = _dev_curve(spec, point, train, dev)
+                curve = _dev_curve(spec, point, train, dev, patience=patience)
             except FloatingPointError as err:  # a diverging point loses, the others go on
                 tqdm.write(f"task {task} #{number} {point}: {err}", nolock=not progress)
                 continue
@@ -548,7 +558,9 @@ def search_dialog_babi(model: str, tasks=(1, 2, 3, 4, 5, 6), data_home=None, pro
         if best is None:
             raise ValueError(f"no point of the {model} grid of task {task} trained")
         _, point, curve = best
-        curves = [curve] + [_dev_curve(spec, point, train, dev, seed) for seed in range(1, seeds)]
+        curves = [curve] + [
+            _dev_curve(spec, point, train, dev, seed, patience) for seed in range(1, seeds)
+        ]
         epochs, by_seed = best_mean_epoch(curves)
         if progress and seeds > 1:
             tqdm.write(f"task {task}: epochs {epochs} on the mean of {seeds} seeds' dev curves")
