@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions, _fit_context
+from .._compat import Interval, StrOptions
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_pairs, type_token
 from ..text import (
@@ -39,7 +39,7 @@ from ..text import (
 )
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
-from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._training import TRAINING_CONSTRAINTS, GoldFitMixin, Run, TrainingMixin
 
 # cfg[GATE] of each value of the ``gate`` parameter.
 _GATES = {None: K.NO_GATE, "global": K.GLOBAL_GATE, "hop": K.HOP_GATES}
@@ -47,6 +47,26 @@ _GATES = {None: K.NO_GATE, "global": K.GLOBAL_GATE, "hop": K.HOP_GATES}
 # Adam's moment decay rates and epsilon (Kingma & Ba 2015 defaults).
 _ADAM_BETAS = (0.9, 0.999)
 _ADAM_EPS = 1e-8
+# The parameters MemN2NRanker and QRNRanker share, validated alike.
+_MEMORY_CONSTRAINTS = {
+    "candidates": ["array-like", None],
+    "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
+    "memory_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "position_encoding": ["boolean"],
+    "drop_punctuation": ["boolean"],
+    "ngram_range": [tuple],
+    "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+    "match_type": ["boolean"],
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+    "anneal_every": [Interval(numbers.Integral, 1, None, closed="left")],
+    "anneal_rate": [Interval(numbers.Real, 0, 1, closed="right")],
+    "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
+    "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+    **TRAINING_CONSTRAINTS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +86,7 @@ class _Encoded(EncodedContexts):
         )  # fmt: skip
 
 
-class _MemoryRanker(TrainingMixin, RankerMixin, BaseEstimator):
+class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
     """What the memory rankers on MemN2N's encoding share (:class:`MemN2NRanker` and
     :class:`~irdialog.embed.QRNRanker`): the encoding of texts, candidates and match types,
     the scoring of the final states against the candidates' embeddings, and the fit around
@@ -228,45 +248,6 @@ class _MemoryRanker(TrainingMixin, RankerMixin, BaseEstimator):
             curves={"train_accuracy_curve_": accs},
             train_key=train_key,
         )
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
-        """Train on contexts X and their gold responses y.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-            Each must be one of ``candidates`` when a fixed candidate set is given.
-        groups : array-like of shape (n_samples,), default=None
-            Dialog or story ids: with early stopping, the validation split takes whole
-            groups.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, groups, self._continues())
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
-        """One epoch over contexts X and their gold responses y, from the fitted weights
-        (or from a new model, whose vocabulary, candidates and memory are then those of
-        this first call: pass ``candidates`` for a fixed set). The epochs are counted on,
-        so that the learning-rate schedule (and MemN2N's linear start) goes on from
-        ``n_iter_``. No validation, no early stopping, no restarts.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-            Each one of the candidates.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
 
     def _fit(self, X, y, groups, continuing, incremental=False):
         X = check_contexts(X)
@@ -601,33 +582,17 @@ class MemN2NRanker(_MemoryRanker):
     """
 
     _parameter_constraints = {
-        "candidates": ["array-like", None],
+        **_MEMORY_CONSTRAINTS,
         "hops": [Interval(numbers.Integral, 1, None, closed="left")],
-        "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
-        "memory_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "weight_tying": [StrOptions({"adjacent", "layerwise"})],
-        "position_encoding": ["boolean"],
         "pad_memory": ["boolean"],
-        "drop_punctuation": ["boolean"],
-        "ngram_range": [tuple],
-        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "candidate_words": ["boolean"],
         "temporal_encoding": ["boolean"],
         "linear_start": [Interval(numbers.Integral, 0, None, closed="left")],
         "random_noise": [Interval(numbers.Real, 0, None, closed="left")],
         "nonlinearity": [StrOptions({"relu"}), None],
         "gate": [StrOptions({"global", "hop"}), None],
-        "match_type": ["boolean"],
         "optimizer": [StrOptions({"sgd", "adam", "lazy_adam"})],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "anneal_every": [Interval(numbers.Integral, 1, None, closed="left")],
-        "anneal_rate": [Interval(numbers.Real, 0, 1, closed="right")],
-        "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        **TRAINING_CONSTRAINTS,
     }
     _warm_start_fixed = (
         "hops", "embedding_dim", "memory_size", "weight_tying", "position_encoding",

@@ -15,12 +15,10 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions
+from .._compat import Interval
 from ..base import check_contexts
-from ..text import TOKENIZERS
 from . import _qrn_kernels as Q
-from ._memn2n import _MemoryRanker
-from ._training import TRAINING_CONSTRAINTS
+from ._memn2n import _MEMORY_CONSTRAINTS, _MemoryRanker
 
 
 class QRNRanker(_MemoryRanker):
@@ -170,29 +168,13 @@ unit_layout`).
     """
 
     _parameter_constraints = {
-        "candidates": ["array-like", None],
+        **_MEMORY_CONSTRAINTS,
         "layers": [Interval(numbers.Integral, 1, None, closed="left")],
-        "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
-        "memory_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "reset_gate": ["boolean"],
         "bidirectional": ["boolean"],
         "tie_layers": ["boolean"],
-        "position_encoding": ["boolean"],
-        "drop_punctuation": ["boolean"],
-        "ngram_range": [tuple],
-        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
-        "match_type": ["boolean"],
         "update_bias": [Interval(numbers.Real, None, None, closed="neither")],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "anneal_every": [Interval(numbers.Integral, 1, None, closed="left")],
-        "anneal_rate": [Interval(numbers.Real, 0, 1, closed="right")],
-        "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "weight_decay": [Interval(numbers.Real, 0, None, closed="left")],
-        "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        **TRAINING_CONSTRAINTS,
     }
     _warm_start_fixed = (
         "layers", "embedding_dim", "memory_size", "reset_gate", "bidirectional", "tie_layers",
