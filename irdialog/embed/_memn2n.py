@@ -97,6 +97,8 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
     ``_w_mat``, the embedding matrix of the candidates; ``_init_weights(rng)``, new
     weights; ``_epoch_steps(weights, data, y, rng)``, the training steps of a run; and
     ``_states(weights, data, rows)``, the final states the candidates are scored against.
+    The fit reads the parameters both models take, and ``linear_start`` (a model without
+    linear start sets it to 0).
     """
 
     # ------------------------------------------------------------------ encoding
@@ -314,9 +316,9 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         )  # fmt: skip
 
     def _scores(self, weights, data: _Encoded, rows, C=None):
-        """Float64 scores of the examples ``rows`` under the weights against
-        every candidate (whose embeddings ``C``, from :meth:`_candidate_matrix`, are
-        computed when not given)."""
+        """Float64 scores of the examples ``rows`` under the weights against every
+        candidate (whose embeddings ``C``, from :meth:`_candidate_matrix`, are computed
+        when not given)."""
         E = weights[0]
         U = self._states(weights, data, rows).astype(np.float64)
         if C is None:

@@ -231,10 +231,10 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         batches ``step_batches(epoch)`` gives, each a pair ``(n, batch)``: its number of
         examples and a callable ``batch(params, grads, part=slice(None)) -> (loss,
         correct)`` that adds the gradient of the examples ``part`` of the batch to
-        ``grads``; ``validate(params, threads)`` scores the
-        parameters (``threads``: the fit's :class:`_Threads`, None for one thread). The
-        training core does the rest (divergence, validation, early stopping, interrupt,
-        curves). Sets the fitted parameters to the kept ones (:meth:`_keep_params`).
+        ``grads``; ``validate(params, threads)`` scores the parameters (``threads``: the
+        fit's :class:`_Threads`, None for one thread). The training core does the rest
+        (divergence, validation, early stopping, interrupt, curves). Sets the fitted
+        parameters to the kept ones (:meth:`_keep_params`).
 
         With ``n_jobs`` threads, each batch is cut into that many interleaved parts (its
         examples are sorted by length, so the parts have about the same tokens), each part's
