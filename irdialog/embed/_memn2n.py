@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions, _fit_context
+from .._compat import Interval, StrOptions
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_pairs, type_token
 from ..text import (
@@ -39,7 +39,7 @@ from ..text import (
 )
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
-from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._training import TRAINING_CONSTRAINTS, GoldFitMixin, Run, TrainingMixin
 
 # cfg[GATE] of each value of the ``gate`` parameter.
 _GATES = {None: K.NO_GATE, "global": K.GLOBAL_GATE, "hop": K.HOP_GATES}
@@ -47,6 +47,26 @@ _GATES = {None: K.NO_GATE, "global": K.GLOBAL_GATE, "hop": K.HOP_GATES}
 # Adam's moment decay rates and epsilon (Kingma & Ba 2015 defaults).
 _ADAM_BETAS = (0.9, 0.999)
 _ADAM_EPS = 1e-8
+# The parameters MemN2NRanker and QRNRanker share, validated alike.
+_MEMORY_CONSTRAINTS = {
+    "candidates": ["array-like", None],
+    "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
+    "memory_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "position_encoding": ["boolean"],
+    "drop_punctuation": ["boolean"],
+    "ngram_range": [tuple],
+    "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+    "match_type": ["boolean"],
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+    "anneal_every": [Interval(numbers.Integral, 1, None, closed="left")],
+    "anneal_rate": [Interval(numbers.Real, 0, 1, closed="right")],
+    "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
+    "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+    **TRAINING_CONSTRAINTS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +86,283 @@ class _Encoded(EncodedContexts):
         )  # fmt: skip
 
 
-class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
+class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
+    """What the memory rankers on MemN2N's encoding share (:class:`MemN2NRanker` and
+    :class:`~irdialog.embed.QRNRanker`): the encoding of texts, candidates and match types,
+    the scoring of the final states against the candidates' embeddings, and the fit around
+    the model's kernels (one epoch: a shuffle, then mini-batches of ``batch_size``).
+
+    A model supplies its kernels' side: ``_weight_attrs``, the fitted attributes of its
+    weights in the order its kernels take them; ``_desc``, the name of its progress bar;
+    ``_w_mat``, the embedding matrix of the candidates; ``_init_weights(rng)``, new
+    weights; ``_epoch_steps(weights, data, y, rng)``, the training steps of a run; and
+    ``_states(weights, data, rows)``, the final states the candidates are scored against.
+    The fit reads the parameters both models take, and ``linear_start`` (a model without
+    linear start sets it to 0).
+    """
+
+    # ------------------------------------------------------------------ encoding
+
+    def _analyzer(self) -> Analyzer:
+        """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
+        return Analyzer(
+            tokenizer=self.tokenizer,
+            drop_punctuation=self.drop_punctuation,
+            ngram_range=check_ngram_range(self.ngram_range),
+            case_folding=self.case_folding_,
+        )
+
+    def _encode(self, X, analyzer=None) -> _Encoded:
+        """Sentences (deduplicated), queries, memories, time words and entities of X."""
+        index = self.vocabulary_.index_
+        enc = encode_contexts(
+            X,
+            (analyzer or self._analyzer()).sequence,
+            index,
+            unknown="nil",  # unknown words stay as nil (index 0) so word positions are kept
+            max_history=self.memory_size,
+            speakers={s: index[tok] for s, tok in SPEAKER_TOKENS.items()},
+            entity_types=self.types_,
+            entity_words=self._cand_word_index_,
+        )
+        mptr = enc.mptr
+        if self.temporal_encoding:
+            # age of memory i of n (oldest first) is n - 1 - i
+            ages = np.repeat(mptr[1:] - 1, np.diff(mptr)) - np.arange(mptr[-1])
+            mtime = (self._time_base_ + ages).astype(np.int32)
+        else:
+            mtime = np.zeros(mptr[-1], dtype=np.int32)
+        return _Encoded(**{f.name: getattr(enc, f.name) for f in fields(enc)}, mtime=mtime)
+
+    def _build_vocabulary(self, X, y, analyzer):
+        extra = list(SPEAKER_TOKENS.values())
+        if self.temporal_encoding:
+            extra += [time_token(a) for a in range(self.memory_size)]
+        extra += [type_token(t) for t in self.types_]
+        texts = {t.text for ctx in X for t in ctx.history}
+        texts.update(ctx.query for ctx in X)
+        tokens = {t: analyzer.sequence(t) for t in sorted(texts)}
+        # J of the position encoding: the longest training sentence, plus one as in the
+        # authors' code (where the time word takes the last position)
+        self.sentence_length_ = 1 + max(len(t) for t in tokens.values())
+        outputs = set(y) | (set(self.candidates_) if self.candidate_words else set())
+        tokens.update((t, analyzer.sequence(t)) for t in sorted(outputs - texts))
+        self.vocabulary_ = Vocabulary(extra_tokens=extra).fit(tokens.values())
+        index = self.vocabulary_.index_
+        self._time_base_ = index[time_token(0)] if self.temporal_encoding else 0
+        self._type_tok_ = np.asarray([index[type_token(t)] for t in self.types_], dtype=np.int32)
+
+    def _build_candidates(self, analyzer):
+        index = self.vocabulary_.index_
+        cand_tokens = [analyzer.sequence(c) for c in self.candidates_]
+        bags, weights = [], []
+        for toks in cand_tokens:
+            counts: dict[int, int] = {}
+            for t in toks:
+                v = index.get(t)
+                if v is not None:
+                    counts[v] = counts.get(v, 0) + 1
+            bags.append(list(counts))
+            weights.append(list(counts.values()))
+        self._cand_ptr_, self._cand_tok_ = _ragged(bags)
+        self._cand_w_ = np.fromiter(
+            (w for ws in weights for w in ws), dtype=np.float32, count=len(self._cand_tok_)
+        )
+        # Every candidate word (seen in training or not) for match types: candidate lists
+        # per word, the inverted index the kernels walk.
+        word_index: dict[str, int] = {}
+        postings: list[list[int]] = []
+        for j, toks in enumerate(cand_tokens):
+            for t in dict.fromkeys(toks):
+                v = word_index.setdefault(t, len(postings))
+                if v == len(postings):
+                    postings.append([])
+                postings[v].append(j)
+        self._cand_word_index_ = word_index
+        self._inv_ptr_, self._inv_cand_ = _ragged(postings)
+
+    # ------------------------------------------------------------------ training
+
+    def _schedule(self, epoch):
+        """(learning rate, softmax on) of an epoch counted from 0, linear start first."""
+        if epoch < self.linear_start:
+            return self.learning_rate / 2.0, False
+        main = epoch - self.linear_start
+        return self.learning_rate * self.anneal_rate ** (main // self.anneal_every), True
+
+    def _evaluate(self, weights, data: _Encoded, y, rows):
+        """(mean loss, accuracy) on the examples ``rows``, in blocks of contexts."""
+        if len(rows) == 0:
+            return 0.0, 0.0
+        loss = 0.0
+        correct = 0
+        C = self._candidate_matrix(weights[0])
+        for start in range(0, len(rows), self._block_size):
+            block = rows[start : start + self._block_size]
+            scores = self._scores(weights, data, block, C)
+            logz = logsumexp(scores, axis=1)
+            target = y[block]
+            loss += float(np.sum(logz - scores[np.arange(len(block)), target]))
+            correct += int(np.sum(scores.argmax(axis=1) == target))
+        return loss / len(rows), correct / len(rows)
+
+    def _start_run(self, data, y, train_rows, val_rows, seed, continuing):
+        """One run (restart) from the seed ``seed``, or from the fitted weights when
+        ``continuing``: the :class:`~irdialog.embed._training.Run` the training core
+        drives."""
+        rng = np.random.default_rng(seed)
+        if continuing:
+            weights = tuple(getattr(self, attr).copy() for attr in self._weight_attrs)
+        else:
+            weights = self._init_weights(rng)
+        y64 = y.astype(np.int64)
+        epoch_steps = self._epoch_steps(weights, data, y64, rng)
+        accs = []
+        n_steps = 0  # updates so far, for Adam's bias correction
+
+        def step(epoch):
+            nonlocal n_steps
+            order = rng.permutation(train_rows)
+            batch_step = epoch_steps(epoch)
+            loss = 0.0
+            correct = 0
+            for start in range(0, len(order), self.batch_size):
+                n_steps += 1
+                b_loss, b_correct = batch_step(order[start : start + self.batch_size], n_steps)
+                loss += b_loss
+                correct += b_correct
+            accs.append(correct / len(order))
+            return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
+
+        def validate():
+            vloss, vacc = self._evaluate(weights, data, y64, val_rows)
+            return vacc, -vloss  # accuracy, ties broken by the lower loss
+
+        def train_key(kept):  # restarts compared on a clean pass over the training set
+            tloss, tacc = self._evaluate(kept, data, y64, train_rows)
+            return tacc, -tloss
+
+        return Run(
+            step,
+            weights=lambda: weights,
+            snapshot=lambda: tuple(w.copy() for w in weights),
+            validate=validate if len(val_rows) else None,
+            curves={"train_accuracy_curve_": accs},
+            train_key=train_key,
+        )
+
+    def _fit(self, X, y, groups, continuing, incremental=False):
+        X = check_contexts(X)
+        y = check_responses(y, len(X))
+        # every text of the fit is tokenised once, by this analyzer
+        analyzer = self._analyzer() if continuing else self._learn_encoding(X, y)
+        y_idx = LabelIndex(self.candidates_).encode(
+            y,
+            unknown="error",
+            hint=f"{self._training_name} is trained to pick the gold response from the candidates.",
+        )
+        data = self._encode(X, analyzer)
+
+        rs = check_random_state(self.random_state)
+        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
+        n_runs = 1 if continuing or incremental else self.n_init
+        seeds = rs.randint(np.iinfo(np.int32).max, size=n_runs)
+        done = self.n_iter_ if continuing else 0
+        n_epochs = 1 if incremental else max(self.linear_start - done, 0) + self.epochs
+        # The per-batch products (batch x dim x n_candidates) are too small for threads to
+        # pay: one BLAS thread is faster, by far on a busy machine (0.23 s instead of 4.6 s
+        # per dialog bAbI task 1 epoch with two threads at load 5), and keeps the result
+        # independent of the machine's thread count.
+        kept = self._train_epochs(
+            lambda k: self._start_run(data, y_idx, train_rows, val_rows, seeds[k], continuing),
+            n_epochs,
+            continuing=continuing,
+            desc=self._desc,
+            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
+            n_runs=n_runs,
+            validate_from=self.linear_start,  # the epochs with the attention softmax
+            blas_threads=1,
+        )
+        for attr, value in zip(self._weight_attrs, kept):
+            setattr(self, attr, value)
+        return self
+
+    def _learn_encoding(self, X, y):
+        """The candidates, entity types, case folding, vocabulary and memory of a new
+        model, from its training data; returns the analyzer that tokenised them."""
+        self.candidates_ = resolve_candidates(self.candidates, y)
+        self.types_ = sorted({t for ctx in X for _, t in ctx.entities}) if self.match_type else []
+        self.case_folding_ = learn_case_folding(context_texts(X, y))
+        analyzer = self._analyzer()
+        self._build_vocabulary(X, y, analyzer)
+        self._build_candidates(analyzer)
+        self.memory_slots_ = min(self.memory_size, max(len(ctx.history) for ctx in X))
+        return analyzer
+
+    # ------------------------------------------------------------------ scoring
+
+    def _candidate_matrix(self, E):
+        """Float64 candidate embeddings (the same sums as ``_score_pairs``)."""
+        bags = sp.csr_matrix(
+            (self._cand_w_, self._cand_tok_, self._cand_ptr_),
+            shape=(len(self.candidates_), E.shape[1]),
+        )
+        return np.asarray(bags @ E[self._w_mat].astype(np.float64))
+
+    def _cand_arrays(self):
+        return K.Candidates(
+            self._cand_ptr_, self._cand_tok_, self._cand_w_, self._inv_ptr_, self._inv_cand_,
+            self._type_tok_,
+        )  # fmt: skip
+
+    def _scores(self, weights, data: _Encoded, rows, C=None):
+        """Float64 scores of the examples ``rows`` under the weights against every
+        candidate (whose embeddings ``C``, from :meth:`_candidate_matrix`, are computed
+        when not given)."""
+        E = weights[0]
+        U = self._states(weights, data, rows).astype(np.float64)
+        if C is None:
+            C = self._candidate_matrix(E)
+        scores = U @ C.T
+        if len(self.types_):
+            mark = np.full(scores.shape[1] * len(self.types_), -1, dtype=np.int64)
+            K.add_match_types(
+                scores, U, E, self._w_mat, self._type_tok_, data.eptr, data.eword, data.etype,
+                self._inv_ptr_, self._inv_cand_, np.asarray(rows, np.int64), mark,
+            )  # fmt: skip
+        return scores
+
+    def decision_function(self, X) -> np.ndarray:
+        """Scores of every candidate for each context.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        X = check_contexts(X)
+        data = self._encode(X)
+        return self._scores(self._weights, data, np.arange(len(X)))
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        check_is_fitted(self)
+        X = check_contexts(X)
+        analyzer = self._analyzer()
+        data = self._encode(X, analyzer)
+        E = self.embeddings_
+        U = self._states(self._weights, data, np.arange(len(X))).astype(np.float64)
+        tokens = [analyzer.sequence(r) for r in responses]
+        bags = self.vocabulary_.bags(tokens)
+        R = np.asarray(bags @ E[self._w_mat].astype(np.float64))
+        if len(self.types_):
+            # match_type_pairs needs the responses' words, seen in training or not
+            words = Vocabulary().fit(tokens)
+            matches = match_type_pairs(X, words.bags(tokens), words.index_, self.types_)
+            R += matches @ E[self._w_mat, self._type_tok_].astype(np.float64)
+        return np.einsum("ij,ij->i", U, R)
+
+
+class MemN2NRanker(_MemoryRanker):
     """End-to-end memory network ranking candidate responses (MemN2N).
 
     Each previous turn of the conversation (or each story sentence) is a memory: the
@@ -288,39 +584,25 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "candidates": ["array-like", None],
+        **_MEMORY_CONSTRAINTS,
         "hops": [Interval(numbers.Integral, 1, None, closed="left")],
-        "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
-        "memory_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "weight_tying": [StrOptions({"adjacent", "layerwise"})],
-        "position_encoding": ["boolean"],
         "pad_memory": ["boolean"],
-        "drop_punctuation": ["boolean"],
-        "ngram_range": [tuple],
-        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "candidate_words": ["boolean"],
         "temporal_encoding": ["boolean"],
         "linear_start": [Interval(numbers.Integral, 0, None, closed="left")],
         "random_noise": [Interval(numbers.Real, 0, None, closed="left")],
         "nonlinearity": [StrOptions({"relu"}), None],
         "gate": [StrOptions({"global", "hop"}), None],
-        "match_type": ["boolean"],
         "optimizer": [StrOptions({"sgd", "adam", "lazy_adam"})],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "anneal_every": [Interval(numbers.Integral, 1, None, closed="left")],
-        "anneal_rate": [Interval(numbers.Real, 0, 1, closed="right")],
-        "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        **TRAINING_CONSTRAINTS,
     }
     _warm_start_fixed = (
         "hops", "embedding_dim", "memory_size", "weight_tying", "position_encoding",
         "pad_memory", "drop_punctuation", "ngram_range", "candidate_words",
         "temporal_encoding", "match_type", "gate",
     )  # fmt: skip
+    _weight_attrs = ("embeddings_", "hop_map_", "gate_weights_")
+    _desc = "MemN2N"
 
     def __init__(
         self,
@@ -405,134 +687,37 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         )
         return cfg
 
-    def _analyzer(self) -> Analyzer:
-        """A fresh analyzer: one per fit or scoring call, so each text is tokenised once."""
-        return Analyzer(
-            tokenizer=self.tokenizer,
-            drop_punctuation=self.drop_punctuation,
-            ngram_range=check_ngram_range(self.ngram_range),
-            case_folding=self.case_folding_,
-        )
-
-    def _encode(self, X, analyzer=None) -> _Encoded:
-        """Sentences (deduplicated), queries, memories, time words and entities of X."""
-        index = self.vocabulary_.index_
-        enc = encode_contexts(
-            X,
-            (analyzer or self._analyzer()).sequence,
-            index,
-            unknown="nil",  # unknown words stay as nil (index 0) so word positions are kept
-            max_history=self.memory_size,
-            speakers={s: index[tok] for s, tok in SPEAKER_TOKENS.items()},
-            entity_types=self.types_,
-            entity_words=self._cand_word_index_,
-        )
-        mptr = enc.mptr
-        if self.temporal_encoding:
-            # age of memory i of n (oldest first) is n - 1 - i
-            ages = np.repeat(mptr[1:] - 1, np.diff(mptr)) - np.arange(mptr[-1])
-            mtime = (self._time_base_ + ages).astype(np.int32)
-        else:
-            mtime = np.zeros(mptr[-1], dtype=np.int32)
-        return _Encoded(**{f.name: getattr(enc, f.name) for f in fields(enc)}, mtime=mtime)
-
-    def _build_vocabulary(self, X, y, analyzer):
-        extra = list(SPEAKER_TOKENS.values())
-        if self.temporal_encoding:
-            extra += [time_token(a) for a in range(self.memory_size)]
-        extra += [type_token(t) for t in self.types_]
-        texts = {t.text for ctx in X for t in ctx.history}
-        texts.update(ctx.query for ctx in X)
-        tokens = {t: analyzer.sequence(t) for t in sorted(texts)}
-        # J of the position encoding: the longest training sentence, plus one as in the
-        # authors' code (where the time word takes the last position)
-        self.sentence_length_ = 1 + max(len(t) for t in tokens.values())
-        outputs = set(y) | (set(self.candidates_) if self.candidate_words else set())
-        tokens.update((t, analyzer.sequence(t)) for t in sorted(outputs - texts))
-        self.vocabulary_ = Vocabulary(extra_tokens=extra).fit(tokens.values())
-        index = self.vocabulary_.index_
-        self._time_base_ = index[time_token(0)] if self.temporal_encoding else 0
-        self._type_tok_ = np.asarray([index[type_token(t)] for t in self.types_], dtype=np.int32)
-
-    def _build_candidates(self, analyzer):
-        index = self.vocabulary_.index_
-        cand_tokens = [analyzer.sequence(c) for c in self.candidates_]
-        bags, weights = [], []
-        for toks in cand_tokens:
-            counts: dict[int, int] = {}
-            for t in toks:
-                v = index.get(t)
-                if v is not None:
-                    counts[v] = counts.get(v, 0) + 1
-            bags.append(list(counts))
-            weights.append(list(counts.values()))
-        self._cand_ptr_, self._cand_tok_ = _ragged(bags)
-        self._cand_w_ = np.fromiter(
-            (w for ws in weights for w in ws), dtype=np.float32, count=len(self._cand_tok_)
-        )
-        # Every candidate word (seen in training or not) for match types: candidate lists
-        # per word, the inverted index the kernels walk.
-        word_index: dict[str, int] = {}
-        postings: list[list[int]] = []
-        for j, toks in enumerate(cand_tokens):
-            for t in dict.fromkeys(toks):
-                v = word_index.setdefault(t, len(postings))
-                if v == len(postings):
-                    postings.append([])
-                postings[v].append(j)
-        self._cand_word_index_ = word_index
-        self._inv_ptr_, self._inv_cand_ = _ragged(postings)
-
     # ------------------------------------------------------------------ training
 
-    def _schedule(self, epoch):
-        """(learning rate, softmax on) of an epoch counted from 0, linear start first."""
-        if epoch < self.linear_start:
-            return self.learning_rate / 2.0, False
-        main = epoch - self.linear_start
-        return self.learning_rate * self.anneal_rate ** (main // self.anneal_every), True
-
-    def _evaluate(self, weights, data: _Encoded, y, rows):
-        """(mean loss, accuracy) on the examples ``rows``, in blocks of contexts."""
-        if len(rows) == 0:
-            return 0.0, 0.0
-        loss = 0.0
-        correct = 0
-        C = self._candidate_matrix(weights[0])
-        for start in range(0, len(rows), self._block_size):
-            block = rows[start : start + self._block_size]
-            scores = self._scores(weights, data, block, C)
-            logz = logsumexp(scores, axis=1)
-            target = y[block]
-            loss += float(np.sum(logz - scores[np.arange(len(block)), target]))
-            correct += int(np.sum(scores.argmax(axis=1) == target))
-        return loss / len(rows), correct / len(rows)
-
-    def _start_run(self, data, y, train_rows, val_rows, seed, continuing):
-        """One run (restart) from the seed ``seed``, or from the fitted weights when
-        ``continuing``: the :class:`~irdialog.embed._training.Run` the training core
-        drives."""
-        rng = np.random.default_rng(seed)
+    def _init_weights(self, rng):
+        """New (E, H, G) drawn from ``rng``."""
         dim = self.embedding_dim
         V = len(self.vocabulary_)
-        cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
+        cfg = self._cfg(True)
         n_mat = K.make_cfg(self.hops, self.weight_tying, 0, True, False, 0)[1]
+        n_gates = K.n_gates(cfg)
+        E = (rng.standard_normal((n_mat, V, dim)) * self.init_std).astype(np.float32)
+        E[:, 0, :] = 0.0
+        if cfg[K.USE_H] != 0:
+            H = (rng.standard_normal((dim, dim)) * self.init_std).astype(np.float32)
+        else:
+            H = np.zeros((dim, dim), dtype=np.float32)
+        # the gates' weights drawn as the embeddings, their biases zero
+        G = np.zeros((n_gates, dim, dim + 1), dtype=np.float32)
+        if n_gates:
+            W = rng.standard_normal((n_gates, dim, dim)) * self.init_std
+            G[:, :, :dim] = W.astype(np.float32)
+        return E, H, G
+
+    def _epoch_steps(self, weights, data, y, rng):
+        """The training steps of a run on the weights (E, H, G), updated in place:
+        ``epoch_steps(epoch)`` sets up an epoch (after its shuffle: its learning rate,
+        linear start, random noise drawn from ``rng``) and returns ``batch_step(batch,
+        n_steps) -> (loss, correct)``, the gradient and update of one mini-batch."""
+        E, H, G = weights
+        cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
         n_gates = K.n_gates(cfg_soft)
         use_h = cfg_soft[K.USE_H] != 0
-        if continuing:
-            E, H, G = self.embeddings_.copy(), self.hop_map_.copy(), self.gate_weights_.copy()
-        else:
-            E = (rng.standard_normal((n_mat, V, dim)) * self.init_std).astype(np.float32)
-            E[:, 0, :] = 0.0
-            if use_h:
-                H = (rng.standard_normal((dim, dim)) * self.init_std).astype(np.float32)
-            else:
-                H = np.zeros((dim, dim), dtype=np.float32)
-            # the gates' weights drawn as the embeddings, their biases zero
-            G = np.zeros((n_gates, dim, dim + 1), dtype=np.float32)
-            if n_gates:
-                W = rng.standard_normal((n_gates, dim, dim)) * self.init_std
-                G[:, :, :dim] = W.astype(np.float32)
         adam = self.optimizer in ("adam", "lazy_adam")
         # SGD moves only rows with a gradient anyway: its row-wise update is the same step.
         lazy = self.optimizer in ("sgd", "lazy_adam")
@@ -545,21 +730,17 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
         counts = np.diff(data.mptr)
         noisy = self.random_noise > 0 and self.temporal_encoding
-        y64 = y.astype(np.int64)
         ws = K.Workspace(
-            n_mat, V, dim, self.hops, self.batch_size, int(counts.max(initial=0)),
-            len(self.candidates_), len(self.types_), np.float32, lazy, n_gates,
+            len(E), len(self.vocabulary_), self.embedding_dim, self.hops, self.batch_size,
+            int(counts.max(initial=0)), len(self.candidates_), len(self.types_), np.float32,
+            lazy, n_gates,
         )  # fmt: skip
         cands = self._cand_arrays()
-        accs = []
-        n_steps = 0  # updates so far, for Adam's bias correction
 
-        def step(epoch):
-            nonlocal n_steps
+        def epoch_steps(epoch):
             lr, softmax = self._schedule(epoch)
             cfg = cfg_soft if softmax else cfg_lin
             update = K.Update(adam, use_h, n_gates > 0, max_norm, lr, *_ADAM_BETAS, _ADAM_EPS)
-            order = rng.permutation(train_rows)
             mtime = data.mtime
             if noisy:
                 top = np.ceil(counts * self.random_noise).astype(np.int64)
@@ -570,14 +751,9 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
                     data.mptr, n_blank, uniforms, self.memory_size, self._time_base_, mtime
                 )
             arrays = data.kernel_args(mtime)
-            loss = 0.0
-            correct = 0
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                b_loss, b_correct = K.batch_loss_grad(E, H, G, cfg, arrays, cands, y64, batch, ws)
-                loss += b_loss
-                correct += b_correct
-                n_steps += 1
+
+            def batch_step(batch, n_steps):
+                b_loss, b_correct = K.batch_loss_grad(E, H, G, cfg, arrays, cands, y, batch, ws)
                 if lazy:
                     ws.row_stamp += 2
                     n, n_w = K.batch_rows(
@@ -589,110 +765,11 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
                     )  # fmt: skip
                 else:
                     K.apply_update(E, H, G, ws.dE, ws.dH, ws.dG, state, update, n_steps)
-            accs.append(correct / len(order))
-            return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
+                return b_loss, b_correct
 
-        def validate():
-            vloss, vacc = self._evaluate((E, H, G), data, y64, val_rows)
-            return vacc, -vloss  # accuracy, ties broken by the lower loss
+            return batch_step
 
-        def train_key(weights):  # restarts compared on a clean pass over the training set
-            tloss, tacc = self._evaluate(weights, data, y64, train_rows)
-            return tacc, -tloss
-
-        return Run(
-            step,
-            weights=lambda: (E, H, G),
-            snapshot=lambda: (E.copy(), H.copy(), G.copy()),
-            validate=validate if len(val_rows) else None,
-            curves={"train_accuracy_curve_": accs},
-            train_key=train_key,
-        )
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
-        """Train on contexts X and their gold responses y.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-            Each must be one of ``candidates`` when a fixed candidate set is given.
-        groups : array-like of shape (n_samples,), default=None
-            Dialog or story ids: with early stopping, the validation split takes whole
-            groups.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, groups, self._continues())
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
-        """One epoch over contexts X and their gold responses y, from the fitted weights
-        (or from a new model, whose vocabulary, candidates and memory are then those of
-        this first call: pass ``candidates`` for a fixed set). The epochs are counted on,
-        so that linear start and the learning-rate schedule go on from ``n_iter_``. No
-        validation, no early stopping, no restarts.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-            Each one of the candidates.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
-
-    def _fit(self, X, y, groups, continuing, incremental=False):
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
-        # every text of the fit is tokenised once, by this analyzer
-        analyzer = self._analyzer() if continuing else self._learn_encoding(X, y)
-        y_idx = LabelIndex(self.candidates_).encode(
-            y,
-            unknown="error",
-            hint="MemN2NRanker is trained to pick the gold response from the candidates.",
-        )
-        data = self._encode(X, analyzer)
-
-        rs = check_random_state(self.random_state)
-        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
-        n_runs = 1 if continuing or incremental else self.n_init
-        seeds = rs.randint(np.iinfo(np.int32).max, size=n_runs)
-        done = self.n_iter_ if continuing else 0
-        n_epochs = 1 if incremental else max(self.linear_start - done, 0) + self.epochs
-        # The per-batch products (batch x dim x n_candidates) are too small for threads to
-        # pay: one BLAS thread is faster, by far on a busy machine (0.23 s instead of 4.6 s
-        # per dialog bAbI task 1 epoch with two threads at load 5), and keeps the result
-        # independent of the machine's thread count.
-        self.embeddings_, self.hop_map_, self.gate_weights_ = self._train_epochs(
-            lambda k: self._start_run(data, y_idx, train_rows, val_rows, seeds[k], continuing),
-            n_epochs,
-            continuing=continuing,
-            desc="MemN2N",
-            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
-            n_runs=n_runs,
-            validate_from=self.linear_start,  # the epochs with the attention softmax
-            blas_threads=1,
-        )
-        return self
-
-    def _learn_encoding(self, X, y):
-        """The candidates, entity types, case folding, vocabulary and memory of a new
-        model, from its training data; returns the analyzer that tokenised them."""
-        self.candidates_ = resolve_candidates(self.candidates, y)
-        self.types_ = sorted({t for ctx in X for _, t in ctx.entities}) if self.match_type else []
-        self.case_folding_ = learn_case_folding(context_texts(X, y))
-        analyzer = self._analyzer()
-        self._build_vocabulary(X, y, analyzer)
-        self._build_candidates(analyzer)
-        self.memory_slots_ = min(self.memory_size, max(len(ctx.history) for ctx in X))
-        return analyzer
+        return epoch_steps
 
     # ------------------------------------------------------------------ scoring
 
@@ -712,52 +789,9 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
             *weights, self._cfg(True), data.kernel_args(), np.asarray(rows, np.int64), attention
         )
 
-    def _candidate_matrix(self, E):
-        """Float64 candidate embeddings (the same sums as ``_score_pairs``)."""
-        bags = sp.csr_matrix(
-            (self._cand_w_, self._cand_tok_, self._cand_ptr_),
-            shape=(len(self.candidates_), E.shape[1]),
-        )
-        return np.asarray(bags @ E[self._w_mat].astype(np.float64))
-
-    def _cand_arrays(self):
-        return K.Candidates(
-            self._cand_ptr_, self._cand_tok_, self._cand_w_, self._inv_ptr_, self._inv_cand_,
-            self._type_tok_,
-        )  # fmt: skip
-
     @property
     def _w_mat(self):
         return int(self._cfg()[K.W_MAT])
-
-    def _scores(self, weights, data: _Encoded, rows, C=None):
-        """Float64 scores of the examples ``rows`` under the weights (E, H, G) against
-        every candidate (whose embeddings ``C``, from :meth:`_candidate_matrix`, are
-        computed when not given)."""
-        E = weights[0]
-        U = self._states(weights, data, rows).astype(np.float64)
-        if C is None:
-            C = self._candidate_matrix(E)
-        scores = U @ C.T
-        if len(self.types_):
-            mark = np.full(scores.shape[1] * len(self.types_), -1, dtype=np.int64)
-            K.add_match_types(
-                scores, U, E, self._w_mat, self._type_tok_, data.eptr, data.eword, data.etype,
-                self._inv_ptr_, self._inv_cand_, np.asarray(rows, np.int64), mark,
-            )  # fmt: skip
-        return scores
-
-    def decision_function(self, X) -> np.ndarray:
-        """Scores of every candidate for each context.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_candidates)
-        """
-        check_is_fitted(self)
-        X = check_contexts(X)
-        data = self._encode(X)
-        return self._scores(self._weights, data, np.arange(len(X)))
 
     def _pool_embeddings(self, X, pool):
         if len(self.types_):
@@ -767,23 +801,6 @@ class MemN2NRanker(TrainingMixin, RankerMixin, BaseEstimator):
         states = self._states(self._weights, self._encode(X, analyzer), np.arange(len(X)))
         bags = self.vocabulary_.bags([analyzer.sequence(r) for r in pool])
         return states, bags @ E[self._w_mat]
-
-    def _score_pairs(self, X, responses) -> np.ndarray:
-        check_is_fitted(self)
-        X = check_contexts(X)
-        analyzer = self._analyzer()
-        data = self._encode(X, analyzer)
-        E = self.embeddings_
-        U = self._states(self._weights, data, np.arange(len(X))).astype(np.float64)
-        tokens = [analyzer.sequence(r) for r in responses]
-        bags = self.vocabulary_.bags(tokens)
-        R = np.asarray(bags @ E[self._w_mat].astype(np.float64))
-        if len(self.types_):
-            # match_type_pairs needs the responses' words, seen in training or not
-            words = Vocabulary().fit(tokens)
-            matches = match_type_pairs(X, words.bags(tokens), words.index_, self.types_)
-            R += matches @ E[self._w_mat, self._type_tok_].astype(np.float64)
-        return np.einsum("ij,ij->i", U, R)
 
     def attention(self, X) -> np.ndarray:
         """Per-hop attention weights over the memories, by memory age.

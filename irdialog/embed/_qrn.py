@@ -13,20 +13,15 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions, _fit_context
-from ..base import RankerMixin, check_contexts, check_responses
-from ..features import match_type_pairs
-from ..text import TOKENIZERS, LabelIndex, Vocabulary
+from .._compat import Interval
+from ..base import check_contexts
 from . import _qrn_kernels as Q
-from ._memn2n import MemN2NRanker
-from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._memn2n import _MEMORY_CONSTRAINTS, _MemoryRanker
 
 
-class QRNRanker(TrainingMixin, RankerMixin, BaseEstimator):
+class QRNRanker(_MemoryRanker):
     """Query-reduction network ranking candidate responses (QRN).
 
     The memories (story sentences, or the previous turns of a conversation with their
@@ -173,29 +168,13 @@ unit_layout`).
     """
 
     _parameter_constraints = {
-        "candidates": ["array-like", None],
+        **_MEMORY_CONSTRAINTS,
         "layers": [Interval(numbers.Integral, 1, None, closed="left")],
-        "embedding_dim": [Interval(numbers.Integral, 1, None, closed="left")],
-        "memory_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "reset_gate": ["boolean"],
         "bidirectional": ["boolean"],
         "tie_layers": ["boolean"],
-        "position_encoding": ["boolean"],
-        "drop_punctuation": ["boolean"],
-        "ngram_range": [tuple],
-        "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
-        "match_type": ["boolean"],
         "update_bias": [Interval(numbers.Real, None, None, closed="neither")],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "anneal_every": [Interval(numbers.Integral, 1, None, closed="left")],
-        "anneal_rate": [Interval(numbers.Real, 0, 1, closed="right")],
-        "epochs": [Interval(numbers.Integral, 0, None, closed="left")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "weight_decay": [Interval(numbers.Real, 0, None, closed="left")],
-        "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        **TRAINING_CONSTRAINTS,
     }
     _warm_start_fixed = (
         "layers", "embedding_dim", "memory_size", "reset_gate", "bidirectional", "tie_layers",
@@ -265,21 +244,15 @@ unit_layout`).
 
     # ------------------------------------------------------------------ encoding
     # The text, the vocabulary, the candidates and the match types are MemN2N's, encoded
-    # by its methods (one encoding path for both memory models): QRN has no time words
-    # (it reads the memories in order) and embeds only the training words, and its
-    # candidate matrix is embeddings_[1].
+    # by the methods of their shared base (one encoding path for both memory models): QRN
+    # has no time words (it reads the memories in order), embeds only the training words,
+    # has no linear start, and its candidate matrix is embeddings_[1].
     temporal_encoding = False
     candidate_words = False
+    linear_start = 0
     _w_mat = 1
-    _analyzer = MemN2NRanker._analyzer
-    _encode = MemN2NRanker._encode
-    _learn_encoding = MemN2NRanker._learn_encoding
-    _build_vocabulary = MemN2NRanker._build_vocabulary
-    _build_candidates = MemN2NRanker._build_candidates
-    _cand_arrays = MemN2NRanker._cand_arrays
-    _candidate_matrix = MemN2NRanker._candidate_matrix
-    _scores = MemN2NRanker._scores
-    _evaluate = MemN2NRanker._evaluate
+    _weight_attrs = ("embeddings_", "unit_weights_")
+    _desc = "QRN"
 
     @property
     def _weights(self):
@@ -292,7 +265,7 @@ unit_layout`).
 
     def _states(self, weights, data, rows, gates=None):
         """The final states of the examples ``rows`` under the weights ``(E, theta)``
-        (MemN2NRanker's convention, whose scoring this model borrows)."""
+        (MemN2NRanker's convention, whose scoring this model shares)."""
         E, theta = weights
         if gates is None:
             gates = np.zeros((0, 0, 0), dtype=np.float32)
@@ -318,136 +291,38 @@ unit_layout`).
         theta[:, bz] = self.update_bias
         return E, theta
 
-    def _start_run(self, data, y, train_rows, val_rows, seed, continuing):
-        rng = np.random.default_rng(seed)
-        if continuing:
-            E, theta = self.embeddings_.copy(), self.unit_weights_.copy()
-        else:
-            E, theta = self._init_weights(rng)
+    def _epoch_steps(self, weights, data, y, rng):
+        """The training steps of a run on the weights (E, theta), updated in place:
+        ``epoch_steps(epoch)`` gives ``batch_step(batch, n_steps) -> (loss, correct)``, the
+        gradient and Adam update (with weight decay) of one mini-batch at the epoch's
+        learning rate."""
+        E, theta = weights
         moments = Q.new_moments(E, theta)
         cfg = self._cfg()
         max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
-        y64 = y.astype(np.int64)
         ws = Q.Workspace(
             E, theta, self.layers, self.batch_size, int(np.diff(data.mptr).max(initial=0)),
             len(self.candidates_), len(self.types_),
         )  # fmt: skip
         cands = self._cand_arrays()
         arrays = data.kernel_args()
-        accs = []
-        n_steps = 0
 
-        def step(epoch):
-            nonlocal n_steps
-            lr = self.learning_rate * self.anneal_rate ** (epoch // self.anneal_every)
-            opt = Q.adam_settings(lr)
-            order = rng.permutation(train_rows)
-            loss = 0.0
-            correct = 0
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                b_loss, b_correct = Q.batch_loss_grad(E, theta, cfg, arrays, cands, y64, batch, ws)
-                loss += b_loss
-                correct += b_correct
-                n_steps += 1
+        def epoch_steps(epoch):
+            opt = Q.adam_settings(self._schedule(epoch)[0])
+
+            def batch_step(batch, n_steps):
+                b_loss, b_correct = Q.batch_loss_grad(E, theta, cfg, arrays, cands, y, batch, ws)
                 Q.apply_update(
                     E, theta, ws.dE, ws.dtheta, moments, opt, n_steps, max_norm,
                     self.weight_decay * len(batch),
                 )  # fmt: skip
-            accs.append(correct / len(order))
-            return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
+                return b_loss, b_correct
 
-        def validate():
-            vloss, vacc = self._evaluate((E, theta), data, y64, val_rows)
-            return vacc, -vloss
+            return batch_step
 
-        def train_key(weights):
-            tloss, tacc = self._evaluate(weights, data, y64, train_rows)
-            return tacc, -tloss
-
-        return Run(
-            step,
-            weights=lambda: (E, theta),
-            snapshot=lambda: (E.copy(), theta.copy()),
-            validate=validate if len(val_rows) else None,
-            curves={"train_accuracy_curve_": accs},
-            train_key=train_key,
-        )
-
-    # The same contract as MemN2N's fit (train on X and y, groups for early stopping),
-    # running this class's _fit.
-    fit = MemN2NRanker.fit
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
-        """One epoch over contexts X and their gold responses y, from the fitted weights
-        (or from a new model, whose vocabulary, candidates and memory are then those of
-        this first call). No validation, no early stopping, no restarts.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
-
-    def _fit(self, X, y, groups, continuing, incremental=False):
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
-        analyzer = self._analyzer() if continuing else self._learn_encoding(X, y)
-        y_idx = LabelIndex(self.candidates_).encode(
-            y,
-            unknown="error",
-            hint="QRNRanker is trained to pick the gold response from the candidates.",
-        )
-        data = self._encode(X, analyzer)
-        rs = check_random_state(self.random_state)
-        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
-        n_runs = 1 if continuing or incremental else self.n_init
-        seeds = rs.randint(np.iinfo(np.int32).max, size=n_runs)
-        self.embeddings_, self.unit_weights_ = self._train_epochs(
-            lambda k: self._start_run(data, y_idx, train_rows, val_rows, seeds[k], continuing),
-            1 if incremental else self.epochs,
-            continuing=continuing,
-            desc="QRN",
-            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
-            n_runs=n_runs,
-            blas_threads=1,  # the per-batch products are too small for threads (as MemN2N)
-        )
-        return self
+        return epoch_steps
 
     # ------------------------------------------------------------------ scoring
-
-    def decision_function(self, X) -> np.ndarray:
-        """Scores of every candidate for each context.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_candidates)
-        """
-        check_is_fitted(self)
-        X = check_contexts(X)
-        data = self._encode(X)
-        return self._scores(self._weights, data, np.arange(len(X)))
-
-    def _score_pairs(self, X, responses) -> np.ndarray:
-        check_is_fitted(self)
-        X = check_contexts(X)
-        analyzer = self._analyzer()
-        data = self._encode(X, analyzer)
-        E = self.embeddings_
-        U = self._states(self._weights, data, np.arange(len(X))).astype(np.float64)
-        tokens = [analyzer.sequence(r) for r in responses]
-        R = np.asarray(self.vocabulary_.bags(tokens) @ E[1].astype(np.float64))
-        if len(self.types_):
-            words = Vocabulary().fit(tokens)
-            matches = match_type_pairs(X, words.bags(tokens), words.index_, self.types_)
-            R += matches @ E[1, self._type_tok_].astype(np.float64)
-        return np.einsum("ij,ij->i", U, R)
 
     def update_gates(self, X) -> np.ndarray:
         """The update gate ``z_t`` of each layer at each memory.

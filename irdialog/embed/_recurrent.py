@@ -36,7 +36,13 @@ from .._threads import n_threads
 from ..base import RankerMixin, check_contexts, check_responses, iter_chunks, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
-from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._training import (
+    N_JOBS_CONSTRAINT,
+    TRAINING_CONSTRAINTS,
+    GoldFitMixin,
+    Run,
+    TrainingMixin,
+)
 
 # The token read between the history and the query, so that the reader knows where the
 # question starts (it is also what a context with an empty query reads last).
@@ -122,6 +128,11 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
     the encoder's parameters, the Adam training loop and the encoding of blocks."""
 
     _warm_start_fixed = ("cell", "hidden_size", "embedding_dim", "drop_punctuation")
+    # the fitted attribute of each parameter (the kernels' key) of the encoder, and of the
+    # model's scoring head (per model)
+    _ENCODER = {"embeddings_": "Emb", "input_weights_": "Wx", "recurrent_weights_": "Wh",
+                "bias_": "b"}  # fmt: skip
+    _HEAD: dict = {}
 
     # ------------------------------------------------------------------ encoding
 
@@ -193,12 +204,18 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         return out
 
     def _fitted_params(self):
-        return {
-            "Emb": self.embeddings_,
-            "Wx": self.input_weights_,
-            "Wh": self.recurrent_weights_,
-            "b": self.bias_,
-        }
+        """The fitted encoder's parameters, by key."""
+        return {key: getattr(self, attr) for attr, key in self._ENCODER.items()}
+
+    def _all_params(self):
+        """Every fitted parameter, by key: the encoder's, then the head's."""
+        head = {key: getattr(self, attr) for attr, key in self._HEAD.items()}
+        return {**self._fitted_params(), **head}
+
+    def _keep_params(self, params):
+        """Set the fitted attributes of the encoder and the head from ``params``."""
+        for attr, key in {**self._ENCODER, **self._HEAD}.items():
+            setattr(self, attr, params[key])
 
     # ------------------------------------------------------------------ training
 
@@ -209,14 +226,15 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             return {k: v.copy() for k, v in self._all_params().items()}
         return init()
 
-    def _train(self, params, step_batches, validate, desc, continuing, n_epochs):
-        """Adam over ``n_epochs`` epochs of the batches ``step_batches(epoch)`` gives, each
-        a pair ``(n, batch)``: its number of examples and a callable ``batch(params, grads,
-        part=slice(None)) -> (loss, correct)`` that adds the gradient of the examples
-        ``part`` of the batch to ``grads``; ``validate(params, threads)`` scores the
-        parameters (``threads``: the fit's :class:`_Threads`, None for one thread). The
-        training core does the rest (divergence, validation, early stopping, interrupt,
-        curves). Returns the kept parameters.
+    def _train(self, params, step_batches, validate, desc, continuing, incremental):
+        """Adam over the epochs of a fit (``epochs``, or one when ``incremental``) of the
+        batches ``step_batches(epoch)`` gives, each a pair ``(n, batch)``: its number of
+        examples and a callable ``batch(params, grads, part=slice(None)) -> (loss,
+        correct)`` that adds the gradient of the examples ``part`` of the batch to
+        ``grads``; ``validate(params, threads)`` scores the parameters (``threads``: the
+        fit's :class:`_Threads`, None for one thread). The training core does the rest
+        (divergence, validation, early stopping, interrupt, curves). Sets the fitted
+        parameters to the kept ones (:meth:`_keep_params`).
 
         With ``n_jobs`` threads, each batch is cut into that many interleaved parts (its
         examples are sorted by length, so the parts have about the same tokens), each part's
@@ -262,17 +280,18 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             curves={"train_accuracy_curve_": accs},
         )
         with threads or nullcontext():
-            return self._train_epochs(
+            kept = self._train_epochs(
                 lambda k: run,
-                n_epochs,
+                1 if incremental else self.epochs,
                 continuing=continuing,
                 desc=desc,
                 advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
                 blas_threads=1,
             )
+        self._keep_params(kept)
 
 
-class RecurrentReader(_RecurrentBase):
+class RecurrentReader(GoldFitMixin, _RecurrentBase):
     """Recurrent reader-classifier: an LSTM (or RNN) reads the conversation, then the
     question, and its final state scores the candidate answers.
 
@@ -412,6 +431,7 @@ class RecurrentReader(_RecurrentBase):
         "word_dropout": [Interval(numbers.Real, 0, 1, closed="left")],
     }
     _warm_start_fixed = (*_RecurrentBase._warm_start_fixed, "bidirectional")
+    _HEAD = {"output_embeddings_": "O"}
     # the right-to-left encoder's fitted attributes and parameters (bidirectional only)
     _REVERSE = {"reverse_input_weights_": "Wx_rev", "reverse_recurrent_weights_": "Wh_rev",
                 "reverse_bias_": "b_rev"}  # fmt: skip
@@ -470,42 +490,6 @@ class RecurrentReader(_RecurrentBase):
         ptr, tok = self._text_sequences(texts, analyzer, self.vocabulary_.index_)
         return ptr, tok, np.ones(len(tok), np.float32)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
-        """Train on contexts X and their gold answers y.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-        groups : array-like of shape (n_samples,), default=None
-            Story or dialog ids: with early stopping, the validation split takes whole
-            groups.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, groups, self._continues())
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
-        """One epoch over contexts X and their gold answers y, from the fitted weights (or
-        from a new model, whose vocabulary and candidates are then those of this first
-        call: pass ``candidates`` for a fixed set). No validation, no early stopping.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-            Each one of the candidates.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
-
     def _fitted_params(self):
         params = super()._fitted_params()
         for attr, key in self._REVERSE.items():
@@ -513,8 +497,13 @@ class RecurrentReader(_RecurrentBase):
                 params[key] = getattr(self, attr)
         return params
 
-    def _all_params(self):
-        return {**self._fitted_params(), "O": self.output_embeddings_}
+    def _keep_params(self, params):
+        super()._keep_params(params)
+        for attr, key in self._REVERSE.items():
+            if key in params:
+                setattr(self, attr, params[key])
+            elif hasattr(self, attr):  # from an earlier bidirectional fit
+                delattr(self, attr)
 
     def _fit(self, X, y, groups, continuing, incremental=False):
         X = check_contexts(X)
@@ -577,19 +566,8 @@ class RecurrentReader(_RecurrentBase):
             loss = float(np.mean(logz - scores[np.arange(len(target)), target]))
             return float(np.mean(scores.argmax(axis=1) == target)), -loss
 
-        n_epochs = 1 if incremental else self.epochs
         validate = validate if len(val_rows) else None
-        params = self._train(params, batches, validate, "RecurrentReader", continuing, n_epochs)
-        self.embeddings_ = params["Emb"]
-        self.input_weights_ = params["Wx"]
-        self.recurrent_weights_ = params["Wh"]
-        self.bias_ = params["b"]
-        self.output_embeddings_ = params["O"]
-        for attr, key in self._REVERSE.items():
-            if key in params:
-                setattr(self, attr, params[key])
-            elif hasattr(self, attr):  # from an earlier bidirectional fit
-                delattr(self, attr)
+        self._train(params, batches, validate, "RecurrentReader", continuing, incremental)
         return self
 
     def _scores(self, params, ptr, tok, rows, threads=None):
@@ -724,6 +702,7 @@ class DualEncoderRanker(_RecurrentBase):
         **_COMMON_CONSTRAINTS,
         "n_negatives": [Interval(numbers.Integral, 1, None, closed="left")],
     }
+    _HEAD = {"match_matrix_": "M", "match_bias_": "bias"}
 
     def __init__(
         self,
@@ -812,9 +791,6 @@ class DualEncoderRanker(_RecurrentBase):
         self
         """
         return self._fit(X, y, None, labels, self._continues(incremental=True), True)
-
-    def _all_params(self):
-        return {**self._fitted_params(), "M": self.match_matrix_, "bias": self.match_bias_}
 
     def _fit(self, X, y, groups, labels, continuing, incremental=False):
         X = check_contexts(X)
@@ -965,15 +941,8 @@ class DualEncoderRanker(_RecurrentBase):
             loss = -np.mean(np.where(flags == 1, np.log(p + 1e-12), np.log(1 - p + 1e-12)))
             return float(np.mean((s > 0) == (flags == 1))), -float(loss)
 
-        n_epochs = 1 if incremental else self.epochs
         validate = validate if len(val_rows) else None
-        params = self._train(params, batches, validate, "DualEncoder", continuing, n_epochs)
-        self.embeddings_ = params["Emb"]
-        self.input_weights_ = params["Wx"]
-        self.recurrent_weights_ = params["Wh"]
-        self.bias_ = params["b"]
-        self.match_matrix_ = params["M"]
-        self.match_bias_ = params["bias"]
+        self._train(params, batches, validate, "DualEncoder", continuing, incremental)
         return self
 
     def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, threads=None):

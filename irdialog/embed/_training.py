@@ -20,7 +20,9 @@ loops, the models of :mod:`irdialog.embed` trained by gradient steps
 - :class:`TrainingMixin`: the restarts, the continuation of a fitted model
   (``warm_start``, ``partial_fit``), the interrupt's warning, and the fitted curves
   (``loss_curve_``, ``validation_scores_``, ``best_validation_score_``, ``n_iter_``,
-  ``best_epoch_``), set alike on every model.
+  ``best_epoch_``), set alike on every model;
+- :class:`GoldFitMixin`: ``fit`` and ``partial_fit`` of the models trained on contexts and
+  their gold responses alone.
 
 A model supplies only a :class:`Run`: its per-epoch step, its validation score and its
 weights.
@@ -40,7 +42,7 @@ from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from .._compat import Interval
+from .._compat import Interval, _fit_context
 from ..base import check_contexts, check_responses
 
 # The parameters of training every gradient-trained model takes, validated alike.
@@ -432,3 +434,48 @@ class TrainingMixin:
         if not continuing:
             params = self.get_params(deep=False)
             self._structure_ = {name: params[name] for name in self._warm_start_fixed}
+
+
+class GoldFitMixin:
+    """``fit`` and ``partial_fit`` of a :class:`TrainingMixin` model trained to pick each
+    context's gold response among its candidates, on the contexts and those responses
+    alone: both run the model's ``_fit(X, y, groups, continuing, incremental=False)``."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, groups=None):
+        """Train on contexts X and their gold responses y.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+            Each must be one of ``candidates`` when a fixed candidate set is given.
+        groups : array-like of shape (n_samples,), default=None
+            Dialog or story ids: with early stopping, the validation split takes whole
+            groups.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, groups, self._continues())
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """One epoch over contexts X and their gold responses y, from the fitted weights
+        (or from a new model, whose vocabulary and candidates, and memory where the model
+        has one, are then those of this first call: pass ``candidates`` for a fixed set).
+        The epochs are counted on, so that a learning-rate schedule (and MemN2N's linear
+        start) goes on from ``n_iter_``. No validation, no early stopping, no restarts.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+            Each one of the candidates.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
