@@ -572,6 +572,58 @@ def test_punctuation_and_candidate_word_options():
     assert other.sentence_length_ == default.sentence_length_ + 1  # the final "."
 
 
+def test_unseen_std_draws_only_the_candidate_words_no_training_text_holds():
+    X, y = _story_data()
+    cands = sorted(set(y)) + ["the cellar", "the attic"]
+    params = dict(candidates=cands, epochs=2, candidate_words=True, random_state=0)
+    trained = _fast(**params).fit(X, y)
+    drawn = _fast(**params, unseen_std=0.5).fit(X, y)
+    index = trained.vocabulary_.index_
+    unseen = sorted([index["cellar"], index["attic"]])  # drawn in row order
+    rest = np.setdiff1d(np.arange(len(index)), unseen)
+    # every trained word as without unseen_std, bit for bit
+    np.testing.assert_array_equal(drawn.embeddings_[:, rest], trained.embeddings_[:, rest])
+    # the unseen words drawn afresh: N(0, 0.5) from random_state, in every matrix
+    fresh = np.random.RandomState(0).standard_normal(
+        (trained.embeddings_.shape[0], 2, trained.embeddings_.shape[2])
+    )
+    np.testing.assert_array_equal(drawn.embeddings_[:, unseen], (fresh * 0.5).astype(np.float32))
+
+
+def test_unseen_std_links_a_memory_and_a_candidate_holding_the_same_unseen_word():
+    """Held in memory, an unseen word lifts the candidate that holds it over the other
+    unseen candidates (the reason for unseen_std)."""
+    X, y = _story_data()
+    cands = sorted(set(y)) + [f"place{i}" for i in range(20)]
+    model = _fast(candidates=cands, epochs=1, candidate_words=True, unseen_std=1.0,
+                  random_state=0, embedding_dim=32).fit(X, y)  # fmt: skip
+    unseen = [f"place{i}" for i in range(20)]
+    wins = 0
+    for word in unseen:
+        ctx = Context((Turn("kb", f"mary went to {word}"),), "where is mary?")
+        scores = dict(zip(model.candidates_, model.decision_function([ctx])[0]))
+        wins += max(unseen, key=scores.get) == word
+    assert wins >= 18
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        (dict(unseen_std=0.1), "needs candidate_words=True"),
+        (dict(unseen_std=0.1, candidate_words=True, warm_start=True), "fit from scratch"),
+    ],
+)
+def test_unseen_std_refuses_what_it_cannot_do(params, message):
+    X, y = _story_data()
+    model = _fast(epochs=1, **params)
+    if params.get("warm_start"):
+        model.set_params(unseen_std=None).fit(X, y).set_params(unseen_std=0.1)
+    with pytest.raises(ValueError, match=message):
+        model.fit(X, y)
+    with pytest.raises(ValueError, match=message):
+        _fast(epochs=1, **{**params, "warm_start": False}).partial_fit(X, y)
+
+
 @pytest.mark.parametrize(
     "params",
     [
