@@ -632,6 +632,7 @@ SUMMARY_ROWS = (  # (label, {task: result file}); a task without a file is "not 
     ("supervised embeddings", _per_task("se")),
     ("supervised embeddings, joint", dict.fromkeys((1, 2, 3), "movie-dialog-se-joint")),
     ("MemN2N", _per_task("memn2n")),
+    ("MemN2N, joint", dict.fromkeys((1, 2, 3), "movie-dialog-memn2n-joint")),
     ("LSTM", _per_task("lstm")),
     ("QA system (Bordes et al. 2014)", {1: "movie-dialog-qa-system-task1"}),
 )
