@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import inspect
 import json
 import os
 import shlex
@@ -145,8 +144,8 @@ def _cmd_search(args) -> int:
     output = check_output(args.presets_output)
     _check_data_home(args.data_home)
     options = suite.options(args) if suite.options else {}
-    if getattr(args, "patience", None) is not None:
-        options["patience"] = args.patience
+    if suite.search_options:
+        options.update(suite.search_options(args))
     chosen = suite.search(
         args.model, args.tasks, data_home=args.data_home, progress=_progress(args),
         points=args.points, seeds=args.seeds, **options,
@@ -730,12 +729,8 @@ def _suite_parser(p, suite) -> None:
         p.add_argument(
             "--presets-output", metavar="FILE", help="with --search: write the chosen presets here"
         )
-        if "patience" in inspect.signature(suite.search).parameters:
-            p.add_argument(
-                "--patience", type=int, default=None, metavar="P",
-                help="with --search: the early-stopping patience, in epochs, of every dev "
-                "curve of the search (default: the suite's)",
-            )  # fmt: skip
+        if suite.search_arguments:
+            suite.search_arguments(p)
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -672,6 +672,18 @@ def summary_table(results_dir: Path, table: list[dict]) -> list[str]:
     return markdown_table(header, body) + notes
 
 
+def _search_arguments(parser) -> None:
+    parser.add_argument(
+        "--patience", type=int, default=None, metavar="P",
+        help="with --search: the early-stopping patience, in epochs, of every dev curve of "
+        f"the search (default: {PATIENCE})",
+    )  # fmt: skip
+
+
+def _search_options(args) -> dict:
+    return {} if args.patience is None else {"patience": args.patience}
+
+
 SUITE = Suite(
     name=SUITE_NAME,
     help="dialog bAbI Table 2 (11 rows)",
@@ -685,6 +697,8 @@ SUITE = Suite(
     overrides="override a hyper-parameter of the presets or grid (repeatable; for tuning)",
     search=search_dialog_babi,
     search_notes=lambda model: SE_SEARCH_NOTES,
+    search_arguments=_search_arguments,
+    search_options=_search_options,
     train=train_dialog_babi,
     plot_label=lambda row: f"T{row.task}" + ("\nOOV" if row.split == "tst-OOV" else ""),
     metric_names={

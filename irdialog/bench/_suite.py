@@ -334,6 +334,10 @@ class Suite:
         how many seeds each choice averages, ``--seeds``); ``search_notes(model)`` the
         notes of the preset file it writes.
     search_notes : callable, default=None
+    search_arguments : callable, default=None
+        ``search_arguments(parser)`` adds options that only ``--search`` takes;
+        ``search_options(args)`` turns them into keywords of ``search``.
+    search_options : callable, default=None
     train : callable, default=None
         ``train(model, task, data_home=..., seed=..., overrides=...)`` gives ``(fitted
         model, chosen)``: the model behind one task's row (``irdialog train``).
@@ -370,6 +374,8 @@ class Suite:
     options: Callable | None = None
     search: Callable | None = None
     search_notes: Callable | None = None
+    search_arguments: Callable | None = None
+    search_options: Callable | None = None
     train: Callable[..., tuple] | None = None
     label: Callable[[dict], str] | None = None
     plot_label: Callable[[Row], str] | None = None
