@@ -171,3 +171,32 @@ def test_the_table_has_a_line_per_side():
         "| SE, dialog bAbI task 1 | 2 | irdialog | one thread | 1.00 | 1.00x | dev % | 50.00 |",
         "| SE, dialog bAbI task 1 | 2 | torch | PyTorch, 1 thread | 3.00 | 3.00x | dev % | 49.00 |",
     ]
+
+
+tta = import_benchmark("training_time_to_accuracy")
+
+
+def test_time_to_accuracy_takes_each_sides_fastest_fit_to_the_common_target():
+    curves = {
+        "irdialog": [(1, 0.1, 40.0), (10, 0.5, 97.0), (50, 2.0, 99.5)],
+        "peer": [(1, 3.0, 95.0), (2, 6.0, 98.0), (5, 15.0, 97.5)],
+    }
+    # the target is the best every side reaches (the peer's 98.0); the peer's first fit
+    # above it is its 2 epochs, irdialog's its 50
+    assert tta.time_to_target(curves) == (98.0, {"irdialog": 2.0, "peer": 6.0})
+
+
+def test_the_time_to_accuracy_table_has_a_line_per_side():
+    row = {
+        "workload": "SE, dialog bAbI task 1", "target": 98.0,
+        "curves": {"irdialog": [[1, 0.1, 40.0], [50, 2.0, 99.5]], "peer": [[2, 6.0, 98.0]]},
+        "seconds_to_target": {"irdialog": 2.0, "peer": 6.0},
+        "over_irdialog": {"irdialog": 1.0, "peer": 3.0},
+        "configuration": {"irdialog": "one thread", "peer": "C++"},
+    }  # fmt: skip
+    lines = SPEED_TABLES["training-time-to-accuracy"]({"cores": 2, "repeat": 2, "rows": [row]})
+    assert lines[-2:] == [
+        "| SE, dialog bAbI task 1 | irdialog | one thread | 1: 0.10, 40.00; 50: 2.00, 99.50 "
+        "| 98.00 | 2.00 | 1.00x |",
+        "| SE, dialog bAbI task 1 | peer | C++ | 2: 6.00, 98.00 | 98.00 | 6.00 | 3.00x |",
+    ]

@@ -140,6 +140,16 @@ def _movie_memn2n_epoch(r):
     return out
 
 
+def _over_irdialog(result, suffix=""):
+    """Each peer's time over irdialog's, per workload (the peer comparisons)."""
+    return {
+        f"{row['workload']} {side} / irdialog{suffix}": ratio
+        for row in result["rows"]
+        for side, ratio in row["over_irdialog"].items()
+        if side != "irdialog"
+    }
+
+
 def _per_row(label, keys):
     """The ratios ``keys`` of every row, named by ``label(row)`` and the key."""
 
@@ -185,12 +195,8 @@ SPEED_RATIOS = {
         for row in r["rows"]
         for n in r["jobs"][1:]
     },
-    "training-peers": lambda r: {
-        f"{row['workload']} {side} / irdialog": ratio
-        for row in r["rows"]
-        for side, ratio in row["over_irdialog"].items()
-        if side != "irdialog"
-    },
+    "training-peers": _over_irdialog,
+    "training-time-to-accuracy": lambda r: _over_irdialog(r, ", time to accuracy"),
 }
 
 

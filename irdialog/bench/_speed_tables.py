@@ -289,6 +289,28 @@ def training_peers(result: dict) -> list[str]:
     return lines
 
 
+def training_time_to_accuracy(result: dict) -> list[str]:
+    lines = [
+        f"Each side fitted with each budget of epochs on a {result['cores']}-core machine "
+        f"(best wall time of {result['repeat']} fits, the sides taking turns; irdialog on one "
+        "thread), its dev accuracy after each budget, and its fastest fit to the target: the "
+        "highest accuracy every side reaches. Above 1x, irdialog gets there first:",
+        "",
+        "| workload | side | configuration | epochs: s, accuracy | target | s to target "
+        "| side / irdialog |",
+        "|---|---|---|---|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        for side, points in r["curves"].items():
+            curve = "; ".join(f"{e}: {s:.2f}, {a:.2f}" for e, s, a in points)
+            lines.append(
+                f"| {r['workload']} | {side} | {r['configuration'][side]} | {curve} "
+                f"| {r['target']:.2f} | {r['seconds_to_target'][side]:.2f} "
+                f"| {r['over_irdialog'][side]:.2f}x |"
+            )
+    return lines
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
@@ -299,4 +321,5 @@ SPEED_TABLES = {
     "speed-memn2n": speed_memn2n,
     "training-threads": training_threads,
     "training-peers": training_peers,
+    "training-time-to-accuracy": training_time_to_accuracy,
 }
