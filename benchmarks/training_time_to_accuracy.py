@@ -129,7 +129,7 @@ def se_curve_row(task, args, workdir) -> dict:
         "seconds_to_target": seconds,
         # the side's time to the target over irdialog's: above 1, irdialog gets there first
         "over_irdialog": {side: round(s / base, 3) for side, s in seconds.items()},
-        "starspace_options": starspace_args(params),
+        "starspace_options": starspace_args({**params, "epochs": "EPOCHS"}),  # each budget
     }
 
 
