@@ -219,6 +219,29 @@ def starspace_args(params) -> list[str]:
     ]  # fmt: skip
 
 
+def starspace_configuration(threads: int) -> str:
+    """How ``starspace train -thread threads`` runs (see the module docstring)."""
+    trainers = max(threads, 2) - 1
+    return (
+        f"StarSpace, {trainers} Hogwild training thread{'s' if trainers > 1 else ''} "
+        "and its norm-capping thread, C++ -O3"
+    )
+
+
+def run_starspace(binary, train, model, params, threads) -> None:
+    """``starspace train`` on the file ``train`` with the options of ``params``
+    (:func:`starspace_args`) on ``threads`` threads, saving to ``model``."""
+    cmd = [binary, "train", "-trainFile", str(train), "-model", str(model),
+           *starspace_args(params), "-thread", str(threads)]  # fmt: skip
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def starspace_accuracy(model, accuracy) -> float:
+    """``accuracy(lookup, U, V)`` of the StarSpace model saved at ``model``."""
+    words, U, V = read_starspace_model(model)
+    return accuracy({w: i for i, w in enumerate(words)}, U, V)
+
+
 def torch_se_run(torch, examples, responses, gold, n_candidates, params, seed=0):
     """A function training the supervised-embedding model in PyTorch, epoch by epoch as
     ``SupervisedEmbeddingRanker`` does (see the module docstring), and returning
@@ -325,23 +348,10 @@ def se_rows(task, args, torch, starspace, workdir) -> list[dict]:
         train = write_starspace_files(make(), trn.X, trn.y, workdir, f"se-task{task}-trn.txt")
         for t in args.starspace_threads:
             model = Path(workdir) / f"se-task{task}-t{t}"
-            cmd = [starspace, "train", "-trainFile", str(train), "-model", str(model),
-                   *starspace_args(params), "-thread", str(t)]  # fmt: skip
             name = f"starspace -thread {t}"
-            sides[name] = lambda cmd=cmd: subprocess.run(
-                cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-            )
-
-            def starspace_score(model=model):
-                words, U, V = read_starspace_model(model)
-                return accuracy({w: i for i, w in enumerate(words)}, U, V)
-
-            scores[name] = starspace_score
-            trainers = max(t, 2) - 1
-            configs[name] = (
-                f"StarSpace, {trainers} Hogwild training thread{'s' if trainers > 1 else ''} "
-                "and its norm-capping thread, C++ -O3"
-            )
+            sides[name] = lambda t=t, model=model: run_starspace(starspace, train, model, params, t)
+            scores[name] = lambda model=model: starspace_accuracy(model, accuracy)
+            configs[name] = starspace_configuration(t)
     row = _timed_row(f"SE, dialog bAbI task {task}", params, sides, scores, configs,
                      args.repeat, len(trn.y), "dev per-response accuracy %")  # fmt: skip
     if probe is not None:

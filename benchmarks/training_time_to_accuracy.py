@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -35,9 +34,11 @@ from benchmarks import RESULTS, alternate, finish_speed_result
 from benchmarks.training_peers import (
     _se_setting,
     bag_accuracy,
-    read_starspace_model,
+    run_starspace,
     se_examples,
+    starspace_accuracy,
     starspace_args,
+    starspace_configuration,
     starspace_version,
     write_starspace_files,
 )
@@ -81,15 +82,13 @@ def se_curve_row(task, args, workdir) -> dict:
     train = write_starspace_files(make(), trn.X, trn.y, workdir, f"se-task{task}-trn.txt")
     make().set_params(epochs=1).fit(trn.X, trn.y)  # compiles (or loads) the kernels
 
+    def accuracy(lookup, U, V):
+        return bag_accuracy(lookup, U, V, dev_examples, cand_words, dev_gold)
+
     configs = {"irdialog": "SupervisedEmbeddingRanker, n_jobs=1 (sequential SGD), numba"}
-    for t in args.starspace_threads:
-        trainers = max(t, 2) - 1
-        configs[f"starspace -thread {t}"] = (
-            f"StarSpace, {trainers} Hogwild training thread{'s' if trainers > 1 else ''} "
-            "and its norm-capping thread, C++ -O3"
-        )
-    budgets = {side: args.starspace_epochs for side in configs}
-    budgets["irdialog"] = args.epochs
+    threads = {f"starspace -thread {t}": t for t in args.starspace_threads}
+    configs.update((side, starspace_configuration(t)) for side, t in threads.items())
+    budgets = {"irdialog": args.epochs, **{side: args.starspace_epochs for side in threads}}
     work, models = {}, {}
     for side, epochs_list in budgets.items():
         for epochs in epochs_list:
@@ -98,11 +97,8 @@ def se_curve_row(task, args, workdir) -> dict:
                 work[key] = lambda e=epochs: make().set_params(epochs=e).fit(trn.X, trn.y)
                 continue
             models[key] = Path(workdir) / f"se-task{task}-{len(models)}"
-            cmd = [args.starspace, "train", "-trainFile", str(train), "-model",
-                   str(models[key]), *starspace_args({**params, "epochs": epochs}),
-                   "-thread", side.rsplit(" ", 1)[1]]  # fmt: skip
-            work[key] = lambda cmd=cmd: subprocess.run(
-                cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            work[key] = lambda e=epochs, m=models[key], t=threads[side]: run_starspace(
+                args.starspace, train, m, {**params, "epochs": e}, t
             )
     walls, _, last = alternate(work, args.repeat)
     curves = {side: [] for side in budgets}
@@ -112,9 +108,7 @@ def se_curve_row(task, args, workdir) -> dict:
             if side == "irdialog":
                 score = _evaluate(last[key], dev)["per_response"]
             else:
-                words, U, V = read_starspace_model(models[key])
-                lookup = {w: i for i, w in enumerate(words)}
-                score = bag_accuracy(lookup, U, V, dev_examples, cand_words, dev_gold)
+                score = starspace_accuracy(models[key], accuracy)
             curves[side].append((epochs, round(min(walls[key]), 3), round(float(score), 2)))
     target, seconds = time_to_target(curves)
     base = seconds["irdialog"]
@@ -146,7 +140,7 @@ def main(argv=None):
     ap.add_argument(
         "--starspace-epochs", type=int, nargs="+", default=[1, 2, 3, 5, 10],
         help="the budgets of epochs StarSpace is fitted with (an epoch of StarSpace costs "
-        "about twenty of irdialog's)",
+        "over a hundred of irdialog's)",
     )  # fmt: skip
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--data-home", default=None)
