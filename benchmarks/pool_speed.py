@@ -17,7 +17,7 @@ on one thread:
   ours (at 10,000 queries faiss takes its BLAS path; below 4,096 it scores pair by pair,
   several times slower here); the scoring's GFLOP/s is 2 x contexts x candidates x
   dimension per second;
-- peak resident memory of the process (``ru_maxrss``);
+- peak resident memory of the process (``VmHWM`` on Linux);
 - hits@1 of the gold response in the pool, against hits@1 among the 4,212 candidates.
 
 Usage::
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 from collections import Counter
@@ -41,6 +40,7 @@ from threadpoolctl import threadpool_limits
 from benchmarks import alternate, finish_speed_result
 from irdialog import MemN2NRanker, SupervisedEmbeddingRanker
 from irdialog._topk import MAX_BLOCK_ROWS, _block_shape, inner_product_top_k
+from irdialog.bench._ubuntu import peak_rss_mib
 from irdialog.datasets import load_dialog_babi, record_data_files
 from irdialog.text import tokenize
 
@@ -62,10 +62,6 @@ def make_pool(candidates, size: int, seed: int = 0):
     pool[generated] = [" ".join(ws) for ws in np.split(flat, cuts)]
     pool[real_at] = candidates
     return pool, real_at
-
-
-def _peak_rss_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
 
 
 def same_shape_products(U, V, k):
@@ -129,7 +125,7 @@ def bench_model(name, model, X, y, pool, repeats):
         "same_top10_as_rank": bool((top == ours).all()),
         "hits@1_in_pool": 100 * in_pool,
         "hits@1_in_candidates": 100 * float(model.score(X, y)),
-        "peak_rss_gib_after": _peak_rss_gib(),
+        "peak_rss_gib_after": peak_rss_mib() / 2**10,
     }
 
 

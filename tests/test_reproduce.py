@@ -3,8 +3,10 @@ the summary on hand-built result files; one real re-run (slow)."""
 
 import copy
 import json
+import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from irdialog.bench import _reproduce
@@ -22,6 +24,7 @@ from irdialog.bench._reproduce import (
     reproduce,
     result_files,
     rule_for,
+    run_bench_command,
     script_command,
     summary_line,
 )
@@ -341,6 +344,25 @@ def test_missing_data_is_not_run_and_a_broken_run_differs(results, tmp_path):
     assert lines[0].startswith("crash  differ") and "RuntimeError: out of memory" in lines[0]
     assert lines[1] == "moved  not run  data not found: /nowhere/dialog-babi/x.txt"
     assert lines[-1] == "0 reproduced, 1 differ, 0 not run (budget)"
+
+
+def _write_pid_and_peak(args):
+    from irdialog.bench._ubuntu import peak_rss_mib
+
+    Path(args.output).write_text(json.dumps({"pid": os.getpid(), "peak": peak_rss_mib()}))
+
+
+def test_a_bench_command_runs_in_a_fresh_process_so_its_peak_memory_is_its_own(tmp_path):
+    import argparse
+
+    from irdialog.bench._ubuntu import peak_rss_mib
+
+    ballast = np.ones(400 * 2**20 // 8)  # 400 MiB, written, so resident here
+    args = argparse.Namespace(func=_write_pid_and_peak, output=str(tmp_path / "r.json"))
+    child = run_bench_command(args)
+    assert child["pid"] != os.getpid()
+    assert peak_rss_mib() > 400 and child["peak"] < peak_rss_mib() - 300
+    del ballast
 
 
 def test_the_command_line_exits_1_when_a_file_differs(results, capsys):

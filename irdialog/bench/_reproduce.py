@@ -1,12 +1,13 @@
 """``irdialog bench reproduce``: re-run committed results from the current code and compare.
 
 Each result JSON records the command that produced it (``provenance["command"]``). A re-run
-parses that command again -- ``irdialog bench ...`` through the command line's own parser and
-runs it in this process, ``python -m benchmarks.<name> ...`` in a child process from the
-repository root -- with ``--output`` sent to a temporary file (and ``--data-home`` replaced
-when one is given), then compares the new rows with the committed ones under the rule of the
-file's suite and model (:data:`RULES`). Speed results compare the ratios between sides timed
-in the same run (:data:`SPEED_RATIOS`), never absolute times.
+parses that command again -- ``irdialog bench ...`` through the command line's own parser,
+``python -m benchmarks.<name> ...`` from the repository root -- and runs it in a child
+process of its own, so that the peak memory and CPU time it records are its own, with
+``--output`` sent to a temporary file (and ``--data-home`` replaced when one is given), then
+compares the new rows with the committed ones under the rule of the file's suite and model
+(:data:`RULES`). Speed results compare the ratios between sides timed in the same run
+(:data:`SPEED_RATIOS`), never absolute times.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import contextlib
 import fnmatch
 import io
 import json
+import multiprocessing
 import shlex
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -548,8 +551,14 @@ def _platform_note(committed: dict) -> str:
 
 
 def run_bench_command(args) -> dict:
-    """Run a parsed bench command in this process and return the result it wrote."""
-    args.func(args)
+    """Run a parsed bench command in a fresh child process and return the result it wrote.
+
+    A result records the peak memory and CPU time of the process that made it (Ubuntu's
+    ``resources``), so each run gets a process of its own: run here, it would inherit the
+    peaks of every file re-run before it. The child is spawned, not forked, so it starts as
+    a recorded command does, with nothing of this process's memory or threads."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
+        child.submit(args.func, args).result()
     return json.loads(Path(args.output).read_text(encoding="utf-8"))
 
 

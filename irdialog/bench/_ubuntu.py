@@ -21,6 +21,7 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import sys
 import time
@@ -140,7 +141,16 @@ def _positive_rows(chunks):
 
 
 def peak_rss_mib() -> float:
-    """Peak resident memory of this process so far, in MiB (``ru_maxrss``)."""
+    """Peak resident memory of this process so far, in MiB.
+
+    On Linux this is ``VmHWM`` of ``/proc/self/status``, the peak of this process's own
+    memory: ``ru_maxrss`` is kept across ``exec``, so a process started by a larger one
+    would report its parent's peak. Elsewhere, ``ru_maxrss``."""
+    with contextlib.suppress(OSError):
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**10  # kB
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, KiB
 
