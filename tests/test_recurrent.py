@@ -11,7 +11,7 @@ from irdialog import DualEncoderRanker, RecurrentReader
 from irdialog.base import Context, Turn
 from irdialog.embed import _recurrent_kernels as K
 from irdialog.embed import _reference as R
-from irdialog.embed._recurrent import _drop_words
+from irdialog.embed._recurrent import _drop_words, _history, _reread_query
 
 # --------------------------------------------------------------------------- a tiny problem
 
@@ -434,6 +434,14 @@ class TestBidirectionalReaderConformance(RankerConformance):
         return _reader(bidirectional=True)
 
 
+class TestRereadQueryReaderConformance(RankerConformance):
+    fit_runs_on_threads = True
+    param_grid = {"reread_query": [False, True]}
+
+    def make_estimator(self):
+        return _reader(reread_query=True, word_dropout=0.2)
+
+
 class TestDualEncoderConformance(RankerConformance):
     fit_runs_on_threads = True
     param_grid = {"cell": ["lstm", "rnn"]}
@@ -566,6 +574,48 @@ def test_reader_reads_the_query_token_between_history_and_query():
     )
     words = [model.vocabulary_.tokens_[t] for t in tok]
     assert words == ["hello", "<query>", "there"]  # the unknown word is dropped
+
+
+def test_reread_query_reads_the_query_again_right_to_left():
+    model = _reader(epochs=1, reread_query=True).fit(["hello there now"], ["hi"])
+    ptr, tok = model._context_sequences(
+        [Context((Turn("user", "hello"),), "there zzz now"), Context((), "now")],
+        model._analyzer(),
+        model.vocabulary_.index_,
+    )
+    words = [model.vocabulary_.tokens_[t] for t in tok]
+    assert words[: ptr[1]] == ["hello", "<query>", "there", "now", "<query>", "now", "there"]
+    assert words[ptr[1] :] == ["<query>", "now", "<query>", "now"]
+
+
+def test_reread_query_and_history_match_a_plain_python_reference():
+    rng = np.random.default_rng(0)
+    Q, rows = 0, []
+    for _ in range(50):  # ragged rows: history, the query word, a query (maybe empty)
+        history = list(rng.integers(1, 9, rng.integers(0, 6)))
+        rows.append(history + [Q] + list(rng.integers(1, 9, rng.integers(0, 4))))
+    ptr = np.concatenate(([0], np.cumsum([len(r) for r in rows])))
+    tok = np.concatenate(rows).astype(np.int32)
+    want = []
+    for r in rows:
+        query = r[len(r) - 1 - r[::-1].index(Q) + 1 :]
+        want.append(r + [Q] + query[::-1])
+    new_ptr, new_tok = _reread_query(ptr, tok, Q)
+    np.testing.assert_array_equal(new_ptr, np.concatenate(([0], np.cumsum([len(w) for w in want]))))
+    np.testing.assert_array_equal(new_tok, np.concatenate(want))
+    # word dropout's history: everything before the first query word, in either layout
+    for p, t, seqs in ((ptr, tok, rows), (new_ptr, new_tok, want)):
+        mask = [[i < s.index(Q) for i in range(len(s))] for s in seqs]
+        np.testing.assert_array_equal(_history(p, t, Q), np.concatenate(mask))
+
+
+def test_reread_query_changes_the_reader_and_default_reads_once():
+    X, y = _story_data(40)
+    base = _reader(epochs=3, word_dropout=0.3).fit(X, y)
+    off = _reader(epochs=3, word_dropout=0.3, reread_query=False).fit(X, y)
+    np.testing.assert_array_equal(base.decision_function(X), off.decision_function(X))
+    on = _reader(epochs=3, word_dropout=0.3, reread_query=True).fit(X, y)
+    assert not np.allclose(base.decision_function(X), on.decision_function(X))
 
 
 def test_drop_words_removes_only_droppable_tokens():

@@ -87,6 +87,31 @@ def _drop_words(ptr, tok, droppable, rate, rng):
     return np.concatenate(([0], np.cumsum(kept))), tok[keep]
 
 
+def _history(ptr, tok, query_id):
+    """Which tokens of the sequences (ptr, tok) are history, the ones word dropout may
+    leave out: those before the first query word of their row."""
+    at = np.arange(len(tok))
+    first = np.minimum.reduceat(np.where(tok == query_id, at, len(tok)), ptr[:-1])
+    return at < np.repeat(first, np.diff(ptr))
+
+
+def _reread_query(ptr, tok, query_id):
+    """The sequences (ptr, tok), each followed by the query word and then its query (the
+    tokens after its last query word) once more, right to left."""
+    at = np.arange(len(tok))
+    last = np.maximum.reduceat(np.where(tok == query_id, at, -1), ptr[:-1])
+    n_old = np.diff(ptr)
+    n_new = 2 * n_old - (last - ptr[:-1])  # the old tokens, the query word, the query
+    new_ptr = np.concatenate(([0], np.cumsum(n_new)))
+    pos = np.arange(new_ptr[-1]) - np.repeat(new_ptr[:-1], n_new)  # place in its row
+    start, n = np.repeat(ptr[:-1], n_new), np.repeat(n_old, n_new)
+    src = np.where(pos < n, start + pos, start + 2 * n - pos)
+    src[pos == n] = 0  # the query word's place, set below
+    out = tok[src]
+    out[pos == n] = query_id
+    return new_ptr, out
+
+
 def _buckets(rows, lengths, batch_size, rng):
     """Mini-batches of ``rows`` in a random order, each of rows of similar length: the rows
     are shuffled, sorted by length within windows of 20 batches, cut into batches, and the
@@ -302,7 +327,8 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     answer over all candidates: weak supervision, on answers only (no supporting facts).
     For bAbI QA every answer (``"north,west"`` included) is one word, so this is the
     softmax over answer words of Weston et al. With ``bidirectional``, a second encoder
-    reads the same tokens right to left, and h is both final states side by side.
+    reads the same tokens right to left, and h is both final states side by side. With
+    ``reread_query``, the reader reads the query once more, right to left, after it.
 
     Parameters
     ----------
@@ -315,6 +341,13 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         (their own ``Wx``, ``Wh``, b; the word embeddings shared), and score the
         candidates from both final states: the right-to-left one ends on the first
         tokens, which a left-to-right state holds only through the whole sequence.
+    reread_query : bool, default=False
+        After the query, read the query word and the query again, right to left, so that
+        the query's first words are as near the final state as its last. A language that
+        puts the verb last ends a question on its verb, far from the words that say what
+        is asked (Hindi "पाठशाला से पहले julie कहाँ थी", "school before Julie where was",
+        against "Where was Julie before the school"); read twice, a question in either
+        order ends on both its ends.
     hidden_size : int, default=100
         The state size of each direction.
     embedding_dim : int, default=50
@@ -428,6 +461,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         "bidirectional": ["boolean"],
+        "reread_query": ["boolean"],
         "word_dropout": [Interval(numbers.Real, 0, 1, closed="left")],
     }
     _warm_start_fixed = (*_RecurrentBase._warm_start_fixed, "bidirectional")
@@ -442,6 +476,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         candidates=None,
         cell="lstm",
         bidirectional=False,
+        reread_query=False,
         hidden_size=100,
         embedding_dim=50,
         max_length=None,
@@ -465,6 +500,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         self.candidates = candidates
         self.cell = cell
         self.bidirectional = bidirectional
+        self.reread_query = reread_query
         self.hidden_size = hidden_size
         self.embedding_dim = embedding_dim
         self.max_length = max_length
@@ -484,6 +520,12 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+
+    def _context_sequences(self, X, analyzer, index, unknown="drop"):
+        ptr, tok = super()._context_sequences(X, analyzer, index, unknown)
+        if self.reread_query:
+            ptr, tok = _reread_query(ptr, tok, index[QUERY_TOKEN])
+        return ptr, tok
 
     def _bags(self, texts, analyzer):
         """(indptr, word ids, weights) of the bags of words of texts."""
@@ -537,11 +579,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
 
         params = self._start_params(continuing, init)
         lstm, max_len, cands = self._lstm, self._max_len(), self._cands_
-        # word dropout leaves out the history's tokens (before each row's last query token)
-        at = np.arange(len(tok))
-        is_query = tok == self.vocabulary_.index_[QUERY_TOKEN]
-        query_at = np.maximum.reduceat(np.where(is_query, at, -1), ptr[:-1])
-        history = at < np.repeat(query_at, np.diff(ptr))
+        history = _history(ptr, tok, self.vocabulary_.index_[QUERY_TOKEN])
 
         def batches(epoch):
             e_ptr, e_tok = ptr, tok
