@@ -11,7 +11,7 @@ from irdialog import DualEncoderRanker, RecurrentReader
 from irdialog.base import Context, Turn
 from irdialog.embed import _recurrent_kernels as K
 from irdialog.embed import _reference as R
-from irdialog.embed._recurrent import _drop_words, _history, _reread_query
+from irdialog.embed._recurrent import _drop_words, _droppable, _reread_query
 
 # --------------------------------------------------------------------------- a tiny problem
 
@@ -603,10 +603,11 @@ def test_reread_query_and_history_match_a_plain_python_reference():
     new_ptr, new_tok = _reread_query(ptr, tok, Q)
     np.testing.assert_array_equal(new_ptr, np.concatenate(([0], np.cumsum([len(w) for w in want]))))
     np.testing.assert_array_equal(new_tok, np.concatenate(want))
-    # word dropout's history: everything before the first query word, in either layout
+    # word dropout may leave out everything before the last query word: the history, and
+    # after rereading the query's first reading
     for p, t, seqs in ((ptr, tok, rows), (new_ptr, new_tok, want)):
-        mask = [[i < s.index(Q) for i in range(len(s))] for s in seqs]
-        np.testing.assert_array_equal(_history(p, t, Q), np.concatenate(mask))
+        mask = [[i < len(s) - 1 - s[::-1].index(Q) for i in range(len(s))] for s in seqs]
+        np.testing.assert_array_equal(_droppable(p, t, Q), np.concatenate(mask))
 
 
 def test_reread_query_changes_the_reader_and_default_reads_once():

@@ -54,20 +54,47 @@ def test_every_committed_result_has_a_rule_and_deterministic_models_are_exact():
 
 
 def test_learned_models_are_exact_on_the_kernels_they_were_made_with(monkeypatch):
-    here = {"blas": "openblas Haswell", "numpy_simd": "X86_V3", "environment": {}}
+    here = {"blas": "openblas Haswell", "numpy_simd": "X86_V3", "numba_simd": "AVX2",
+            "environment": {}}  # fmt: skip
     monkeypatch.setattr(_reproduce, "numerics", lambda: here)
 
-    def made_with(**numerics):
-        return {"suite": "babi-qa", "model": "lstm", "provenance": {"numerics": numerics}}
+    def made_with(platform="", **numerics):
+        provenance = {"numerics": numerics, "platform": platform}
+        return {"suite": "babi-qa", "model": "lstm", "provenance": provenance}
 
-    assert rule_for(made_with(**here)) == Rule("exact", note="same BLAS and numpy kernels")
+    exact = Rule("exact", note="same BLAS, numpy and numba kernels")
+    assert rule_for(made_with(**here)) == exact
     ngram = {**made_with(**here), "model": "ngram"}
     assert rule_for(ngram).kind == "exact"
     other_blas = made_with(**{**here, "blas": "openblas SkylakeX"})
     other_simd = made_with(**{**here, "numpy_simd": "X86_V3 X86_V4"})
-    for result in (other_blas, other_simd, made_with(), {"suite": "babi-qa", "model": "lstm"}):
+    other_numba = made_with(**{**here, "numba_simd": "AVX-512"})
+    for result in (other_blas, other_simd, other_numba, made_with(),
+                   {"suite": "babi-qa", "model": "lstm"}):  # fmt: skip
         assert rule_for(result).kind == "spread"
     assert rule_for({**other_blas, "model": "ngram"}) == Rule("tolerance", 0.5)
+    # made before numba's target was recorded: on the host's features, which the
+    # platform's AVX-512 mark tells, unless NUMBA_CPU_FEATURES pinned them
+    legacy = {k: v for k, v in here.items() if k != "numba_simd"}
+    assert rule_for(made_with("Linux x86_64, AMD EPYC, 2 cores", **legacy)) == exact
+    on_avx512 = made_with("Linux x86_64, AMD EPYC, 2 cores, AVX-512", **legacy)
+    assert rule_for(on_avx512).kind == "spread"
+    pinned = {**legacy, "environment": {"NUMBA_CPU_FEATURES": "+avx2,+fma"}}
+    assert rule_for(made_with("Linux x86_64, AMD EPYC, 2 cores, AVX-512", **pinned)) == exact
+    assert rule_for(made_with("Linux x86_64", **legacy)).kind == "spread"
+
+
+def test_numba_simd_follows_numba_cpu_features(monkeypatch):
+    from numba.core import config
+
+    from irdialog.bench._provenance import numba_simd
+
+    for features, level in (("+avx2,+fma", "AVX2"), ("+avx512f,+avx2", "AVX-512"),
+                            ("+sse4.2,-avx2", "SSE"), ("", "SSE")):  # fmt: skip
+        monkeypatch.setattr(config, "CPU_FEATURES", features)
+        assert numba_simd() == level
+    monkeypatch.setattr(config, "CPU_FEATURES", None)  # the host's
+    assert numba_simd() in ("AVX-512", "AVX2", "SSE")
 
 
 def test_exact_rule_reports_the_first_differing_row():

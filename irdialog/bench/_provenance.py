@@ -113,14 +113,54 @@ def numpy_simd() -> str:
     return " ".join(t for t in dispatch if features.get(t)) or "baseline"
 
 
+def numba_simd() -> str:
+    """The widest SIMD instructions numba compiles for: ``"AVX-512"``, ``"AVX2"`` or
+    ``"SSE"``. Numba targets the host CPU's features unless ``NUMBA_CPU_FEATURES`` names
+    others (``NUMBA_CPU_NAME`` alone keeps the host's features). Its kernels give the same
+    bits on any of these, except the dot products of supervised embeddings, which are
+    summed in SIMD lanes (fast-math ``reassoc``): their last bits follow the vector width."""
+    import llvmlite.binding as llvm
+    from numba.core import config
+
+    features = config.CPU_FEATURES
+    if features is None:
+        features = llvm.get_host_cpu_features().flatten()
+    return _simd_level(features)
+
+
+def _simd_level(features: str) -> str:
+    on = {f[1:] for f in features.split(",") if f.startswith("+")}
+    return "AVX-512" if "avx512f" in on else "AVX2" if "avx2" in on else "SSE"
+
+
 def numerics() -> dict:
     """What chooses the floating-point code of a run: the BLAS kernels
-    (:func:`blas_kernels`), numpy's SIMD targets (:func:`numpy_simd`) and the
-    :data:`NUMERIC_VARIABLES` that are set. Two runs of a seeded model with the same
-    ``blas`` and ``numpy_simd`` compute the same bits (numba compiles without fast-math, so
-    its code gives the same results on any x86-64 CPU)."""
+    (:func:`blas_kernels`), numpy's SIMD targets (:func:`numpy_simd`), numba's
+    (:func:`numba_simd`) and the :data:`NUMERIC_VARIABLES` that are set. Two runs of a
+    seeded model with the same three compute the same bits."""
     env = {name: os.environ[name] for name in NUMERIC_VARIABLES if name in os.environ}
-    return {"blas": blas_kernels(), "numpy_simd": numpy_simd(), "environment": env}
+    return {
+        "blas": blas_kernels(),
+        "numpy_simd": numpy_simd(),
+        "numba_simd": numba_simd(),
+        "environment": env,
+    }
+
+
+def recorded_numba_simd(provenance: dict) -> str | None:
+    """:func:`numba_simd` of a recorded run. A result made before it was recorded ran numba
+    on its host's features (no ``NUMBA_CPU_FEATURES`` then): its platform's ``AVX-512``
+    mark (:func:`cpu_description`) tells; None when the platform names no CPU."""
+    numerics = provenance.get("numerics") or {}
+    if numerics.get("numba_simd"):
+        return numerics["numba_simd"]
+    features = (numerics.get("environment") or {}).get("NUMBA_CPU_FEATURES")
+    if features is not None:
+        return _simd_level(features)
+    platform = provenance.get("platform") or ""
+    if "AVX-512" in platform:
+        return "AVX-512"
+    return "AVX2" if " cores" in platform else None
 
 
 def data_record(files, data_home: Path | None) -> list[dict]:

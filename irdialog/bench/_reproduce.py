@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..datasets import get_data_home
 from ._harness import ID_KEYS, _is_metric
-from ._provenance import cpu_description, numerics
+from ._provenance import cpu_description, numerics, recorded_numba_simd
 
 
 @dataclass(frozen=True)
@@ -71,31 +71,36 @@ RULES: tuple[tuple[str, str, Rule, str], ...] = (
     ("*", "svd", Rule("exact"), "a truncated SVD of a fixed matrix with a fixed start"),
     ("*", "*", Rule("spread", tolerance=0.05, single_seed=1.0),
      "SGD in numba kernels from seeded weights (se, memn2n, memnn, lstm, rnn): the products "
-     "they hand to BLAS, and numpy's float32 exp and tanh, run kernels chosen for the CPU "
-     "(AVX2 or AVX-512) that sum in another order, and training amplifies the last bits; "
-     "with the same kernels (see same_numerics) a seeded run repeats exactly"),
+     "they hand to BLAS, numpy's float32 exp and tanh, and the SIMD sums of supervised "
+     "embeddings run code chosen for the CPU (AVX2 or AVX-512) that sums in another order, "
+     "and training amplifies the last bits; with the same kernels (see same_numerics) a "
+     "seeded run repeats exactly"),
 )  # fmt: skip
 
 # Speed results: their timings move with the machine and its load; the ratio of two sides
 # timed in the same run (taking turns) cancels most of that. A factor 1.3 either way.
 SPEED_RULE = Rule("ratio", tolerance=1.3)
-# A learned model re-run on the BLAS and numpy kernels it was made with (same_numerics).
-SAME_NUMERICS_RULE = Rule("exact", note="same BLAS and numpy kernels")
+# A learned model re-run on the BLAS, numpy and numba kernels it was made with (same_numerics).
+SAME_NUMERICS_RULE = Rule("exact", note="same BLAS, numpy and numba kernels")
 _clock = time.perf_counter  # the budget's clock
 
 
 def same_numerics(result: dict) -> bool:
     """Whether this process runs the floating-point code ``result`` was made with: the
-    same BLAS kernels and numpy SIMD targets (:func:`~irdialog.bench._provenance.numerics`).
-    Numba compiles without fast-math, so its own code gives the same bits on any x86-64
-    CPU; what changes between machines is the kernels BLAS and numpy pick for the CPU,
-    which ``OPENBLAS_CORETYPE`` and ``NPY_DISABLE_CPU_FEATURES`` pin. A result that does
-    not record them (made before they were recorded) never counts as the same."""
-    recorded = (result.get("provenance") or {}).get("numerics") or {}
+    same BLAS kernels, numpy SIMD targets and numba SIMD level
+    (:func:`~irdialog.bench._provenance.numerics`). What changes between machines is the
+    kernels BLAS and numpy pick for the CPU, and the vector width numba compiles for, which
+    ``OPENBLAS_CORETYPE``, ``NPY_DISABLE_CPU_FEATURES`` and ``NUMBA_CPU_NAME`` with
+    ``NUMBA_CPU_FEATURES`` pin. A result that does not record the BLAS and numpy kernels
+    (made before they were recorded) never counts as the same."""
+    provenance = result.get("provenance") or {}
+    recorded = provenance.get("numerics") or {}
     if not recorded.get("blas"):
         return False
     here = numerics()
-    return all(recorded.get(key) == here[key] for key in ("blas", "numpy_simd"))
+    return all(recorded.get(key) == here[key] for key in ("blas", "numpy_simd")) and (
+        recorded_numba_simd(provenance) == here["numba_simd"]
+    )
 
 
 def rule_for(result: dict) -> Rule:

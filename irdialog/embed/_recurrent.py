@@ -87,12 +87,13 @@ def _drop_words(ptr, tok, droppable, rate, rng):
     return np.concatenate(([0], np.cumsum(kept))), tok[keep]
 
 
-def _history(ptr, tok, query_id):
-    """Which tokens of the sequences (ptr, tok) are history, the ones word dropout may
-    leave out: those before the first query word of their row."""
+def _droppable(ptr, tok, query_id):
+    """Which tokens of the sequences (ptr, tok) word dropout may leave out: those before
+    the last query word of their row (the history, and with ``reread_query`` the query's
+    first reading, so that the reader learns to use its second)."""
     at = np.arange(len(tok))
-    first = np.minimum.reduceat(np.where(tok == query_id, at, len(tok)), ptr[:-1])
-    return at < np.repeat(first, np.diff(ptr))
+    last = np.maximum.reduceat(np.where(tok == query_id, at, -1), ptr[:-1])
+    return at < np.repeat(last, np.diff(ptr))
 
 
 def _reread_query(ptr, tok, query_id):
@@ -374,7 +375,8 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         block of ``Wh`` a random orthogonal matrix, ``Wx`` uniform in ``±0.01``.
     word_dropout : float in [0, 1), default=0.0
         Word dropout (Iyyer et al. 2015), a regulariser for small training sets such as
-        bAbI 1k: each epoch reads every history token (not the query's) with probability
+        bAbI 1k: each epoch reads every history token (not the query's; with
+        ``reread_query``, the query's first reading too) with probability
         ``1 - word_dropout``; the validation split and scoring read every token. 0: no
         dropout, and no random numbers drawn for it.
     early_stopping : bool, default=False
@@ -579,12 +581,12 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
 
         params = self._start_params(continuing, init)
         lstm, max_len, cands = self._lstm, self._max_len(), self._cands_
-        history = _history(ptr, tok, self.vocabulary_.index_[QUERY_TOKEN])
+        droppable = _droppable(ptr, tok, self.vocabulary_.index_[QUERY_TOKEN])
 
         def batches(epoch):
             e_ptr, e_tok = ptr, tok
             if self.word_dropout > 0:
-                e_ptr, e_tok = _drop_words(ptr, tok, history, self.word_dropout, rng)
+                e_ptr, e_tok = _drop_words(ptr, tok, droppable, self.word_dropout, rng)
             lengths = np.diff(e_ptr)
             for rows in _buckets(train_rows, lengths, self.batch_size, rng):
 
