@@ -91,16 +91,18 @@ def _droppable(ptr, tok, query_id):
     """Which tokens of the sequences (ptr, tok) word dropout may leave out: those before
     the last query word of their row (the history, and with ``reread_query`` the query's
     first reading, so that the reader learns to use its second)."""
-    at = np.arange(len(tok))
-    last = np.maximum.reduceat(np.where(tok == query_id, at, -1), ptr[:-1])
-    return at < np.repeat(last, np.diff(ptr))
+    return np.arange(len(tok)) < np.repeat(_last_query_word(ptr, tok, query_id), np.diff(ptr))
+
+
+def _last_query_word(ptr, tok, query_id):
+    """The position in ``tok`` of each row's last query word (every row has one)."""
+    return np.maximum.reduceat(np.where(tok == query_id, np.arange(len(tok)), -1), ptr[:-1])
 
 
 def _reread_query(ptr, tok, query_id):
     """The sequences (ptr, tok), each followed by the query word and then its query (the
     tokens after its last query word) once more, right to left."""
-    at = np.arange(len(tok))
-    last = np.maximum.reduceat(np.where(tok == query_id, at, -1), ptr[:-1])
+    last = _last_query_word(ptr, tok, query_id)
     n_old = np.diff(ptr)
     n_new = 2 * n_old - (last - ptr[:-1])  # the old tokens, the query word, the query
     new_ptr = np.concatenate(([0], np.cumsum(n_new)))
