@@ -40,7 +40,7 @@ from threadpoolctl import threadpool_limits
 from benchmarks import alternate, finish_speed_result
 from irdialog import MemN2NRanker, SupervisedEmbeddingRanker
 from irdialog._topk import MAX_BLOCK_ROWS, _block_shape, inner_product_top_k
-from irdialog.bench._ubuntu import peak_rss_mib
+from irdialog.bench._provenance import peak_rss_mib
 from irdialog.datasets import load_dialog_babi, record_data_files
 from irdialog.text import tokenize
 

@@ -374,7 +374,7 @@ def test_missing_data_is_not_run_and_a_broken_run_differs(results, tmp_path):
 
 
 def _write_pid_and_peak(args):
-    from irdialog.bench._ubuntu import peak_rss_mib
+    from irdialog.bench._provenance import peak_rss_mib
 
     Path(args.output).write_text(json.dumps({"pid": os.getpid(), "peak": peak_rss_mib()}))
 
@@ -382,7 +382,7 @@ def _write_pid_and_peak(args):
 def test_a_bench_command_runs_in_a_fresh_process_so_its_peak_memory_is_its_own(tmp_path):
     import argparse
 
-    from irdialog.bench._ubuntu import peak_rss_mib
+    from irdialog.bench._provenance import peak_rss_mib
 
     ballast = np.ones(400 * 2**20 // 8)  # 400 MiB, written, so resident here
     args = argparse.Namespace(func=_write_pid_and_peak, output=str(tmp_path / "r.json"))

@@ -6,10 +6,12 @@ the bench writes carries a ``provenance`` record built here.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import os
 import platform
+import resource
 import shlex
 import subprocess
 import sys
@@ -176,6 +178,21 @@ def data_record(files, data_home: Path | None) -> list[dict]:
                 pass
         out.append({"path": shown.as_posix(), "bytes": path.stat().st_size, "sha256": sha256(path)})
     return out
+
+
+def peak_rss_mib() -> float:
+    """Peak resident memory of this process so far, in MiB.
+
+    On Linux this is ``VmHWM`` of ``/proc/self/status``, the peak of this process's own
+    memory: ``ru_maxrss`` is kept across ``exec``, so a process started by a larger one
+    would report its parent's peak. Elsewhere, ``ru_maxrss``."""
+    with contextlib.suppress(OSError):
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**10  # kB
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, KiB
 
 
 def cpu_description() -> str:

@@ -21,9 +21,7 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-import contextlib
 import resource
-import sys
 import time
 
 import numpy as np
@@ -35,6 +33,7 @@ from ..metrics import recall_at_k
 from ..retrieval import BM25Ranker, TfidfRanker
 from ._harness import reseed
 from ._paper import paper_table
+from ._provenance import peak_rss_mib
 from ._suite import ModelSpec, Selection, Suite, markdown_table, positive_int, spread
 
 SUITE_NAME = "ubuntu"
@@ -138,21 +137,6 @@ def _positive_rows(chunks):
             yield [chunk.X[i] for i in keep], [chunk.y[i] for i in keep]
     if not n_positive:
         raise ValueError(f"{path}: no row labelled 1, so no response to train on.")
-
-
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process so far, in MiB.
-
-    On Linux this is ``VmHWM`` of ``/proc/self/status``, the peak of this process's own
-    memory: ``ru_maxrss`` is kept across ``exec``, so a process started by a larger one
-    would report its parent's peak. Elsewhere, ``ru_maxrss``."""
-    with contextlib.suppress(OSError):
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 2**10  # kB
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, KiB
 
 
 def cpu_seconds() -> float:
