@@ -11,6 +11,7 @@ from irdialog import DualEncoderRanker, RecurrentReader
 from irdialog.base import Context, Turn
 from irdialog.embed import _recurrent_kernels as K
 from irdialog.embed import _reference as R
+from irdialog.embed import _training as training
 from irdialog.embed._recurrent import _drop_words, _droppable, _reread_query
 
 # --------------------------------------------------------------------------- a tiny problem
@@ -442,6 +443,14 @@ class TestRereadQueryReaderConformance(RankerConformance):
         return _reader(reread_query=True, word_dropout=0.2)
 
 
+class TestRestartedReaderConformance(RankerConformance):
+    fit_runs_on_threads = True
+    param_grid = {"n_init": [1, 2]}
+
+    def make_estimator(self):
+        return _reader(n_init=2, early_stopping=True, validation_fraction=0.25)
+
+
 class TestDualEncoderConformance(RankerConformance):
     fit_runs_on_threads = True
     param_grid = {"cell": ["lstm", "rnn"]}
@@ -617,6 +626,60 @@ def test_reread_query_changes_the_reader_and_default_reads_once():
     np.testing.assert_array_equal(base.decision_function(X), off.decision_function(X))
     on = _reader(epochs=3, word_dropout=0.3, reread_query=True).fit(X, y)
     assert not np.allclose(base.decision_function(X), on.decision_function(X))
+
+
+def _spy_runs(monkeypatch):
+    """Record the starting embeddings of each training run of a RecurrentReader fit, and
+    the key it is compared by: its best validation score, or its train_key."""
+    starts, keys = [], []
+    adam_run = RecurrentReader._adam_run
+
+    def spy(self, params, *args):
+        starts.append(params["Emb"].copy())
+        run = adam_run(self, params, *args)
+        if run.train_key is not None:
+            key = run.train_key
+            run.train_key = lambda kept: keys.append(key(kept)) or keys[-1]
+        return run
+
+    monkeypatch.setattr(RecurrentReader, "_adam_run", spy)
+    run_epochs = training.run_epochs
+
+    def spy_epochs(*args, **kwargs):
+        log = run_epochs(*args, **kwargs)
+        if log.best_weights is not None:
+            keys.append((log.best_score, list(log.validation_scores)))
+        return log
+
+    monkeypatch.setattr(training, "run_epochs", spy_epochs)
+    return starts, keys
+
+
+def test_n_init_restarts_from_new_weights_and_keeps_the_best_validated_run(monkeypatch):
+    X, y = _story_data(60)
+    starts, keys = _spy_runs(monkeypatch)
+    params = dict(epochs=4, early_stopping=True, validation_fraction=0.25, n_iter_no_change=9)
+    model = _reader(n_init=3, **params).fit(X, y)
+    assert len(starts) == len(keys) == 3
+    assert not np.array_equal(starts[0], starts[1]) and not np.array_equal(starts[1], starts[2])
+    best_score, curve = max(keys, key=lambda k: k[0])
+    assert model.best_validation_score_ == best_score
+    assert model.validation_scores_ == curve
+    # the first run is the model of n_init=1
+    one = _reader(n_init=1, **params).fit(X, y)
+    assert one.validation_scores_ == keys[0][1]
+
+
+def test_n_init_without_validation_keeps_the_best_training_accuracy(monkeypatch):
+    X, y = _story_data(60)
+    starts, keys = _spy_runs(monkeypatch)
+    model = _reader(n_init=3, epochs=2).fit(X, y)
+    assert len(starts) == len(keys) == 3
+    assert model.score(X, y) == max(keys)[0]
+    assert len(model.loss_curve_) == model.n_iter_ == 2
+    # a continued fit is one run
+    model.set_params(warm_start=True).fit(X, y)
+    assert len(starts) == 4 and model.n_iter_ == 4
 
 
 def test_drop_words_removes_only_droppable_tokens():

@@ -254,28 +254,55 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             return {k: v.copy() for k, v in self._all_params().items()}
         return init()
 
-    def _train(self, params, step_batches, validate, desc, continuing, incremental):
+    def _train(self, params, step_batches, validate, desc, continuing, incremental, restarts=None):
         """Adam over the epochs of a fit (``epochs``, or one when ``incremental``) of the
         batches ``step_batches(epoch)`` gives, each a pair ``(n, batch)``: its number of
         examples and a callable ``batch(params, grads, part=slice(None)) -> (loss,
         correct)`` that adds the gradient of the examples ``part`` of the batch to
         ``grads``; ``validate(params, threads)`` scores the parameters (``threads``: the
         fit's :class:`_Threads`, None for one thread). The training core does the rest
-        (divergence, validation, early stopping, interrupt, curves). Sets the fitted
-        parameters to the kept ones (:meth:`_keep_params`).
+        (divergence, validation, early stopping, interrupt, curves, restarts). Sets the
+        fitted parameters to the kept ones (:meth:`_keep_params`).
+
+        ``restarts``: ``(n_runs, init, train_key)`` to train ``n_runs`` runs, the first
+        from ``params``, each later one from ``init()`` (fresh Adam moments), and keep the
+        best (:meth:`TrainingMixin._train_epochs`); ``train_key(params, threads)`` compares
+        runs without validation. None: one run.
 
         With ``n_jobs`` threads, each batch is cut into that many interleaved parts (its
         examples are sorted by length, so the parts have about the same tokens), each part's
         gradient is computed against the same parameters on its own thread into its own
         buffers, and the buffers are summed in thread order before one Adam step: the same
         step as one thread's up to the order of the sums, and a deterministic one."""
-        params = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
+        n_runs, init, train_key = restarts or (1, None, None)
         n_jobs = n_threads(self.n_jobs)
+        threads = _Threads(n_jobs) if n_jobs > 1 else None
+
+        def start_run(k):
+            run_params = params if k == 0 else init()
+            return self._adam_run(run_params, step_batches, validate, train_key, threads)
+
+        with threads or nullcontext():
+            kept = self._train_epochs(
+                start_run,
+                1 if incremental else self.epochs,
+                continuing=continuing,
+                desc=desc,
+                advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
+                n_runs=n_runs,
+                blas_threads=1,
+            )
+        self._keep_params(kept)
+
+    def _adam_run(self, params, step_batches, validate, train_key, threads):
+        """The :class:`~irdialog.embed._training.Run` of Adam from ``params`` (see
+        :meth:`_train`), with its own gradient buffers and moments."""
+        params = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
+        n_jobs = 1 if threads is None else threads.n
         grads = [K.Grads(params) for _ in range(n_jobs)]
         moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
         n_steps = 0
         accs = []
-        threads = _Threads(n_jobs) if n_jobs > 1 else None
 
         def run_batch(n, batch):
             if threads is None or n < 2:
@@ -300,23 +327,14 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             accs.append(correct / max(seen, 1))
             return loss / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
 
-        run = Run(
+        return Run(
             step,
             weights=lambda: params,
             snapshot=lambda: {k: v.copy() for k, v in params.items()},
             validate=None if validate is None else (lambda: validate(params, threads)),
             curves={"train_accuracy_curve_": accs},
+            train_key=None if train_key is None else (lambda kept: train_key(kept, threads)),
         )
-        with threads or nullcontext():
-            kept = self._train_epochs(
-                lambda k: run,
-                1 if incremental else self.epochs,
-                continuing=continuing,
-                desc=desc,
-                advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
-                blas_threads=1,
-            )
-        self._keep_params(kept)
 
 
 class RecurrentReader(GoldFitMixin, _RecurrentBase):
@@ -393,6 +411,12 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         ``epochs`` more epochs (Adam's moments start afresh). The vocabulary and candidates
         of the first fit stay; ``cell``, ``bidirectional``, ``hidden_size``,
         ``embedding_dim`` and ``drop_punctuation`` must not change in between.
+    n_init : int, default=1
+        Random restarts, each from new random weights: the kept model has the best
+        validation accuracy with early stopping (ties: lower validation loss), else the
+        best accuracy on a clean pass over the training set. A run that stays on the
+        plateau at chance, which a small training set sometimes gives, is then outvoted.
+        A continued fit (``warm_start``, ``partial_fit``) is one run.
     n_jobs : int or None, default=None
         Threads that train together (None: 1; -1: every core; -2: all but one). Each
         mini-batch is cut into ``n_jobs`` parts of about the same length, whose gradients
@@ -467,6 +491,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         "bidirectional": ["boolean"],
         "reread_query": ["boolean"],
         "word_dropout": [Interval(numbers.Real, 0, 1, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
     }
     _warm_start_fixed = (*_RecurrentBase._warm_start_fixed, "bidirectional")
     _HEAD = {"output_embeddings_": "O"}
@@ -497,6 +522,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         validation_fraction=0.1,
         n_iter_no_change=5,
         warm_start=False,
+        n_init=1,
         n_jobs=None,
         random_state=None,
         verbose=False,
@@ -521,6 +547,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.warm_start = warm_start
+        self.n_init = n_init
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -600,16 +627,31 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
 
                 yield len(rows), run
 
-        def validate(params, threads):
-            scores = self._scores(params, ptr, tok, val_rows, threads)
-            target = gold[val_rows]
+        def evaluate(params, threads, rows):
+            """(accuracy, minus the mean loss) on ``rows``, every token read."""
+            scores = self._scores(params, ptr, tok, rows, threads)
+            target = gold[rows]
             m = scores.max(axis=1, keepdims=True)
             logz = m[:, 0] + np.log(np.exp(scores - m).sum(axis=1))
             loss = float(np.mean(logz - scores[np.arange(len(target)), target]))
             return float(np.mean(scores.argmax(axis=1) == target)), -loss
 
-        validate = validate if len(val_rows) else None
-        self._train(params, batches, validate, "RecurrentReader", continuing, incremental)
+        def validate(params, threads):
+            return evaluate(params, threads, val_rows)
+
+        def train_key(params, threads):  # restarts without validation: a clean pass
+            return evaluate(params, threads, train_rows)
+
+        n_runs = 1 if continuing or incremental else self.n_init
+        self._train(
+            params,
+            batches,
+            validate if len(val_rows) else None,
+            "RecurrentReader",
+            continuing,
+            incremental,
+            restarts=(n_runs, init, train_key) if n_runs > 1 else None,
+        )
         return self
 
     def _scores(self, params, ptr, tok, rows, threads=None):
