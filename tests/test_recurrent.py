@@ -12,7 +12,13 @@ from irdialog.base import Context, Turn
 from irdialog.embed import _recurrent_kernels as K
 from irdialog.embed import _reference as R
 from irdialog.embed import _training as training
-from irdialog.embed._recurrent import _drop_words, _droppable, _reread_query
+from irdialog.embed._recurrent import (
+    _drop_words,
+    _droppable,
+    _query_reversed_copy,
+    _reread_query,
+)
+from irdialog.persist import load, save
 
 # --------------------------------------------------------------------------- a tiny problem
 
@@ -325,16 +331,25 @@ def bidirectional_reference(P, lstm, seqs=SEQS, max_len=0):
     """The bidirectional reader's summed loss, gradients and states in plain float64 numpy,
     one sequence at a time: each sequence (its last ``max_len`` tokens) read left to right
     with Wx, Wh, b and right to left with the reverse weights, the states concatenated."""
+    return two_encoder_reference(P, lstm, seqs, seqs, True, max_len)
+
+
+def two_encoder_reference(P, lstm, seqs, second, reverse, max_len=0):
+    """A reader of two encoders in plain float64 numpy, one sequence at a time: sequence
+    i (its last ``max_len`` tokens) read with Wx, Wh, b, and ``second[i]`` (its last
+    ``max_len`` tokens, right to left with ``reverse``) with the second encoder's weights,
+    the final states concatenated. (summed loss, correct, gradients, states)."""
     P = {k: np.asarray(v, np.float64) for k, v in P.items()}
     grads = {k: np.zeros_like(v) for k, v in P.items()}
     back = {"Emb": grads["Emb"], "Wx": grads["Wx_rev"], "Wh": grads["Wh_rev"], "b": grads["b_rev"]}
     bags = _bags(CANDS)
     C = bags @ P["O"]
     loss, correct, states = 0.0, 0, []
-    for seq, gold in zip(seqs, Y):
+    for seq, seq2, gold in zip(seqs, second, Y):
         seq = seq[-max_len:] if max_len > 0 else seq
+        seq2 = seq2[-max_len:] if max_len > 0 else seq2
         hf, f_steps = R.rnn_sequence(P["Emb"], P["Wx"], P["Wh"], P["b"], lstm, seq)
-        hb, b_steps = R.rnn_sequence(*_reverse(P).values(), lstm, seq[::-1])
+        hb, b_steps = R.rnn_sequence(*_reverse(P).values(), lstm, seq2[::-1] if reverse else seq2)
         h = np.concatenate((hf, hb))
         states.append(h)
         s = C @ h
@@ -356,7 +371,7 @@ def test_bidirectional_states_match_numpy_reference(lstm, max_len):
     """Both directions read the same tokens (the last max_len with truncation), in the given
     row order, and the state is [left to right; right to left]."""
     P = _params(6, lstm, "reader", bidirectional=True)
-    assert K.directions(P) == (False, True)
+    assert K.readings(P) == (K.FORWARD, K.RIGHT_TO_LEFT)
     ptr, tok = _ragged(SEQS)
     rows = np.array([6, 2, 0, 3, 1, 5, 4])
     h, _ = K.encode_states(P, lstm, ptr, tok, rows, max_len)
@@ -403,6 +418,124 @@ def test_finite_difference_gradient_of_bidirectional_reader_loss(lstm, max_len):
         assert np.abs(grads[name]).max() > 1e-3, name
 
 
+# --------------------------------------------------------------------------- query both ways
+
+# a second copy of SEQS, as the reader's query_both_ways makes it (any tokens will do for
+# the kernels: the second encoder reads row i of the second copy)
+SEQS_2 = [s[:1] + s[1:][::-1] for s in SEQS]
+
+
+def query_both_ways_loss_grad(P, lstm, max_len=0, rows=None):
+    """The kernels' (loss, correct, Grads) of the reader of two encoders whose second reads
+    the second copy, the copies stored one after the other in one ragged array."""
+    ptr, tok = _ragged(SEQS + SEQS_2)
+    rows = np.arange(len(SEQS)) if rows is None else rows
+    grads = K.Grads(P)
+    cands = (CANDS[0], CANDS[1], CANDS[2].astype(P["Emb"].dtype))
+    reads = K.readings(P, query_reversed=True)
+    loss, correct = K.reader_batch(P, grads, lstm, ptr, tok, rows, max_len, cands, Y[rows],
+                                   reads)  # fmt: skip
+    return loss, correct, grads
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("max_len", [0, 3])
+def test_query_both_ways_kernels_match_numpy_reference(lstm, dtype, max_len):
+    """The second encoder reads row i of the second copy, left to right, and the states
+    are [first; second] in the given row order."""
+    P = _params(11, lstm, "reader", dtype, bidirectional=True)
+    assert K.readings(P, query_reversed=True) == (K.FORWARD, K.QUERY_REVERSED)
+    want = two_encoder_reference(P, lstm, SEQS, SEQS_2, False, max_len)
+    assert_matches_reference(P, query_both_ways_loss_grad(P, lstm, max_len), want)
+    ptr, tok = _ragged(SEQS + SEQS_2)
+    rows = np.array([6, 2, 0, 3, 1, 5, 4])
+    h, _ = K.encode_states(P, lstm, ptr, tok, rows, max_len, K.readings(P, True))
+    tol = dict(rtol=1e-12, atol=1e-14) if dtype == np.float64 else dict(rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(h, want[3][rows], **tol)
+
+
+@pytest.mark.parametrize("lstm", CELLS, ids=["lstm", "rnn"])
+def test_finite_difference_gradient_of_query_both_ways_reader_loss(lstm):
+    P = _params(12, lstm, "reader", bidirectional=True)
+    grads = assert_finite_differences(P, lambda P: query_both_ways_loss_grad(P, lstm))
+    for name in ("Wx_rev", "Wh_rev", "b_rev", "Emb"):  # checked on gradients that are not 0
+        assert np.abs(grads[name]).max() > 1e-3, name
+
+
+Q = 0  # the query word of _query_rows
+
+
+def _query_rows(seed):
+    """50 random ragged rows of token ids, each a history, the query word Q and a query
+    (maybe empty), as lists and as (ptr, tok)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(50):
+        history = list(rng.integers(1, 9, rng.integers(0, 6)))
+        rows.append(history + [Q] + list(rng.integers(1, 9, rng.integers(0, 4))))
+    ptr = np.concatenate(([0], np.cumsum([len(r) for r in rows])))
+    return rows, ptr, np.concatenate(rows).astype(np.int32)
+
+
+def test_query_reversed_copy_matches_a_plain_python_reference():
+    rows, ptr, tok = _query_rows(1)
+    copy = []
+    for r in rows:
+        q = len(r) - 1 - r[::-1].index(Q)  # the last query word
+        copy.append(r[: q + 1] + r[q + 1 :][::-1])
+    new_ptr, new_tok = _query_reversed_copy(ptr, tok, Q)
+    want = rows + copy
+    np.testing.assert_array_equal(new_ptr, np.concatenate(([0], np.cumsum([len(w) for w in want]))))
+    np.testing.assert_array_equal(new_tok, np.concatenate(want))
+
+
+def test_query_both_ways_reads_the_history_then_the_query_right_to_left():
+    model = _reader(epochs=1, query_both_ways=True).fit(["hello there now"], ["hi"])
+    ptr, tok = model._context_sequences(
+        [Context((Turn("user", "hello"),), "there zzz now"), Context((), "now")],
+        model._analyzer(),
+        model.vocabulary_.index_,
+    )
+    words = [model.vocabulary_.tokens_[t] for t in tok]
+    seqs = [words[ptr[i] : ptr[i + 1]] for i in range(len(ptr) - 1)]
+    assert seqs == [["hello", "<query>", "there", "now"], ["<query>", "now"],
+                    ["hello", "<query>", "now", "there"], ["<query>", "now"]]  # fmt: skip
+
+
+def test_query_both_ways_reader_scores_from_both_encoders_and_keeps_them(tmp_path):
+    X, y = _story_data(20)
+    model = _reader(epochs=2, query_both_ways=True, max_length=8).fit(X, y)
+    H, V = model.hidden_size, len(model.vocabulary_)
+    assert model.output_embeddings_.shape == (V, 2 * H)
+    params = model._all_params()
+    ptr, tok = model._context_sequences(X, model._analyzer(), model.vocabulary_.index_)
+    assert len(ptr) - 1 == 2 * len(X)
+    first, _ = K.encode_batch(params, True, ptr, tok, np.arange(len(X)), 8)
+    second, _ = K.encode_batch(params, True, ptr, tok, len(X) + np.arange(len(X)), 8,
+                               K.QUERY_REVERSED)  # fmt: skip
+    C = K.candidate_matrix(params["O"].astype(np.float64), *model._cands_[:2],
+                           model._cands_[2].astype(np.float64))  # fmt: skip
+    want = np.hstack((first, second)) @ C.T
+    np.testing.assert_allclose(model.decision_function(X), want, rtol=1e-5, atol=1e-6)
+    # rank_candidates scores each pair from both encoders too
+    pairs = model.rank_candidates(X[:3], [model.candidates_.tolist()] * 3)
+    np.testing.assert_allclose(pairs, want[:3], rtol=1e-5, atol=1e-6)
+    # the pickle-free format keeps the second encoder and the reading of the copy
+    path = tmp_path / "reader.irdialog"
+    save(model, path)
+    np.testing.assert_array_equal(load(path).decision_function(X), model.decision_function(X))
+    with pytest.raises(ValueError, match="query_both_ways=True"):
+        model.set_params(warm_start=True, query_both_ways=False).fit(X, y)
+
+
+@pytest.mark.parametrize("other", ["bidirectional", "reread_query"])
+def test_query_both_ways_refuses_the_other_second_readings(other):
+    X, y = _story_data(10)
+    with pytest.raises(ValueError, match=f"does not combine with.*{other}"):
+        _reader(epochs=1, query_both_ways=True, **{other: True}).fit(X, y)
+
+
 # --------------------------------------------------------------------------- the estimators
 
 
@@ -433,6 +566,14 @@ class TestBidirectionalReaderConformance(RankerConformance):
 
     def make_estimator(self):
         return _reader(bidirectional=True)
+
+
+class TestQueryBothWaysReaderConformance(RankerConformance):
+    fit_runs_on_threads = True
+    param_grid = {"query_both_ways": [False, True]}
+
+    def make_estimator(self):
+        return _reader(query_both_ways=True, word_dropout=0.2)
 
 
 class TestRereadQueryReaderConformance(RankerConformance):
@@ -553,7 +694,7 @@ def test_bidirectional_reader_weights_warm_start_and_refit():
     params = model._all_params()
     ptr, tok = model._context_sequences(X, model._analyzer(), model.vocabulary_.index_)
     fwd, _ = K.encode_batch(params, True, ptr, tok, np.arange(len(X)), 8)
-    rev, _ = K.encode_batch(params, True, ptr, tok, np.arange(len(X)), 8, reverse=True)
+    rev, _ = K.encode_batch(params, True, ptr, tok, np.arange(len(X)), 8, K.RIGHT_TO_LEFT)
     C = K.candidate_matrix(params["O"].astype(np.float64), *model._cands_[:2],
                            model._cands_[2].astype(np.float64))  # fmt: skip
     np.testing.assert_allclose(model.decision_function(X), np.hstack((fwd, rev)) @ C.T,
@@ -598,13 +739,7 @@ def test_reread_query_reads_the_query_again_right_to_left():
 
 
 def test_reread_query_and_history_match_a_plain_python_reference():
-    rng = np.random.default_rng(0)
-    Q, rows = 0, []
-    for _ in range(50):  # ragged rows: history, the query word, a query (maybe empty)
-        history = list(rng.integers(1, 9, rng.integers(0, 6)))
-        rows.append(history + [Q] + list(rng.integers(1, 9, rng.integers(0, 4))))
-    ptr = np.concatenate(([0], np.cumsum([len(r) for r in rows])))
-    tok = np.concatenate(rows).astype(np.int32)
+    rows, ptr, tok = _query_rows(0)
     want = []
     for r in rows:
         query = r[len(r) - 1 - r[::-1].index(Q) + 1 :]

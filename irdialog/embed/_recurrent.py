@@ -115,6 +115,17 @@ def _reread_query(ptr, tok, query_id):
     return new_ptr, out
 
 
+def _query_reversed_copy(ptr, tok, query_id):
+    """The sequences (ptr, tok), then a copy of them in which each query (the tokens after
+    its row's last query word) is reversed: rows ``n`` to ``2 n`` of the result."""
+    last = _last_query_word(ptr, tok, query_id)
+    n = np.diff(ptr)
+    pos = np.arange(len(tok)) - np.repeat(ptr[:-1], n)  # place in its row
+    q = np.repeat(last - ptr[:-1], n)  # the query word's place in its row
+    src = np.where(pos <= q, np.arange(len(tok)), np.repeat(ptr[1:], n) - pos + q)
+    return np.concatenate((ptr, ptr[1:] + ptr[-1])), np.concatenate((tok, tok[src]))
+
+
 def _buckets(rows, lengths, batch_size, rng):
     """Mini-batches of ``rows`` in a random order, each of rows of similar length: the rows
     are shuffled, sorted by length within windows of 20 batches, cut into batches, and the
@@ -209,19 +220,25 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             params["b"][Hd : 2 * Hd] = 1.0  # forget gate open at the start
         return params
 
+    def _readings(self, params):
+        """The readings (:data:`~irdialog.embed._recurrent_kernels.Reading`) the encoders
+        of ``params`` make of the sequences."""
+        return K.readings(params)
+
     def _encode_rows(self, params, ptr, tok, rows=None, threads=None):
         """Final states (float64) of the sequences ``rows`` (default: all), in blocks;
-        both directions' side by side for a bidirectional encoder. With the fit's
-        ``threads`` (:class:`_Threads`), each encodes a contiguous part of the rows."""
+        every reading's side by side (:meth:`_readings`). With the fit's ``threads``
+        (:class:`_Threads`), each encodes a contiguous part of the rows."""
+        reads = self._readings(params)
         if rows is None:
-            rows = np.arange(len(ptr) - 1)
-        width = params["Wh"].shape[0] * len(K.directions(params))
-        out = np.empty((len(rows), width))
+            rows = np.arange((len(ptr) - 1) // K.n_copies(reads))
+        out = np.empty((len(rows), params["Wh"].shape[0] * len(reads)))
 
         def encode(lo, hi):
             for start in range(lo, hi, _SCORE_BLOCK):
                 block = rows[start : min(start + _SCORE_BLOCK, hi)]
-                h, _ = K.encode_states(params, self._lstm, ptr, tok, block, self._max_len())
+                h, _ = K.encode_states(params, self._lstm, ptr, tok, block, self._max_len(),
+                                       reads)  # fmt: skip
                 out[start : start + len(block)] = h
 
         if threads is None:
@@ -349,7 +366,9 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     For bAbI QA every answer (``"north,west"`` included) is one word, so this is the
     softmax over answer words of Weston et al. With ``bidirectional``, a second encoder
     reads the same tokens right to left, and h is both final states side by side. With
-    ``reread_query``, the reader reads the query once more, right to left, after it.
+    ``query_both_ways``, a second encoder reads the history and then the query right to
+    left, and h is both final states side by side. With ``reread_query``, the reader
+    reads the query once more, right to left, after it.
 
     Parameters
     ----------
@@ -362,13 +381,22 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         (their own ``Wx``, ``Wh``, b; the word embeddings shared), and score the
         candidates from both final states: the right-to-left one ends on the first
         tokens, which a left-to-right state holds only through the whole sequence.
+    query_both_ways : bool, default=False
+        Read the query both ways, with two encoders side by side: the first reads the
+        history and the query left to right, the second (its own ``Wx``, ``Wh``, b; the
+        word embeddings shared) the same history and then the query right to left, and
+        the candidates are scored from both final states. One final state ends on each
+        end of the question, so that what a question asks is near a final state in
+        either word order (see ``reread_query``). Not with ``bidirectional`` or
+        ``reread_query``.
     reread_query : bool, default=False
         After the query, read the query word and the query again, right to left, so that
         the query's first words are as near the final state as its last. A language that
         puts the verb last ends a question on its verb, far from the words that say what
         is asked (Hindi "पाठशाला से पहले julie कहाँ थी", "school before Julie where was",
         against "Where was Julie before the school"); read twice, a question in either
-        order ends on both its ends.
+        order ends on both its ends. ``query_both_ways`` reads the two orders side by side
+        instead of one after the other.
     hidden_size : int, default=100
         The state size of each direction.
     embedding_dim : int, default=50
@@ -441,12 +469,13 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     embeddings_, input_weights_, recurrent_weights_, bias_ : ndarray, float32
         The encoder: word embeddings (n_words, embedding_dim), ``Wx`` (embedding_dim,
         G hidden_size), ``Wh`` (hidden_size, G hidden_size) and b, G = 4 gates for the
-        LSTM (in the order i, f, g, o) or 1; with ``bidirectional``, the left-to-right one.
+        LSTM (in the order i, f, g, o) or 1; with two encoders, the first one.
     reverse_input_weights_, reverse_recurrent_weights_, reverse_bias_ : ndarray, float32
-        With ``bidirectional`` only: ``Wx``, ``Wh`` and b of the right-to-left encoder.
+        With ``bidirectional`` or ``query_both_ways`` only: ``Wx``, ``Wh`` and b of the
+        second encoder (right to left, or with the query right to left).
     output_embeddings_ : ndarray of shape (n_words, hidden_size or 2 hidden_size), float32
-        The words' embeddings on the answer side (2 hidden_size with ``bidirectional``:
-        the left-to-right part first).
+        The words' embeddings on the answer side (2 hidden_size with two encoders: the
+        first one's part first).
     loss_curve_, train_accuracy_curve_ : list of float
         The mean training loss and accuracy of each epoch.
     validation_scores_ : list of float or None
@@ -489,13 +518,15 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         "bidirectional": ["boolean"],
+        "query_both_ways": ["boolean"],
         "reread_query": ["boolean"],
         "word_dropout": [Interval(numbers.Real, 0, 1, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
     }
-    _warm_start_fixed = (*_RecurrentBase._warm_start_fixed, "bidirectional")
+    _warm_start_fixed = (*_RecurrentBase._warm_start_fixed, "bidirectional", "query_both_ways")
     _HEAD = {"output_embeddings_": "O"}
-    # the right-to-left encoder's fitted attributes and parameters (bidirectional only)
+    # the second encoder's fitted attributes and parameters (bidirectional or
+    # query_both_ways only)
     _REVERSE = {"reverse_input_weights_": "Wx_rev", "reverse_recurrent_weights_": "Wh_rev",
                 "reverse_bias_": "b_rev"}  # fmt: skip
 
@@ -505,6 +536,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         candidates=None,
         cell="lstm",
         bidirectional=False,
+        query_both_ways=False,
         reread_query=False,
         hidden_size=100,
         embedding_dim=50,
@@ -530,6 +562,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         self.candidates = candidates
         self.cell = cell
         self.bidirectional = bidirectional
+        self.query_both_ways = query_both_ways
         self.reread_query = reread_query
         self.hidden_size = hidden_size
         self.embedding_dim = embedding_dim
@@ -556,7 +589,12 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         ptr, tok = super()._context_sequences(X, analyzer, index, unknown)
         if self.reread_query:
             ptr, tok = _reread_query(ptr, tok, index[QUERY_TOKEN])
+        if self.query_both_ways:
+            ptr, tok = _query_reversed_copy(ptr, tok, index[QUERY_TOKEN])
         return ptr, tok
+
+    def _readings(self, params):
+        return K.readings(params, query_reversed=self.query_both_ways)
 
     def _bags(self, texts, analyzer):
         """(indptr, word ids, weights) of the bags of words of texts."""
@@ -581,6 +619,11 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     def _fit(self, X, y, groups, continuing, incremental=False):
         X = check_contexts(X)
         y = check_responses(y, len(X))
+        if self.query_both_ways and (self.bidirectional or self.reread_query):
+            raise ValueError(
+                "RecurrentReader: query_both_ways=True reads the query both ways by itself; "
+                "it does not combine with bidirectional=True or reread_query=True."
+            )
         analyzer = self._analyzer()
         if not continuing:
             self.candidates_ = resolve_candidates(self.candidates, y)
@@ -599,17 +642,20 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
         rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
 
+        two_encoders = self.bidirectional or self.query_both_ways
+
         def init():
             params = self._init_encoder(rng, len(self.vocabulary_))
-            V, width = len(self.vocabulary_), self.hidden_size * (1 + self.bidirectional)
+            V, width = len(self.vocabulary_), self.hidden_size * (1 + two_encoders)
             params["O"] = rng.normal(0.0, self.init_std, (V, width))
-            if self.bidirectional:
-                reverse = self._init_recurrent(rng)
-                params.update({f"{k}_rev": v for k, v in reverse.items()})
+            if two_encoders:
+                second = self._init_recurrent(rng)
+                params.update({f"{k}_rev": v for k, v in second.items()})
             return params
 
         params = self._start_params(continuing, init)
         lstm, max_len, cands = self._lstm, self._max_len(), self._cands_
+        reads = self._readings(params)
         droppable = _droppable(ptr, tok, self.vocabulary_.index_[QUERY_TOKEN])
 
         def batches(epoch):
@@ -621,9 +667,8 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
 
                 def run(params, grads, part=slice(None), rows=rows):
                     rows = rows[part]
-                    return K.reader_batch(
-                        params, grads, lstm, e_ptr, e_tok, rows, max_len, cands, gold[rows]
-                    )
+                    return K.reader_batch(params, grads, lstm, e_ptr, e_tok, rows, max_len,
+                                          cands, gold[rows], reads)  # fmt: skip
 
                 yield len(rows), run
 

@@ -399,37 +399,50 @@ class Grads:
         return self.dense["Emb"]
 
 
-# The weights of each reading direction, left to right and right to left (a bidirectional
-# encoder's second LSTM or RNN); the word embeddings ``Emb`` are shared.
-DIRECTION_KEYS = {False: ("Wx", "Wh", "b"), True: ("Wx_rev", "Wh_rev", "b_rev")}
+# A reading of the sequences by one encoder: the keys of its weights (the word embeddings
+# ``Emb`` are shared), the copy of the sequences it reads (a token array may hold every
+# sequence more than once, copy k as rows ``k n`` to ``(k + 1) n``), and whether it reads
+# right to left. A reader scores from the final states of its readings side by side.
+Reading = namedtuple("Reading", "keys copy reverse")
+FORWARD = Reading(("Wx", "Wh", "b"), 0, False)
+SECOND_KEYS = ("Wx_rev", "Wh_rev", "b_rev")  # the second encoder's weights
+RIGHT_TO_LEFT = Reading(SECOND_KEYS, 0, True)  # bidirectional: the same tokens backwards
+QUERY_REVERSED = Reading(SECOND_KEYS, 1, False)  # the copy whose queries are reversed
 
 
-def directions(params):
-    """The directions the encoder of ``params`` reads in: (False,), left to right, or
-    (False, True) when it has the right-to-left weights too."""
-    return (False, True) if DIRECTION_KEYS[True][0] in params else (False,)
+def readings(params, query_reversed=False):
+    """The readings of the encoders of ``params``: (FORWARD,), or with the second
+    encoder's weights, FORWARD and either RIGHT_TO_LEFT or (``query_reversed``)
+    QUERY_REVERSED."""
+    if SECOND_KEYS[0] not in params:
+        return (FORWARD,)
+    return (FORWARD, QUERY_REVERSED if query_reversed else RIGHT_TO_LEFT)
 
 
-def encode_batch(params, lstm, ptr, tok, rows, max_len, reverse=False):
-    """Pack the sequences ``rows`` and run the encoder of one direction (``reverse``: the
-    right-to-left weights on the same tokens read backwards): (final states in the order
+def n_copies(readings):
+    """How many copies of the sequences the token array of ``readings`` holds."""
+    return 1 + max(r.copy for r in readings)
+
+
+def encode_batch(params, lstm, ptr, tok, rows, max_len, reading=FORWARD):
+    """Pack the sequences ``rows`` and run the encoder of ``reading`` over them (reversed
+    with ``reading.reverse``; ``rows`` already name the copy): (final states in the order
     of ``rows``, the cache for :func:`backward_batch`)."""
-    order, *packed = pack_batch(ptr, tok, np.asarray(rows, np.int64), max_len, reverse)
+    order, *packed = pack_batch(ptr, tok, np.asarray(rows, np.int64), max_len, reading.reverse)
     packed = Packed(*packed)
-    wx, wh, b = DIRECTION_KEYS[reverse]
+    wx, wh, b = reading.keys
     h, *acts = encoder_forward(
         params["Emb"], params[wx], params[wh], params[b], lstm, packed, len(rows)
     )
     out = np.empty_like(h)
     out[order] = h
-    return out, (order, packed, EncoderCache(*acts), reverse)
+    return out, (order, packed, EncoderCache(*acts), reading.keys)
 
 
 def backward_batch(params, grads, lstm, cache, dh):
     """Add the gradient of the loss whose gradient on the final states (in the order of
     the rows given to :func:`encode_batch`) is ``dh``."""
-    order, packed, acts, reverse = cache
-    wx, wh, b = DIRECTION_KEYS[reverse]
+    order, packed, acts, (wx, wh, b) = cache
     d = grads.dense
     grads.n_touched = encoder_backward(
         params[wx],
@@ -443,29 +456,33 @@ def backward_batch(params, grads, lstm, cache, dh):
     )
 
 
-def encode_states(params, lstm, ptr, tok, rows, max_len):
-    """The final states of the sequences ``rows`` in every direction of the encoder
-    (:func:`directions`), side by side: [left to right; right to left]. Returns (states,
-    the caches for :func:`backward_states`)."""
-    runs = [encode_batch(params, lstm, ptr, tok, rows, max_len, rev) for rev in directions(params)]
+def encode_states(params, lstm, ptr, tok, rows, max_len, reads=None):
+    """The final states of the sequences ``rows`` (numbered within one copy) in every
+    reading ``reads`` (default: :func:`readings` of ``params``), side by side. Returns
+    (states, the caches for :func:`backward_states`)."""
+    reads = readings(params) if reads is None else reads
+    n = (len(ptr) - 1) // n_copies(reads)
+    rows = np.asarray(rows, np.int64)
+    runs = [encode_batch(params, lstm, ptr, tok, rows + r.copy * n, max_len, r) for r in reads]
     if len(runs) == 1:
         return runs[0][0], [runs[0][1]]
     return np.hstack([h for h, _ in runs]), [cache for _, cache in runs]
 
 
 def backward_states(params, grads, lstm, caches, dh):
-    """:func:`backward_batch` of each direction, from ``dh`` on the states of
+    """:func:`backward_batch` of each reading, from ``dh`` on the states of
     :func:`encode_states`."""
     Hd = dh.shape[1] // len(caches)
     for i, cache in enumerate(caches):
         backward_batch(params, grads, lstm, cache, dh[:, i * Hd : (i + 1) * Hd])
 
 
-def reader_batch(params, grads, lstm, ptr, tok, rows, max_len, cands, y):
+def reader_batch(params, grads, lstm, ptr, tok, rows, max_len, cands, y, reads=None):
     """Loss (summed), correct answers and gradients of the reader on the sequences
     ``rows`` with gold candidates ``y``; ``cands`` = (cptr, ctok, cw) bags over words. A
-    bidirectional encoder (:func:`directions`) scores from both final states."""
-    h, caches = encode_states(params, lstm, ptr, tok, rows, max_len)
+    reader of two readings (``reads``, default :func:`readings` of ``params``) scores
+    from both final states."""
+    h, caches = encode_states(params, lstm, ptr, tok, rows, max_len, reads)
     loss, correct, dh = reader_loss_grad(h, params["O"], *cands, y, grads.dense["O"])
     backward_states(params, grads, lstm, caches, dh)
     return loss, correct
