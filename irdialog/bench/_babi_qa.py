@@ -75,9 +75,16 @@ def lstm_model(**params):
     stories of tasks 8, 14 and 17 (5 seeds), patience 20 against 8: English 63.4, 39.4,
     60.8 against 65.6, 38.4, 59.0; Hindi-like 65.0, 32.4, 61.3 against 60.6, 30.0, 56.9.
     A bidirectional reader (``bidirectional=True``) was no better there (English 62.6,
-    39.8, 56.9; Hindi-like 65.2, 35.8, 56.0)."""
+    39.8, 56.9; Hindi-like 65.2, 35.8, 56.0).
+
+    The query read both ways (``query_both_ways=True``: a second encoder reads the story
+    and then the question right to left), so that a verb-final question does not end far
+    from what it asks: on the held-out stories of all 20 English tasks (3 seeds) the mean
+    rose from 61.78 to 63.65; on tasks 8, 14, 17 (5 seeds) English 63.8, 37.4, 64.8 and
+    Hindi-like 61.4, 38.8, 66.5, against 62.0, 41.2, 60.8 and 65.2, 32.4, 61.3 without."""
     base = dict(
         cell="lstm",
+        query_both_ways=True,
         hidden_size=50,
         embedding_dim=50,
         max_length=200,
