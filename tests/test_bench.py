@@ -422,6 +422,24 @@ def test_a_dialog_row_is_short_of_the_paper_only_below_it_at_the_precision_shown
     ]
 
 
+def test_a_babi_qa_file_of_fewer_tasks_has_blank_cells_and_names_its_tasks():
+    def result(tasks, lang):
+        rows = [{"task": t, "n": 100, "accuracy": 50.0 + t, "paper": 40.0} for t in tasks]
+        mean = sum(r["accuracy"] for r in rows) / len(rows)
+        return {"model": "lstm", "options": {"lang": lang}, "rows": rows,
+                "summary": {"mean_accuracy": mean, "failed": len(rows)}}  # fmt: skip
+
+    table = SUITES["babi-qa"].table([("en", result([1, 2, 3], "en")), ("hn", result([2], "hn"))])
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in table[2:]]
+    assert cells == [
+        ["1", "51.0", "40", "", ""],
+        ["2", "52.0", "40", "52.0", "40"],
+        ["3", "53.0", "40", "", ""],
+        ["**mean**", "**52.0**", "", "**52.0** (tasks 2)", ""],
+        ["**failed (under 95%)**", "**3**", "", "**1** (tasks 2)", ""],
+    ]
+
+
 def test_the_babi_qa_paper_summary_is_table_3s():
     # Weston et al. (2015), Table 3: the n-gram classifier fails all 20 tasks (mean 34%);
     # the structured SVM fails 9, tasks 2, 3, 5, 7, 8, 16, 17, 18 and 19 (mean 79%).

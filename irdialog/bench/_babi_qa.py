@@ -493,7 +493,8 @@ def _label(result: dict) -> str:
 
 def markdown(results) -> list[str]:
     """The Table 3 layout: a row per task, per file ours, the model's extra metrics and the
-    paper's; then the mean and the failed tasks (under 95%)."""
+    paper's; then the mean and the failed tasks (under 95%). A file of fewer tasks than the
+    others has blank cells for the rest, and its mean and failed count name its tasks."""
     header, tables = ["task"], []
     for _name, r in results:
         rows = long_rows(r, "accuracy")
@@ -505,17 +506,24 @@ def markdown(results) -> list[str]:
         tables.append((per_task, summary, extras))
         header += [f"{_label(r)} (ours)", *(k.replace("_", " ") for k in extras), "paper"]
     body = []
-    for task in tables[0][0]:
+    all_tasks = sorted({task for per_task, _, _ in tables for task in per_task})
+    for task in all_tasks:
         line = [str(task)]
         for per_task, _summary, extras in tables:
+            if task not in per_task:
+                line += [""] * (2 + len(extras))
+                continue
             cell = per_task[task]
             line += [spread(cell["accuracy"]), *(spread(cell[k]) for k in extras)]
             line.append(number(cell["accuracy"].paper, 0))
         body.append(line)
     mean, failed = ["**mean**"], ["**failed (under 95%)**"]
     for per_task, summary, extras in tables:
-        mean.append(f"**{spread(summary['mean_accuracy'])}**")
-        failed.append(f"**{spread(summary['failed'])}**")
+        some = (
+            "" if len(per_task) == len(all_tasks) else f" (tasks {', '.join(map(str, per_task))})"
+        )
+        mean.append(f"**{spread(summary['mean_accuracy'])}**{some}")
+        failed.append(f"**{spread(summary['failed'])}**{some}")
         for k in extras:
             values = [cell[k].value for cell in per_task.values()]
             mean.append(f"{sum(values) / len(values):.1f}")
