@@ -4,6 +4,7 @@ the summary on hand-built result files; one real re-run (slow)."""
 import copy
 import json
 import os
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -202,6 +203,10 @@ def test_a_recorded_command_is_re_parsed_with_its_output_sent_elsewhere(tmp_path
         n_jobs=1,
     )
     assert (moved.output, moved.data_home, moved.n_jobs, moved.seeds) == ("y.json", "/data", 1, 5)
+    # the command the re-run records is the committed one, its output aside
+    assert moved.argv == shlex.split(
+        "bench babi-qa --model memn2n --seeds 5 --n-jobs 2 --output y.json"
+    )
     # no --output recorded: one is added
     assert bench_arguments("irdialog bench ubuntu --model tfidf", "z.json").output == "z.json"
 

@@ -374,7 +374,9 @@ def bench_arguments(command: str, output, *, data_home=None, n_jobs=None):
     """The namespace of a recorded ``irdialog bench <suite> ...`` command, parsed by the
     command line's own parser, with ``--output`` (and ``--data-home`` when given)
     replaced, made quiet, without a plot or a Dask scheduler, and ``--n-jobs`` replaced
-    when given.
+    when given. Its ``argv``, the command the re-run's result records, is the recorded
+    one with only ``--output`` replaced: where this machine keeps the data, and how many
+    seeds it ran at once, do not change the result.
 
     Raises
     ------
@@ -386,9 +388,9 @@ def bench_arguments(command: str, output, *, data_home=None, n_jobs=None):
     argv = shlex.split(command)
     if argv[:2] != ["irdialog", "bench"]:
         raise ValueError(f"not an irdialog bench command: {command}")
+    recorded = override_options(argv[1:], {"--output": str(output)})
     argv = override_options(
-        argv[1:],
-        {"--output": str(output), "--data-home": None if data_home is None else str(data_home)},
+        recorded, {"--data-home": None if data_home is None else str(data_home)}
     )
     stderr = io.StringIO()
     try:
@@ -399,7 +401,7 @@ def bench_arguments(command: str, output, *, data_home=None, n_jobs=None):
         raise ValueError(f"the recorded command does not parse ({reason})") from None
     if getattr(args, "func", None) is not _cmd_bench or getattr(args, "search", False):
         raise ValueError(f"not a bench run: {command}")
-    args.argv, args.quiet, args.plot, args.scheduler = argv, True, None, None
+    args.argv, args.quiet, args.plot, args.scheduler = recorded, True, None, None
     if n_jobs is not None:
         args.n_jobs = n_jobs
     return args
