@@ -425,8 +425,9 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         Word dropout (Iyyer et al. 2015), a regulariser for small training sets such as
         bAbI 1k: each epoch reads every history token (not the query's; with
         ``reread_query``, the query's first reading too) with probability
-        ``1 - word_dropout``; the validation split and scoring read every token. 0: no
-        dropout, and no random numbers drawn for it.
+        ``1 - word_dropout``; the validation split and scoring read every token. With
+        ``query_both_ways``, each encoder's copy of the history is dropped out on its own.
+        0: no dropout, and no random numbers drawn for it.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the examples, drawn with ``random_state``
         (whole groups when ``groups`` is passed to ``fit``, else single examples), keep the
