@@ -119,6 +119,22 @@ def test_forward_states_without_memories_are_zero():
     assert not U[0].any() and U[1].any()
 
 
+def test_stacked_batches_keep_each_example_apart():
+    """forward_states scores in blocks of stacked memories; over many rows, crossing the
+    block boundaries and mixing examples with and without memories, each row's state and
+    gates are the ones it has alone."""
+    qp = QRNProblem(4, dtype=np.float64)
+    rows = np.tile(qp.pb.batch, 30)
+    m = int(np.diff(qp.pb.mptr).max())
+    gates = np.zeros((len(rows), int(qp.cfg[0]), m))
+    U = Q.forward_states(qp.E, qp.theta, qp.cfg, qp.pb.data(), rows, gates)
+    for i in (0, 63, 64, 65, 127, 128, len(rows) - 1):
+        alone = np.zeros((1, int(qp.cfg[0]), m))
+        one = Q.forward_states(qp.E, qp.theta, qp.cfg, qp.pb.data(), rows[i : i + 1], alone)
+        np.testing.assert_allclose(U[i], one[0], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(gates[i], alone[0], rtol=1e-12, atol=1e-14)
+
+
 # --------------------------------------------------------------------------- the estimator
 
 

@@ -23,9 +23,12 @@ code) written out by hand, on the encoded contexts of MemN2N
   cross-entropy over all candidates (MemN2N's :func:`~irdialog.embed._memn2n_kernels.\
 softmax_xent`).
 
-Every kernel is generic in the float type: float32 in training, float64 in the gradient
-check of the tests. No ``fastmath``: these are gradient loops (see CONTRIBUTING.md). The
-plain numpy reference the tests compare against is :mod:`irdialog.embed._qrn_reference`.
+The memories of a batch are stacked into one array per layer, so that the candidates and
+gates of all of them are one matrix product each (numba's ``np.dot``, that is BLAS); only
+the recurrences run memory by memory. Every kernel is generic in the float type: float32
+in training, float64 in the gradient check of the tests. No ``fastmath``: these are
+gradient loops (see CONTRIBUTING.md). The plain numpy reference the tests compare against
+is :mod:`irdialog.embed._qrn_reference`.
 """
 
 from collections import namedtuple
@@ -44,18 +47,15 @@ from ._memn2n_kernels import (
 )
 from ._optim import AdamSettings, adam, clip_scale, squared_norm
 
-Activations = namedtuple("Activations", "x q c z rf rb hf hb")
-Activations.__doc__ = """The forward pass of a batch, kept for the backward pass: per
-example, the sentence vectors ``x`` (B, M, d), each layer's queries ``q`` (B, L, M, d),
-candidates ``c`` (B, L, M, d), update gates ``z`` (B, L, M), reset gates ``rf`` and ``rb``
-(B, L, M; 1 where there is none) and states ``hf``, ``hb`` (B, L, M, d; forward and
-backward in time)."""
-
-BackScratch = namedtuple("BackScratch", "dx dq dhf dhb dz drf drb dc carry g pe_ab")
-BackScratch.__doc__ = """Scratch of :func:`_backward_one`: the gradients of the sentence
-vectors ``dx`` and of a layer's queries ``dq`` (M, d), of its states from above (``dhf``,
-``dhb``, (M, d)), of its gates (``dz``, ``drf``, ``drb``, (M,)) and candidates (``dc``,
-(M, d)), two vectors (d,) and the position-encoding coefficients ``pe_ab`` (2,)."""
+Activations = namedtuple("Activations", "ptr qv xq a c z rf rb hf hb")
+Activations.__doc__ = """The forward pass of a batch, kept for the backward pass. The
+memories of the batch are stacked: example ``i``'s are the rows ``ptr[i]:ptr[i + 1]`` (oldest
+first) of the per-layer arrays, so that each layer's products over every memory of the
+batch are one matrix product. ``qv`` (B, d) holds the questions; per layer l, ``xq[l]``
+(N, 2d) the inputs ``[x_t; q_t]``, ``a[l]`` (N, d) the gates' input ``x_t o q_t``, ``c[l]``
+(N, d) the candidates, ``z[l]``, ``rf[l]``, ``rb[l]`` (N,) the update and reset gates (1
+where there is no reset gate) and ``hf[l]``, ``hb[l]`` (N, d) the states forwards and
+backwards in time. ``xq[0][:, :d]`` holds the sentence vectors ``x_t`` themselves."""
 
 Moments = namedtuple("Moments", "mE vE mT vT")
 Moments.__doc__ = """Adam's moments of E and theta."""
@@ -73,8 +73,8 @@ def make_cfg(layers, tied, reset, bidirectional, pe_len):
 @njit(cache=True)
 def unit_layout(dim):
     """The offsets of ``W_h`` (d x 2d, row-major), ``b_h``, ``w_z``, ``w_rf``, ``w_rb``
-    (d each) and of the biases ``b_z``, ``b_rf``, ``b_rb`` (one each) in a row of theta,
-    and the row's length."""
+    (d each, consecutive: the gates' (3, d) matrix) and of the biases ``b_z``, ``b_rf``,
+    ``b_rb`` (one each) in a row of theta, and the row's length."""
     bh = 2 * dim * dim
     wz = bh + dim
     wrf = wz + dim
@@ -84,109 +84,116 @@ def unit_layout(dim):
 
 
 @njit(cache=True)
+def new_activations(E, layers, batch_size, max_mem):
+    """Empty :class:`Activations` for batches of up to ``batch_size`` examples of at most
+    ``max_mem`` memories each."""
+    dim, dt = E.shape[2], E.dtype
+    n = batch_size * max(max_mem, 1)
+    return Activations(
+        np.zeros(batch_size + 1, np.int64), np.empty((batch_size, dim), dt),
+        np.empty((layers, n, 2 * dim), dt), np.empty((layers, n, dim), dt),
+        np.empty((layers, n, dim), dt), np.empty((layers, n), dt), np.empty((layers, n), dt),
+        np.empty((layers, n), dt), np.empty((layers, n, dim), dt), np.empty((layers, n, dim), dt),
+    )  # fmt: skip
+
+
+@njit(cache=True)
 def _sigmoid(s):
     return 1.0 / (1.0 + np.exp(-s))
 
 
 @njit(cache=True)
-def _embed_sentences(E, data, e, pe_len, kfrac, pe_ab, x, q0):
-    """x[t] = the memories of example e (position-encoded, plus the speaker word), q0 =
-    its query."""
+def _embed_batch(E, data, batch, pe_len, kfrac, pe_ab, acts):
+    """The rows ``[x_t; .]`` of layer 0 (each memory position-encoded, plus its speaker
+    word) and the questions ``qv`` of the examples ``batch``."""
     sptr, stok, sspk, qsent, mptr, msent = data[:6]
-    m0 = mptr[e]
     dim = E.shape[2]
-    for t in range(mptr[e + 1] - m0):
-        row = x[t]
-        row[:] = 0.0
-        s = msent[m0 + t]
-        _add_sentence(row, E, 0, sptr, stok, s, pe_len, kfrac, pe_ab)
-        spk = sspk[s]
-        if spk != 0:
-            for k in range(dim):
-                row[k] += E[0, spk, k]
-    q0[:] = 0.0
-    _add_sentence(q0, E, 0, sptr, stok, qsent[e], pe_len, kfrac, pe_ab)
-
-
-@njit(cache=True)
-def _forward_one(E, theta, cfg, data, e, acts, bi, kfrac, pe_ab, bits):
-    """Forward pass of example e of the :class:`Contexts` ``data`` into row bi of the
-    :class:`Activations` ``acts``; returns the number of steps (memories)."""
-    mptr = data.mptr
-    n = mptr[e + 1] - mptr[e]
-    layers = cfg[N_LAYERS]
-    dim = E.shape[2]
-    bh_o, wz_o, wrf_o, wrb_o, bz_o, _ = unit_layout(dim)
-    x, q, c, z, rf, rb, hf, hb = (
-        acts.x[bi], acts.q[bi], acts.c[bi], acts.z[bi], acts.rf[bi], acts.rb[bi],
-        acts.hf[bi], acts.hb[bi],
-    )  # fmt: skip
-    _embed_sentences(E, data, e, cfg[PE_LEN], kfrac, pe_ab, x, q[0, 0])
-    for t in range(1, n):
-        q[0, t] = q[0, 0]
-    for layer in range(layers):
-        last = layer == layers - 1
-        bidir = cfg[BIDIR] != 0 and not last
-        reset = cfg[RESET] != 0 and not last
-        row = theta[0] if cfg[TIED] != 0 else theta[layer]
-        Wh = row[:bh_o].reshape((dim, 2 * dim))
-        if layer > 0:
-            for t in range(n):
+    x = acts.xq[0]
+    for bi in range(batch.shape[0]):
+        e = batch[bi]
+        p0 = acts.ptr[bi]
+        for t in range(mptr[e + 1] - mptr[e]):
+            row = x[p0 + t, :dim]
+            row[:] = 0.0
+            s = msent[mptr[e] + t]
+            _add_sentence(row, E, 0, sptr, stok, s, pe_len, kfrac, pe_ab)
+            spk = sspk[s]
+            if spk != 0:
                 for k in range(dim):
-                    q[layer, t, k] = hf[layer - 1, t, k] + hb[layer - 1, t, k]
-        for t in range(n):
-            xt = x[t]
-            qt = q[layer, t]
-            sz = row[bz_o]
-            sf = row[bz_o + 1]
-            sb = row[bz_o + 2]
-            for k in range(dim):
-                a = xt[k] * qt[k]
-                sz += row[wz_o + k] * a
-                sf += row[wrf_o + k] * a
-                sb += row[wrb_o + k] * a
-            z[layer, t] = _sigmoid(sz)
-            rf[layer, t] = _sigmoid(sf) if reset else 1.0
-            rb[layer, t] = _sigmoid(sb) if reset and bidir else 1.0
-            ct = c[layer, t]
-            for i in range(dim):
-                wi = Wh[i]
-                acc = row[bh_o + i]
-                for k in range(dim):
-                    acc += wi[k] * xt[k] + wi[dim + k] * qt[k]
-                ct[i] = acc
-            tanh_inplace(ct, bits)
-        for t in range(n):
-            g = z[layer, t] * rf[layer, t]
-            keep = 1.0 - z[layer, t]
-            for k in range(dim):
-                prev = hf[layer, t - 1, k] if t > 0 else 0.0
-                hf[layer, t, k] = g * c[layer, t, k] + keep * prev
-        for t in range(n - 1, -1, -1):
-            if not bidir:
-                hb[layer, t, :] = 0.0
-                continue
-            g = z[layer, t] * rb[layer, t]
-            keep = 1.0 - z[layer, t]
-            for k in range(dim):
-                prev = hb[layer, t + 1, k] if t < n - 1 else 0.0
-                hb[layer, t, k] = g * c[layer, t, k] + keep * prev
-    return n
+                    row[k] += E[0, spk, k]
+        q = acts.qv[bi]
+        q[:] = 0.0
+        _add_sentence(q, E, 0, sptr, stok, qsent[e], pe_len, kfrac, pe_ab)
 
 
 @njit(cache=True)
 def forward_batch(E, theta, cfg, data, batch, acts, U, bits):
     """Forward pass of the examples ``batch`` up to their reduced queries U (len(batch),
     d), the last layer's final state (zero without memories); the intermediate values go
-    to the :class:`Activations` ``acts`` for the backward pass."""
+    to the :class:`Activations` ``acts`` for the backward pass. Each layer's candidates
+    and gates over all the batch's memories are one matrix product each; only the
+    recurrences run per example."""
     layers = cfg[N_LAYERS]
     dim = E.shape[2]
-    kfrac = _kfrac(dim, E)
-    pe_ab = np.empty(2, E.dtype)
-    for bi in range(batch.shape[0]):
-        n = _forward_one(E, theta, cfg, data, batch[bi], acts, bi, kfrac, pe_ab, bits)
-        if n > 0:
-            U[bi, :] = acts.hf[bi, layers - 1, n - 1]
+    bh_o, wz_o, _, _, bz_o, _ = unit_layout(dim)
+    n_b = batch.shape[0]
+    ptr = acts.ptr
+    for bi in range(n_b):
+        e = batch[bi]
+        ptr[bi + 1] = ptr[bi] + data.mptr[e + 1] - data.mptr[e]
+    n_all = ptr[n_b]
+    _embed_batch(E, data, batch, cfg[PE_LEN], _kfrac(dim, E), np.empty(2, E.dtype), acts)
+    for layer in range(layers):
+        last = layer == layers - 1
+        bidir = cfg[BIDIR] != 0 and not last
+        reset = cfg[RESET] != 0 and not last
+        row = theta[0] if cfg[TIED] != 0 else theta[layer]
+        Wh = row[:bh_o].reshape((dim, 2 * dim))
+        Wg = row[wz_o:bz_o].reshape((3, dim))  # w_z, w_rf, w_rb
+        xq = acts.xq[layer, :n_all]
+        a = acts.a[layer, :n_all]
+        for bi in range(n_b):
+            for i in range(ptr[bi], ptr[bi + 1]):
+                for k in range(dim):
+                    if layer == 0:
+                        xq[i, dim + k] = acts.qv[bi, k]
+                    else:  # the next layer's query: the sum of both directions' states
+                        xq[i, k] = acts.xq[0, i, k]
+                        xq[i, dim + k] = acts.hf[layer - 1, i, k] + acts.hb[layer - 1, i, k]
+                    a[i, k] = xq[i, k] * xq[i, dim + k]
+        if n_all == 0:
+            continue
+        pre = np.dot(xq, Wh.T)
+        gates = np.dot(a, Wg.T)
+        c = acts.c[layer]
+        for i in range(n_all):
+            for k in range(dim):
+                c[i, k] = pre[i, k] + row[bh_o + k]
+            tanh_inplace(c[i], bits)
+            acts.z[layer, i] = _sigmoid(gates[i, 0] + row[bz_o])
+            acts.rf[layer, i] = _sigmoid(gates[i, 1] + row[bz_o + 1]) if reset else 1.0
+            acts.rb[layer, i] = _sigmoid(gates[i, 2] + row[bz_o + 2]) if reset and bidir else 1.0
+        z, hf, hb = acts.z[layer], acts.hf[layer], acts.hb[layer]
+        for bi in range(n_b):
+            p0, p1 = ptr[bi], ptr[bi + 1]
+            for i in range(p0, p1):
+                g = z[i] * acts.rf[layer, i]
+                keep = 1.0 - z[i]
+                for k in range(dim):
+                    prev = hf[i - 1, k] if i > p0 else 0.0
+                    hf[i, k] = g * c[i, k] + keep * prev
+            for i in range(p1 - 1, p0 - 1, -1):
+                if not bidir:
+                    hb[i, :] = 0.0
+                    continue
+                g = z[i] * acts.rb[layer, i]
+                keep = 1.0 - z[i]
+                for k in range(dim):
+                    prev = hb[i + 1, k] if i < p1 - 1 else 0.0
+                    hb[i, k] = g * c[i, k] + keep * prev
+    for bi in range(n_b):
+        if ptr[bi + 1] > ptr[bi]:
+            U[bi, :] = acts.hf[layers - 1, ptr[bi + 1] - 1]
         else:
             U[bi, :] = 0.0
 
@@ -218,27 +225,26 @@ def _backward_steps(g_out, h, c, z, r, dc, dz, dr, carry, g, n, forward):
 
 
 @njit(cache=True)
-def _backward_one(E, theta, cfg, data, e, acts, bi, g_top, dE, dtheta, work, kfrac):
-    """Backward pass of example e from g_top = dloss/du, accumulating into dE and dtheta;
-    ``acts`` row bi holds its forward pass, ``work`` is a :class:`BackScratch`."""
-    sptr, stok, sspk, qsent, mptr, msent = data[:6]
-    m0 = mptr[e]
-    n = mptr[e + 1] - m0
-    if n == 0:
-        return  # u = 0 whatever the weights
+def _backward_layers(theta, cfg, acts, n_b, dU, dtheta, dx, dq0):
+    """Backward pass through the layers of a batch from dU, the gradient of the reduced
+    queries: adds into dtheta, leaves the gradient of the sentence vectors in ``dx`` and of
+    the layer-0 queries (the question at every step) in ``dq0`` (both (N, d))."""
     layers = cfg[N_LAYERS]
-    pe_len = cfg[PE_LEN]
-    dim = E.shape[2]
-    bh_o, wz_o, wrf_o, wrb_o, bz_o, _ = unit_layout(dim)
-    x, q, c, z, rf, rb, hf, hb = (
-        acts.x[bi], acts.q[bi], acts.c[bi], acts.z[bi], acts.rf[bi], acts.rb[bi],
-        acts.hf[bi], acts.hb[bi],
-    )  # fmt: skip
-    dx, dq, dhf, dhb, dz, drf, drb, dc, carry, g, pe_ab = work
-    dx[:n] = 0.0
-    dhf[:n] = 0.0
-    dhb[:n] = 0.0
-    dhf[n - 1] = g_top
+    dim = dx.shape[1]
+    bh_o, wz_o, _, _, bz_o, _ = unit_layout(dim)
+    ptr = acts.ptr
+    n_all = ptr[n_b]
+    dt = dx.dtype
+    dhf = np.zeros((n_all, dim), dt)
+    dhb = np.zeros((n_all, dim), dt)
+    dc = np.empty((n_all, dim), dt)
+    dz, drf, drb = np.empty(n_all, dt), np.empty(n_all, dt), np.empty(n_all, dt)
+    G = np.empty((n_all, 3), dt)
+    carry, g = np.empty(dim, dt), np.empty(dim, dt)
+    dx[:] = 0.0
+    for bi in range(n_b):
+        if ptr[bi + 1] > ptr[bi]:
+            dhf[ptr[bi + 1] - 1] = dU[bi]
     for layer in range(layers - 1, -1, -1):
         last = layer == layers - 1
         bidir = cfg[BIDIR] != 0 and not last
@@ -248,65 +254,48 @@ def _backward_one(E, theta, cfg, data, e, acts, bi, g_top, dE, dtheta, work, kfr
         drow = dtheta[unit]
         Wh = row[:bh_o].reshape((dim, 2 * dim))
         dWh = drow[:bh_o].reshape((dim, 2 * dim))
-        dz[:n] = 0.0
-        drf[:n] = 0.0
-        drb[:n] = 0.0
-        dc[:n] = 0.0
-        _backward_steps(dhf, hf[layer], c[layer], z[layer], rf[layer], dc, dz, drf, carry, g,
-                        n, True)  # fmt: skip
-        if bidir:
-            _backward_steps(dhb, hb[layer], c[layer], z[layer], rb[layer], dc, dz, drb, carry,
-                            g, n, False)  # fmt: skip
-        dq[:n] = 0.0
-        for t in range(n):
-            xt = x[t]
-            qt = q[layer, t]
-            ct = c[layer, t]
-            dxt = dx[t]
-            dqt = dq[t]
-            for i in range(dim):
-                gi = dc[t, i] * (1.0 - ct[i] * ct[i])  # through the tanh
-                if gi == 0.0:
-                    continue
-                drow[bh_o + i] += gi
-                wi = Wh[i]
-                dwi = dWh[i]
-                for k in range(dim):
-                    dwi[k] += gi * xt[k]
-                    dwi[dim + k] += gi * qt[k]
-                    dxt[k] += wi[k] * gi
-                    dqt[k] += wi[dim + k] * gi
-            zt = z[layer, t]
-            gz = dz[t] * zt * (1.0 - zt)
-            gf = drf[t] * rf[layer, t] * (1.0 - rf[layer, t]) if reset else 0.0
-            gb = drb[t] * rb[layer, t] * (1.0 - rb[layer, t]) if reset and bidir else 0.0
-            drow[bz_o] += gz
-            drow[bz_o + 1] += gf
-            drow[bz_o + 2] += gb
+        Wg = row[wz_o:bz_o].reshape((3, dim))
+        dWg = drow[wz_o:bz_o].reshape((3, dim))
+        xq, a, c = acts.xq[layer, :n_all], acts.a[layer, :n_all], acts.c[layer, :n_all]
+        z, rf, rb = acts.z[layer], acts.rf[layer], acts.rb[layer]
+        hf, hb = acts.hf[layer], acts.hb[layer]
+        dc[:] = 0.0
+        dz[:] = 0.0
+        drf[:] = 0.0
+        drb[:] = 0.0
+        for bi in range(n_b):
+            p0, p1 = ptr[bi], ptr[bi + 1]
+            if p1 == p0:
+                continue
+            n = p1 - p0
+            cs, zs, dcs, dzs = c[p0:p1], z[p0:p1], dc[p0:p1], dz[p0:p1]
+            _backward_steps(dhf[p0:p1], hf[p0:p1], cs, zs, rf[p0:p1], dcs, dzs, drf[p0:p1],
+                            carry, g, n, True)  # fmt: skip
+            if bidir:
+                _backward_steps(dhb[p0:p1], hb[p0:p1], cs, zs, rb[p0:p1], dcs, dzs, drb[p0:p1],
+                                carry, g, n, False)  # fmt: skip
+        for i in range(n_all):
             for k in range(dim):
-                a = xt[k] * qt[k]
-                drow[wz_o + k] += gz * a
-                drow[wrf_o + k] += gf * a
-                drow[wrb_o + k] += gb * a
-                da = gz * row[wz_o + k] + gf * row[wrf_o + k] + gb * row[wrb_o + k]
-                dxt[k] += da * qt[k]
-                dqt[k] += da * xt[k]
-        if layer > 0:  # q_t = hf_t + hb_t of the layer below
-            dhf[:n] = dq[:n]
-            if cfg[BIDIR] != 0:
-                dhb[:n] = dq[:n]
-        else:  # the question, the query of every step
-            for t in range(1, n):
-                for k in range(dim):
-                    dq[0, k] += dq[t, k]
-            _scatter_sentence(dE, dq[0], 0, sptr, stok, qsent[e], pe_len, kfrac, pe_ab)
-    for t in range(n):
-        s = msent[m0 + t]
-        _scatter_sentence(dE, dx[t], 0, sptr, stok, s, pe_len, kfrac, pe_ab)
-        spk = sspk[s]
-        if spk != 0:
+                dc[i, k] *= 1.0 - c[i, k] * c[i, k]  # through the tanh
+                drow[bh_o + k] += dc[i, k]
+            G[i, 0] = dz[i] * z[i] * (1.0 - z[i])
+            G[i, 1] = drf[i] * rf[i] * (1.0 - rf[i]) if reset else 0.0
+            G[i, 2] = drb[i] * rb[i] * (1.0 - rb[i]) if reset and bidir else 0.0
+            for j in range(3):
+                drow[bz_o + j] += G[i, j]
+        dWh += np.dot(dc.T, xq)
+        dWg += np.dot(G.T, a)
+        dxq = np.dot(dc, Wh)
+        da = np.dot(G, Wg)
+        for i in range(n_all):
             for k in range(dim):
-                dE[0, spk, k] += dx[t, k]
+                dx[i, k] += dxq[i, k] + da[i, k] * xq[i, dim + k]
+                dq = dxq[i, dim + k] + da[i, k] * xq[i, k]
+                if layer > 0:  # q_t = hf_t + hb_t of the layer below
+                    dhf[i, k] = dq
+                    dhb[i, k] = dq
+                else:
+                    dq0[i, k] = dq
 
 
 @njit(cache=True)
@@ -315,6 +304,7 @@ def backward_batch(E, theta, cfg, data, cands, batch, acts, upstream, dE, dtheta
     :class:`~irdialog.embed._memn2n_kernels.Upstream` gradients (dU gets the type words'
     share added in place) and the :class:`Activations` of :func:`forward_batch`."""
     cptr, ctok, cw, type_tok = cands.cptr, cands.ctok, cands.cw, cands.type_tok
+    sptr, stok, sspk, qsent, mptr, msent = data[:6]
     U, dU, dWc, gt = upstream
     dim = E.shape[2]
     for j in range(cptr.shape[0] - 1):
@@ -331,16 +321,34 @@ def backward_batch(E, theta, cfg, data, cands, batch, acts, upstream, dE, dtheta
             for k in range(dim):
                 dE[1, tt, k] += gv * U[bi, k]
                 dU[bi, k] += gv * E[1, tt, k]
-    m = acts.x.shape[1]
-    dt = E.dtype
-    work = BackScratch(
-        np.empty((m, dim), dt), np.empty((m, dim), dt), np.empty((m, dim), dt),
-        np.empty((m, dim), dt), np.empty(m, dt), np.empty(m, dt), np.empty(m, dt),
-        np.empty((m, dim), dt), np.empty(dim, dt), np.empty(dim, dt), np.empty(2, dt),
-    )  # fmt: skip
+    ptr = acts.ptr
+    n_all = ptr[n_b]
+    if n_all == 0:
+        return  # u = 0 whatever the weights
+    dx = np.empty((n_all, dim), E.dtype)
+    dq0 = np.empty((n_all, dim), E.dtype)
+    _backward_layers(theta, cfg, acts, n_b, dU, dtheta, dx, dq0)
+    pe_len = cfg[PE_LEN]
     kfrac = _kfrac(dim, E)
+    pe_ab = np.empty(2, E.dtype)
+    dq = np.empty(dim, E.dtype)
     for bi in range(n_b):
-        _backward_one(E, theta, cfg, data, batch[bi], acts, bi, dU[bi], dE, dtheta, work, kfrac)
+        e = batch[bi]
+        p0, p1 = ptr[bi], ptr[bi + 1]
+        if p1 == p0:
+            continue
+        dq[:] = 0.0  # the question is the query of every step of layer 0
+        for i in range(p0, p1):
+            for k in range(dim):
+                dq[k] += dq0[i, k]
+        _scatter_sentence(dE, dq, 0, sptr, stok, qsent[e], pe_len, kfrac, pe_ab)
+        for i in range(p0, p1):
+            s = msent[mptr[e] + i - p0]
+            _scatter_sentence(dE, dx[i], 0, sptr, stok, s, pe_len, kfrac, pe_ab)
+            spk = sspk[s]
+            if spk != 0:
+                for k in range(dim):
+                    dE[0, spk, k] += dx[i, k]
 
 
 class Workspace:
@@ -349,14 +357,8 @@ class Workspace:
 
     def __init__(self, E, theta, layers, batch_size, max_mem, n_cand, n_types):
         dim, dt = E.shape[2], E.dtype
-        m = max(max_mem, 1)
         b = batch_size
-        self.acts = Activations(
-            np.empty((b, m, dim), dt), np.empty((b, layers, m, dim), dt),
-            np.empty((b, layers, m, dim), dt), np.empty((b, layers, m), dt),
-            np.empty((b, layers, m), dt), np.empty((b, layers, m), dt),
-            np.empty((b, layers, m, dim), dt), np.empty((b, layers, m, dim), dt),
-        )  # fmt: skip
+        self.acts = new_activations(E, layers, b, max_mem)
         self.U = np.empty((b, dim), dt)
         self.Wc = np.empty((n_cand, dim), dt)
         self.LT = np.empty((n_cand, b), dt)
@@ -412,29 +414,24 @@ def apply_update(E, theta, dE, dtheta, moments, opt, step, max_norm, decay):
 
 @njit(cache=True)
 def forward_states(E, theta, cfg, data, rows, gates):
-    """The reduced queries (len(rows), d) of the examples ``rows``; when ``gates`` has
-    shape (len(rows), layers, max_mem), the update gates z go there."""
+    """The reduced queries (len(rows), d) of the examples ``rows``, in blocks; when
+    ``gates`` has shape (len(rows), layers, max_mem), the update gates z go there."""
     dim = E.shape[2]
-    layers = cfg[N_LAYERS]
+    block = 64
     m = 1
     for e in rows:
         m = max(m, data.mptr[e + 1] - data.mptr[e])
-    ws_acts = Activations(
-        np.empty((1, m, dim), E.dtype), np.empty((1, layers, m, dim), E.dtype),
-        np.empty((1, layers, m, dim), E.dtype), np.empty((1, layers, m), E.dtype),
-        np.empty((1, layers, m), E.dtype), np.empty((1, layers, m), E.dtype),
-        np.empty((1, layers, m, dim), E.dtype), np.empty((1, layers, m, dim), E.dtype),
-    )  # fmt: skip
+    acts = new_activations(E, cfg[N_LAYERS], block, m)
     out = np.zeros((rows.shape[0], dim), E.dtype)
     bits = np.empty(dim, np.int32)
-    one = np.empty(1, np.int64)
-    for i in range(rows.shape[0]):
-        one[0] = rows[i]
-        forward_batch(E, theta, cfg, data, one, ws_acts, out[i : i + 1], bits)
+    for start in range(0, rows.shape[0], block):
+        stop = min(start + block, rows.shape[0])
+        forward_batch(E, theta, cfg, data, rows[start:stop], acts, out[start:stop], bits)
         if gates.shape[0] == rows.shape[0]:
-            n = data.mptr[rows[i] + 1] - data.mptr[rows[i]]
-            n = min(n, gates.shape[2])
-            gates[i, :, :n] = ws_acts.z[0, :, :n]
+            for j in range(stop - start):
+                p0 = acts.ptr[j]
+                n = min(acts.ptr[j + 1] - p0, gates.shape[2])
+                gates[start + j, :, :n] = acts.z[:, p0 : p0 + n]
     return out
 
 
