@@ -70,3 +70,39 @@ def test_training_threads_times_each_n_jobs_in_turn_and_writes_its_table(
         "training-threads"
     ](result)
     assert table[-1].startswith("| SE, tiny | ")
+
+
+def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from test_qrn import _story_data
+
+    from irdialog.bench._presets import Preset
+
+    timing = import_benchmark("memory_training_time")
+    X, y = _story_data(40)
+    monkeypatch.setattr(timing, "load_babi_qa", lambda task, split, data_home=None:
+                        SimpleNamespace(X=X, y=y))  # fmt: skip
+    presets = {"memn2n": 10, "gmemn2n": 5, "qrn": 1}
+    monkeypatch.setattr(timing, "load_presets", lambda suite, model: {
+        2: Preset({"epochs": 2, "embedding_dim": 8, "n_init": presets[model]}, "fixed")
+    })  # fmt: skip
+    fitted = []
+    real = timing.BABI_QA_MODELS
+    monkeypatch.setattr(timing, "BABI_QA_MODELS", {
+        name: SimpleNamespace(build=lambda name=name, **p: fitted.append((name, p))
+                              or real[name].build(**p))
+        for name in timing.MODELS
+    })  # fmt: skip
+    out = tmp_path / "speed" / "memory-training-time.json"
+    assert timing.main(["--tasks", "2", "--repeat", "2", "--output", str(out)]) == 0
+    # a warm-up round, then two timed rounds, the models in turn, each one run
+    assert [name for name, _ in fitted] == list(timing.MODELS) * 3
+    assert all(p["n_init"] == 1 and p["epochs"] == 2 for _, p in fitted)
+    result = json.loads(out.read_text())
+    row = result["rows"][0]
+    assert row["restarts"] == presets and len(row["cpu_seconds"]["qrn"]) == 2
+    assert row["seconds_per_run"]["qrn"] == min(row["cpu_seconds"]["qrn"])
+    table = capsys.readouterr().out.splitlines()
+    assert table == SPEED_TABLES["memory-training-time"](result)
+    assert table[-1].startswith("| 2 | ") and table[-1].endswith("QRN 1 |")

@@ -311,6 +311,36 @@ def training_time_to_accuracy(result: dict) -> list[str]:
     return lines
 
 
+def memory_training_time(result: dict) -> list[str]:
+    names = {"memn2n": "MemN2N", "gmemn2n": "gated MemN2N", "qrn": "QRN"}
+    models = result["models"]
+    lines = [
+        "CPU seconds to train one run of each memory model on a bAbI QA task at its bench "
+        f"preset (the task's 1,000 training questions; one thread; best of {result['repeat']} "
+        "fits, the models taking turns), its ratio to MemN2N's, and the presets' restarts "
+        "(n_init), by which a bench fit multiplies a run:",
+        "",
+        "| task | "
+        + " | ".join(f"{names[m]}, s" for m in models)
+        + " | "
+        + " | ".join(f"{names[m]} / MemN2N" for m in models[1:])
+        + " | restarts |",
+        "|---:|" + "---:|" * (2 * len(models) - 1) + "---|",
+    ]
+    for r in result["rows"]:
+        seconds = r["seconds_per_run"]
+        base = seconds[models[0]]
+        restarts = ", ".join(f"{names[m]} {r['restarts'][m]}" for m in models)
+        lines.append(
+            f"| {r['task']} | "
+            + " | ".join(f"{seconds[m]:.2f}" for m in models)
+            + " | "
+            + " | ".join(f"{seconds[m] / base:.2f}x" for m in models[1:])
+            + f" | {restarts} |"
+        )
+    return lines
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
@@ -322,4 +352,5 @@ SPEED_TABLES = {
     "training-threads": training_threads,
     "training-peers": training_peers,
     "training-time-to-accuracy": training_time_to_accuracy,
+    "memory-training-time": memory_training_time,
 }

@@ -1,0 +1,84 @@
+"""CPU seconds to train the memory models on bAbI QA tasks, one thread: MemN2N, the gated
+MemN2N and QRN at their bench presets.
+
+For each task of ``--tasks``, each model is fitted on the task's whole training file (1,000
+questions) with its ``irdialog bench babi-qa`` preset but one run (``n_init=1``: one
+restart of the preset's epochs); the models take turns, ``--repeat`` rounds
+(:func:`benchmarks.alternate`), and the table gives each model's best CPU seconds, its
+ratio to MemN2N's, and the presets' restarts, by which a bench fit multiplies a run.
+
+Usage::
+
+    NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python -m benchmarks.memory_training_time --data-home DIR --tasks 1 2 3 \\
+        --repeat 3 --output benchmarks/results/speed/memory-training-time.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from threadpoolctl import threadpool_limits
+
+from benchmarks import alternate, finish_speed_result
+from irdialog.bench import load_presets
+from irdialog.bench._babi_qa import BABI_QA_MODELS
+from irdialog.datasets import load_babi_qa, record_data_files
+
+MODELS = ("memn2n", "gmemn2n", "qrn")
+
+
+def task_work(task: int, data_home=None) -> tuple[dict, dict]:
+    """``({model: fit}, {model: preset n_init})`` for one task: each ``fit()`` trains a
+    fresh model with the task's preset and one run, and returns its training accuracy."""
+    train = load_babi_qa(task, "train", data_home=data_home)
+    work, restarts = {}, {}
+    for name in MODELS:
+        params = dict(load_presets("babi-qa", name)[task].params)
+        restarts[name] = int(params.pop("n_init", 1))
+        build = BABI_QA_MODELS[name].build
+
+        def fit(build=build, params=params):
+            model = build(**params, n_init=1).fit(train.X, train.y)
+            return float(model.score(train.X, train.y))
+
+        work[name] = fit
+    return work, restarts
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--tasks", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--output", default=None)
+    args = parser.parse_args(argv)
+    rows = []
+    with record_data_files() as files, threadpool_limits(1):
+        for task in args.tasks:
+            work, restarts = task_work(task, args.data_home)
+            _, cpu, accuracy = alternate(work, args.repeat, warm_up=True)
+            row = {
+                "task": task,
+                "seconds_per_run": {name: min(cpu[name]) for name in MODELS},
+                "cpu_seconds": cpu,
+                "restarts": restarts,
+                "train_accuracy": accuracy,
+            }
+            rows.append(row)
+            print(row, file=sys.stderr)
+    finish_speed_result(
+        "memory-training-time",
+        {"models": list(MODELS), "repeat": args.repeat, "rows": rows},
+        argv=argv,
+        seeds=[0],
+        files=files,
+        data_home=args.data_home,
+        output=args.output,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
