@@ -204,6 +204,13 @@ SPEED_RATIOS = {
         for n in r["jobs"][1:]
     },
     "training-peers": _over_irdialog,
+    "memory-training-time": lambda r: {
+        f"task {row['task']} {m} / {r['models'][0]}": (
+            row["seconds_per_run"][m] / row["seconds_per_run"][r["models"][0]]
+        )
+        for row in r["rows"]
+        for m in r["models"][1:]
+    },
     "training-time-to-accuracy": lambda r: _over_irdialog(r, ", time to accuracy"),
 }
 
