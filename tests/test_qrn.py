@@ -168,6 +168,37 @@ def _story_data(n=160, seed=0):
     return X, y
 
 
+def test_a_context_without_history_reads_one_start_memory():
+    X = [Context((), "hi there"), Context((Turn("user", "hi"), Turn("bot", "hello")), "bye")]
+    model = _fast(epochs=1).fit(X, ["hello", "see you"])
+    enc = QRNRanker._encode(model, X + [Context((), "bye")])
+    start = model.vocabulary_.index_["<start>"]
+    assert np.diff(enc.mptr).tolist() == [1, 2, 1]
+    for i in (0, 2):
+        s = enc.msent[enc.mptr[i]]
+        assert enc.stok[enc.sptr[s] : enc.sptr[s + 1]].tolist() == [start]
+        assert enc.sspk[s] == 0  # no speaker word
+    # the contexts with a history read their turns, as MemN2N encodes them
+    plain = super(QRNRanker, model)._encode(X)
+    for i in (1,):
+        for a, b in zip(enc.msent[enc.mptr[i] : enc.mptr[i + 1]],
+                        plain.msent[plain.mptr[i] : plain.mptr[i + 1]]):  # fmt: skip
+            assert (enc.stok[enc.sptr[a] : enc.sptr[a + 1]].tolist()
+                    == plain.stok[plain.sptr[b] : plain.sptr[b + 1]].tolist())  # fmt: skip
+
+
+def test_the_first_turn_of_a_dialog_is_answered_from_its_query():
+    """Without memories the reduced query would be zero and every candidate tie; the start
+    memory gives the first turn a state that depends on what the user said."""
+    X = [Context((), "good morning"), Context((), "goodbye now")] * 10
+    y = ["hello what can i help you with", "you are welcome"] * 10
+    model = _fast(epochs=30).fit(X, y)
+    scores = model.decision_function(X[:2])
+    assert model.predict(X[:2]).tolist() == y[:2]
+    assert np.ptp(scores, axis=1).min() > 0
+    assert model.update_gates(X[:1])[0, :, 0].all()  # the start memory's gates
+
+
 def test_learns_where_is_questions_on_unseen_stories():
     X, y = _story_data()
     model = QRNRanker(embedding_dim=20, epochs=40, random_state=0).fit(X[:120], y[:120])
@@ -183,7 +214,7 @@ def test_learns_where_is_questions_on_unseen_stories():
         dict(tie_layers=False, layers=3),
         dict(reset_gate=False, bidirectional=False),
         dict(position_encoding=False, weight_decay=0.0, max_grad_norm=None),
-        dict(early_stopping=True, validation_fraction=0.25, n_iter_no_change=3),
+        dict(early_stopping=True, validation_fraction=0.25, n_iter_no_change=10),
     ],
 )
 def test_options_train(params):

@@ -134,8 +134,10 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
             mtime = np.zeros(mptr[-1], dtype=np.int32)
         return _Encoded(**{f.name: getattr(enc, f.name) for f in fields(enc)}, mtime=mtime)
 
+    _extra_tokens: tuple[str, ...] = ()  # a model's own special words (QRN: its start word)
+
     def _build_vocabulary(self, X, y, analyzer):
-        extra = list(SPEAKER_TOKENS.values())
+        extra = list(SPEAKER_TOKENS.values()) + list(self._extra_tokens)
         if self.temporal_encoding:
             extra += [time_token(a) for a in range(self.memory_size)]
         extra += [type_token(t) for t in self.types_]

@@ -10,6 +10,7 @@ does. The kernels are in :mod:`irdialog.embed._qrn_kernels`.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
@@ -20,13 +21,48 @@ from ..base import check_contexts
 from . import _qrn_kernels as Q
 from ._memn2n import _MEMORY_CONSTRAINTS, _MemoryRanker
 
+START_TOKEN = "<start>"
+
+
+def with_start_memory(enc, start_word: int):
+    """The encoded contexts ``enc`` in which every context without history reads one
+    memory: a sentence of the start word alone, without speaker.
+
+    The reduced query is a state of the memories read, so a context without any (the
+    first turn of a dialog) would have none to score the candidates from; the authors'
+    dialog code likewise opens every dialog with a start sentence. Contexts with a
+    history are unchanged.
+    """
+    counts = np.diff(enc.mptr)
+    empty = counts == 0
+    if not empty.any():
+        return enc
+    start = len(enc.sspk)  # the new sentence's index
+    mptr = np.zeros_like(enc.mptr)
+    np.cumsum(counts + empty, out=mptr[1:])
+    msent = np.empty(mptr[-1], dtype=enc.msent.dtype)
+    # each old memory moves by the start memories inserted before its context
+    msent[np.arange(len(enc.msent)) + np.repeat(mptr[:-1] - enc.mptr[:-1], counts)] = enc.msent
+    msent[mptr[:-1][empty]] = start
+    return dataclasses.replace(
+        enc,
+        sptr=np.append(enc.sptr, enc.sptr[-1] + 1),
+        stok=np.append(enc.stok, np.asarray(start_word, enc.stok.dtype)),
+        sspk=np.append(enc.sspk, np.asarray(0, enc.sspk.dtype)),
+        mptr=mptr,
+        msent=msent,
+        mtime=np.zeros(mptr[-1], dtype=enc.mtime.dtype),
+    )
+
 
 class QRNRanker(_MemoryRanker):
     """Query-reduction network ranking candidate responses (QRN).
 
     The memories (story sentences, or the previous turns of a conversation with their
-    speaker word) are position-encoded bags of words ``x_1..x_T``, read oldest first; the
-    query (question, or last user utterance) is embedded the same way. Each layer reads the
+    speaker word) are position-encoded bags of words ``x_1..x_T``, read oldest first; a
+    context without history (the first turn of a dialog) reads one start memory, the
+    start word alone. The query (question, or last user utterance) is embedded the same
+    way. Each layer reads the
     memories with its query ``q_t`` (the question at every step in the first layer):
 
     - update gate ``z_t = sigmoid(w_z . (x_t o q_t) + b_z)`` (a scalar),
@@ -250,9 +286,13 @@ unit_layout`).
     temporal_encoding = False
     candidate_words = False
     linear_start = 0
+    _extra_tokens = (START_TOKEN,)
     _w_mat = 1
     _weight_attrs = ("embeddings_", "unit_weights_")
     _desc = "QRN"
+
+    def _encode(self, X, analyzer=None):
+        return with_start_memory(super()._encode(X, analyzer), self.vocabulary_.index_[START_TOKEN])
 
     @property
     def _weights(self):
@@ -331,8 +371,8 @@ unit_layout`).
         -------
         gates : ndarray of shape (n_samples, layers, memory_size)
             ``gates[i, l, t]`` is layer l's gate at the t-th memory of ``X[i]`` read
-            (oldest first: the turn ``X[i].history[-n + t]`` of its last ``n`` turns);
-            zero past the history.
+            (oldest first: the turn ``X[i].history[-n + t]`` of its last ``n`` turns;
+            the start memory at t = 0 when the history is empty); zero past the history.
         """
         check_is_fitted(self)
         X = check_contexts(X)
