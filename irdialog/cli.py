@@ -146,6 +146,9 @@ def _cmd_search(args) -> int:
     options = suite.options(args) if suite.options else {}
     if suite.search_options:
         options.update(suite.search_options(args))
+    # The code's state is read before the search: a commit or an edit made while it runs
+    # is not credited with its choices.
+    protocol = search_protocol(args.suite, args.model)
     chosen = suite.search(
         args.model, args.tasks, data_home=args.data_home, progress=_progress(args),
         points=args.points, seeds=args.seeds, **options,
@@ -158,7 +161,7 @@ def _cmd_search(args) -> int:
             search=shlex.join(["irdialog", *args.argv]),
             chosen=chosen,
             notes=suite.search_notes(args.model),
-            protocol=search_protocol(args.suite, args.model),
+            protocol=protocol,
         )
     if not args.quiet:
         for entry in chosen:

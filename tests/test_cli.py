@@ -168,6 +168,27 @@ def test_search_note_names_the_models_own_held_out_share(tmp_path, bundled_only,
     assert "last 10% of the stories" in note and "first 90%" in note  # the LSTM's spec
 
 
+def test_a_search_records_the_code_it_started_with(tmp_path, bundled_only, monkeypatch):
+    """A commit made while a search runs is not credited with its choices."""
+    from dataclasses import replace
+
+    import irdialog.bench._presets as presets
+    from irdialog.bench import SUITES
+
+    state = {"commit": "a" * 40, "dirty": False}
+
+    def search(*args, **kwargs):  # the checkout moves on while the search runs
+        state.update(commit="b" * 40, dirty=True)
+        return [{"task": 1, "params": {"learning_rate": 0.01}, "selection": {}}]
+
+    monkeypatch.setattr(presets, "git_commit", lambda: dict(state))
+    monkeypatch.setitem(SUITES, "babi-qa", replace(SUITES["babi-qa"], search=search))
+    out = tmp_path / "presets.json"
+    argv = ["bench", "babi-qa", "--model", "lstm", "--tasks", "1", "--search", "--quiet"]
+    assert main([*argv, "--presets-output", str(out)]) == 0
+    assert json.loads(out.read_text())["protocol"]["searched_at"] == "aaaaaaa"
+
+
 def test_dialog_babi_search_writes_a_preset_the_bench_reads(tmp_path, bundled_only, monkeypatch):
     import irdialog.bench._dialog_babi as suite
     from irdialog.bench import read_presets
