@@ -547,6 +547,7 @@ SUMMARY_ROWS = (  # (file, label, supervision, whose figure the paper column is)
     ("babi-qa-memn2n", "MemN2N (PE LS RN)", "weak", _SUKHBAATAR),
     ("babi-qa-memn2n-joint", "MemN2N, joint", "weak", _SUKHBAATAR),
     ("babi-qa-gmemn2n", "GMemN2N (global gate)", "weak", "Liu & Perez 2017, 1k"),
+    ("babi-qa-qrn", "QRN (2r)", "weak", "Seo et al. 2017, 1k"),
     ("babi-qa-struct-svm", "structured SVM", "strong", _WESTON),
     ("babi-qa-memnn", "MemNN", "strong", _WESTON),
     ("babi-qa-memnn-am", "MemNN AM", "strong", _WESTON),

@@ -623,6 +623,10 @@ SUMMARY_ROWS = (
     ("dialog-babi-se-bigrams", "supervised embeddings + bigrams (Table 10)"),
     ("dialog-babi-memn2n", "MemN2N"),
     ("dialog-babi-memn2n-type", "MemN2N + match type"),
+    ("dialog-babi-gmemn2n", "gated MemN2N (not in the paper)"),
+    ("dialog-babi-gmemn2n-type", "gated MemN2N + match type (not in the paper)"),
+    ("dialog-babi-qrn", "QRN (not in the paper)"),
+    ("dialog-babi-qrn-type", "QRN + match type (not in the paper)"),
     ("dialog-babi-bm25", "BM25 (not in the paper)"),
     ("dialog-babi-bm25-type", "BM25 + match type (not in the paper)"),
 )
