@@ -187,6 +187,22 @@ def test_a_context_without_history_reads_one_start_memory():
                     == plain.stok[plain.sptr[b] : plain.sptr[b + 1]].tolist())  # fmt: skip
 
 
+def test_a_model_saved_without_the_start_word_scores_as_before(monkeypatch, tmp_path):
+    """A model fitted before the start memory existed has no start word in its vocabulary:
+    it loads and scores, a context without history from a zero state, as it did."""
+    from irdialog.persist import load, save
+
+    X = [Context((), "good morning"), Context((Turn("user", "hi"),), "goodbye now")] * 5
+    y = ["hello", "you are welcome"] * 5
+    monkeypatch.setattr(QRNRanker, "_extra_tokens", ())
+    model = _fast(epochs=2).fit(X, y)
+    monkeypatch.undo()
+    assert "<start>" not in model.vocabulary_.index_
+    save(model, tmp_path / "old.irdialog")
+    scores = load(tmp_path / "old.irdialog").decision_function(X[:2])
+    assert not scores[0].any() and scores[1].any()
+
+
 def test_the_first_turn_of_a_dialog_is_answered_from_its_query():
     """Without memories the reduced query would be zero and every candidate tie; the start
     memory gives the first turn a state that depends on what the user said."""

@@ -62,8 +62,8 @@ class QRNRanker(_MemoryRanker):
     speaker word) are position-encoded bags of words ``x_1..x_T``, read oldest first; a
     context without history (the first turn of a dialog) reads one start memory, the
     start word alone. The query (question, or last user utterance) is embedded the same
-    way. Each layer reads the
-    memories with its query ``q_t`` (the question at every step in the first layer):
+    way. Each layer reads the memories with its query ``q_t`` (the question at every step
+    in the first layer):
 
     - update gate ``z_t = sigmoid(w_z . (x_t o q_t) + b_z)`` (a scalar),
     - candidate reduced query ``c_t = tanh(W_h [x_t; q_t] + b_h)``,
@@ -292,7 +292,10 @@ unit_layout`).
     _desc = "QRN"
 
     def _encode(self, X, analyzer=None):
-        return with_start_memory(super()._encode(X, analyzer), self.vocabulary_.index_[START_TOKEN])
+        enc = super()._encode(X, analyzer)
+        start = self.vocabulary_.index_.get(START_TOKEN)
+        # a model saved before the start memory existed has no start word: it scores as it did
+        return enc if start is None else with_start_memory(enc, start)
 
     @property
     def _weights(self):
