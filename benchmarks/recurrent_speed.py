@@ -213,14 +213,17 @@ def _ubuntu_workload(data_home, corpus, epochs=None):
     }
 
 
-def threads_workloads(data_home=None) -> list[dict]:
+def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
     """The fits of the recurrent models that the ``n_jobs`` benchmark times.
 
     The LSTM reader at the bench's presets on bAbI QA task 1 (short stories, 50 units) and
     task 3 (the longest stories, read to 200 words, 100 units; its 60 epochs take minutes,
     so they are capped at 10), and the LSTM dual encoder at the bench's settings on the
     genuine 100-row Ubuntu sample (10 epochs) and on the synthetic 10k-row corpus
-    (:func:`synthetic_ubuntu_home`; 10 epochs take minutes, capped at 1).
+    (``ubuntu_home``, made by ``benchmarks.make_ubuntu_corpus --train-rows 10000
+    --eval-rows 1000 --words 20000 --topics 50``; None: made in a temporary directory by
+    :func:`synthetic_ubuntu_home`, which a re-run cannot find again; 10 epochs take minutes,
+    capped at 1).
 
     Returns
     -------
@@ -232,7 +235,9 @@ def threads_workloads(data_home=None) -> list[dict]:
         _babi_workload(1, data_home),
         _babi_workload(3, data_home, epochs=10),
         _ubuntu_workload(data_home, "Ubuntu sample (100 genuine rows)"),
-        _ubuntu_workload(synthetic_ubuntu_home(), "synthetic Ubuntu 10k rows", epochs=1),
+        _ubuntu_workload(
+            ubuntu_home or synthetic_ubuntu_home(), "synthetic Ubuntu 10k rows", epochs=1
+        ),
     ]
 
 

@@ -1,11 +1,11 @@
 """Training on several threads: a fit with ``n_jobs=N`` against the same fit with one.
 
-    python -m benchmarks.training_threads [--models se recurrent] [--jobs 1 2] \
-        [--repeat 3] [--data-home DIR] \
+    python -m benchmarks.training_threads [--models recurrent] [--jobs 1 2] \
+        [--repeat 3] [--data-home DIR] [--ubuntu-home DIR] \
         [--output benchmarks/results/speed/training-threads.json]
 
 Each model family's speed script names its bench workloads (``threads_workloads`` of
-:mod:`benchmarks.speed`, :mod:`benchmarks.recurrent_speed`):
+:mod:`benchmarks.recurrent_speed`):
 an estimator built with the bench's settings for a given ``n_jobs``, its fit on the
 training data, and its score on the dev or validation data. The fits with each ``n_jobs``
 take turns (:func:`benchmarks.alternate`, so that a busy spell of the machine hits every
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import inspect
 import os
 import time
 
@@ -30,19 +31,22 @@ from benchmarks import alternate, finish_speed_result
 from irdialog.datasets import record_data_files
 
 # The speed script of each model family whose fit trains on threads, which declares its
-# workloads.
+# workloads (supervised embeddings and MemN2N train on one thread: BENCHMARKS.md says why).
 SCRIPTS = {
-    "se": "benchmarks.speed",
     "recurrent": "benchmarks.recurrent_speed",
 }
 
 
-def workloads(model: str, data_home=None) -> list[dict]:
-    """The workloads of one model family (see the module docstring)."""
+def workloads(model: str, data_home=None, **homes) -> list[dict]:
+    """The workloads of one model family (see the module docstring); ``homes``: the data
+    homes of generated corpora that its ``threads_workloads`` takes (``ubuntu_home``)."""
     module = importlib.import_module(SCRIPTS[model])
     if not hasattr(module, "threads_workloads"):
         raise SystemExit(f"{SCRIPTS[model]} declares no threads_workloads")
-    return module.threads_workloads(data_home=data_home)
+    taken = inspect.signature(module.threads_workloads).parameters
+    return module.threads_workloads(
+        data_home=data_home, **{k: v for k, v in homes.items() if k in taken}
+    )
 
 
 def _machine_cpu_seconds() -> float | None:
@@ -105,6 +109,12 @@ def main(argv=None) -> None:
         help="time only these workloads of each model family (numbered from 0)",
     )  # fmt: skip
     parser.add_argument("--data-home", default=None)
+    parser.add_argument(
+        "--ubuntu-home", default=None, metavar="DIR",
+        help="the synthetic 10k-row Ubuntu corpus (benchmarks.make_ubuntu_corpus --train-rows "
+        "10000 --eval-rows 1000 --words 20000 --topics 50); default: made in a temporary "
+        "directory, which a re-run cannot find again",
+    )  # fmt: skip
     parser.add_argument("--output", default=None)
     args = parser.parse_args(argv)
     if args.jobs[0] != 1:
@@ -112,7 +122,9 @@ def main(argv=None) -> None:
     rows = []
     with record_data_files() as files:
         for model in args.models:
-            for i, work in enumerate(workloads(model, args.data_home)):
+            for i, work in enumerate(
+                workloads(model, args.data_home, ubuntu_home=args.ubuntu_home)
+            ):
                 if args.only is not None and i not in args.only:
                     continue
                 row = {"model": model, **time_workload(work, args.jobs, args.repeat)}
