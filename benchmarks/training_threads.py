@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import inspect
 import os
 import time
 
@@ -37,16 +36,11 @@ SCRIPTS = {
 }
 
 
-def workloads(model: str, data_home=None, **homes) -> list[dict]:
-    """The workloads of one model family (see the module docstring); ``homes``: the data
-    homes of generated corpora that its ``threads_workloads`` takes (``ubuntu_home``)."""
+def workloads(model: str, data_home=None, ubuntu_home=None) -> list[dict]:
+    """The workloads of one model family (see the module docstring); ``ubuntu_home``: the
+    synthetic Ubuntu corpus (None: the script makes one in a temporary directory)."""
     module = importlib.import_module(SCRIPTS[model])
-    if not hasattr(module, "threads_workloads"):
-        raise SystemExit(f"{SCRIPTS[model]} declares no threads_workloads")
-    taken = inspect.signature(module.threads_workloads).parameters
-    return module.threads_workloads(
-        data_home=data_home, **{k: v for k, v in homes.items() if k in taken}
-    )
+    return module.threads_workloads(data_home=data_home, ubuntu_home=ubuntu_home)
 
 
 def _machine_cpu_seconds() -> float | None:

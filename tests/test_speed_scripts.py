@@ -57,7 +57,9 @@ def test_training_threads_times_each_n_jobs_in_turn_and_writes_its_table(
 
     work = {"name": "SE, tiny", "make": make, "fit": lambda est: est.fit(X, y),
             "score": lambda est: 100 * est.score(X, y), "metric": "train accuracy %"}  # fmt: skip
-    monkeypatch.setattr(threads, "workloads", lambda model, data_home=None, **homes: [work])
+    monkeypatch.setattr(
+        threads, "workloads", lambda model, data_home=None, ubuntu_home=None: [work]
+    )
     out = tmp_path / "training-threads.json"
     threads.main(["--models", "recurrent", "--repeat", "2", "--output", str(out)])
     assert built == [1, 2, 1, 2, 1, 2]  # a warm-up fit each, then the sides take turns
@@ -72,30 +74,23 @@ def test_training_threads_times_each_n_jobs_in_turn_and_writes_its_table(
     assert table[-1].startswith("| SE, tiny | ")
 
 
-def test_training_threads_gives_a_generated_corpus_to_the_scripts_that_take_it(monkeypatch):
-    """``--ubuntu-home`` reaches the workloads of a script whose ``threads_workloads`` takes
-    ``ubuntu_home`` (so that the JSON records a corpus a re-run finds again), and a script
-    without that parameter is called without it."""
+def test_training_threads_gives_the_generated_corpus_to_the_workloads(monkeypatch):
+    """``--ubuntu-home`` reaches the script's ``threads_workloads``, so that the JSON records
+    a corpus a re-run finds again."""
     from types import SimpleNamespace
 
     threads = import_benchmark("training_threads")
     seen = []
 
-    def with_home(data_home=None, ubuntu_home=None):
+    def threads_workloads(data_home=None, ubuntu_home=None):
         seen.append((data_home, ubuntu_home))
         return []
 
-    def without_home(data_home=None):
-        seen.append((data_home,))
-        return []
-
-    scripts = {"a": SimpleNamespace(threads_workloads=with_home),
-               "b": SimpleNamespace(threads_workloads=without_home)}  # fmt: skip
-    monkeypatch.setattr(threads, "SCRIPTS", {"a": "a", "b": "b"})
-    monkeypatch.setattr(threads.importlib, "import_module", scripts.__getitem__)
+    monkeypatch.setattr(threads, "SCRIPTS", {"a": "a"})
+    script = SimpleNamespace(threads_workloads=threads_workloads)
+    monkeypatch.setattr(threads.importlib, "import_module", {"a": script}.__getitem__)
     threads.workloads("a", "data", ubuntu_home="/corpus")
-    threads.workloads("b", "data", ubuntu_home="/corpus")
-    assert seen == [("data", "/corpus"), ("data",)]
+    assert seen == [("data", "/corpus")]
 
 
 def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monkeypatch, capsys):
