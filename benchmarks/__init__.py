@@ -88,3 +88,56 @@ def finish_speed_result(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result
+
+
+def babi_workload(model: str, name: str, task: int, data_home=None, epochs=None) -> dict:
+    """A training workload of :mod:`benchmarks.training_threads`: ``model`` of ``irdialog
+    bench babi-qa`` at its preset for one task (``epochs`` capped when given), fitted and
+    scored as ``--heldout`` does: on the first share of the training stories, scored on
+    the rest (the test file is never read)."""
+    from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
+    from irdialog.datasets import load_babi_qa
+    from irdialog.metrics import per_response_accuracy
+
+    spec = BABI_QA_MODELS[model]
+    [point] = spec.selection.points(SUITE_NAME, task)
+    params = {**point, **({} if epochs is None else {"epochs": epochs})}
+    train = load_babi_qa(task, "train", data_home=data_home)
+    fit_rows, valid_rows = next(valid_split(train.groups, spec.selection.fraction).split())
+
+    def rows(which):
+        return [train.X[i] for i in which], [train.y[i] for i in which]
+
+    (X, y), (Xv, yv) = rows(fit_rows), rows(valid_rows)
+    capped = "" if epochs is None else f", epochs capped at {epochs}"
+    held = round(100 * spec.selection.fraction)
+    return {
+        "name": f"{name}, bAbI QA task {task}{capped}",
+        "make": lambda n_jobs: spec.build(**params, n_jobs=n_jobs),
+        "fit": lambda est: est.fit(X, y),
+        "score": lambda est: 100.0 * per_response_accuracy(yv, est.predict(Xv)),
+        "metric": f"held-out accuracy % (the last {held}% of the training stories)",
+    }
+
+
+def dialog_babi_workload(model: str, name: str, task: int, data_home=None, epochs=None):
+    """A training workload of :mod:`benchmarks.training_threads`: ``model`` of ``irdialog
+    bench dialog-babi`` at its preset for one task (``epochs`` capped when given), fitted
+    on trn and scored on dev (per-response accuracy)."""
+    from irdialog.bench._dialog_babi import DIALOG_BABI_MODELS, SUITE_NAME
+    from irdialog.datasets import load_dialog_babi
+    from irdialog.metrics import per_response_accuracy
+
+    spec = DIALOG_BABI_MODELS[model]
+    [point] = spec.selection.points(SUITE_NAME, task)
+    params = {**point, **({} if epochs is None else {"epochs": epochs})}
+    train = load_dialog_babi(task, "trn", data_home=data_home)
+    dev = load_dialog_babi(task, "dev", data_home=data_home)
+    capped = "" if epochs is None else f", epochs capped at {epochs}"
+    return {
+        "name": f"{name}, dialog bAbI task {task}{capped}",
+        "make": lambda n_jobs: spec.build(train, **params).set_params(n_jobs=n_jobs),
+        "fit": lambda est: est.fit(train.X, train.y),
+        "score": lambda est: 100.0 * per_response_accuracy(dev.y, est.predict(dev.X)),
+        "metric": "dev per-response accuracy %",
+    }

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks import RESULTS, alternate, finish_speed_result
+from benchmarks import RESULTS, alternate, babi_workload, finish_speed_result
 from irdialog.embed import _recurrent_kernels as K
 
 from .speed import matmul_work
@@ -138,34 +138,6 @@ def torch_epoch_fn(torch, cell, vocab, emb, hidden, n_classes, ptr, tok, y, batc
     return epoch
 
 
-def _babi_workload(task, data_home, epochs=None):
-    """The LSTM reader of ``irdialog bench babi-qa --model lstm`` on one task, fitted and
-    scored as ``--heldout`` does: on the first 90% of the training stories, scored on the
-    last 10% (the test file is never read)."""
-    from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
-    from irdialog.datasets import load_babi_qa
-    from irdialog.metrics import per_response_accuracy
-
-    spec = BABI_QA_MODELS["lstm"]
-    [point] = spec.selection.points(SUITE_NAME, task)
-    params = {**point, **({} if epochs is None else {"epochs": epochs})}
-    train = load_babi_qa(task, "train", data_home=data_home)
-    fit_rows, valid_rows = next(valid_split(train.groups, spec.selection.fraction).split())
-
-    def rows(which):
-        return [train.X[i] for i in which], [train.y[i] for i in which]
-
-    (X, y), (Xv, yv) = rows(fit_rows), rows(valid_rows)
-    capped = "" if epochs is None else f", epochs capped at {epochs}"
-    return {
-        "name": f"RecurrentReader (LSTM), bAbI QA task {task}{capped}",
-        "make": lambda n_jobs: spec.build(**params, n_jobs=n_jobs),
-        "fit": lambda est: est.fit(X, y),
-        "score": lambda est: 100.0 * per_response_accuracy(yv, est.predict(Xv)),
-        "metric": "held-out accuracy % (the last 10% of the training stories)",
-    }
-
-
 @functools.cache
 def synthetic_ubuntu_home(train_rows=10_000):
     """A data home holding the synthetic Ubuntu corpus of BENCHMARKS.md's 10k rows
@@ -232,8 +204,8 @@ def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
         estimator), ``score`` (fitted estimator -> float), ``metric``.
     """
     return [
-        _babi_workload(1, data_home),
-        _babi_workload(3, data_home, epochs=10),
+        babi_workload("lstm", "RecurrentReader (LSTM)", 1, data_home),
+        babi_workload("lstm", "RecurrentReader (LSTM)", 3, data_home, epochs=10),
         _ubuntu_workload(data_home, "Ubuntu sample (100 genuine rows)"),
         _ubuntu_workload(
             ubuntu_home or synthetic_ubuntu_home(), "synthetic Ubuntu 10k rows", epochs=1

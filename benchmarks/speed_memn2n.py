@@ -22,7 +22,7 @@ import os
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks import alternate, finish_speed_result
+from benchmarks import alternate, babi_workload, dialog_babi_workload, finish_speed_result
 from irdialog.bench import load_presets
 from irdialog.datasets import load_babi_qa, load_dialog_babi, record_data_files
 from irdialog.embed import _memn2n_kernels as K
@@ -62,6 +62,22 @@ def epoch_flops(model, X):
     query = 4 * np.diff(data.sptr)[data.qsent].sum() * d
     update = n_batches * 4 * n_mat * V * d  # clip norm and step
     return float(out + cand + mem + query + update)
+
+
+def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
+    """The fits of MemN2N that the ``n_jobs`` benchmark times (``ubuntu_home`` unused).
+
+    bAbI QA tasks 1 and 3 at the bench's preset, whose 10 restarts share the threads;
+    dialog bAbI tasks 1 and 5 at the bench's presets, one run each, whose mini-batches the
+    threads share (task 5's 30 epochs capped at 3). Each is a dict as
+    :func:`benchmarks.babi_workload` returns.
+    """
+    return [
+        babi_workload("memn2n", "MemN2NRanker (10 restarts)", 1, data_home),
+        babi_workload("memn2n", "MemN2NRanker (10 restarts)", 3, data_home),
+        dialog_babi_workload("memn2n", "MemN2NRanker (one run)", 1, data_home),
+        dialog_babi_workload("memn2n", "MemN2NRanker (one run)", 5, data_home, epochs=3),
+    ]
 
 
 def main(argv=None):

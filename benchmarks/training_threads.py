@@ -1,11 +1,11 @@
 """Training on several threads: a fit with ``n_jobs=N`` against the same fit with one.
 
-    python -m benchmarks.training_threads [--models recurrent] [--jobs 1 2] \
+    python -m benchmarks.training_threads [--models recurrent memn2n] [--jobs 1 2] \
         [--repeat 3] [--data-home DIR] [--ubuntu-home DIR] \
         [--output benchmarks/results/speed/training-threads.json]
 
 Each model family's speed script names its bench workloads (``threads_workloads`` of
-:mod:`benchmarks.recurrent_speed`):
+:mod:`benchmarks.recurrent_speed` and :mod:`benchmarks.speed_memn2n`):
 an estimator built with the bench's settings for a given ``n_jobs``, its fit on the
 training data, and its score on the dev or validation data. The fits with each ``n_jobs``
 take turns (:func:`benchmarks.alternate`, so that a busy spell of the machine hits every
@@ -30,9 +30,10 @@ from benchmarks import alternate, finish_speed_result
 from irdialog.datasets import record_data_files
 
 # The speed script of each model family whose fit trains on threads, which declares its
-# workloads (supervised embeddings and MemN2N train on one thread: BENCHMARKS.md says why).
+# workloads (supervised embeddings train on one thread: BENCHMARKS.md says why).
 SCRIPTS = {
     "recurrent": "benchmarks.recurrent_speed",
+    "memn2n": "benchmarks.speed_memn2n",
 }
 
 

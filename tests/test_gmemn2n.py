@@ -23,6 +23,7 @@ def _gated(**kw):
 
 
 class TestGatedMemN2NConformance(RankerConformance):
+    fit_runs_on_threads = True  # one run's batches are shared out
     param_grid = {"gate": [None, "global", "hop"]}
 
     def make_estimator(self):

@@ -377,6 +377,7 @@ def _fast(**kw):
 
 
 class TestMemN2NConformance(RankerConformance):
+    fit_runs_on_threads = True  # one run's batches are shared out
     param_grid = {"hops": [1, 2]}
 
     def make_estimator(self):
@@ -471,6 +472,83 @@ def test_n_init_keeps_the_lowest_training_error():
     one = _fast(epochs=3, n_init=1, random_state=5).fit(X, y)
     three = _fast(epochs=3, n_init=3, random_state=5).fit(X, y)
     assert three.score(X, y) >= one.score(X, y)
+
+
+def _arrays(model):
+    return {k: v for k, v in vars(model).items() if isinstance(v, np.ndarray)}
+
+
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_restarts_on_threads_give_the_model_of_one_thread(early_stopping):
+    """With n_init > 1, n_jobs runs restarts side by side: each is the computation it is
+    alone, so every n_jobs keeps the same run and the same weights, bit for bit."""
+    X, y, groups = make_tiny_dialogs()
+    params = dict(epochs=4, n_init=3, random_noise=0.2, early_stopping=early_stopping,
+                  validation_fraction=0.34, random_state=3)  # fmt: skip
+    one = _fast(**params).fit(X, y, groups=groups)
+    for n_jobs in (2, 5):
+        threaded = _fast(n_jobs=n_jobs, **params).fit(X, y, groups=groups)
+        assert threaded.loss_curve_ == one.loss_curve_
+        assert threaded.validation_scores_ == one.validation_scores_
+        for k, v in _arrays(one).items():
+            np.testing.assert_array_equal(_arrays(threaded)[k], v, err_msg=k)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(optimizer="sgd"),  # lazy: the parts' rows are moved into the updated gradient
+        dict(optimizer="adam", weight_tying="layerwise", learning_rate=0.005),  # dense, dH
+        dict(gate="hop", weight_tying="adjacent", optimizer="lazy_adam"),  # the gates' dG
+    ],
+)
+def test_one_run_shares_out_its_batches_and_repeats(params):
+    """With n_init=1, n_jobs=2 cuts each batch in two parts whose gradients are summed:
+    the update of one batch is one thread's up to the sums' order, and a seeded fit
+    repeats bit for bit for that n_jobs."""
+    X, y, _ = make_tiny_dialogs()
+    one_step = dict(epochs=1, batch_size=len(X), **params)  # one batch: a single update
+    alone = _fast(**one_step).fit(X, y)
+    shared = _fast(n_jobs=2, **one_step).fit(X, y)
+    start = _fast(**{**one_step, "epochs": 0}).fit(X, y)
+    moved = np.abs(alone.embeddings_ - start.embeddings_).max()
+    assert moved > 1e-3
+    np.testing.assert_allclose(shared.embeddings_, alone.embeddings_, atol=1e-5 * moved)
+    np.testing.assert_allclose(shared.hop_map_, alone.hop_map_, atol=1e-6)
+    np.testing.assert_allclose(shared.gate_weights_, alone.gate_weights_, atol=1e-6)
+    assert shared.loss_curve_ == pytest.approx(alone.loss_curve_, rel=1e-6)
+
+    a, b = _fast(n_jobs=2, epochs=5, **params).fit(X, y), _fast(n_jobs=2, epochs=5, **params)
+    b.fit(X, y)
+    for k, v in _arrays(a).items():
+        np.testing.assert_array_equal(_arrays(b)[k], v, err_msg=k)
+
+
+def test_interrupted_restarts_on_threads_end_together(monkeypatch):
+    """A KeyboardInterrupt in one restart's epoch stops the others after their current
+    epoch and starts no further one; the fit warns and keeps a usable model."""
+    X, y, _ = make_tiny_dialogs()
+    real = K.batch_loss_grad
+    calls = []
+
+    def interrupted(*args):
+        calls.append(None)
+        if len(calls) == 7:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(K, "batch_loss_grad", interrupted)
+    with pytest.warns(UserWarning, match="interrupted"):
+        model = _fast(epochs=50, n_init=6, n_jobs=2).fit(X, y)
+    assert model.n_iter_ < 50 and len(calls) < 6 * 50 * 2
+    assert model.predict(X[:2]).shape == (2,)
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "2", True])
+def test_bad_n_jobs_is_a_clear_error(n_jobs):
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="n_jobs"):
+        _fast(n_jobs=n_jobs).fit(X, y)
 
 
 def test_validation_embeds_the_candidates_once_per_evaluation(monkeypatch):

@@ -254,6 +254,19 @@ def test_same_seed_same_model_and_other_seed_differs():
     assert not np.array_equal(a.unit_weights_, c.unit_weights_)
 
 
+def test_restarts_on_threads_give_the_model_of_one_thread():
+    """n_jobs trains the restarts side by side, each as alone: the same weights bit for
+    bit; with n_init=1 it changes nothing."""
+    X, y, _ = make_tiny_dialogs()
+    one = _fast(n_init=3, epochs=4).fit(X, y)
+    two = _fast(n_init=3, epochs=4, n_jobs=2).fit(X, y)
+    assert two.loss_curve_ == one.loss_curve_
+    np.testing.assert_array_equal(two.unit_weights_, one.unit_weights_)
+    np.testing.assert_array_equal(two.embeddings_, one.embeddings_)
+    single = _fast(epochs=4, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(single.unit_weights_, _fast(epochs=4).fit(X, y).unit_weights_)
+
+
 def test_update_bias_sets_the_initial_gates():
     X, y, _ = make_tiny_dialogs()
     model = _fast(epochs=0, update_bias=-2.5).fit(X, y)
@@ -279,7 +292,9 @@ def test_gold_response_outside_candidates_is_an_error():
         _fast(candidates=list(dict.fromkeys(y))[:-1]).fit(X, y)
 
 
-@pytest.mark.parametrize("bad", [dict(layers=0), dict(learning_rate=-1.0), dict(epochs=-1)])
+@pytest.mark.parametrize(
+    "bad", [dict(layers=0), dict(learning_rate=-1.0), dict(epochs=-1), dict(n_jobs=0)]
+)
 def test_bad_parameters_are_clear_errors(bad):
     X, y, _ = make_tiny_dialogs()
     with pytest.raises(ValueError, match=next(iter(bad))):

@@ -883,7 +883,7 @@ def test_n_jobs_fit_repeats_and_one_thread_is_the_default(make, kw):
 def test_threads_encode_as_one_thread():
     """The validation split encoded on the fit's threads (a contiguous part of the rows
     each) gives the states one thread gives, in the same order."""
-    from irdialog.embed._recurrent import _Threads
+    from irdialog._threads import FitThreads
 
     X, y = _story_data(40)
     model = _reader(epochs=1, bidirectional=True).fit(X, y)
@@ -891,7 +891,7 @@ def test_threads_encode_as_one_thread():
     ptr, tok = model._context_sequences(X, model._analyzer(), model.vocabulary_.index_)
     rows = np.array([5, 3, 39, 0, 17, 8, 8, 21, 2])
     alone = model._encode_rows(params, ptr, tok, rows)
-    with _Threads(3) as threads:
+    with FitThreads(3) as threads:
         shared = model._encode_rows(params, ptr, tok, rows, threads)
     np.testing.assert_allclose(shared, alone, rtol=1e-6, atol=1e-7)
 

@@ -93,6 +93,29 @@ def test_training_threads_gives_the_generated_corpus_to_the_workloads(monkeypatc
     assert seen == [("data", "/corpus")]
 
 
+def test_memn2n_threads_workloads_build_the_bench_presets_with_n_jobs(monkeypatch):
+    """MemN2N's workloads: bAbI QA at the preset's 10 restarts (which the threads share),
+    dialog bAbI at one run (whose batches they share), each built for the n_jobs asked."""
+    import irdialog.datasets as datasets
+
+    # the bundled samples hold task 1 only: it stands in for the others
+    for name in ("load_babi_qa", "load_dialog_babi"):
+        real = getattr(datasets, name)
+        monkeypatch.setattr(datasets, name, lambda task, *a, _real=real, **kw: _real(1, *a, **kw))
+    speed = import_benchmark("speed_memn2n")
+    works = speed.threads_workloads()
+    assert [w["name"] for w in works] == [
+        "MemN2NRanker (10 restarts), bAbI QA task 1",
+        "MemN2NRanker (10 restarts), bAbI QA task 3",
+        "MemN2NRanker (one run), dialog bAbI task 1",
+        "MemN2NRanker (one run), dialog bAbI task 5, epochs capped at 3",
+    ]
+    built = [w["make"](2).get_params() for w in works]
+    assert [p["n_jobs"] for p in built] == [2, 2, 2, 2]
+    assert [p["n_init"] for p in built] == [10, 10, 1, 1]
+    assert built[3]["epochs"] == 3 and built[3]["embedding_dim"] == 128
+
+
 def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monkeypatch, capsys):
     from types import SimpleNamespace
 

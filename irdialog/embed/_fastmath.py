@@ -67,7 +67,7 @@ def exp_parts(v):
     return p * r * r + r + np.float32(1.0), (ki + np.int32(127)) << 23
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def exp_inplace(x, bits):
     """``x = exp(x)`` in place on a 1-D array; ``bits`` is int32 scratch at least as long.
 
@@ -86,7 +86,7 @@ def exp_inplace(x, bits):
         x[i] *= scale[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sigmoid_inplace(x, bits):
     """``x = 1 / (1 + exp(-x))`` in place on a 1-D array, the exponential by
     :func:`exp_inplace`."""
@@ -98,7 +98,7 @@ def sigmoid_inplace(x, bits):
         x[i] = one / (one + x[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def tanh_inplace(x, bits):
     """``x = tanh(x)`` in place on a 1-D array: float32 as ``1 - 2 / (exp(2x) + 1)`` with
     :func:`exp_inplace`, float64 by ``np.tanh``."""

@@ -11,6 +11,7 @@ bag-of-words embedding. The kernels are in :mod:`irdialog.embed._memn2n_kernels`
 from __future__ import annotations
 
 import numbers
+from contextlib import nullcontext
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -21,6 +22,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
+from .._threads import FitThreads, n_threads
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..features import match_type_pairs, type_token
 from ..text import (
@@ -39,7 +41,7 @@ from ..text import (
 )
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
-from ._training import TRAINING_CONSTRAINTS, GoldFitMixin, Run, TrainingMixin
+from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, GoldFitMixin, Run, TrainingMixin
 
 # cfg[GATE] of each value of the ``gate`` parameter.
 _GATES = {None: K.NO_GATE, "global": K.GLOBAL_GATE, "hop": K.HOP_GATES}
@@ -65,6 +67,7 @@ _MEMORY_CONSTRAINTS = {
     "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
     "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_jobs": N_JOBS_CONSTRAINT,
     **TRAINING_CONSTRAINTS,
 }
 
@@ -98,8 +101,11 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
     weights; ``_epoch_steps(weights, data, y, rng)``, the training steps of a run; and
     ``_states(weights, data, rows)``, the final states the candidates are scored against.
     The fit reads the parameters both models take, and ``linear_start`` (a model without
-    linear start sets it to 0).
+    linear start sets it to 0). A model whose ``_epoch_steps`` can share out a mini-batch
+    among the fit's threads (its ``threads`` argument) sets ``_batch_parts``.
     """
+
+    _batch_parts = False
 
     # ------------------------------------------------------------------ encoding
 
@@ -208,17 +214,18 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
             correct += int(np.sum(scores.argmax(axis=1) == target))
         return loss / len(rows), correct / len(rows)
 
-    def _start_run(self, data, y, train_rows, val_rows, seed, continuing):
+    def _start_run(self, data, y, train_rows, val_rows, seed, continuing, threads=None):
         """One run (restart) from the seed ``seed``, or from the fitted weights when
         ``continuing``: the :class:`~irdialog.embed._training.Run` the training core
-        drives."""
+        drives. ``threads``: the fit's :class:`~irdialog._threads.FitThreads` that share
+        out each mini-batch, or None."""
         rng = np.random.default_rng(seed)
         if continuing:
             weights = tuple(getattr(self, attr).copy() for attr in self._weight_attrs)
         else:
             weights = self._init_weights(rng)
         y64 = y.astype(np.int64)
-        epoch_steps = self._epoch_steps(weights, data, y64, rng)
+        epoch_steps = self._epoch_steps(weights, data, y64, rng, threads)
         accs = []
         n_steps = 0  # updates so far, for Adam's bias correction
 
@@ -275,16 +282,24 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         # pay: one BLAS thread is faster, by far on a busy machine (0.23 s instead of 4.6 s
         # per dialog bAbI task 1 epoch with two threads at load 5), and keeps the result
         # independent of the machine's thread count.
-        kept = self._train_epochs(
-            lambda k: self._start_run(data, y_idx, train_rows, val_rows, seeds[k], continuing),
-            n_epochs,
-            continuing=continuing,
-            desc=self._desc,
-            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
-            n_runs=n_runs,
-            validate_from=self.linear_start,  # the epochs with the attention softmax
-            blas_threads=1,
-        )
+        n_jobs = n_threads(self.n_jobs)
+        # Several restarts share out the threads (each run as alone); a single run shares
+        # out each of its mini-batches, where the model can.
+        shared = n_jobs > 1 and n_runs == 1 and self._batch_parts
+        with FitThreads(n_jobs) if shared else nullcontext() as threads:
+            kept = self._train_epochs(
+                lambda k: self._start_run(
+                    data, y_idx, train_rows, val_rows, seeds[k], continuing, threads
+                ),
+                n_epochs,
+                continuing=continuing,
+                desc=self._desc,
+                advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
+                n_runs=n_runs,
+                validate_from=self.linear_start,  # the epochs with the attention softmax
+                blas_threads=1,
+                n_jobs=n_jobs,
+            )
         for attr, value in zip(self._weight_attrs, kept):
             setattr(self, attr, value)
         return self
@@ -513,6 +528,14 @@ class MemN2NRanker(_MemoryRanker):
     n_init : int, default=1
         Random restarts; the kept model has the lowest validation error with early
         stopping, else the lowest training error (ties: lower loss).
+    n_jobs : int or None, default=None
+        Threads of the fit (None: one; -1: every core). With ``n_init`` > 1, up to
+        ``n_jobs`` restarts train side by side, each the same computation as alone: the
+        fitted model is bit-for-bit that of ``n_jobs=1``. With ``n_init=1``, each
+        mini-batch is cut into ``n_jobs`` interleaved parts whose gradients are computed
+        on their own threads and summed in a fixed order before the update: the model
+        differs from that of ``n_jobs=1`` only in the last bits of the float32 sums, and a
+        seed gives bit-for-bit the same model for a given ``n_jobs``.
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation, shuffling and noise. A given seed gives bit-for-bit the same
         model (training runs with one BLAS thread, whatever the machine).
@@ -596,6 +619,8 @@ class MemN2NRanker(_MemoryRanker):
     [('mary went to the kitchen', 0.98), ('john went to the garden', 0.02)]
     """
 
+    _batch_parts = True
+
     _parameter_constraints = {
         **_MEMORY_CONSTRAINTS,
         "hops": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -652,6 +677,7 @@ class MemN2NRanker(_MemoryRanker):
         n_iter_no_change=10,
         warm_start=False,
         n_init=1,
+        n_jobs=None,
         random_state=None,
         verbose=False,
     ):
@@ -686,6 +712,7 @@ class MemN2NRanker(_MemoryRanker):
         self.n_iter_no_change = n_iter_no_change
         self.warm_start = warm_start
         self.n_init = n_init
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -757,11 +784,15 @@ class MemN2NRanker(_MemoryRanker):
             G[:, :, :dim] = W.astype(np.float32)
         return E, H, G
 
-    def _epoch_steps(self, weights, data, y, rng):
+    def _epoch_steps(self, weights, data, y, rng, threads=None):
         """The training steps of a run on the weights (E, H, G), updated in place:
         ``epoch_steps(epoch)`` sets up an epoch (after its shuffle: its learning rate,
         linear start, random noise drawn from ``rng``) and returns ``batch_step(batch,
-        n_steps) -> (loss, correct)``, the gradient and update of one mini-batch."""
+        n_steps) -> (loss, correct)``, the gradient and update of one mini-batch.
+
+        With ``threads`` (:class:`~irdialog._threads.FitThreads`), a batch is cut into
+        one interleaved part per thread; each part's gradient goes into its own
+        workspace, and the parts are summed in thread order before the one update."""
         E, H, G = weights
         cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
         n_gates = K.n_gates(cfg_soft)
@@ -778,11 +809,14 @@ class MemN2NRanker(_MemoryRanker):
         max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
         counts = np.diff(data.mptr)
         noisy = self.random_noise > 0 and self.temporal_encoding
-        ws = K.Workspace(
-            len(E), len(self.vocabulary_), self.embedding_dim, self.hops, self.batch_size,
-            int(counts.max(initial=0)), len(self.candidates_), len(self.types_), np.float32,
-            lazy, n_gates,
+        n_parts = 1 if threads is None else threads.n
+        part_size = -(-self.batch_size // n_parts)
+        sizes = (
+            len(E), len(self.vocabulary_), self.embedding_dim, self.hops, part_size,
+            int(counts.max(initial=0)), len(self.candidates_), len(self.types_),
         )  # fmt: skip
+        parts_ws = [K.Workspace(*sizes, np.float32, lazy, n_gates) for _ in range(n_parts)]
+        ws = parts_ws[0]
         cands = self._cand_arrays()
 
         def epoch_steps(epoch):
@@ -800,13 +834,28 @@ class MemN2NRanker(_MemoryRanker):
                 )
             arrays = data.kernel_args(mtime)
 
+            def part_grad(t, part):
+                return K.batch_loss_grad(E, H, G, cfg, arrays, cands, y, part, parts_ws[t])
+
             def batch_step(batch, n_steps):
-                b_loss, b_correct = K.batch_loss_grad(E, H, G, cfg, arrays, cands, y, batch, ws)
+                k = min(n_parts, len(batch))
+                if k == 1:
+                    b_loss, b_correct = part_grad(0, batch)
+                else:
+                    done = threads.run(part_grad, [(t, batch[t::k]) for t in range(k)])
+                    b_loss, b_correct = sum(r[0] for r in done), sum(r[1] for r in done)
+                    for part in parts_ws[1:k]:
+                        ws.dH += part.dH
+                        ws.dG += part.dG
+                        if not lazy:
+                            ws.dE += part.dE
                 if lazy:
                     ws.row_stamp += 2
                     n, n_w = K.batch_rows(
                         arrays, batch, cands, ws.row_mark, ws.row_stamp, ws.rows, ws.w_rows
                     )
+                    for part in parts_ws[1:k]:
+                        K.move_rows(part.dE, ws.dE, ws.rows[:n], ws.w_rows[:n_w], w_mat)
                     K.apply_update_rows(
                         E, H, G, ws.dE, ws.dH, ws.dG, ws.rows[:n], ws.w_rows[:n_w], w_mat,
                         state, update, n_steps,

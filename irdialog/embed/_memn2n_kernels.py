@@ -128,7 +128,7 @@ def make_cfg(hops, tying, pe_len, softmax, relu, n_slots, gate=NO_GATE):
     return np.asarray(head + a + c, dtype=np.int64), n_mat
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pe_coef(j, pe_len, dim, pe_ab):
     """Position-encoding weight of word j (from 0) as pe_ab[0] - (k+1)/d * pe_ab[1].
 
@@ -141,7 +141,7 @@ def _pe_coef(j, pe_len, dim, pe_ab):
     pe_ab[1] = -c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_sentence(out, E, p, sptr, stok, s, pe_len, kfrac, pe_ab):
     """out += sum_j l_j * E[p, w_j] over the words of sentence s (l_j = 1 if pe_len = 0)."""
     start = sptr[s]
@@ -162,7 +162,7 @@ def _add_sentence(out, E, p, sptr, stok, s, pe_len, kfrac, pe_ab):
                 out[k] += E[p, w, k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scatter_sentence(dE, g, p, sptr, stok, s, pe_len, kfrac, pe_ab):
     """The adjoint of :func:`_add_sentence`: dE[p, w_j] += l_j * g."""
     start = sptr[s]
@@ -183,7 +183,7 @@ def _scatter_sentence(dE, g, p, sptr, stok, s, pe_len, kfrac, pe_ab):
                 dE[p, w, k] += g[k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _kfrac(dim, dtype_like):
     out = np.empty(dim, dtype=dtype_like.dtype)
     for k in range(dim):
@@ -191,14 +191,14 @@ def _kfrac(dim, dtype_like):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sentences(E, cfg):
     """The :class:`Sentences` record of the weights E under ``cfg``."""
     dim = E.shape[2]
     return Sentences(_memory_matrices(cfg, E.shape[0]), _kfrac(dim, E), np.empty(2, E.dtype))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _memory_matrices(cfg, n_mat):
     """used[p]: whether matrix p embeds memories (as some A_k or C_k)."""
     hops = cfg[N_HOPS]
@@ -214,12 +214,12 @@ def n_gates(cfg):
     return (0, 1, int(cfg[N_HOPS]))[int(cfg[GATE])]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gate_index(cfg, hop):
     return 0 if cfg[GATE] == GLOBAL_GATE else hop
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _forward_one(E, H, G, cfg, sents, data, e, acts, bi):
     """Forward pass of example e of the :class:`Contexts` ``data``, keeping what the
     backward pass needs in row bi of the :class:`Activations` ``acts``:
@@ -303,7 +303,7 @@ def _forward_one(E, H, G, cfg, sents, data, e, acts, bi):
             nxt[:] = h
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gated_update(gw, u, p, mem_c, n_mem, o, t, h):
     """h = o * t + u * (1 - t): the memory read o = sum_i p_i mem_c[i] and the gate
     t = sigmoid(W u + b), ``gw = [W | b]``, all kept for the backward pass."""
@@ -321,7 +321,7 @@ def _gated_update(gw, u, p, mem_c, n_mem, o, t, h):
         h[r] = o[r] * t[r] + u[r] * (1.0 - t[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gated_backward(gw, dgw, u, o, t, g, gnext, go, dz):
     """The adjoint of :func:`_gated_update` from g = dloss/dh: the memory read's gradient
     into go, the controller's into gnext (set), the gate's into dgw (added)."""
@@ -342,7 +342,7 @@ def _gated_backward(gw, dgw, u, o, t, g, gnext, go, dz):
         gnext[k] += acc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _backward_one(E, H, G, cfg, sents, data, e, acts, bi, g_top, grads, work):
     """Backward pass of example e from g_top = dloss/du_K, accumulating into the
     :class:`Grads` ``grads``; ``acts`` row bi holds its forward pass, ``work`` is a
@@ -429,7 +429,7 @@ def _backward_one(E, H, G, cfg, sents, data, e, acts, bi, g_top, grads, work):
                     dE[p, t, k] += row[k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def candidate_embeddings(E, w, cptr, ctok, cw, out):
     """out[j] = sum of E[w, word] * count over the words of candidate j."""
     dim = E.shape[2]
@@ -443,7 +443,7 @@ def candidate_embeddings(E, w, cptr, ctok, cw, out):
                 row[k] += wt * E[w, v, k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _match_pairs(e, eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_c, pair_t):
     """The distinct (candidate, type) matches of example e; returns how many.
 
@@ -465,7 +465,7 @@ def _match_pairs(e, eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_batch(E, H, G, cfg, data, batch, acts, U):
     """Forward pass of the examples ``batch`` of the :class:`Contexts` ``data`` up to
     their final states U (len(batch), d).
@@ -480,7 +480,7 @@ def forward_batch(E, H, G, cfg, data, batch, acts, U):
         U[bi, :] = acts.u[bi, hops]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits):
     """Softmax cross-entropy over the transposed logits LT (n_candidates, B), in place.
 
@@ -558,7 +558,7 @@ def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits):
     return loss, n_correct, stamp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG):
     """Gradient of the batch loss added into dE, dH and dG, which must be zero on entry
     (:func:`batch_loss_grad` zeroes them, or :func:`apply_update_rows` leaves them so).
@@ -669,7 +669,7 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws):
     return loss, n_correct
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def apply_update(E, H, G, dE, dH, dG, moments, update, step):
     """One optimizer step from the batch gradient (dE, dH, dG), clipped per matrix.
 
@@ -690,7 +690,7 @@ def apply_update(E, H, G, dE, dH, dG, moments, update, step):
     E[:, 0, :] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _update_dense(X, dX, m, v, trained, update, opt, step):
     # The step of the hop map or the gates, dense in both updates, when they are trained.
     if not trained:
@@ -702,7 +702,7 @@ def _update_dense(X, dX, m, v, trained, update, opt, step):
         sgd(X.ravel(), dX.ravel(), update.lr, scale)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def batch_rows(data, batch, cands, mark, stamp, rows, w_rows):
     """The embedding rows a batch's gradient can touch, in increasing order.
 
@@ -744,7 +744,20 @@ def batch_rows(data, batch, cands, mark, stamp, rows, w_rows):
     return n, n_w
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def move_rows(src, dst, rows, w_rows, w):
+    """Add the gradient ``src`` into ``dst`` at the rows of :func:`batch_rows` (``w_rows``
+    for the answer matrix ``w``) and zero them in ``src``: a lazy gradient, nonzero at
+    those rows only, moved from one part of a batch to the part that is updated."""
+    for p in range(src.shape[0]):
+        rs = w_rows if p == w else rows
+        for r in rs:
+            for k in range(src.shape[2]):
+                dst[p, r, k] += src[p, r, k]
+                src[p, r, k] = 0.0
+
+
+@njit(cache=True, nogil=True)
 def apply_update_rows(E, H, G, dE, dH, dG, rows, w_rows, w, moments, update, step):
     """:func:`apply_update` on the rows of :func:`batch_rows` only, zeroing their gradient.
 
@@ -768,7 +781,7 @@ def apply_update_rows(E, H, G, dE, dH, dG, rows, w_rows, w, moments, update, ste
     E[:, 0, :] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_states(E, H, G, cfg, data, rows, attention):
     """Final controller states u_K of the examples ``rows`` of the :class:`Contexts`
     ``data``, shape (len(rows), d).
@@ -810,7 +823,7 @@ def forward_states(E, H, G, cfg, data, rows, attention):
     return U
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def add_match_types(scores, U, E, w, type_tok, eptr, eword, etype, iptr, icand, rows, mark):
     """scores[i, j] += u_i . E[w, type_t] for each type t matching (example rows[i], j).
 
@@ -837,7 +850,7 @@ def add_match_types(scores, U, E, w, type_tok, eptr, eword, etype, iptr, icand, 
             scores[i, pair_c[q]] += st[pair_t[q]]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def random_ages(mptr, n_blank, uniforms, memory_size, time_base, mtime):
     """Time words with random empty memories inserted (random noise, Sukhbaatar 4.2).
 

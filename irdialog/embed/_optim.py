@@ -35,7 +35,7 @@ AdamSettings.__doc__ = """The step size and Adam's decay rates and epsilon (King
 algorithm 1); :func:`sgd` and :func:`sgd_rows` read ``lr`` only."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def squared_norm(g):
     """The squared Frobenius norm of ``g``, summed in float64."""
     s = 0.0
@@ -44,7 +44,7 @@ def squared_norm(g):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rows_squared_norm(G, rows):
     """The squared norm of the rows ``rows`` of the matrix ``G``, summed in float64 in
     the order of ``rows``."""
@@ -56,7 +56,7 @@ def rows_squared_norm(G, rows):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def clip_scale(norm_sq, max_norm):
     """The factor that brings a gradient of squared norm ``norm_sq`` to a norm of at most
     ``max_norm`` (1 when ``max_norm <= 0``, no clipping)."""
@@ -66,7 +66,7 @@ def clip_scale(norm_sq, max_norm):
     return max_norm / norm if norm > max_norm else 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def clip_by_value(g, limit):
     """Clamp every entry of ``g`` to [-limit, limit] in place (NaN stays NaN)."""
     gf = g.ravel()
@@ -77,14 +77,14 @@ def clip_by_value(g, limit):
             gf[k] = -limit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sgd(x, g, lr, scale):
     """``x -= lr * scale * g`` on flat arrays."""
     for i in range(x.shape[0]):
         x[i] -= lr * (scale * g[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sgd_rows(x, g, rows, lr, scale):
     """:func:`sgd` on the rows ``rows`` of the matrices ``x`` and ``g``, zeroing those
     rows of ``g``."""
@@ -95,7 +95,7 @@ def sgd_rows(x, g, rows, lr, scale):
             g[r, k] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sgd_row(x, r, coef, vec, lr):
     """``x[r] -= lr * coef * vec``: the SGD step of a row whose gradient is
     ``coef * vec``."""
@@ -104,7 +104,7 @@ def sgd_row(x, r, coef, vec, lr):
         x[r, k] -= a * vec[k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def adagrad_row(x, acc, r, coef, vec, vec_sq, lr):
     """The row-wise Adagrad step of a row whose gradient is ``coef * vec`` (``vec_sq`` =
     ``vec . vec``), as in StarSpace: one accumulator per row, ``acc[r]``, fed the mean
@@ -116,7 +116,7 @@ def adagrad_row(x, acc, r, coef, vec, vec_sq, lr):
         x[r, k] -= a * vec[k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _adam_rate(opt, step):
     # Kingma & Ba's bias corrections folded into the step size (end of their section 2);
     # ``step`` counts from 1.
@@ -124,7 +124,7 @@ def _adam_rate(opt, step):
     return opt.lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def adam(x, g, m, v, scale, opt, step):
     """One Adam step on the flat arrays ``x`` (parameters), ``m``, ``v`` (moments) with
     the gradient ``scale * g``; ``opt`` is an :class:`AdamSettings`."""
@@ -137,7 +137,7 @@ def adam(x, g, m, v, scale, opt, step):
         x[i] -= a * m[i] / (np.sqrt(v[i]) + eps)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def adam_rows(x, g, m, v, rows, scale, opt, step):
     """Lazy Adam: :func:`adam` on the rows ``rows`` of the matrices only (the other rows
     and their moments are left alone), zeroing those rows of ``g``."""

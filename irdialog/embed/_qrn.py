@@ -137,6 +137,11 @@ class QRNRanker(_MemoryRanker):
         Random restarts; the kept model has the best validation accuracy with early
         stopping, else the lowest training error (the paper keeps the best of 10 restarts
         on its development data).
+    n_jobs : int or None, default=None
+        Threads for the restarts: up to ``n_jobs`` of the ``n_init`` runs train side by
+        side (None: one; -1: every core). Each run is the same computation as alone, so the
+        fitted model is bit-for-bit the same for every ``n_jobs``. With ``n_init=1`` the
+        fit runs on one thread.
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation and shuffling.
     verbose : bool, default=False
@@ -246,6 +251,7 @@ unit_layout`).
         n_iter_no_change=10,
         warm_start=False,
         n_init=1,
+        n_jobs=None,
         random_state=None,
         verbose=False,
     ):
@@ -275,6 +281,7 @@ unit_layout`).
         self.n_iter_no_change = n_iter_no_change
         self.warm_start = warm_start
         self.n_init = n_init
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -334,11 +341,11 @@ unit_layout`).
         theta[:, bz] = self.update_bias
         return E, theta
 
-    def _epoch_steps(self, weights, data, y, rng):
+    def _epoch_steps(self, weights, data, y, rng, threads=None):
         """The training steps of a run on the weights (E, theta), updated in place:
         ``epoch_steps(epoch)`` gives ``batch_step(batch, n_steps) -> (loss, correct)``, the
         gradient and Adam update (with weight decay) of one mini-batch at the epoch's
-        learning rate."""
+        learning rate. ``threads`` is None: QRN does not share out its mini-batches."""
         E, theta = weights
         moments = Q.new_moments(E, theta)
         cfg = self._cfg()

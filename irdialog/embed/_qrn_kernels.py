@@ -70,7 +70,7 @@ def make_cfg(layers, tied, reset, bidirectional, pe_len):
     return np.asarray([layers, int(tied), int(reset), int(bidirectional), pe_len], np.int64)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def unit_layout(dim):
     """The offsets of ``W_h`` (d x 2d, row-major), ``b_h``, ``w_z``, ``w_rf``, ``w_rb``
     (d each, consecutive: the gates' (3, d) matrix) and of the biases ``b_z``, ``b_rf``,
@@ -83,7 +83,7 @@ def unit_layout(dim):
     return bh, wz, wrf, wrb, bz, bz + 3
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def new_activations(E, layers, batch_size, max_mem):
     """Empty :class:`Activations` for batches of up to ``batch_size`` examples of at most
     ``max_mem`` memories each."""
@@ -97,12 +97,12 @@ def new_activations(E, layers, batch_size, max_mem):
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sigmoid(s):
     return 1.0 / (1.0 + np.exp(-s))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _embed_batch(E, data, batch, pe_len, kfrac, pe_ab, acts):
     """The rows ``[x_t; .]`` of layer 0 (each memory position-encoded, plus its speaker
     word) and the questions ``qv`` of the examples ``batch``."""
@@ -126,7 +126,7 @@ def _embed_batch(E, data, batch, pe_len, kfrac, pe_ab, acts):
         _add_sentence(q, E, 0, sptr, stok, qsent[e], pe_len, kfrac, pe_ab)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_batch(E, theta, cfg, data, batch, acts, U, bits):
     """Forward pass of the examples ``batch`` up to their reduced queries U (len(batch),
     d), the last layer's final state (zero without memories); the intermediate values go
@@ -198,7 +198,7 @@ def forward_batch(E, theta, cfg, data, batch, acts, U, bits):
             U[bi, :] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _backward_steps(g_out, h, c, z, r, dc, dz, dr, carry, g, n, forward):
     """The recurrence ``h_t = z_t r_t c_t + (1 - z_t) h_prev`` of one direction, backwards:
     from ``g_out`` (the gradient reaching each h_t from above) adds into dc, dz and dr."""
@@ -224,7 +224,7 @@ def _backward_steps(g_out, h, c, z, r, dc, dz, dr, carry, g, n, forward):
         dr[t] += acc_r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _backward_layers(theta, cfg, acts, n_b, dU, dtheta, dx, dq0):
     """Backward pass through the layers of a batch from dU, the gradient of the reduced
     queries: adds into dtheta, leaves the gradient of the sentence vectors in ``dx`` and of
@@ -298,7 +298,7 @@ def _backward_layers(theta, cfg, acts, n_b, dU, dtheta, dx, dq0):
                     dq0[i, k] = dq
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def backward_batch(E, theta, cfg, data, cands, batch, acts, upstream, dE, dtheta):
     """Gradient of the batch loss added into dE and dtheta (zero on entry), from the
     :class:`~irdialog.embed._memn2n_kernels.Upstream` gradients (dU gets the type words'
@@ -393,7 +393,7 @@ def batch_loss_grad(E, theta, cfg, data, cands, y, batch, ws):
     return loss, n_correct
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def apply_update(E, theta, dE, dtheta, moments, opt, step, max_norm, decay):
     """One Adam step (:func:`irdialog.embed._optim.adam`, settings ``opt``, ``step``
     counting from 1) on E and theta from the batch gradient plus ``decay`` times the
@@ -412,7 +412,7 @@ def apply_update(E, theta, dE, dtheta, moments, opt, step, max_norm, decay):
     E[:, 0, :] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_states(E, theta, cfg, data, rows, gates):
     """The reduced queries (len(rows), d) of the examples ``rows``, in blocks; when
     ``gates`` has shape (len(rows), layers, max_mem), the update gates z go there."""

@@ -17,13 +17,13 @@ embedding rows a batch uses) and the training core of :mod:`irdialog.embed._trai
 (validation split, early stopping, ``warm_start``, ``partial_fit``; a ``KeyboardInterrupt``
 during ``fit`` ends the training with a warning and keeps the best validated epoch, or the
 last weights). With ``n_jobs``, the parts of each mini-batch train on threads of this
-process (:class:`_Threads`), their gradients summed in a fixed order before each step.
+process (:class:`~irdialog._threads.FitThreads`), their gradients summed in a fixed order
+before each step.
 """
 
 from __future__ import annotations
 
 import numbers
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 import numpy as np
@@ -32,7 +32,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._threads import n_threads
+from .._threads import FitThreads, n_threads
 from ..base import RankerMixin, check_contexts, check_responses, iter_chunks, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
@@ -140,28 +140,6 @@ def _buckets(rows, lengths, batch_size, rng):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-class _Threads:
-    """The threads of a fit: this one and a pool of ``n - 1`` more, created once per fit.
-    The kernels they run release the GIL; they are threads of this process, never
-    joblib's active backend (which could run them on copies of the gradient buffers)."""
-
-    def __init__(self, n):
-        self.n = n
-        self.pool = ThreadPoolExecutor(n - 1)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.pool.shutdown()
-
-    def run(self, fn, calls):
-        """``[fn(*args) for args in calls]``: the first call in this thread, the others
-        on the pool's, at once."""
-        futures = [self.pool.submit(fn, *args) for args in calls[1:]]
-        return [fn(*calls[0])] + [f.result() for f in futures]
-
-
 class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
     """What both recurrent rankers share: the token sequences of contexts and responses,
     the encoder's parameters, the Adam training loop and the encoding of blocks."""
@@ -228,7 +206,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
     def _encode_rows(self, params, ptr, tok, rows=None, threads=None):
         """Final states (float64) of the sequences ``rows`` (default: all), in blocks;
         every reading's side by side (:meth:`_readings`). With the fit's ``threads``
-        (:class:`_Threads`), each encodes a contiguous part of the rows."""
+        (:class:`~irdialog._threads.FitThreads`), each encodes a contiguous part of the rows."""
         reads = self._readings(params)
         if rows is None:
             rows = np.arange((len(ptr) - 1) // K.n_copies(reads))
@@ -277,9 +255,9 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         examples and a callable ``batch(params, grads, part=slice(None)) -> (loss,
         correct)`` that adds the gradient of the examples ``part`` of the batch to
         ``grads``; ``validate(params, threads)`` scores the parameters (``threads``: the
-        fit's :class:`_Threads`, None for one thread). The training core does the rest
-        (divergence, validation, early stopping, interrupt, curves, restarts). Sets the
-        fitted parameters to the kept ones (:meth:`_keep_params`).
+        fit's :class:`~irdialog._threads.FitThreads`, None for one thread). The training
+        core does the rest (divergence, validation, early stopping, interrupt, curves,
+        restarts). Sets the fitted parameters to the kept ones (:meth:`_keep_params`).
 
         ``restarts``: ``(n_runs, init, train_key)`` to train ``n_runs`` runs, the first
         from ``params``, each later one from ``init()`` (fresh Adam moments), and keep the
@@ -293,7 +271,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         step as one thread's up to the order of the sums, and a deterministic one."""
         n_runs, init, train_key = restarts or (1, None, None)
         n_jobs = n_threads(self.n_jobs)
-        threads = _Threads(n_jobs) if n_jobs > 1 else None
+        threads = FitThreads(n_jobs) if n_jobs > 1 else None
 
         def start_run(k):
             run_params = params if k == 0 else init()

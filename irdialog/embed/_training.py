@@ -31,8 +31,10 @@ weights.
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -165,6 +167,7 @@ def run_epochs(
     early_stopping: bool = False,
     n_iter_no_change: int = 10,
     first_epoch: int = 0,
+    stop=None,
 ) -> EpochLog:
     """Run up to ``n_epochs`` epochs of a model's training.
 
@@ -195,12 +198,16 @@ def run_epochs(
     n_iter_no_change : int, default=10
     first_epoch : int, default=0
         The number of the first epoch (the epochs a continued model has run before).
+    stop : threading.Event or None
+        Set by another thread to end the epochs as a ``KeyboardInterrupt`` would, before
+        the next one starts (restarts training side by side, see
+        :meth:`TrainingMixin._train_epochs`).
 
     Returns
     -------
     EpochLog
-        A ``KeyboardInterrupt`` during an epoch ends the epochs: the log holds those run
-        to their end, and ``interrupted`` is set.
+        A ``KeyboardInterrupt`` during an epoch (or ``stop``) ends the epochs: the log
+        holds those run to their end, and ``interrupted`` is set.
 
     Raises
     ------
@@ -212,6 +219,9 @@ def run_epochs(
     end = first_epoch + n_epochs
     try:
         for epoch in range(first_epoch, end):
+            if stop is not None and stop.is_set():
+                log.interrupted = True
+                break
             loss, postfix = step(epoch)
             log.loss_curve.append(loss)
             if not np.isfinite(loss):
@@ -278,6 +288,45 @@ def _same(a, b) -> bool:
     if isinstance(a, dict) or isinstance(b, dict) or a is None or b is None:
         return a == b
     return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object)))
+
+
+class _LockedBar:
+    """A tqdm bar that restarts on several threads can advance (its counter is not
+    atomic)."""
+
+    def __init__(self, bar):
+        self._bar = bar
+        self._lock = threading.Lock()
+
+    def update(self, n=1):
+        with self._lock:
+            self._bar.update(n)
+
+    def set_postfix(self, postfix, refresh=True):
+        with self._lock:
+            self._bar.set_postfix(postfix, refresh=refresh)
+
+
+def _run_all(train, n_runs, n_threads, stop):
+    """``[train(k) for k in range(n_runs)]`` less the runs that did not start (None), on
+    ``n_threads`` threads. ``train`` sets ``stop`` when its run was interrupted, after which
+    no run starts; a ``KeyboardInterrupt`` here sets it too, and waits for the runs to end
+    their epoch."""
+    if n_threads <= 1:
+        done = []
+        for k in range(n_runs):
+            done.append(train(k))
+            if stop.is_set():
+                break
+    else:
+        with ThreadPoolExecutor(n_threads, thread_name_prefix="irdialog-restart") as pool:
+            futures = [pool.submit(train, k) for k in range(n_runs)]
+            try:
+                done = [f.result() for f in futures]
+            except KeyboardInterrupt:
+                stop.set()
+                done = [f.result() for f in futures]
+    return [d for d in done if d is not None]
 
 
 class TrainingMixin:
@@ -358,6 +407,7 @@ class TrainingMixin:
         n_runs: int = 1,
         validate_from: int = 0,
         blas_threads=None,
+        n_jobs: int = 1,
     ):
         """Train ``n_runs`` runs (restarts) of ``n_epochs`` epochs and return the weights
         to keep: those of the best validation epoch with ``early_stopping``, else the last;
@@ -368,19 +418,28 @@ class TrainingMixin:
         fitted ``n_iter_`` when ``continuing``. A ``KeyboardInterrupt`` ends the training
         (no further restart), warns, and keeps what the runs so far give. Sets the fitted
         curves (extended when ``continuing``) and the record of ``_warm_start_fixed``.
+
+        With ``n_jobs`` > 1, up to ``n_jobs`` restarts train side by side on threads (the
+        models' kernels release the GIL). A restart owns its weights, seed and scratch, so
+        it computes the same as alone: the kept model does not depend on ``n_jobs``. An
+        interrupt then ends every running restart after its current epoch.
         """
         first = self.n_iter_ if continuing else 0
         name = self._training_name
-        best = None
+        stop = threading.Event()
         with training_session(
             n_runs * n_epochs, desc=desc, verbose=self.verbose, blas_threads=blas_threads
         ) as bar:
-            for k in range(n_runs):
+            shared_bar = _LockedBar(bar)
+
+            def train(k):
+                if stop.is_set():
+                    return None
                 run = start_run(k)
                 log = run_epochs(
                     run.step,
                     n_epochs,
-                    bar=bar,
+                    bar=shared_bar,
                     model=name,
                     advice=advice,
                     validate=run.validate,
@@ -389,19 +448,24 @@ class TrainingMixin:
                     early_stopping=self.early_stopping,
                     n_iter_no_change=self.n_iter_no_change,
                     first_epoch=first,
+                    stop=stop,
                 )
-                kept = log.best_weights if log.best_weights is not None else run.weights()
-                key = None
-                if n_runs > 1:  # restarts are compared by validation, else on training data
-                    key = log.best_key if log.best_weights is not None else run.train_key(kept)
-                if best is None or key > best[0]:
-                    best = (key, kept, log, run)
                 if log.interrupted:
-                    break
-        interrupted = log.interrupted
+                    stop.set()
+                return run, log
+
+            runs = _run_all(train, n_runs, min(n_jobs, n_runs), stop)
+        best = None
+        for run, log in runs:
+            kept = log.best_weights if log.best_weights is not None else run.weights()
+            key = None
+            if n_runs > 1:  # restarts are compared by validation, else on training data
+                key = log.best_key if log.best_weights is not None else run.train_key(kept)
+            if best is None or key > best[0]:
+                best = (key, kept, log, run)
         _, kept, log, run = best
         self._keep_history(log, run, continuing)
-        if interrupted:
+        if stop.is_set():
             kept_how = (
                 f"the weights of its best validated epoch, {self.best_epoch_}"
                 if log.best_weights is not None
