@@ -79,6 +79,19 @@ def test_run_suite_passes_each_seed_and_records_provenance():
         run_suite(suite, seeds=[], values=())
 
 
+def test_provenance_records_the_thread_counts_set(monkeypatch):
+    """The thread counts of the BLAS and of numba, which set a speed figure's threads and
+    split sums, are recorded with the variables that pin the floating-point code."""
+    from irdialog.bench._provenance import numerics
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    env = numerics()["environment"]
+    assert env["OPENBLAS_NUM_THREADS"] == "1" and env["NUMBA_NUM_THREADS"] == "2"
+    assert "OMP_NUM_THREADS" not in env
+
+
 def test_record_data_files_only_inside_the_block():
     with record_data_files() as files:
         load_babi_qa(1, "test")

@@ -125,6 +125,12 @@ def test_bench_ubuntu_runs_every_model_through_rank_candidates(ubuntu_home, mode
     assert result["resources"]["train_rows"] == 5
     streamed = "fit_chunks" in result["protocol"]
     assert streamed == (model != "memn2n")
+    # the files as the data home lays them out, not this machine's path to it
+    assert (
+        "of ubuntu/train.csv (" in result["protocol"]
+        and "from ubuntu/test.csv" in result["protocol"]
+    )
+    assert str(ubuntu_home) not in result["protocol"]
 
 
 def test_bench_ubuntu_names_a_training_file_without_positive_rows(ubuntu_home):

@@ -23,12 +23,18 @@ from .. import __version__
 # The libraries whose versions can move a number.
 LIBRARIES = ("numpy", "scipy", "numba", "scikit-learn", "joblib", "threadpoolctl")
 # The environment variables that choose the floating-point code a run executes: OpenBLAS's
-# kernels and numpy's SIMD loops (both picked per CPU unless these name them), numba's target.
+# kernels and numpy's SIMD loops (both picked per CPU unless these name them), numba's target;
+# then the thread counts of the BLAS and of numba, which split its sums and set a speed
+# figure's threads.
 NUMERIC_VARIABLES = (
     "OPENBLAS_CORETYPE",
     "NPY_DISABLE_CPU_FEATURES",
     "NUMBA_CPU_NAME",
     "NUMBA_CPU_FEATURES",
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "NUMBA_NUM_THREADS",
 )
 _CHUNK = 1 << 20
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import resource
 import time
+from pathlib import Path
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -145,6 +146,13 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _in_data_home(path) -> str:
+    """A corpus file as the data home lays it out (``ubuntu-sample/train.csv``): the same
+    on every machine, whatever the home's own path."""
+    path = Path(path)
+    return f"{path.parent.name}/{path.name}"
+
+
 def bench_ubuntu(
     model: str = "tfidf",
     data_home=None,
@@ -245,6 +253,7 @@ def bench_ubuntu(
             X.extend(X_chunk)
             y.extend(y_chunk)
         ranker.fit(X, y)
+    path = _in_data_home(path)
     learned = (
         f"every context and response of {path} ({n_train} rows)"
         if rows_used == "all"
@@ -262,7 +271,7 @@ def bench_ubuntu(
         unit="chunk",
         disable=not progress,
     ):
-        eval_path = chunk.filename
+        eval_path = _in_data_home(chunk.filename)
         scores.append(ranker.rank_candidates(chunk.X, chunk.candidate_lists))
     width = max(s.shape[1] for s in scores)
     scores = np.vstack(
