@@ -7,6 +7,8 @@ name, and each script prints the same table.
 
 from __future__ import annotations
 
+from ._provenance import recorded_numba_simd
+
 
 def retrieval_speed(result: dict) -> list[str]:
     names = {
@@ -207,9 +209,11 @@ def recurrent_speed(result: dict) -> list[str]:
 
 
 def speed(result: dict) -> list[str]:
+    target = recorded_numba_simd(result.get("provenance") or {})
+    compiled = f", numba compiled for {target}" if target else ""
     lines = [
         "Supervised-embedding training kernel (`se_sgd_epoch`) on dialog bAbI, best epoch, next "
-        "to numpy's float32 1024 x 1024 matmul timed in turn with the epochs:",
+        f"to numpy's float32 1024 x 1024 matmul timed in turn with the epochs{compiled}:",
         "",
         "| task | examples | d | negatives | history | examples/s | s/epoch | GFLOP/s "
         "| matmul GFLOP/s (1 thread) | share | on CPU time |",
