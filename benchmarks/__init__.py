@@ -21,11 +21,55 @@ themselves, and the searches that write their presets, are ``irdialog bench`` (t
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine_cpu_seconds() -> float | None:
+    """CPU seconds every process of the machine has run (Linux's /proc/stat; None
+    elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            user, nice, system = (int(v) for v in f.readline().split()[1:4])
+    except OSError:
+        return None
+    return (user + nice + system) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+    """CPU seconds of this process (every thread) and of the children it waited for (a
+    peer run as a program)."""
+    own = time.process_time()
+    try:
+        import resource
+
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    except ImportError:  # not on Windows
+        return own
+    return own + children.ru_utime + children.ru_stime
+
+
+_STARTED = (time.perf_counter(), _own_cpu_seconds(), machine_cpu_seconds())
+
+
+def machine_load() -> dict | None:
+    """What the rest of the machine ran since this package was imported (the start of a
+    speed run): ``{"wall_seconds", "others_cpu_seconds"}``, the CPU seconds of every other
+    process. A speed figure is only as good as this is small. None where the OS does not
+    say (Linux's /proc/stat)."""
+    wall, own, machine = _STARTED
+    now = machine_cpu_seconds()
+    if machine is None or now is None:
+        return None
+    others = (now - machine) - (_own_cpu_seconds() - own)
+    return {
+        "wall_seconds": round(time.perf_counter() - wall, 1),
+        "others_cpu_seconds": round(max(others, 0.0), 1),
+    }
 
 
 def alternate(work: dict, repeat: int, *, warm_up: bool = False):
@@ -66,10 +110,10 @@ def alternate(work: dict, repeat: int, *, warm_up: bool = False):
 def finish_speed_result(
     name, fields, *, argv, files=(), seeds=(), data_home=None, output=None, libraries=None
 ):
-    """The JSON of a speed benchmark: ``{"benchmark": name, **fields, "provenance"}``,
-    printed as its BENCHMARKS.md table (``irdialog.bench._speed_tables``) and written to
-    ``output`` (when given). ``libraries`` adds versions to the provenance's (a peer such
-    as torch)."""
+    """The JSON of a speed benchmark: ``{"benchmark": name, **fields, "machine_load",
+    "provenance"}`` (:func:`machine_load`), printed as its BENCHMARKS.md table
+    (``irdialog.bench._speed_tables``) and written to ``output`` (when given).
+    ``libraries`` adds versions to the provenance's (a peer such as torch)."""
     from irdialog.bench import provenance
     from irdialog.bench._speed_tables import SPEED_TABLES
 
@@ -81,7 +125,8 @@ def finish_speed_result(
         data_home=data_home,
     )
     record["libraries"].update(libraries or {})
-    result = {"benchmark": name, **fields, "provenance": record}
+    load = machine_load()
+    result = {"benchmark": name, **fields, "machine_load": load, "provenance": record}
     print("\n".join(SPEED_TABLES[name](result)))
     if output:
         path = Path(output)

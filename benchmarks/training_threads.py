@@ -26,7 +26,7 @@ import time
 
 from threadpoolctl import threadpool_limits
 
-from benchmarks import alternate, finish_speed_result
+from benchmarks import alternate, finish_speed_result, machine_cpu_seconds
 from irdialog.datasets import record_data_files
 
 # The speed script of each model family whose fit trains on threads, which declares its
@@ -44,17 +44,6 @@ def workloads(model: str, data_home=None, ubuntu_home=None) -> list[dict]:
     return module.threads_workloads(data_home=data_home, ubuntu_home=ubuntu_home)
 
 
-def _machine_cpu_seconds() -> float | None:
-    """CPU seconds every process of the machine has run (Linux's /proc/stat; None
-    elsewhere)."""
-    try:
-        with open("/proc/stat") as f:
-            user, nice, system = (int(v) for v in f.readline().split()[1:4])
-    except OSError:
-        return None
-    return (user + nice + system) / os.sysconf("SC_CLK_TCK")
-
-
 def time_workload(work: dict, jobs, repeat: int) -> dict:
     """Fit ``work`` with each ``n_jobs`` of ``jobs`` in turn, ``repeat`` rounds after a
     warm-up fit each.
@@ -67,10 +56,10 @@ def time_workload(work: dict, jobs, repeat: int) -> dict:
     others: dict[int, list[float]] = {n: [] for n in jobs}
 
     def fit(n):
-        machine, own = _machine_cpu_seconds(), time.process_time()
+        machine, own = machine_cpu_seconds(), time.process_time()
         fitted = work["fit"](work["make"](n))
         if machine is not None:
-            others[n].append(_machine_cpu_seconds() - machine - (time.process_time() - own))
+            others[n].append(machine_cpu_seconds() - machine - (time.process_time() - own))
         return fitted
 
     with threadpool_limits(limits=1, user_api="blas"):

@@ -180,6 +180,20 @@ def test_benchmarks_md_is_rendered_from_the_results():
         assert path.stem in text, f"{path.name} is shown nowhere in BENCHMARKS.md"
 
 
+def test_a_speed_block_says_what_else_the_machine_ran(tmp_path):
+    """A speed file that records the machine's other load shows it beside its command; an
+    older one without the record renders as before."""
+    (tmp_path / "speed").mkdir()
+    result = json.loads((RESULTS / "speed" / "compile-time.json").read_text())
+    result["machine_load"] = {"wall_seconds": 200.0, "others_cpu_seconds": 10.0}
+    (tmp_path / "speed" / "a.json").write_text(json.dumps(result))
+    del result["machine_load"]
+    (tmp_path / "speed" / "b.json").write_text(json.dumps(result))
+    noted = render_block(["speed/a"], tmp_path)
+    assert "the rest of the machine ran 10 CPU seconds in the run's 200 s: 5% of a core" in noted
+    assert "rest of the machine" not in render_block(["speed/b"], tmp_path)
+
+
 def test_render_block_refuses_mixed_suites(tmp_path):
     for name, suite in (("a", "babi-qa"), ("b", "dialog-babi")):
         (tmp_path / f"{name}.json").write_text(json.dumps({"suite": suite}))

@@ -36,6 +36,8 @@ def test_a_speed_run_writes_its_table_and_provenance(tmp_path, monkeypatch, caps
                                  seeds=[0], output=out)  # fmt: skip
     assert json.loads(out.read_text()) == json.loads(json.dumps(result))
     assert result["provenance"]["command"] == f"python -m benchmarks.speed --output {out}"
+    load = result["machine_load"]  # what else ran meanwhile (Linux)
+    assert load is None or (load["wall_seconds"] > 0 and load["others_cpu_seconds"] >= 0)
     table = capsys.readouterr().out.splitlines()
     assert table == SPEED_TABLES["speed"](result) and table[-1].startswith("| 1 | ")
 

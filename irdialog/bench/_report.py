@@ -128,6 +128,18 @@ def _produced_by(results: list[tuple[str, dict]]) -> list[str]:
     return lines
 
 
+def _load_note(result: dict) -> str:
+    """What the rest of the machine ran during a speed run, when its file records it."""
+    load = result.get("machine_load")
+    if not load:
+        return ""
+    share = load["others_cpu_seconds"] / max(load["wall_seconds"], 1e-9)
+    return (
+        f" (meanwhile the rest of the machine ran {load['others_cpu_seconds']:g} CPU seconds "
+        f"in the run's {load['wall_seconds']:g} s: {share:.0%} of a core)"
+    )
+
+
 def render_block(names: list[str], results_dir) -> str:
     """The Markdown of one block: the table of the named result files and their notes.
 
@@ -148,7 +160,7 @@ def render_block(names: list[str], results_dir) -> str:
         lines = []
         for name, r in results:
             lines += SPEED_TABLES[r["benchmark"]](r)
-            lines += ["", f"`{name}.json`: `{r['provenance']['command']}`", ""]
+            lines += ["", f"`{name}.json`: `{r['provenance']['command']}`{_load_note(r)}", ""]
         return "\n".join(lines + _produced_by(results)[1:]) + "\n"
     suites = {r.get("suite") for _, r in results}
     if len(suites) != 1:
