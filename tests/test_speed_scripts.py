@@ -116,6 +116,11 @@ def test_memn2n_threads_workloads_build_the_bench_presets_with_n_jobs(monkeypatc
     assert [p["n_jobs"] for p in built] == [2, 2, 2, 2]
     assert [p["n_init"] for p in built] == [10, 10, 1, 1]
     assert built[3]["epochs"] == 3 and built[3]["embedding_dim"] == 128
+    # a pipeline's steps get the n_jobs too (MemN2N behind the match-type featurizer)
+    from benchmarks import dialog_babi_workload
+
+    typed = dialog_babi_workload("memn2n-type", "typed", 1)["make"](2)
+    assert typed.get_params()["ranker__n_jobs"] == 2
 
 
 def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monkeypatch, capsys):
