@@ -4,7 +4,8 @@ Entities are the words a knowledge base types (cuisine, location, phone, ...). F
 type, a type word is added to a candidate's representation when one of the candidate's
 words is an entity of that type that also appears in the input or memory. Because the
 test is an exact match against the KB, entities never seen in training (the OOV test sets)
-still match.
+still match. With ``dialog_state``, entities are also marked by what the dialog did with
+them (named by the bot, named last, a fact about the one named last): a type each.
 
 The work is split in two so that every ranker can use it in a ``Pipeline``:
 
@@ -66,6 +67,16 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
     tokenizer : {"word", "char"} or callable, default="word"
         How a text is split into the tokens looked up in ``kb``
         (:class:`irdialog.text.Analyzer`); an entity is found when it is one token.
+    dialog_state : bool, default=False
+        Also mark the entities of the history by the state of the dialog (not in the
+        paper), each mark a type of its own: ``<type>:said`` for an entity a bot turn
+        named, ``<type>:last`` for those of the last bot turn that named one, and
+        ``<type>:linked`` for the entities of the KB facts (the ``"kb"`` turns, each a
+        fact whose first entity is its subject) about the subject of a fact naming one of
+        those. A ranker then learns, from the marks and not from the entity's own words,
+        that an option already proposed is not proposed again, or that "here it is"
+        gives the address of the restaurant just accepted: which holds for entities
+        never seen in training too.
 
     Attributes
     ----------
@@ -85,6 +96,16 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
     >>> f = MatchTypeFeaturizer({"paris": "R_location", "cheap": "R_price"}).fit(["x"])
     >>> f.transform(["a cheap table in Paris"])[0].entities
     (('cheap', 'R_price'), ('paris', 'R_location'))
+
+    With the dialog state, the entities the bot named and the facts about them are marked:
+
+    >>> from irdialog.base import Context, Turn
+    >>> kb = {"resto_a": "R_name", "resto_a_phone": "R_phone", "resto_b": "R_name"}
+    >>> ctx = Context((Turn("kb", "resto_a R_phone resto_a_phone"),
+    ...                Turn("bot", "what about resto_a")), "its phone please")
+    >>> f = MatchTypeFeaturizer(kb, dialog_state=True).fit()
+    >>> f.transform([ctx])[0].entities[2:]
+    (('resto_a', 'R_name:said'), ('resto_a', 'R_name:last'), ('resto_a_phone', 'R_phone:linked'))
     """
 
     _parameter_constraints = {
@@ -92,13 +113,17 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
         "types": ["array-like", None],
         "use_history": ["boolean"],
         "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+        "dialog_state": ["boolean"],
     }
 
-    def __init__(self, kb=None, *, types=None, use_history=True, tokenizer="word"):
+    def __init__(
+        self, kb=None, *, types=None, use_history=True, tokenizer="word", dialog_state=False
+    ):
         self.kb = kb
         self.types = types
         self.use_history = use_history
         self.tokenizer = tokenizer
+        self.dialog_state = dialog_state
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X=None, y=None):
@@ -147,8 +172,32 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
         for ctx in check_contexts(X):
             words = dict.fromkeys(analyzer.context_words(ctx, self.use_history))  # ordered set
             entities = tuple((w, kb[w]) for w in words if w in kb)
+            if self.dialog_state:
+                entities += _state_entities(ctx, analyzer, kb)
             out.append(replace(ctx, entities=entities))
         return out
+
+
+# The dialog-state marks of an entity (``dialog_state``), added to its type.
+SAID, LAST, LINKED = ":said", ":last", ":linked"
+
+
+def _state_entities(ctx, analyzer, kb) -> tuple:
+    """The entities of a context's history marked by the dialog state: ``type:said`` for
+    each entity a bot turn named, ``type:last`` for those of the last bot turn that named
+    one, ``type:linked`` for the entities of the KB facts about the same subject as a fact
+    naming one of those (a KB turn is a fact, its first entity the subject)."""
+    turns = [(t.speaker, [w for w in analyzer.words(t.text) if w in kb]) for t in ctx.history]
+    facts = [ws for speaker, ws in turns if speaker == "kb" and ws]
+    said = dict.fromkeys(w for speaker, ws in turns if speaker == "bot" for w in ws)
+    last = dict.fromkeys(next((ws for sp, ws in reversed(turns) if sp == "bot" and ws), []))
+    subjects = {ws[0] for ws in facts if any(w in last for w in ws)}
+    linked = dict.fromkeys(w for ws in facts if ws[0] in subjects for w in ws if w not in last)
+    return (
+        tuple((w, kb[w] + SAID) for w in said)
+        + tuple((w, kb[w] + LAST) for w in last)
+        + tuple((w, kb[w] + LINKED) for w in linked)
+    )
 
 
 def _mentions(contexts, vocabulary, types) -> list[sp.csr_matrix]:

@@ -88,3 +88,85 @@ def test_oov_entity_still_matches():
     bags = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0]]))
     m = match_type_matrices(ctx, bags, {"tokyo": 0, "rome": 1}, ["R_location"])[0]
     np.testing.assert_array_equal(m.toarray(), [[1.0, 0.0]])
+
+
+_STATE_KB = {
+    "resto_a": "R_name", "resto_a_phone": "R_phone", "resto_a_address": "R_address",
+    "resto_b": "R_name", "resto_b_phone": "R_phone", "resto_b_address": "R_address",
+    "paris": "R_location",
+}  # fmt: skip
+_FACTS = tuple(
+    Turn("kb", f"{r} {rel} {r}_{attr}")
+    for r in ("resto_a", "resto_b")
+    for rel, attr in (("R_phone", "phone"), ("R_address", "address"))
+)
+
+
+def _marks(ctx, **kw):
+    [out] = MatchTypeFeaturizer(_STATE_KB, dialog_state=True, **kw).fit().transform([ctx])
+    marks: dict[str, set] = {}
+    for word, entity_type in out.entities:
+        if ":" in entity_type:
+            marks.setdefault(entity_type.split(":")[1], set()).add(word)
+    return marks
+
+
+def test_dialog_state_marks_what_the_bot_said_last_and_the_facts_about_it():
+    proposed = _FACTS + (
+        Turn("bot", "api_call paris"),
+        Turn("bot", "what about resto_b"),
+        Turn("user", "no"),
+        Turn("bot", "what about resto_a"),
+        Turn("user", "yes"),
+        Turn("bot", "great"),  # names nothing: the last naming turn stays resto_a's
+    )
+    marks = _marks(Context(proposed, "its phone"))
+    assert marks["said"] == {"paris", "resto_b", "resto_a"}
+    assert marks["last"] == {"resto_a"}
+    assert marks["linked"] == {"resto_a_phone", "resto_a_address"}  # resto_a's facts only
+    # after the phone, the address is still linked: through the fact's subject, resto_a
+    answered = proposed + (Turn("user", "its phone"), Turn("bot", "here it is resto_a_phone"))
+    marks = _marks(Context(answered, "and its address"))
+    assert marks["last"] == {"resto_a_phone"}
+    assert marks["linked"] == {"resto_a", "resto_a_address"}
+
+
+def test_dialog_state_is_off_by_default_and_empty_without_bot_turns():
+    ctx = Context(_FACTS + (Turn("user", "in paris"),), "anything?")
+    plain = MatchTypeFeaturizer(_STATE_KB).fit().transform([ctx])[0].entities
+    marked = MatchTypeFeaturizer(_STATE_KB, dialog_state=True).fit().transform([ctx])[0].entities
+    assert marked == plain and all(":" not in t for _, t in plain)
+    assert _marks(Context((), "hello")) == {}
+
+
+def test_dialog_state_marks_reach_a_ranker_and_carry_to_unseen_entities():
+    """Trained on dialogs about two restaurants, MemN2N answers for a third it never saw
+    (its words are nil): only the marks say which phone or address is the one asked for."""
+    from irdialog import MemN2NRanker
+    from irdialog.pipeline import RankingPipeline
+
+    kb = {**_STATE_KB, "resto_c": "R_name", "resto_c_phone": "R_phone",
+          "resto_c_address": "R_address"}  # fmt: skip
+    restos = ("resto_a", "resto_b", "resto_c")
+    facts = tuple(
+        Turn("kb", f"{r} {rel} {r}_{attr}")
+        for r in restos
+        for rel, attr in (("R_phone", "phone"), ("R_address", "address"))
+    )
+
+    def dialogs(r):
+        history = facts + (Turn("bot", f"what about {r}"), Turn("user", "yes"))
+        return [Context(history, "its phone"), Context(history, "its address")], [
+            f"here it is {r}_phone", f"here it is {r}_address"]  # fmt: skip
+
+    (Xa, ya), (Xb, yb), (Xc, yc) = (dialogs(r) for r in restos)
+    candidates = [f"here it is {r}_{a}" for r in restos for a in ("phone", "address")]
+    feat = MatchTypeFeaturizer(kb, dialog_state=True)
+    ranker = MemN2NRanker(candidates=candidates, embedding_dim=8, hops=1, epochs=60, random_state=0)
+    model = RankingPipeline([("match_type", feat), ("ranker", ranker)])
+    model.fit((Xa + Xb) * 4, (ya + yb) * 4)
+    assert {"R_phone:linked", "R_name:last", "R_name:said"} <= set(model[-1].types_)
+    assert list(model.predict(Xc)) == yc
+    # without the marks the third restaurant's answers are a guess among equals
+    plain = RankingPipeline([("match_type", MatchTypeFeaturizer(kb)), ("ranker", clone(ranker))])
+    assert list(plain.fit((Xa + Xb) * 4, (ya + yb) * 4).predict(Xc)) != yc

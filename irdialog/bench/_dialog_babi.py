@@ -93,10 +93,12 @@ def _kb_types(kb, types: str) -> list[str]:
     return [t for t in sorted(set(kb.values())) if types == "all" or t != "R_name"]
 
 
-def _with_match_type(data, ranker, types: str):
+def _with_match_type(data, ranker, types: str, dialog_state=False):
     """``ranker`` behind a MatchTypeFeaturizer over the task's KB (``types``: see
-    :func:`_kb_types`)."""
-    featurizer = MatchTypeFeaturizer(data.kb, types=_kb_types(data.kb, types))
+    :func:`_kb_types`; ``dialog_state``: the featurizer's marks)."""
+    featurizer = MatchTypeFeaturizer(
+        data.kb, types=_kb_types(data.kb, types), dialog_state=dialog_state
+    )
     return RankingPipeline([("match_type", featurizer), ("ranker", ranker)])
 
 
@@ -133,6 +135,11 @@ def _memn2n(data, **params):
 def _memn2n_type(data, **params):
     # Every KB type: the setting the presets were chosen with.
     return _with_match_type(data, _memn2n(data, **params), "all")
+
+
+def _memn2n_state(data, **params):
+    # memn2n-type with the entities also marked by the dialog state (not in the paper)
+    return _with_match_type(data, _memn2n(data, **params), "all", dialog_state=True)
 
 
 def _qrn(data, **params):
@@ -229,6 +236,8 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
     # Beyond Table 2: MemN2N's presets with the gated hops of Liu & Perez (2017).
     "gmemn2n": ModelSpec(None, _memn2n, Selection.preset("gmemn2n")),
     "gmemn2n-type": ModelSpec(None, _memn2n_type, Selection.preset("gmemn2n")),
+    # Beyond the paper: memn2n-type's presets, its entities marked by the dialog state too.
+    "memn2n-state": ModelSpec(None, _memn2n_state, Selection.preset("memn2n-type")),
 }
 
 
