@@ -634,6 +634,7 @@ SUMMARY_ROWS = (
     ("dialog-babi-memn2n-type", "MemN2N + match type"),
     ("dialog-babi-gmemn2n", "gated MemN2N (not in the paper)"),
     ("dialog-babi-gmemn2n-type", "gated MemN2N + match type (not in the paper)"),
+    ("dialog-babi-memn2n-state", "MemN2N + match type + dialog state (not in the paper)"),
     ("dialog-babi-qrn", "QRN (not in the paper)"),
     ("dialog-babi-qrn-type", "QRN + match type (not in the paper)"),
     ("dialog-babi-bm25", "BM25 (not in the paper)"),
