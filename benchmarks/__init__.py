@@ -158,7 +158,7 @@ def babi_workload(model: str, name: str, task: int, data_home=None, epochs=None)
     held = round(100 * spec.selection.fraction)
     return {
         "name": f"{name}, bAbI QA task {task}{capped}",
-        "make": lambda n_jobs: spec.build(**params, n_jobs=n_jobs),
+        "make": lambda n_jobs: _as_bench_builds(spec.build(**params), n_jobs),
         "fit": lambda est: est.fit(X, y),
         "score": lambda est: 100.0 * per_response_accuracy(yv, est.predict(Xv)),
         "metric": f"held-out accuracy % (the last {held}% of the training stories)",
@@ -181,14 +181,17 @@ def dialog_babi_workload(model: str, name: str, task: int, data_home=None, epoch
     capped = "" if epochs is None else f", epochs capped at {epochs}"
     return {
         "name": f"{name}, dialog bAbI task {task}{capped}",
-        "make": lambda n_jobs: _with_n_jobs(spec.build(train, **params), n_jobs),
+        "make": lambda n_jobs: _as_bench_builds(spec.build(train, **params), n_jobs),
         "fit": lambda est: est.fit(train.X, train.y),
         "score": lambda est: 100.0 * per_response_accuracy(dev.y, est.predict(dev.X)),
         "metric": "dev per-response accuracy %",
     }
 
 
-def _with_n_jobs(estimator, n_jobs):
-    """``estimator`` with every ``n_jobs`` parameter set, those of a pipeline's steps too."""
-    names = [name for name in estimator.get_params() if name.split("__")[-1] == "n_jobs"]
-    return estimator.set_params(**dict.fromkeys(names, n_jobs))
+def _as_bench_builds(estimator, n_jobs):
+    """``estimator`` at seed 0 with every ``n_jobs`` (a pipeline's steps' too) set, as
+    ``irdialog bench --threads`` sets them (:func:`irdialog.bench.reseed`)."""
+    from irdialog.bench import fit_threads, reseed
+
+    with fit_threads(n_jobs):
+        return reseed(estimator, 0)

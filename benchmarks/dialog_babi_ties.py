@@ -17,10 +17,9 @@ import argparse
 
 import numpy as np
 
+from benchmarks.dialog_state_dev import kind
 from irdialog.bench import train_dialog_babi
 from irdialog.datasets import load_dialog_babi
-
-PROPOSAL = "what do you think of this option"
 
 
 def main(argv=None) -> None:
@@ -41,7 +40,7 @@ def main(argv=None) -> None:
         top = scores.max(axis=1)
         tied = (scores == top[:, None]).sum(axis=1) > 1
         right = candidates[scores.argmax(axis=1)] == np.asarray(data.y)
-        proposal = np.array([r.startswith(PROPOSAL) for r in data.y])
+        proposal = np.array([kind(r) == "option" for r in data.y])
         print(
             f"| {args.model} | {split} | {100 * right.mean():.2f} "
             f"| {tied.sum()} ({np.sum(tied & right)}) | {100 * np.mean(right & ~tied):.2f} "
