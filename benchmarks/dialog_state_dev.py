@@ -1,7 +1,9 @@
-"""Dev evidence for the dialog-state marks of the match-type featurizer (BENCHMARKS.md).
+"""Dev evidence for the dialog-state and KB-rank marks of the match-type featurizer
+(BENCHMARKS.md).
 
-MemN2N + match type at its bench preset, with and without ``dialog_state``, scored on the dev
-dialogs of a dialog bAbI task and on a simulated OOV copy of them (test never read)::
+MemN2N + match type at its bench preset, without marks, with ``dialog_state`` and with
+``dialog_state`` and ``kb_ranks``, scored on the dev dialogs of a dialog bAbI task and on a
+simulated OOV copy of them (test never read)::
 
     python -m benchmarks.dialog_state_dev --data-home DIR [--task 5]
 
@@ -9,13 +11,16 @@ The OOV copy renames every cuisine, location, restaurant name, phone and address
 to a word no training text holds (``"zq"`` and the entity's letters reversed), in the dev
 dialogs, their answers, the KB and a renamed copy of every candidate, as the real tst-OOV
 sets bring entities unseen in training. Both models rank the candidates and their renamed
-copies. Errors are counted by the kind of gold answer.
+copies. Errors are counted by the kind of gold answer, with every exact tie at the top
+counted against the model (``predict`` would break it by the candidates' order).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+
+import numpy as np
 
 from irdialog.base import Context, Turn
 from irdialog.bench._dialog_babi import DIALOG_BABI_MODELS, SUITE_NAME, _kb_types, _memn2n
@@ -25,6 +30,12 @@ from irdialog.pipeline import RankingPipeline
 
 # The entity types the real OOV test sets renew; the others (numbers, prices, ratings) stay.
 RENAMED_TYPES = ("R_address", "R_cuisine", "R_location", "R_name", "R_phone")
+# The marks compared: the featurizer's options.
+MARKS = {
+    "none": {},
+    "dialog state": {"dialog_state": True},
+    "dialog state + KB ranks": {"dialog_state": True, "kb_ranks": True},
+}
 KINDS = (("api_call", "api_call"), ("option", "what do you think of this option"),
          ("here it is", "here it is"))  # fmt: skip
 
@@ -58,22 +69,26 @@ def main(argv=None) -> None:
     kb = {w.lower(): t for w, t in trn.kb.items()}
     X_oov, y_oov, kb_oov, candidates = oov_copy(dev, kb, trn.candidates)
     [point] = DIALOG_BABI_MODELS["memn2n-type"].selection.points(SUITE_NAME, args.task)
-    print("| dialog_state | split | accuracy % | errors by gold answer |")
+    print("| marks | split | accuracy %, ties against | errors by gold answer (ties) |")
     print("|---|---|---:|---|")
-    for state in (False, True):
-        featurizer = MatchTypeFeaturizer(kb_oov, types=_kb_types(kb_oov, "all"),
-                                         dialog_state=state)  # fmt: skip
+    for name, marks in MARKS.items():
+        featurizer = MatchTypeFeaturizer(kb_oov, types=_kb_types(kb_oov, "all"), **marks)
         ranker = _memn2n(trn, **point).set_params(candidates=candidates)
         model = RankingPipeline([("match_type", featurizer), ("ranker", ranker)])
         model.fit(trn.X, trn.y)
         for split, X, y in (("dev", dev.X, dev.y), ("dev, OOV copy", X_oov, y_oov)):
-            total, wrong = collections.Counter(), collections.Counter()
-            for gold, pred in zip(y, model.predict(X)):
+            scores = model.decision_function(X)
+            top = scores.max(axis=1)
+            tied = (scores == top[:, None]).sum(axis=1) > 1
+            right = np.asarray(ranker.candidates_)[scores.argmax(axis=1)] == np.asarray(y)
+            total, wrong, ties = collections.Counter(), collections.Counter(), collections.Counter()
+            for gold, ok, tie in zip(y, right & ~tied, tied):
                 total[kind(gold)] += 1
-                wrong[kind(gold)] += gold != pred
-            errors = ", ".join(f"{k} {wrong[k]}/{total[k]}" for k in total)
-            accuracy = 100 * (1 - sum(wrong.values()) / len(y))
-            print(f"| {state} | {split} | {accuracy:.2f} | {errors} |", flush=True)
+                wrong[kind(gold)] += not ok
+                ties[kind(gold)] += tie
+            errors = ", ".join(f"{k} {wrong[k]}/{total[k]} ({ties[k]})" for k in total)
+            accuracy = 100 * np.mean(right & ~tied)
+            print(f"| {name} | {split} | {accuracy:.2f} | {errors} |", flush=True)
 
 
 if __name__ == "__main__":

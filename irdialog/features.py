@@ -5,7 +5,9 @@ type, a type word is added to a candidate's representation when one of the candi
 words is an entity of that type that also appears in the input or memory. Because the
 test is an exact match against the KB, entities never seen in training (the OOV test sets)
 still match. With ``dialog_state``, entities are also marked by what the dialog did with
-them (named by the bot, named last, a fact about the one named last): a type each.
+them (named by the bot, named last, a fact about the one named last): a type each. With
+``kb_ranks``, the subject of a KB fact whose value is a number is marked by that value's
+rank among the facts of its kind (the best rated restaurant, the second, ...).
 
 The work is split in two so that every ranker can use it in a ``Pipeline``:
 
@@ -77,6 +79,14 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
         that an option already proposed is not proposed again, or that "here it is"
         gives the address of the restaurant just accepted: which holds for entities
         never seen in training too.
+    kb_ranks : bool, default=False
+        Also mark the subject of each KB fact of the history whose value is a number
+        (``"resto_a R_rating 7"``) by the rank of that value among the history's facts
+        with a value of the same type, largest first: ``<type>:<value type>#1`` for the
+        largest, ``#2`` for the next, equal values sharing a rank (not in the paper).
+        Together with ``dialog_state``, a ranker can learn to propose the best rated
+        option not yet proposed, where the options' own words are unknown. A number is
+        what :class:`float` reads, in any script's digits.
 
     Attributes
     ----------
@@ -106,6 +116,13 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
     >>> f = MatchTypeFeaturizer(kb, dialog_state=True).fit()
     >>> f.transform([ctx])[0].entities[2:]
     (('resto_a', 'R_name:said'), ('resto_a', 'R_name:last'), ('resto_a_phone', 'R_phone:linked'))
+
+    With ``kb_ranks``, the subjects of numeric facts are marked by their value's rank:
+
+    >>> kb = {"resto_a": "R_name", "resto_b": "R_name", "3": "R_rating", "7": "R_rating"}
+    >>> ctx = Context((Turn("kb", "resto_a R_rating 3"), Turn("kb", "resto_b R_rating 7")), "")
+    >>> MatchTypeFeaturizer(kb, kb_ranks=True).fit().transform([ctx])[0].entities[-2:]
+    (('resto_b', 'R_name:R_rating#1'), ('resto_a', 'R_name:R_rating#2'))
     """
 
     _parameter_constraints = {
@@ -114,16 +131,25 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
         "use_history": ["boolean"],
         "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "dialog_state": ["boolean"],
+        "kb_ranks": ["boolean"],
     }
 
     def __init__(
-        self, kb=None, *, types=None, use_history=True, tokenizer="word", dialog_state=False
+        self,
+        kb=None,
+        *,
+        types=None,
+        use_history=True,
+        tokenizer="word",
+        dialog_state=False,
+        kb_ranks=False,
     ):
         self.kb = kb
         self.types = types
         self.use_history = use_history
         self.tokenizer = tokenizer
         self.dialog_state = dialog_state
+        self.kb_ranks = kb_ranks
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X=None, y=None):
@@ -174,6 +200,8 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
             entities = tuple((w, kb[w]) for w in words if w in kb)
             if self.dialog_state:
                 entities += _state_entities(ctx, analyzer, kb)
+            if self.kb_ranks:
+                entities += _rank_entities(ctx, analyzer, kb)
             out.append(replace(ctx, entities=entities))
         return out
 
@@ -198,6 +226,35 @@ def _state_entities(ctx, analyzer, kb) -> tuple:
         + tuple((w, kb[w] + LAST) for w in last)
         + tuple((w, kb[w] + LINKED) for w in linked)
     )
+
+
+def _rank_entities(ctx, analyzer, kb) -> tuple:
+    """The subjects of a context's numeric KB facts marked ``type:value_type#k``: the rank
+    k of the fact's value among the history's values of that type, largest first."""
+    values: dict[str, dict[str, float]] = {}  # value type -> subject -> value
+    for turn in ctx.history:
+        if turn.speaker != "kb":
+            continue
+        subject, *rest = [w for w in analyzer.words(turn.text) if w in kb] or [None]
+        for w in rest:
+            number = _number(w)
+            if number is not None:
+                values.setdefault(kb[w], {})[subject] = number
+    out = []
+    for value_type in sorted(values):
+        by_subject = values[value_type]
+        ranks = {v: k for k, v in enumerate(sorted(set(by_subject.values()), reverse=True), 1)}
+        ordered = sorted(by_subject, key=lambda w: -by_subject[w])  # stable: first seen first
+        out += [(w, f"{kb[w]}:{value_type}#{ranks[by_subject[w]]}") for w in ordered]
+    return tuple(out)
+
+
+def _number(word: str) -> float | None:
+    try:
+        number = float(word)
+    except ValueError:
+        return None
+    return number if np.isfinite(number) else None
 
 
 def _mentions(contexts, vocabulary, types) -> list[sp.csr_matrix]:

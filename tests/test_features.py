@@ -170,3 +170,63 @@ def test_dialog_state_marks_reach_a_ranker_and_carry_to_unseen_entities():
     # without the marks the third restaurant's answers are a guess among equals
     plain = RankingPipeline([("match_type", MatchTypeFeaturizer(kb)), ("ranker", clone(ranker))])
     assert list(plain.fit((Xa + Xb) * 4, (ya + yb) * 4).predict(Xc)) != yc
+
+
+_RANK_KB = {"resto_a": "R_name", "resto_b": "R_name", "resto_c": "R_name", "paris": "R_location",
+            "2": "R_rating", "7": "R_rating", "५": "R_rating", "nan": "R_rating"}  # fmt: skip
+
+
+def _ranks(history):
+    feat = MatchTypeFeaturizer(_RANK_KB, kb_ranks=True).fit()
+    return [(w, t) for w, t in feat.transform([Context(history, "")])[0].entities if "#" in t]
+
+
+def test_kb_ranks_mark_the_subjects_of_numeric_facts_largest_first():
+    facts = (Turn("kb", "resto_a R_rating 2"), Turn("kb", "resto_b R_rating 7"),
+             Turn("kb", "resto_c R_rating 2"), Turn("kb", "resto_a R_location paris"))  # fmt: skip
+    # equal values share a rank; facts without a number mark nothing
+    assert _ranks(facts) == [("resto_b", "R_name:R_rating#1"), ("resto_a", "R_name:R_rating#2"),
+                             ("resto_c", "R_name:R_rating#2")]  # fmt: skip
+    # a number is a number in any script's digits; NaN is not a rank
+    assert _ranks((Turn("kb", "resto_a R_rating 7"), Turn("kb", "resto_b R_rating ५"),
+                   Turn("kb", "resto_c R_rating nan"))) == [
+        ("resto_a", "R_name:R_rating#1"), ("resto_b", "R_name:R_rating#2")]  # fmt: skip
+    # only KB turns are facts; off by default
+    assert _ranks((Turn("bot", "resto_a R_rating 7"), Turn("user", "resto_b 2"))) == []
+    plain = MatchTypeFeaturizer(_RANK_KB).fit().transform([Context(facts, "")])[0].entities
+    assert all("#" not in t for _, t in plain)
+
+
+def test_kb_ranks_let_a_ranker_propose_the_best_unseen_option_not_yet_proposed():
+    """Trained on dialogs proposing restaurants best rated first, MemN2N does the same for
+    restaurants it never saw; without the ranks they score alike (a tie)."""
+    from irdialog import MemN2NRanker
+    from irdialog.pipeline import RankingPipeline
+
+    rng = np.random.default_rng(0)
+    names = [f"resto_{i}" for i in range(12)]
+    kb = {**{n: "R_name" for n in names}, **{str(v): "R_rating" for v in range(1, 9)}}
+
+    def dialogs(restos):
+        X, y = [], []
+        for _ in range(20):
+            three = rng.choice(restos, 3, replace=False)
+            rating = dict(zip(three, rng.choice(np.arange(1, 9), 3, replace=False)))
+            history = tuple(Turn("kb", f"{r} R_rating {rating[r]}") for r in three)
+            for r in sorted(three, key=lambda r: -rating[r]):
+                X.append(Context(history, "<SILENCE>"))
+                y.append(f"what about {r}")
+                history += (Turn("bot", f"what about {r}"), Turn("user", "no"))
+        return X, y
+
+    (X, y), (X_new, y_new) = dialogs(names[:8]), dialogs(names[8:])
+    ranker = MemN2NRanker(candidates=[f"what about {n}" for n in names], embedding_dim=16,
+                          hops=1, epochs=40, random_state=0)  # fmt: skip
+
+    def fit(**marks):
+        feat = MatchTypeFeaturizer(kb, dialog_state=True, **marks)
+        return RankingPipeline([("match_type", feat), ("ranker", clone(ranker))]).fit(X, y)
+
+    assert np.mean(fit(kb_ranks=True).predict(X_new) == np.array(y_new)) == 1.0
+    scores = fit().decision_function(X_new[:1])  # the first proposal: three new names alike
+    assert (scores == scores.max()).sum() == 3

@@ -93,12 +93,10 @@ def _kb_types(kb, types: str) -> list[str]:
     return [t for t in sorted(set(kb.values())) if types == "all" or t != "R_name"]
 
 
-def _with_match_type(data, ranker, types: str, dialog_state=False):
+def _with_match_type(data, ranker, types: str, **marks):
     """``ranker`` behind a MatchTypeFeaturizer over the task's KB (``types``: see
-    :func:`_kb_types`; ``dialog_state``: the featurizer's marks)."""
-    featurizer = MatchTypeFeaturizer(
-        data.kb, types=_kb_types(data.kb, types), dialog_state=dialog_state
-    )
+    :func:`_kb_types`; ``marks``: the featurizer's ``dialog_state`` and ``kb_ranks``)."""
+    featurizer = MatchTypeFeaturizer(data.kb, types=_kb_types(data.kb, types), **marks)
     return RankingPipeline([("match_type", featurizer), ("ranker", ranker)])
 
 
@@ -140,6 +138,11 @@ def _memn2n_type(data, **params):
 def _memn2n_state(data, **params):
     # memn2n-type with the entities also marked by the dialog state (not in the paper)
     return _with_match_type(data, _memn2n(data, **params), "all", dialog_state=True)
+
+
+def _memn2n_state_rank(data, **params):
+    # memn2n-state with the options also marked by the rank of their rating (not in the paper)
+    return _with_match_type(data, _memn2n(data, **params), "all", dialog_state=True, kb_ranks=True)
 
 
 def _qrn(data, **params):
@@ -238,6 +241,8 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
     "gmemn2n-type": ModelSpec(None, _memn2n_type, Selection.preset("gmemn2n")),
     # Beyond the paper: memn2n-type's presets, its entities marked by the dialog state too.
     "memn2n-state": ModelSpec(None, _memn2n_state, Selection.preset("memn2n-type")),
+    # ... and the options marked by the rank of their numeric KB facts (the rating) too.
+    "memn2n-state-rank": ModelSpec(None, _memn2n_state_rank, Selection.preset("memn2n-type")),
 }
 
 
