@@ -83,7 +83,9 @@ class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):
         Also mark the subject of each KB fact of the history whose value is a number
         (``"resto_a R_rating 7"``) by the rank of that value among the history's facts
         with a value of the same type, largest first: ``<type>:<value type>#1`` for the
-        largest, ``#2`` for the next, equal values sharing a rank (not in the paper).
+        largest, ``#2`` for the next, equal values sharing a rank (not in the paper). A
+        fact's subject is its first entity; a number the KB does not type takes the
+        fact's word before it (its relation, lower-cased) as its type.
         Together with ``dialog_state``, a ranker can learn to propose the best rated
         option not yet proposed, where the options' own words are unknown. A number is
         what :class:`float` reads, in any script's digits.
@@ -230,16 +232,21 @@ def _state_entities(ctx, analyzer, kb) -> tuple:
 
 def _rank_entities(ctx, analyzer, kb) -> tuple:
     """The subjects of a context's numeric KB facts marked ``type:value_type#k``: the rank
-    k of the fact's value among the history's values of that type, largest first."""
+    k of the fact's value among the history's values of that type, largest first. A fact's
+    subject is its first KB entity; a number the KB does not type takes the word before it
+    (the relation) as its type."""
     values: dict[str, dict[str, float]] = {}  # value type -> subject -> value
     for turn in ctx.history:
         if turn.speaker != "kb":
             continue
-        subject, *rest = [w for w in analyzer.words(turn.text) if w in kb] or [None]
-        for w in rest:
+        words = analyzer.words(turn.text)
+        at = next((i for i, w in enumerate(words) if w in kb), None)
+        if at is None:
+            continue
+        for before, w in zip(words[at:], words[at + 1 :]):
             number = _number(w)
             if number is not None:
-                values.setdefault(kb[w], {})[subject] = number
+                values.setdefault(kb.get(w, before), {})[words[at]] = number
     out = []
     for value_type in sorted(values):
         by_subject = values[value_type]

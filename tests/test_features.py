@@ -191,6 +191,11 @@ def test_kb_ranks_mark_the_subjects_of_numeric_facts_largest_first():
     assert _ranks((Turn("kb", "resto_a R_rating 7"), Turn("kb", "resto_b R_rating ५"),
                    Turn("kb", "resto_c R_rating nan"))) == [
         ("resto_a", "R_name:R_rating#1"), ("resto_b", "R_name:R_rating#2")]  # fmt: skip
+    # a number the KB does not type takes the fact's relation as its type
+    assert _ranks((Turn("kb", "resto_a R_stars 9"), Turn("kb", "resto_b R_stars 10"),
+                   Turn("kb", "resto_c R_rating 2"))) == [
+        ("resto_c", "R_name:R_rating#1"), ("resto_b", "R_name:r_stars#1"),
+        ("resto_a", "R_name:r_stars#2")]  # fmt: skip
     # only KB turns are facts; off by default
     assert _ranks((Turn("bot", "resto_a R_rating 7"), Turn("user", "resto_b 2"))) == []
     plain = MatchTypeFeaturizer(_RANK_KB).fit().transform([Context(facts, "")])[0].entities
