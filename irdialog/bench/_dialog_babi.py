@@ -640,6 +640,10 @@ SUMMARY_ROWS = (
     ("dialog-babi-gmemn2n", "gated MemN2N (not in the paper)"),
     ("dialog-babi-gmemn2n-type", "gated MemN2N + match type (not in the paper)"),
     ("dialog-babi-memn2n-state", "MemN2N + match type + dialog state (not in the paper)"),
+    (
+        "dialog-babi-memn2n-state-rank",
+        "MemN2N + match type + dialog state + KB ranks (not in the paper)",
+    ),
     ("dialog-babi-qrn", "QRN (not in the paper)"),
     ("dialog-babi-qrn-type", "QRN + match type (not in the paper)"),
     ("dialog-babi-bm25", "BM25 (not in the paper)"),
