@@ -154,6 +154,11 @@ def _qrn_type(data, **params):
     return _with_match_type(data, _qrn(data, **params), "all")
 
 
+def _qrn_state_rank(data, **params):
+    # qrn-type with memn2n-state-rank's marks (not in the paper)
+    return _with_match_type(data, _qrn(data, **params), "all", dialog_state=True, kb_ranks=True)
+
+
 def _se(data, types=None, **params):
     """Supervised embeddings; ``types`` (with ``match_type``): the type set of the match
     types, None for none. ``match_type="type"`` types candidate words itself, from the KB."""
@@ -236,6 +241,7 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
     # Seo et al. (2017): QRN 51.1 on task 6; one preset per task serves both columns.
     "qrn": ModelSpec(None, _qrn, Selection.preset("qrn")),
     "qrn-type": ModelSpec(None, _qrn_type, Selection.preset("qrn")),
+    "qrn-state-rank": ModelSpec(None, _qrn_state_rank, Selection.preset("qrn")),
     # Beyond Table 2: MemN2N's presets with the gated hops of Liu & Perez (2017).
     "gmemn2n": ModelSpec(None, _memn2n, Selection.preset("gmemn2n")),
     "gmemn2n-type": ModelSpec(None, _memn2n_type, Selection.preset("gmemn2n")),
