@@ -652,6 +652,10 @@ SUMMARY_ROWS = (
     ),
     ("dialog-babi-qrn", "QRN (not in the paper)"),
     ("dialog-babi-qrn-type", "QRN + match type (not in the paper)"),
+    (
+        "dialog-babi-qrn-state-rank",
+        "QRN + match type + dialog state + KB ranks (not in the paper)",
+    ),
     ("dialog-babi-bm25", "BM25 (not in the paper)"),
     ("dialog-babi-bm25-type", "BM25 + match type (not in the paper)"),
 )
