@@ -17,7 +17,7 @@ import argparse
 
 import numpy as np
 
-from benchmarks.dialog_state_dev import kind
+from benchmarks.dialog_state_dev import kind, right_and_tied
 from irdialog.bench import train_dialog_babi
 from irdialog.datasets import load_dialog_babi
 
@@ -30,16 +30,12 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     model, _ = train_dialog_babi(args.model, args.task, data_home=args.data_home, seed=0)
     ranker = model[-1] if hasattr(model, "steps") else model
-    candidates = np.asarray(ranker.candidates_)
     print("| model | split | accuracy % | tied at the top (right) | ties counted against, % "
           "| proposals right (by a tie) |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|")
     for split in ("tst", "tst-OOV"):
         data = load_dialog_babi(args.task, split, data_home=args.data_home)
-        scores = model.decision_function(data.X)
-        top = scores.max(axis=1)
-        tied = (scores == top[:, None]).sum(axis=1) > 1
-        right = candidates[scores.argmax(axis=1)] == np.asarray(data.y)
+        right, tied = right_and_tied(model, ranker.candidates_, data.X, data.y)
         proposal = np.array([kind(r) == "option" for r in data.y])
         print(
             f"| {args.model} | {split} | {100 * right.mean():.2f} "

@@ -55,6 +55,15 @@ def oov_copy(dialogs, kb, candidates):
     return X, y, kb_oov, list(dict.fromkeys([*candidates, *map(ren, candidates)]))
 
 
+def right_and_tied(model, candidates, X, y) -> tuple[np.ndarray, np.ndarray]:
+    """Per example: is the first top-scored candidate (``predict``'s answer) the gold one,
+    and is the top score shared by more than one candidate (an exact tie)?"""
+    scores = model.decision_function(X)
+    tied = (scores == scores.max(axis=1)[:, None]).sum(axis=1) > 1
+    right = np.asarray(candidates)[scores.argmax(axis=1)] == np.asarray(y)
+    return right, tied
+
+
 def kind(response: str) -> str:
     return next((name for name, start in KINDS if response.startswith(start)), "other")
 
@@ -77,10 +86,7 @@ def main(argv=None) -> None:
         model = RankingPipeline([("match_type", featurizer), ("ranker", ranker)])
         model.fit(trn.X, trn.y)
         for split, X, y in (("dev", dev.X, dev.y), ("dev, OOV copy", X_oov, y_oov)):
-            scores = model.decision_function(X)
-            top = scores.max(axis=1)
-            tied = (scores == top[:, None]).sum(axis=1) > 1
-            right = np.asarray(ranker.candidates_)[scores.argmax(axis=1)] == np.asarray(y)
+            right, tied = right_and_tied(model, ranker.candidates_, X, y)
             total, wrong, ties = collections.Counter(), collections.Counter(), collections.Counter()
             for gold, ok, tie in zip(y, right & ~tied, tied):
                 total[kind(gold)] += 1
