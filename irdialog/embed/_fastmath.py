@@ -86,7 +86,7 @@ def exp_inplace(x, bits):
         x[i] *= scale[i]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def sigmoid_inplace(x, bits):
     """``x = 1 / (1 + exp(-x))`` in place on a 1-D array, the exponential by
     :func:`exp_inplace`."""
@@ -98,7 +98,7 @@ def sigmoid_inplace(x, bits):
         x[i] = one / (one + x[i])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def tanh_inplace(x, bits):
     """``x = tanh(x)`` in place on a 1-D array: float32 as ``1 - 2 / (exp(2x) + 1)`` with
     :func:`exp_inplace`, float64 by ``np.tanh``."""

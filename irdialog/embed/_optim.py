@@ -124,7 +124,7 @@ def _adam_rate(opt, step):
     return opt.lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def adam(x, g, m, v, scale, opt, step):
     """One Adam step on the flat arrays ``x`` (parameters), ``m``, ``v`` (moments) with
     the gradient ``scale * g``; ``opt`` is an :class:`AdamSettings`."""
@@ -137,7 +137,7 @@ def adam(x, g, m, v, scale, opt, step):
         x[i] -= a * m[i] / (np.sqrt(v[i]) + eps)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def adam_rows(x, g, m, v, rows, scale, opt, step):
     """Lazy Adam: :func:`adam` on the rows ``rows`` of the matrices only (the other rows
     and their moments are left alone), zeroing those rows of ``g``."""

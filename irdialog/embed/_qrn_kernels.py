@@ -131,8 +131,9 @@ def forward_batch(E, theta, cfg, data, batch, acts, U, bits):
     """Forward pass of the examples ``batch`` up to their reduced queries U (len(batch),
     d), the last layer's final state (zero without memories); the intermediate values go
     to the :class:`Activations` ``acts`` for the backward pass. Each layer's candidates
-    and gates over all the batch's memories are one matrix product each; only the
-    recurrences run per example."""
+    and gates over all the batch's memories are one matrix product each, and their tanh
+    one pass (``bits``: int32 scratch at least the batch's memories times d long); only
+    the recurrences run per example."""
     layers = cfg[N_LAYERS]
     dim = E.shape[2]
     bh_o, wz_o, _, _, bz_o, _ = unit_layout(dim)
@@ -169,7 +170,8 @@ def forward_batch(E, theta, cfg, data, batch, acts, U, bits):
         for i in range(n_all):
             for k in range(dim):
                 c[i, k] = pre[i, k] + row[bh_o + k]
-            tanh_inplace(c[i], bits)
+        tanh_inplace(c[:n_all].reshape(n_all * dim), bits)  # one vectorised pass
+        for i in range(n_all):
             acts.z[layer, i] = _sigmoid(gates[i, 0] + row[bz_o])
             acts.rf[layer, i] = _sigmoid(gates[i, 1] + row[bz_o + 1]) if reset else 1.0
             acts.rb[layer, i] = _sigmoid(gates[i, 2] + row[bz_o + 2]) if reset and bidir else 1.0
@@ -201,11 +203,22 @@ def forward_batch(E, theta, cfg, data, batch, acts, U, bits):
 @njit(cache=True, nogil=True)
 def _backward_steps(g_out, h, c, z, r, dc, dz, dr, carry, g, n, forward):
     """The recurrence ``h_t = z_t r_t c_t + (1 - z_t) h_prev`` of one direction, backwards:
-    from ``g_out`` (the gradient reaching each h_t from above) adds into dc, dz and dr."""
+    from ``g_out`` (the gradient reaching each h_t from above) adds into dc, dz and dr.
+    ``g`` (n, d) is scratch for the gradient of each h_t."""
     dim = c.shape[1]
     carry[:] = 0.0
-    for step in range(n):
+    for step in range(n):  # the gradient of each state, carried back in time
         t = n - 1 - step if forward else step
+        zt = z[t]
+        rt = r[t]
+        for k in range(dim):
+            gk = g_out[t, k] + carry[k]
+            g[t, k] = gk
+            dc[t, k] += gk * zt * rt
+            carry[k] = gk * (1.0 - zt)
+    # The gates' sums over k, apart from the loop above: their add chains then do not
+    # hold up the carry, and each step's sum keeps its order.
+    for t in range(n):
         p = t - 1 if forward else t + 1
         has_prev = p >= 0 if forward else p < n
         zt = z[t]
@@ -213,13 +226,10 @@ def _backward_steps(g_out, h, c, z, r, dc, dz, dr, carry, g, n, forward):
         acc_z = 0.0
         acc_r = 0.0
         for k in range(dim):
-            gk = g_out[t, k] + carry[k]
-            g[k] = gk
+            gk = g[t, k]
             prev = h[p, k] if has_prev else 0.0
             acc_z += gk * (rt * c[t, k] - prev)
             acc_r += gk * zt * c[t, k]
-            dc[t, k] += gk * zt * rt
-            carry[k] = gk * (1.0 - zt)
         dz[t] += acc_z
         dr[t] += acc_r
 
@@ -240,7 +250,7 @@ def _backward_layers(theta, cfg, acts, n_b, dU, dtheta, dx, dq0):
     dc = np.empty((n_all, dim), dt)
     dz, drf, drb = np.empty(n_all, dt), np.empty(n_all, dt), np.empty(n_all, dt)
     G = np.empty((n_all, 3), dt)
-    carry, g = np.empty(dim, dt), np.empty(dim, dt)
+    carry, g = np.empty(dim, dt), np.empty((n_all, dim), dt)
     dx[:] = 0.0
     for bi in range(n_b):
         if ptr[bi + 1] > ptr[bi]:
@@ -270,10 +280,10 @@ def _backward_layers(theta, cfg, acts, n_b, dU, dtheta, dx, dq0):
             n = p1 - p0
             cs, zs, dcs, dzs = c[p0:p1], z[p0:p1], dc[p0:p1], dz[p0:p1]
             _backward_steps(dhf[p0:p1], hf[p0:p1], cs, zs, rf[p0:p1], dcs, dzs, drf[p0:p1],
-                            carry, g, n, True)  # fmt: skip
+                            carry, g[p0:p1], n, True)  # fmt: skip
             if bidir:
                 _backward_steps(dhb[p0:p1], hb[p0:p1], cs, zs, rb[p0:p1], dcs, dzs, drb[p0:p1],
-                                carry, g, n, False)  # fmt: skip
+                                carry, g[p0:p1], n, False)  # fmt: skip
         for i in range(n_all):
             for k in range(dim):
                 dc[i, k] *= 1.0 - c[i, k] * c[i, k]  # through the tanh
@@ -362,7 +372,7 @@ class Workspace:
         self.U = np.empty((b, dim), dt)
         self.Wc = np.empty((n_cand, dim), dt)
         self.LT = np.empty((n_cand, b), dt)
-        self.bits = np.empty(max(n_cand * b, dim), np.int32)
+        self.bits = np.empty(max(n_cand * b, b * max(max_mem, 1) * dim), np.int32)
         self.gt = np.zeros((b, max(n_types, 1)), dt)
         self.mark = np.full(n_cand * max(n_types, 1), -1, dtype=np.int64)
         self.stamp = 0
@@ -423,7 +433,7 @@ def forward_states(E, theta, cfg, data, rows, gates):
         m = max(m, data.mptr[e + 1] - data.mptr[e])
     acts = new_activations(E, cfg[N_LAYERS], block, m)
     out = np.zeros((rows.shape[0], dim), E.dtype)
-    bits = np.empty(dim, np.int32)
+    bits = np.empty(block * m * dim, np.int32)
     for start in range(0, rows.shape[0], block):
         stop = min(start + block, rows.shape[0])
         forward_batch(E, theta, cfg, data, rows[start:stop], acts, out[start:stop], bits)
