@@ -513,7 +513,10 @@ def test_one_run_shares_out_its_batches_and_repeats(params):
     start = _fast(**{**one_step, "epochs": 0}).fit(X, y)
     moved = np.abs(alone.embeddings_ - start.embeddings_).max()
     assert moved > 1e-3
-    np.testing.assert_allclose(shared.embeddings_, alone.embeddings_, atol=1e-5 * moved)
+    # Adam divides by the gradient's size: where a gradient nearly cancels, the sums' order
+    # moves its step by a fraction of it (1.2e-5 of the largest step for one weight, with a
+    # CPU target without AVX-512); a missing or doubled part would move steps by about one
+    np.testing.assert_allclose(shared.embeddings_, alone.embeddings_, atol=1e-4 * moved)
     np.testing.assert_allclose(shared.hop_map_, alone.hop_map_, atol=1e-6)
     np.testing.assert_allclose(shared.gate_weights_, alone.gate_weights_, atol=1e-6)
     assert shared.loss_curve_ == pytest.approx(alone.loss_curve_, rel=1e-6)
