@@ -86,6 +86,8 @@ def exp_inplace(x, bits):
         x[i] *= scale[i]
 
 
+# error_model="numpy": no zero check on the division (1 + exp(.) >= 1), which would
+# keep the loop scalar
 @njit(cache=True, nogil=True, error_model="numpy")
 def sigmoid_inplace(x, bits):
     """``x = 1 / (1 + exp(-x))`` in place on a 1-D array, the exponential by
@@ -98,6 +100,8 @@ def sigmoid_inplace(x, bits):
         x[i] = one / (one + x[i])
 
 
+# error_model="numpy": no zero check on the division (1 + exp(.) >= 1), which would
+# keep the loop scalar
 @njit(cache=True, nogil=True, error_model="numpy")
 def tanh_inplace(x, bits):
     """``x = tanh(x)`` in place on a 1-D array: float32 as ``1 - 2 / (exp(2x) + 1)`` with

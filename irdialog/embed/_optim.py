@@ -124,6 +124,8 @@ def _adam_rate(opt, step):
     return opt.lr * np.sqrt(1.0 - b2**step) / (1.0 - b1**step)
 
 
+# error_model="numpy": no zero check on the division (sqrt(v) + eps > 0), which would
+# keep the loop scalar
 @njit(cache=True, nogil=True, error_model="numpy")
 def adam(x, g, m, v, scale, opt, step):
     """One Adam step on the flat arrays ``x`` (parameters), ``m``, ``v`` (moments) with
@@ -137,6 +139,8 @@ def adam(x, g, m, v, scale, opt, step):
         x[i] -= a * m[i] / (np.sqrt(v[i]) + eps)
 
 
+# error_model="numpy": no zero check on the division (sqrt(v) + eps > 0), which would
+# keep the loop scalar
 @njit(cache=True, nogil=True, error_model="numpy")
 def adam_rows(x, g, m, v, rows, scale, opt, step):
     """Lazy Adam: :func:`adam` on the rows ``rows`` of the matrices only (the other rows

@@ -106,9 +106,11 @@ def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-@njit(cache=True, nogil=True)
+# error_model="numpy": no zero check on the division, which would keep the loop scalar
+@njit(cache=True, nogil=True, error_model="numpy")
 def _gates_fast(row, b, pre, post, bits):
-    """The float32 gate activations of one row in two vectorised passes:
+    """The float32 gate activations of one row in two vectorised passes (the divisor,
+    ``exp(.) + 1``, is never zero):
     ``t = tanh(pre * (row + b))``, then ``(1 + t) / 2`` where ``post`` is 1 (sigmoid
     gates, ``pre`` = 1/2) and ``t`` where it is 0. tanh as
     :func:`~irdialog.embed._fastmath.tanh_inplace`, fused with the bias and the scaling."""
