@@ -11,7 +11,7 @@ PACKAGE = Path(irdialog.__file__).parent
 
 # Bottom to top; a module's unit is its top-level module or subpackage under irdialog.
 LAYERS = [
-    {"text", "_compat", "_topk", "_threads"},
+    {"text", "_compat", "_topk", "_threads", "_epochs"},
     {"base"},
     {"features", "_babi_qa_heuristics", "metrics", "pipeline", "datasets"},
     {"retrieval", "embed", "svm"},

@@ -1,6 +1,7 @@
 import gzip
 import itertools
 import re
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -385,6 +386,48 @@ def test_decision_function_in_blocks_and_early_stopping(monkeypatch):
     whole = model.decision_function(data.X[200:260])
     monkeypatch.setattr(_structured_svm, "PAIR_BLOCK", 7 * len(model.candidates_))
     np.testing.assert_array_equal(model.decision_function(data.X[200:260]), whole)
+
+
+def test_ctrl_c_ends_a_stage_and_an_error_closes_the_progress_bar(monkeypatch):
+    from irdialog.svm import _structured_svm
+
+    data = load_babi_qa(1, "train")
+    X, y, sup = data.X[:100], data.y[:100], data.supporting[:100]
+    calls = []
+    real = K.stage1_epoch
+
+    def interrupted(order, run, *args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(order, run, *args)
+
+    monkeypatch.setattr(_structured_svm._kernels, "stage1_epoch", interrupted)
+    model = StructuredSVMQA(epochs=4, n_features=2**14, random_state=0)
+    with pytest.warns(UserWarning, match="interrupted in stage 1 after 1 of 4 epochs"):
+        model.fit(X, y, supporting=sup)
+    # stage 1 keeps its first epoch, stage 2 still trains, and the model ranks
+    assert len(calls) == 2 and model.n_iter_[0] == 1 and model.n_iter_[1] >= 1
+    assert model.score(X, y) > 0.5
+
+    def failing(order, run, *args):
+        raise RuntimeError("boom")
+
+    bars = []
+    session = _structured_svm.training_session
+
+    @contextmanager
+    def spy(*args, **kwargs):
+        with session(*args, **kwargs) as bar:
+            bars.append(bar)
+            yield bar
+
+    monkeypatch.setattr(_structured_svm._kernels, "stage1_epoch", failing)
+    monkeypatch.setattr(_structured_svm, "training_session", spy)
+    model = StructuredSVMQA(epochs=2, n_features=2**14, random_state=0, verbose=True)
+    with pytest.raises(RuntimeError, match="boom"):
+        model.fit(X, y, supporting=sup)
+    assert len(bars) == 1 and bars[0].disable  # tqdm's close() disables the bar
 
 
 def test_fit_without_supporting_facts_uses_distant_supervision():

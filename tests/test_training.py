@@ -1,5 +1,5 @@
 """The training core shared by the gradient-trained models (irdialog.embed._training): the
-loop itself on a toy model, then the same contract checked on each of the five models."""
+loop itself on a toy model, then the same contract checked on each of the seven models."""
 
 import numpy as np
 import pytest
@@ -102,6 +102,16 @@ def test_early_stopping_keeps_the_best_weights_and_waits_n_iter_no_change():
     assert log.n_iter == 7 and log.best_score == 1.0 and log.best_weights is None
 
 
+def test_a_model_s_own_stopping_rule_ends_the_epochs_and_fills_the_bar():
+    toy = _Toy([0.1, 0.2, 0.3, 0.4, 0.5])
+    with training_session(5, desc="toy", verbose=True) as bar:  # a disabled bar counts nothing
+        log = run_epochs(
+            toy.step, 5, bar=bar, model="Toy", advice="x", converged=lambda: toy.w[0] >= 2
+        )
+        assert bar.n == 5
+    assert log.n_iter == 2 and not log.interrupted
+
+
 def test_validation_starts_at_validate_from_and_ties_break_on_the_second_key():
     toy = _Toy([0.0, 0.0, 0.5, 0.5])
     toy.validate = lambda: (toy.scores[int(toy.w[0]) - 1], toy.w[0])  # later is better
@@ -149,7 +159,7 @@ def test_a_keyboard_interrupt_ends_the_epochs_and_keeps_the_best_so_far():
     assert log.best_epoch == 2 and log.best_weights[0] == 2.0
 
 
-# --------------------------------------------------------------------------- the five models
+# --------------------------------------------------------------------------- the seven models
 
 
 def _supporting(X):

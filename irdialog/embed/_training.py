@@ -1,9 +1,10 @@
 """The training core shared by the gradient-trained models.
 
 As scikit-learn's ``BaseSGD`` and ``BaseMultilayerPerceptron`` sit over their compiled
-loops, the models of :mod:`irdialog.embed` trained by gradient steps
-(:class:`~irdialog.embed.SupervisedEmbeddingRanker`, :class:`~irdialog.embed.MemN2NRanker`,
-:class:`~irdialog.embed.MemNNQA`, :class:`~irdialog.embed.RecurrentReader`,
+loops, the seven models of :mod:`irdialog.embed` trained by gradient steps
+(:class:`~irdialog.embed.SupervisedEmbeddingRanker`, :class:`~irdialog.embed.MemN2NRanker`
+and its gated variant, :class:`~irdialog.embed.QRNRanker`, :class:`~irdialog.embed.MemNNQA`,
+:class:`~irdialog.embed.SubgraphEmbeddingRanker`, :class:`~irdialog.embed.RecurrentReader`,
 :class:`~irdialog.embed.DualEncoderRanker`) share everything around their kernels:
 
 - :data:`TRAINING_CONSTRAINTS`: the parameters of training they all take, with one meaning
@@ -11,9 +12,9 @@ loops, the models of :mod:`irdialog.embed` trained by gradient steps
   ``warm_start``, ``random_state``, ``verbose``);
 - :func:`validation_split`: the held-out examples for early stopping, one rule for all:
   whole groups when groups are given, else rows drawn at random with a seed;
-- :func:`training_session`: the BLAS thread limit (threadpoolctl) and the tqdm progress bar
-  (``disable=not verbose``) around a fit, possibly of several restarts;
-- :func:`run_epochs`: the epochs, the divergence check (a non-finite loss raises a
+- :func:`~irdialog._epochs.training_session` and :func:`~irdialog._epochs.run_epochs`
+  (``irdialog/_epochs.py``, shared with the structured SVM): the BLAS thread limit and the
+  progress bar around a fit, the epochs, the divergence check (a non-finite loss raises a
   ``FloatingPointError`` naming the model and what to lower), the validation score after
   each epoch, early stopping that keeps the weights of the best epoch, and a Ctrl-C
   (``KeyboardInterrupt``) that ends the epochs instead of the fit;
@@ -35,16 +36,14 @@ import threading
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
 from .._compat import Interval, _fit_context
+from .._epochs import run_epochs, training_session
 from ..base import check_contexts, check_responses
 
 # The parameters of training every gradient-trained model takes, validated alike.
@@ -118,139 +117,6 @@ def validation_split(n, fraction, *, groups=None, random_state, model="The model
             f"leaves no training or no validation example: it needs at least two {unit}."
         )
     return train_rows, val_rows
-
-
-@contextmanager
-def training_session(total, *, desc, verbose, blas_threads=None):
-    """The context of a fit: at most ``blas_threads`` BLAS threads (None: leave the setting
-    alone) and a progress bar of ``total`` epochs, shown when ``verbose``. Yields the bar,
-    for :func:`run_epochs` (one bar may serve several restarts)."""
-    limits = (
-        nullcontext()
-        if blas_threads is None
-        else threadpool_limits(limits=blas_threads, user_api="blas")
-    )
-    with limits, tqdm(total=total, desc=desc, disable=not verbose) as bar:
-        yield bar
-
-
-@dataclass
-class EpochLog:
-    """What :func:`run_epochs` ran: the mean training loss and the validation score of
-    each epoch, the best score, the epoch (counted from 1) and the weights of the best epoch
-    (early stopping only), and whether a ``KeyboardInterrupt`` ended the epochs."""
-
-    loss_curve: list = field(default_factory=list)
-    validation_scores: list = field(default_factory=list)
-    best_score: float | None = None
-    best_key: tuple | None = None
-    best_epoch: int | None = None
-    best_weights: object = None
-    interrupted: bool = False
-
-    @property
-    def n_iter(self) -> int:
-        """Epochs run to their end."""
-        return len(self.loss_curve)
-
-
-def run_epochs(
-    step: Callable,
-    n_epochs: int,
-    *,
-    bar,
-    model: str,
-    advice: str,
-    validate: Callable | None = None,
-    validate_from: int = 0,
-    snapshot: Callable | None = None,
-    early_stopping: bool = False,
-    n_iter_no_change: int = 10,
-    first_epoch: int = 0,
-    stop=None,
-) -> EpochLog:
-    """Run up to ``n_epochs`` epochs of a model's training.
-
-    Parameters
-    ----------
-    step : callable ``step(epoch) -> (mean_loss, postfix)``
-        Trains one epoch (counted from 0 over the model's whole training) in place;
-        returns its mean training loss and a dict of further progress-bar entries.
-    n_epochs : int
-    bar : tqdm
-        From :func:`training_session`; advanced by one per epoch, and to the end of the
-        ``n_epochs`` when stopping early.
-    model : str
-        The estimator's name, for the divergence error.
-    advice : str
-        What to lower when the loss diverges (e.g. ``"learning_rate (now 0.1)"``).
-    validate : callable ``validate() -> (score, tie_break)`` or None
-        The validation score of the current weights (higher is better; ties are broken by
-        the higher ``tie_break``). Called after each epoch from ``validate_from`` on.
-    validate_from : int, default=0
-        The first validated epoch (e.g. after MemN2N's linear-start epochs).
-    snapshot : callable ``snapshot() -> weights`` or None
-        Copies of the current weights, taken at each improving epoch with
-        ``early_stopping``.
-    early_stopping : bool, default=False
-        Stop after ``n_iter_no_change`` validated epochs without improvement, and keep the
-        weights of the best one in ``EpochLog.best_weights``.
-    n_iter_no_change : int, default=10
-    first_epoch : int, default=0
-        The number of the first epoch (the epochs a continued model has run before).
-    stop : threading.Event or None
-        Set by another thread to end the epochs as a ``KeyboardInterrupt`` would, before
-        the next one starts (restarts training side by side, see
-        :meth:`TrainingMixin._train_epochs`).
-
-    Returns
-    -------
-    EpochLog
-        A ``KeyboardInterrupt`` during an epoch (or ``stop``) ends the epochs: the log
-        holds those run to their end, and ``interrupted`` is set.
-
-    Raises
-    ------
-    FloatingPointError
-        When an epoch's loss is not finite.
-    """
-    log = EpochLog()
-    since_best = 0
-    end = first_epoch + n_epochs
-    try:
-        for epoch in range(first_epoch, end):
-            if stop is not None and stop.is_set():
-                log.interrupted = True
-                break
-            loss, postfix = step(epoch)
-            log.loss_curve.append(loss)
-            if not np.isfinite(loss):
-                raise FloatingPointError(
-                    f"{model} diverged at epoch {epoch + 1} (mean loss {loss}): lower {advice}."
-                )
-            postfix = {"loss": f"{loss:.4g}", **postfix}
-            if validate is not None and epoch >= validate_from:
-                score, tie_break = validate()
-                log.validation_scores.append(score)
-                postfix["val"] = f"{score:.4f}"
-                if log.best_key is None or (score, tie_break) > log.best_key:
-                    log.best_key = (score, tie_break)
-                    log.best_score = score
-                    log.best_epoch = epoch + 1
-                    since_best = 0
-                    if early_stopping and snapshot is not None:
-                        log.best_weights = snapshot()
-                else:
-                    since_best += 1
-            bar.set_postfix(postfix, refresh=False)
-            bar.update(1)
-            if early_stopping and since_best >= n_iter_no_change:
-                bar.update(end - epoch - 1)
-                break
-    except KeyboardInterrupt:
-        # As scikit-learn's MLP: Ctrl-C ends the training, not the fit.
-        log.interrupted = True
-    return log
 
 
 @dataclass

@@ -8,16 +8,17 @@ over hashed indicator features, trained with a structured hinge loss by averaged
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
-from tqdm.auto import tqdm
 
 from .._babi_qa_heuristics import pseudo_supporting
 from .._compat import Interval, StrOptions, _fit_context
+from .._epochs import run_epochs, training_session
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, encode_labels
 from . import _kernels
@@ -219,39 +220,53 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         batch = self.featurizer_.encode(X, answers=self.candidates_)
         lam = 1.0 / (self.C * len(X))
-        bar = tqdm(total=2 * self.epochs, desc="StructuredSVMQA", disable=not self.verbose)
         self.violations_ = np.zeros((2, self.epochs), dtype=np.int64)
         self.n_iter_ = np.zeros(2, dtype=np.int64)
+        with training_session(2 * self.epochs, desc="StructuredSVMQA", verbose=self.verbose) as bar:
+            # stage 1: supporting facts
+            work = _kernels.search_workspace(batch)
+            self.coef_support_ = self._averaged_sgd(
+                0, _kernels.stage1_epoch, (gold, batch, work), len(X), lam, rng, bar
+            )
+            del work
 
-        # stage 1: supporting facts
-        work = _kernels.search_workspace(batch)
-        self.coef_support_ = self._averaged_sgd(
-            0, _kernels.stage1_epoch, (gold, batch, work), len(X), lam, rng, bar
-        )
-        del work
-
-        # stage 2: the answer, from the gold supporting facts
-        feats = self._stage2_features(batch, gold, all_candidates=True)
-        n_cand = len(self.candidates_)
-        self.coef_answer_ = self._averaged_sgd(
-            1, _kernels.stage2_epoch, (feats, n_cand, answer_gold), len(X), lam, rng, bar
-        )
-        bar.close()
+            # stage 2: the answer, from the gold supporting facts
+            feats = self._stage2_features(batch, gold, all_candidates=True)
+            n_cand = len(self.candidates_)
+            self.coef_answer_ = self._averaged_sgd(
+                1, _kernels.stage2_epoch, (feats, n_cand, answer_gold), len(X), lam, rng, bar
+            )
         return self
 
     def _averaged_sgd(self, stage, epoch_kernel, args, n_examples, lam, rng, bar):
         """Averaged-SGD epochs of one stage over the training questions until the violations
         stop; the averaged weights. ``epoch_kernel(order, run, *args)`` runs one epoch of the
-        :class:`~irdialog.svm._kernels.ASGD` ``run`` and returns its violations."""
+        :class:`~irdialog.svm._kernels.ASGD` ``run`` and returns its violations. A Ctrl-C
+        ends the stage's epochs (with a warning) and keeps the weights averaged so far."""
         run = _kernels.start_asgd(self.n_features, lam, ETA0)
-        for epoch in range(self.epochs):
+        violations = self.violations_[stage]
+
+        def step(epoch):
             order = rng.permutation(n_examples).astype(np.int64)
-            self.violations_[stage, epoch] = epoch_kernel(order, run, *args)
-            bar.set_postfix(stage=stage + 1, violations=int(self.violations_[stage, epoch]))
-            bar.update()
+            violations[epoch] = epoch_kernel(order, run, *args)
             self.n_iter_[stage] = epoch + 1
-            if _converged(self.violations_[stage, : epoch + 1]):
-                break
+            return violations[epoch] / n_examples, {"stage": stage + 1}
+
+        log = run_epochs(
+            step,
+            self.epochs,
+            bar=bar,
+            model="StructuredSVMQA",
+            advice="C",
+            converged=lambda: _converged(violations[: self.n_iter_[stage]]),
+        )
+        if log.interrupted:
+            warnings.warn(
+                f"StructuredSVMQA: training interrupted in stage {stage + 1} after "
+                f"{log.n_iter} of {self.epochs} epochs; its weights are those averaged so far.",
+                UserWarning,
+                stacklevel=3,
+            )
         return _kernels.averaged_weights(run)
 
     # ------------------------------------------------------------------ inference
