@@ -831,7 +831,7 @@ def build_parser() -> argparse.ArgumentParser:
         _suite_parser(suites.add_parser(suite.name, parents=[runs], help=suite.help, **fmt), suite)
 
     report = suites.add_parser(
-        "report", help="render the result JSON files as the tables of BENCHMARKS.md", **fmt
+        "report", help="render the result JSON files into BENCHMARKS.md and NOTES.md", **fmt
     )
     report.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
     report.add_argument(

@@ -442,7 +442,7 @@ class MemN2NRanker(_MemoryRanker):
         multi-word names (a two-word place, "the box of chocolates") and the order of
         adjacent words embeddings of their own: the subject and object of a verb-final
         sentence stand next to each other, where the position weights of single words
-        barely tell them apart (see BENCHMARKS.md, "bAbI QA in other languages").
+        barely tell them apart (see benchmarks/NOTES.md, "bAbI QA in other languages").
     tokenizer : {"word", "char"} or callable, default="word"
         How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
         characters (scripts without spaces; with ``ngram_range``, character n-grams), or
@@ -463,7 +463,7 @@ class MemN2NRanker(_MemoryRanker):
         embedding_dim``) while different unseen words stay nearly orthogonal. On dialog
         bAbI task 4 without match types (where none of the test phone numbers and
         addresses occurs in training) this is what lifts the model over the 56.7% of
-        one that ignores unseen words (see BENCHMARKS.md). Too large a value swamps the
+        one that ignores unseen words (see benchmarks/NOTES.md). Too large a value swamps the
         trained words' scores; choose it on held-out data. Needs a fit from scratch (not
         ``warm_start`` or ``partial_fit``, whose earlier batches would count as unseen).
     temporal_encoding : bool, default=True
