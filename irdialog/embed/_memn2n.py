@@ -506,8 +506,7 @@ class MemN2NRanker(_MemoryRanker):
     max_grad_norm : float or None, default=40.0
         Each embedding matrix's gradient (and H's) is rescaled to at most this norm.
     init_std : float, default=0.1
-        Standard deviation of the normal initialisation (named ``init_scale`` before; see
-        Notes).
+        Standard deviation of the normal initialisation (see Notes).
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the training data, drawn with
         ``random_state`` (whole groups when ``groups`` is passed to ``fit``, else single
@@ -589,7 +588,7 @@ class MemN2NRanker(_MemoryRanker):
     (:mod:`irdialog.embed._training`: validation split, early stopping, restarts,
     divergence check, progress bar, thread limit, ``warm_start``, ``partial_fit``, Ctrl-C),
     and they name their parameters alike: the standard deviation of the initialisation is
-    ``init_std`` (formerly ``init_scale`` here, same meaning and default), and
+    ``init_std``, and
     ``n_iter_no_change`` defaults to 10 as in
     :class:`~irdialog.embed.SupervisedEmbeddingRanker`. A ``KeyboardInterrupt`` (Ctrl-C)
     during ``fit`` ends the training with a warning and leaves a fitted model: the weights
