@@ -599,3 +599,13 @@ def test_the_report_the_summaries_and_the_plots_name_no_suite():
             if isinstance(node, ast.Constant) and id(node) not in docstrings
         }
         assert not strings & set(SUITES), module.__name__
+
+
+def test_the_benchmarks_package_indexes_every_script():
+    import ast
+
+    folder = ROOT / "benchmarks"
+    index = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+    missing = [p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
+    missing = [name for name in missing if f"``{name}``" not in index]
+    assert not missing, f"benchmarks/__init__.py does not index {missing}"
