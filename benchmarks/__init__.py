@@ -1,20 +1,62 @@
-"""The speed runs, evidence and data generators behind BENCHMARKS.md.
+"""The speed runs, evidence and data generators behind BENCHMARKS.md and benchmarks/NOTES.md.
 
 Run from the repository root as ``python -m benchmarks.<module> --help``. The paper suites
 themselves, and the searches that write their presets, are ``irdialog bench`` (the harness
 ``irdialog.bench``), which these modules import; each takes ``--data-home`` (default:
-``$IRDIALOG_DATA``, then the bundled samples).
+``$IRDIALOG_DATA``, then the bundled samples). A speed benchmark ends in
+:func:`finish_speed_result` (provenance, table, JSON in ``benchmarks/results/speed/``), and
+times each comparison with a reference (numpy's matmul, a peer library) in turn with
+:func:`alternate`. Every module, what it makes and where that is shown ("B": BENCHMARKS.md,
+"N": benchmarks/NOTES.md):
 
-- ``speed``, ``speed_memn2n``, ``recurrent_speed``, ``retrieval_speed``, ``pool_speed``,
-  ``movie_memn2n_epoch``, ``compile_time``: the speed benchmarks; each ends in
-  :func:`finish_speed_result` (provenance, table, JSON in ``benchmarks/results/speed/``),
-  and each comparison with a reference (numpy's matmul, a peer library) times the two in
-  turn with :func:`alternate`;
-- ``movie_dialog_learning_curve``, ``movie_dialog_coverage``, ``tfidf_type_task4_dev``,
-  ``rule_based_coverage``, ``ubuntu_cooccurrence_probe``: evidence for the shortfalls
-  reported in BENCHMARKS.md;
-- ``make_shuffled_babi``, ``make_hindi_babi``, ``make_ubuntu_corpus``: data sets the suites
-  run on;
+Speed (``results/speed/<name>.json``):
+
+- ``retrieval_speed``: BM25 and TF-IDF against bm25s and rank_bm25 (``retrieval-speed``; B,
+  "Sparse retrieval").
+- ``pool_speed``: embedding models ranking a million candidates, against faiss
+  (``pool-speed``; B, "Embedding models against a million candidates").
+- ``training_peers``: supervised embeddings and MemN2N against StarSpace and PyTorch
+  (``training-peers``; B, "Training against StarSpace and PyTorch").
+- ``training_time_to_accuracy``: supervised embeddings against StarSpace over budgets of
+  epochs (``training-time-to-accuracy``; B, same section).
+- ``recurrent_speed``: an epoch of the LSTM and RNN against PyTorch (``recurrent-speed-epyc``,
+  ``recurrent-speed``; B, "Recurrent models against PyTorch", and N).
+- ``speed``, ``speed_memn2n``: supervised embeddings' and MemN2N's training against numpy's
+  matmul (``speed``, ``speed-memn2n``; N, "Training speed").
+- ``training_threads``: fits on two threads against one (``training-threads-recurrent``,
+  ``training-threads-memn2n``; N, "Training on two threads").
+- ``memory_training_time``: MemN2N, the gated MemN2N and QRN on bAbI QA
+  (``memory-training-time``; N, "Training time of the memory models").
+- ``movie_memn2n_epoch``: where an epoch of the Movie Dialog MemN2N goes, by optimizer
+  (``movie-memn2n-epoch``; N, "MemN2N on Movie Dialog").
+- ``compile_time``: ``irdialog run`` with a cold and a warm numba cache (``compile-time``; N,
+  "Compile time").
+
+Evidence for a figure or a shortfall (printed, no result file):
+
+- ``dialog_babi_ties``: the dialog bAbI answers decided by a tie, and the accuracy with ties
+  counted against the model (N, the supervised-embedding, MemN2N and QRN sections).
+- ``dialog_state_dev``: dev and renamed-dev evidence for the dialog-state and KB-rank marks
+  (N, "MemN2N with the dialog state").
+- ``tfidf_type_task4_dev``: every TF-IDF + match type variant on task 4 dev (N, "IR
+  baselines").
+- ``rule_based_coverage``: the rule-based bot on task 6 by kind of response (N, "IR
+  baselines").
+- ``movie_dialog_learning_curve``, ``movie_dialog_coverage``: held-out score against the
+  data used, and how much of test dev covers (N, "Movie Dialog").
+- ``ubuntu_cooccurrence_probe``: the topic signal a counting probe finds in a generated
+  Ubuntu corpus (N, "Ubuntu: dual encoders").
+- ``fastmath_error``: the worst errors of the fast float32 exp, sigmoid and tanh over every
+  input (the accuracy stated in ``irdialog/embed/_fastmath.py``).
+
+Data sets and pictures:
+
+- ``make_shuffled_babi``, ``make_hindi_babi``: the shuffled and Hindi-like bAbI QA copies
+  (the ``-shuffled`` and ``-hn-synth`` results; B and N, "bAbI QA in other languages").
+- ``make_ubuntu_corpus``: generated Ubuntu v2-format corpora (the ``ubuntu-synthetic-*``
+  results and the retrieval speed's ``ubuntu`` corpus).
+- ``make_nospace_dialog_babi``: dialog bAbI task 1 written without spaces, to run the
+  ``tokenizer="char"`` path on it (its docstring gives the commands; no page shows a result).
 - ``gallery``: the pictures of ``irdialog.plot`` in ``docs/gallery/`` and ``docs/gallery.md``.
 """
 

@@ -8,7 +8,7 @@ Examples
     irdialog run                                   # bundled dialog bAbI task 1, every ranker
     irdialog bench dialog-babi --model tfidf --data-home DATA --output tfidf.json
     irdialog bench dialog-babi --model se --seeds 5 --data-home DATA
-    irdialog bench report                          # BENCHMARKS.md tables from the JSON files
+    irdialog bench report                          # BENCHMARKS.md and NOTES.md from the JSON files
     irdialog bench reproduce 'babi-qa-*' --max-seconds 600   # re-run committed results
     irdialog train --suite dialog-babi --task 1 --model memn2n --save memn2n.npz
     irdialog chat memn2n.npz --top 3
@@ -219,13 +219,15 @@ def _cmd_reproduce(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    changed = update_markdown(args.markdown, args.results, check=args.check)
-    if args.check and changed:
-        print(f"{args.markdown} is out of date with {args.results}: run irdialog bench report")
-        return 1
-    if not args.check:
-        print(f"{args.markdown}: {'updated' if changed else 'already up to date'}")
-    return 0
+    stale = []
+    for markdown in args.markdown:
+        changed = update_markdown(markdown, args.results, check=args.check)
+        if args.check and changed:
+            print(f"{markdown} is out of date with {args.results}: run irdialog bench report")
+            stale.append(markdown)
+        if not args.check:
+            print(f"{markdown}: {'updated' if changed else 'already up to date'}")
+    return 1 if stale else 0
 
 
 _SPLIT_ORDER = {s: i for i, s in enumerate(
@@ -829,10 +831,15 @@ def build_parser() -> argparse.ArgumentParser:
         _suite_parser(suites.add_parser(suite.name, parents=[runs], help=suite.help, **fmt), suite)
 
     report = suites.add_parser(
-        "report", help="render the result JSON files as the tables of BENCHMARKS.md", **fmt
+        "report", help="render the result JSON files into BENCHMARKS.md and NOTES.md", **fmt
     )
     report.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
-    report.add_argument("--markdown", default="BENCHMARKS.md", help="the file to update")
+    report.add_argument(
+        "--markdown",
+        nargs="+",
+        default=["BENCHMARKS.md", "benchmarks/NOTES.md"],
+        help="the files to update",
+    )
     report.add_argument(
         "--check", action="store_true", help="change nothing; exit 1 if the file is out of date"
     )

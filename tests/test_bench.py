@@ -2,6 +2,7 @@
 committed results."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -171,13 +172,38 @@ def test_every_committed_speed_result_has_provenance_and_a_table(path):
     assert prov["command"] in block and block.count("|") > 10
 
 
-def test_benchmarks_md_is_rendered_from_the_results():
-    assert not update_markdown(ROOT / "BENCHMARKS.md", RESULTS, check=True), (
-        "BENCHMARKS.md disagrees with benchmarks/results: run `irdialog bench report`"
+@pytest.mark.parametrize("page", ["BENCHMARKS.md", "benchmarks/NOTES.md"])
+def test_benchmarks_md_and_its_notes_are_rendered_from_the_results(page):
+    assert not update_markdown(ROOT / page, RESULTS, check=True), (
+        f"{page} disagrees with benchmarks/results: run `irdialog bench report`"
     )
-    text = (ROOT / "BENCHMARKS.md").read_text()
+
+
+def test_every_result_has_a_table_and_notes():
+    """Every result file's table is on the results page or the notes, and its notes (seeds,
+    choices, versions) are on the notes page."""
+    pages = {p: (ROOT / p).read_text() for p in ("BENCHMARKS.md", "benchmarks/NOTES.md")}
+    shown = {
+        kind: {
+            n
+            for text in pages.values()
+            for names in re.findall(rf"<!-- {kind}: ([^>]*?) -->", text)
+            for n in names.split()
+        }
+        for kind in ("results", "notes")
+    }
     for path in [*_results(), *(RESULTS / "speed").glob("*.json")]:
-        assert path.stem in text, f"{path.name} is shown nowhere in BENCHMARKS.md"
+        name = path.stem if path.parent == RESULTS else f"speed/{path.stem}"
+        assert name in shown["results"], f"{path.name}: no table in BENCHMARKS.md or NOTES.md"
+        assert name in shown["notes"], f"{path.name}: no notes in benchmarks/NOTES.md"
+
+
+def test_a_notes_block_holds_the_choices_and_versions_a_table_leaves_out(tmp_path):
+    result = run_suite(bench_babi_qa, model="ngram", tasks=[1], progress=False, command=[])
+    (tmp_path / "qa.json").write_text(json.dumps(result))
+    table, notes = (render_block(["qa"], tmp_path, part=p) for p in ("results", "notes"))
+    assert table.startswith("| task |") and "Produced by" not in table and "chosen" not in table
+    assert notes.startswith("- `qa.json`") and "chosen: " in notes and "Produced by" in notes
 
 
 def test_a_speed_block_says_what_else_the_machine_ran(tmp_path):
@@ -573,3 +599,13 @@ def test_the_report_the_summaries_and_the_plots_name_no_suite():
             if isinstance(node, ast.Constant) and id(node) not in docstrings
         }
         assert not strings & set(SUITES), module.__name__
+
+
+def test_the_benchmarks_package_indexes_every_script():
+    import ast
+
+    folder = ROOT / "benchmarks"
+    index = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+    missing = [p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
+    missing = [name for name in missing if f"``{name}``" not in index]
+    assert not missing, f"benchmarks/__init__.py does not index {missing}"

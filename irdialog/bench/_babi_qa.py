@@ -603,11 +603,11 @@ def summary_table(results_dir: Path, table: list[dict]) -> list[str]:
     notes = [
         "",
         "Mean test error over the 20 tasks in % (100 minus the mean accuracy of the per-task "
-        "tables below); a task fails under 95% accuracy; ± the sample standard deviation "
-        "over seeds. Supervision: weak, answers only; strong, the supporting facts too (the "
-        "paper's structured SVM also used coreference and semantic-role tools). Tasks under "
-        "the paper: ours, rounded to a whole number as the paper's, is lower. Best published, "
-        "weakly supervised: the best we know in the last column; also "
+        "tables of benchmarks/NOTES.md); a task fails under 95% accuracy; ± the sample "
+        "standard deviation over seeds. Supervision: weak, answers only; strong, the supporting "
+        "facts too (the paper's structured SVM also used coreference and semantic-role "
+        "tools). Tasks under the paper: ours, rounded to a whole number as the paper's, is "
+        "lower. Best published, weakly supervised: the best we know in the last column; also "
         + others("babi-qa", "weak", table, failed=True)
         + ". For strong supervision we know of no figure beyond the paper's own.",
     ]

@@ -669,7 +669,7 @@ def summary_table(results_dir: Path, table: list[dict]) -> list[str]:
         "",
         "Test hits@k in %, Dodge et al. 2016, Table 6. Ours are fitted on the dev split (the "
         "training files are not distributed with the data we have), the paper's on the "
-        "training split, which is many times larger (the Movie Dialog section below).",
+        "training split, which is many times larger (the supervised embeddings section below).",
     ]
     return markdown_table(header, body + [best]) + notes
 

@@ -13,7 +13,7 @@ command) and what that search scored them kept apart::
 Each file also keeps its protocol record (:func:`search_protocol`): the commit the search
 ran at, the test results of the model that already existed then (a search space should be
 committed before test is first scored), and ``after_test``, every choice made or search
-widened after test results of the model were seen. BENCHMARKS.md shows them all
+widened after test results of the model were seen. benchmarks/NOTES.md shows them all
 (:func:`protocol_table`).
 """
 

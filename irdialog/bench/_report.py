@@ -1,6 +1,6 @@
-"""BENCHMARKS.md's result tables, rendered from the result JSON files.
+"""BENCHMARKS.md's result tables and benchmarks/NOTES.md's evidence, rendered from the JSON.
 
-The Markdown file marks each generated block with the result files it shows::
+A Markdown file marks each generated block with the result files it shows::
 
     <!-- results: dialog-babi-tfidf dialog-babi-nn -->
     ... (written by this module; edits here are overwritten) ...
@@ -8,11 +8,12 @@ The Markdown file marks each generated block with the result files it shows::
 
 and :func:`update_markdown` rewrites every block from ``<results>/<name>.json``, so the
 text and the JSON cannot disagree (``irdialog bench report --check`` fails when they do).
-A block's files are of one suite; its table is the one the suite declares (``Suite.table``,
-the layout of its paper table, read from the results' long rows), with the paper's value
-next to ours and, over several seeds, ours as mean ± standard deviation. Under each table
-come the seeds, times and chosen hyper-parameters of each file and the code and library
-versions that produced it.
+A ``results`` block's files are of one suite; its table is the one the suite declares
+(``Suite.table``, the layout of its paper table, read from the results' long rows), with the
+paper's value next to ours and, over several seeds, ours as mean ± standard deviation. A
+``notes`` block (``<!-- notes: NAMES -->`` ... ``<!-- end notes -->``) holds what stands
+under such a table on the evidence page: the seeds, times and chosen hyper-parameters of each
+file and the code and library versions that produced it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from ._speed_tables import SPEED_TABLES
 from ._summary import update_summaries
 
 _BLOCK = re.compile(
-    r"(<!-- results: (?P<names>[^>]*?) -->\n)(?P<body>.*?)(<!-- end results -->)", re.DOTALL
+    r"(<!-- (?P<kind>results|notes): (?P<names>[^>]*?) -->\n)(?P<body>.*?)"
+    r"(<!-- end (?P=kind) -->)",
+    re.DOTALL,
 )
 
 
@@ -140,8 +143,8 @@ def _load_note(result: dict) -> str:
     )
 
 
-def render_block(names: list[str], results_dir) -> str:
-    """The Markdown of one block: the table of the named result files and their notes.
+def render_block(names: list[str], results_dir, part: str = "results") -> str:
+    """The Markdown of one block: the table of the named result files, or their notes.
 
     Parameters
     ----------
@@ -150,28 +153,34 @@ def render_block(names: list[str], results_dir) -> str:
         suite, or all speed benchmarks (``speed/<name>``, rendered by
         :mod:`irdialog.bench._speed_tables`).
     results_dir : path-like
+    part : {"results", "notes"}, default="results"
+        ``"results"``: the table (a speed table with its command); ``"notes"``: the seeds,
+        times and choices of each file and the versions that produced it.
 
     Returns
     -------
     markdown : str
     """
     results = [(name, _load(Path(results_dir), name)) for name in names]
-    if all("benchmark" in r for _, r in results):  # speed benchmarks: one table each
+    speed = all("benchmark" in r for _, r in results)
+    if not speed and len({r.get("suite") for _, r in results}) != 1:
+        suites = sorted({str(r.get("suite")) for _, r in results})
+        raise ValueError(f"a results block shows one suite; {names} are of {suites}")
+    if part == "notes":
+        lines = _produced_by(results)[1:] if speed else _footer(results)[1:]
+        return "\n".join(lines) + "\n"
+    if speed:  # one table each
         lines = []
         for name, r in results:
             lines += SPEED_TABLES[r["benchmark"]](r)
             lines += ["", f"`{name}.json`: `{r['provenance']['command']}`{_load_note(r)}", ""]
-        return "\n".join(lines + _produced_by(results)[1:]) + "\n"
-    suites = {r.get("suite") for _, r in results}
-    if len(suites) != 1:
-        raise ValueError(f"a results block shows one suite; {names} are of {sorted(suites)}")
-    lines = SUITES[suites.pop()].table(results) + _footer(results)
-    return "\n".join(lines) + "\n"
+        return "\n".join(lines[:-1]) + "\n"
+    return "\n".join(SUITES[results[0][1]["suite"]].table(results)) + "\n"
 
 
 def update_markdown(markdown, results_dir, check: bool = False) -> bool:
-    """Re-render every results block of ``markdown`` from ``results_dir``, every summary
-    block (:mod:`irdialog.bench._summary`) and the presets' protocol records
+    """Re-render every results and notes block of ``markdown`` from ``results_dir``, every
+    summary block (:mod:`irdialog.bench._summary`) and the presets' protocol records
     (:func:`irdialog.bench._presets.protocol_table`).
 
     Parameters
@@ -208,7 +217,8 @@ def update_markdown(markdown, results_dir, check: bool = False) -> bool:
 
     def render(match):
         names = match.group("names").split()
-        return match.group(1) + render_block(names, results_dir) + match.group(4)
+        block = render_block(names, results_dir, part=match.group("kind"))
+        return match.group(1) + block + match.group(5)
 
     new = update_protocol(update_summaries(_BLOCK.sub(render, text), results_dir))
     changed = new != text

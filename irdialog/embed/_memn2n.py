@@ -442,7 +442,7 @@ class MemN2NRanker(_MemoryRanker):
         multi-word names (a two-word place, "the box of chocolates") and the order of
         adjacent words embeddings of their own: the subject and object of a verb-final
         sentence stand next to each other, where the position weights of single words
-        barely tell them apart (see BENCHMARKS.md, "bAbI QA in other languages").
+        barely tell them apart (see benchmarks/NOTES.md, "bAbI QA in other languages").
     tokenizer : {"word", "char"} or callable, default="word"
         How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
         characters (scripts without spaces; with ``ngram_range``, character n-grams), or
@@ -463,7 +463,7 @@ class MemN2NRanker(_MemoryRanker):
         embedding_dim``) while different unseen words stay nearly orthogonal. On dialog
         bAbI task 4 without match types (where none of the test phone numbers and
         addresses occurs in training) this is what lifts the model over the 56.7% of
-        one that ignores unseen words (see BENCHMARKS.md). Too large a value swamps the
+        one that ignores unseen words (see benchmarks/NOTES.md). Too large a value swamps the
         trained words' scores; choose it on held-out data. Needs a fit from scratch (not
         ``warm_start`` or ``partial_fit``, whose earlier batches would count as unseen).
     temporal_encoding : bool, default=True
@@ -506,8 +506,7 @@ class MemN2NRanker(_MemoryRanker):
     max_grad_norm : float or None, default=40.0
         Each embedding matrix's gradient (and H's) is rescaled to at most this norm.
     init_std : float, default=0.1
-        Standard deviation of the normal initialisation (named ``init_scale`` before; see
-        Notes).
+        Standard deviation of the normal initialisation (see Notes).
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the training data, drawn with
         ``random_state`` (whole groups when ``groups`` is passed to ``fit``, else single
@@ -589,7 +588,7 @@ class MemN2NRanker(_MemoryRanker):
     (:mod:`irdialog.embed._training`: validation split, early stopping, restarts,
     divergence check, progress bar, thread limit, ``warm_start``, ``partial_fit``, Ctrl-C),
     and they name their parameters alike: the standard deviation of the initialisation is
-    ``init_std`` (formerly ``init_scale`` here, same meaning and default), and
+    ``init_std``, and
     ``n_iter_no_change`` defaults to 10 as in
     :class:`~irdialog.embed.SupervisedEmbeddingRanker`. A ``KeyboardInterrupt`` (Ctrl-C)
     during ``fit`` ends the training with a warning and leaves a fitted model: the weights

@@ -109,7 +109,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     - ``match_type="type"``: the paper's variant for inputs without history: a candidate
       gets the type word of every ``kb`` entity type among its words, whatever the context
       says, and the input the type words of the ``kb`` entities among its own words. It
-      needs ``kb`` (no Pipeline), and bags no longer depend on the context.
+      needs ``kb`` (no Pipeline), and bags do not depend on the context.
 
     Parameters
     ----------
@@ -173,7 +173,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     validation_fraction : float, default=0.1
         See ``early_stopping``.
     n_iter_no_change : int, default=10
-        See ``early_stopping``. The default was 5 before it became that of
+        See ``early_stopping``. The default is that of
         :class:`~irdialog.embed.MemN2NRanker` (see Notes).
     warm_start : bool, default=False
         Let ``fit`` continue from the fitted embeddings instead of starting anew, for
@@ -237,11 +237,9 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     Training runs the core shared by the gradient-trained models
     (:mod:`irdialog.embed._training`: validation split, early stopping, divergence check,
     progress bar, ``warm_start``, ``partial_fit``, Ctrl-C), and they name their parameters
-    alike: the standard deviation of the initialisation is ``init_std`` (MemN2N's former
-    ``init_scale``), and ``n_iter_no_change`` defaults to 10 as in MemN2N (it was 5 here:
-    pass ``n_iter_no_change=5`` for the former early stopping). Without ``X_val`` and
-    ``groups``, early stopping used to hold out the last examples in their given order; it
-    now draws them at random, as the other models do, so such fits differ from before.
+    alike: the standard deviation of the initialisation is ``init_std``, and
+    ``n_iter_no_change`` defaults to 10 as in MemN2N. Without ``X_val`` and ``groups``, early
+    stopping draws the held-out examples at random, as the other models do.
 
     A ``KeyboardInterrupt`` (Ctrl-C) during ``fit`` ends the training with a warning and
     leaves a fitted model: the embeddings of the best validated epoch, or the last ones.
