@@ -448,7 +448,7 @@ def test_update_writes_the_re_run_over_the_committed_file(data_home, tmp_path, c
 )
 def test_every_recorded_bench_command_parses_to_the_options_it_ran_with(path):
     from irdialog.bench import SUITES
-    from irdialog.cli import _run_options
+    from irdialog.bench._command import _run_options
 
     committed = json.loads(path.read_text())
     args = bench_arguments(committed["provenance"]["command"], "out.json")

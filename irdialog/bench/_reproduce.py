@@ -26,7 +26,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._arguments import HelpFormatter, check_data_home
 from ..datasets import get_data_home
+from ._command import _cmd_bench, bench_parser
 from ._harness import ID_KEYS, _is_metric
 from ._provenance import cpu_description, numerics, recorded_numba_simd
 
@@ -390,8 +392,6 @@ def bench_arguments(command: str, output, *, data_home=None, n_jobs=None):
     ValueError
         When the command is not a bench run or no longer parses.
     """
-    from ..cli import _cmd_bench, build_parser  # the command line imports this package
-
     argv = shlex.split(command)
     if argv[:2] != ["irdialog", "bench"]:
         raise ValueError(f"not an irdialog bench command: {command}")
@@ -402,7 +402,7 @@ def bench_arguments(command: str, output, *, data_home=None, n_jobs=None):
     stderr = io.StringIO()
     try:
         with contextlib.redirect_stderr(stderr):
-            args = build_parser().parse_args(argv)
+            args = bench_parser().parse_args(argv)
     except SystemExit:
         reason = (stderr.getvalue().strip().splitlines() or ["?"])[-1]
         raise ValueError(f"the recorded command does not parse ({reason})") from None
@@ -730,3 +730,60 @@ def reproduce(
         out(f"{skipped} not run for another reason (no command recorded, data not found)")
     out(summary_line(outcomes))
     return outcomes
+
+
+# ---------------------------------------------------------------------------------------
+# The command.
+
+
+def _cmd_reproduce(args) -> int:
+    check_data_home(args.data_home)
+    outcomes = reproduce(
+        args.results,
+        args.names,
+        max_seconds=args.max_seconds,
+        n_jobs=args.n_jobs,
+        data_home=args.data_home,
+        update=args.update,
+        out=lambda line: print(line, flush=True),
+    )
+    return 1 if any(o.status == "differ" for o in outcomes) else 0
+
+
+def add_reproduce_parser(suites) -> None:
+    """Add ``reproduce`` to the subcommands of ``irdialog bench``."""
+    again = suites.add_parser(
+        "reproduce",
+        help="re-run committed result files from the current code and compare them",
+        description="Re-run each committed result file's recorded command (its provenance) "
+        "from the current code, with --output sent to a temporary file, and compare the "
+        "new rows with the committed ones: exactly for deterministic models, within the "
+        "seed spread for seeded ones, speed results by their ratios. One line per file, "
+        "then 'N reproduced, M differ, K not run (budget)'. Exit 1 when a file differs. "
+        "Nothing committed is changed unless --update is given.",
+        formatter_class=HelpFormatter,
+    )
+    again.add_argument(
+        "names", nargs="*", metavar="NAME",
+        help="result files by stem or shell pattern (dialog-babi-tfidf, 'babi-qa-*', "
+        "speed/pool-speed); none: every file",
+    )  # fmt: skip
+    again.add_argument(
+        "--max-seconds", type=float, default=None, metavar="S",
+        help="a time budget: skip the files whose recorded time exceeds what is left of it",
+    )  # fmt: skip
+    again.add_argument(
+        "--n-jobs", type=int, default=None, metavar="N",
+        help="run N seeds of a file at once (default: as recorded)",
+    )  # fmt: skip
+    again.add_argument(
+        "--data-home", default=None, metavar="DIR",
+        help="read the data here instead of the recorded --data-home",
+    )  # fmt: skip
+    again.add_argument(
+        "--update", action="store_true",
+        help="write each re-run over its committed file (its provenance then names this "
+        "commit); git diff shows what moved",
+    )  # fmt: skip
+    again.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
+    again.set_defaults(func=_cmd_reproduce)
