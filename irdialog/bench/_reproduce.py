@@ -515,7 +515,7 @@ def script_command(command: str, output, *, data_home=None) -> list[str]:
 SPEED_PEERS = {
     "pool-speed": ("faiss",),
     "recurrent-speed": ("torch",),
-    "retrieval-speed": ("bm25s",),
+    "retrieval-speed": ("bm25s", "rank_bm25"),
     "training-peers": ("torch",),
 }
 PROGRAMS = {"--starspace": "StarSpace"}
