@@ -5,7 +5,7 @@ Examples
 ::
 
     irdialog                                       # help
-    irdialog run                                   # bundled dialog bAbI task 1, every ranker
+    irdialog run                                   # five rankers on bundled dialog bAbI task 1
     irdialog bench dialog-babi --model tfidf --data-home DATA --output tfidf.json
     irdialog bench dialog-babi --model se --seeds 5 --data-home DATA
     irdialog bench report                          # BENCHMARKS.md tables from the JSON files
