@@ -64,9 +64,9 @@ SAFE_SUFFIXES = (".npz",)
 # and BM25, with the bench's presets or dev grids.
 RUN_MODELS = ("rule-based", "tfidf", "bm25", "se", "memn2n-type")
 # The models whose kernels the helper of CompileAhead compiles while this process runs,
-# and compiles, the others: MemN2N's take about as long to compile on a cold cache as all
-# the others together (18 s and 15 s of CPU time), so each core gets half, and this
-# process never waits for the helper's other jobs.
+# and compiles, the others: on a cold cache memn2n-type takes about 18 s of CPU time, the
+# four others together about 14 s, so each core gets about half, and this process never
+# waits behind a helper job it could have done itself.
 RUN_AHEAD = ("memn2n-type",)
 
 
