@@ -31,8 +31,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from . import __version__
-from ._arguments import HelpFormatter, check_data_home, check_output, common_options
+from ._arguments import HelpFormatter, check_output, common_options
 from ._arguments import assignment as _assignment
+from ._arguments import check_data_home as _check_data_home
 from ._arguments import show_progress as _progress
 from ._compile_ahead import CompileAhead
 from ._compile_notice import announce_compilation
@@ -85,7 +86,7 @@ def _run_table(runs: list[dict]) -> list[str]:
 
 
 def _cmd_run(args) -> int:
-    check_data_home(args.data_home)
+    _check_data_home(args.data_home)
     models = list(SUITES["dialog-babi"].models) if args.all else list(RUN_MODELS)
     home = get_data_home(args.data_home)
     where = "the bundled data" if home.resolve() == bundled_data_dir().resolve() else home
@@ -191,7 +192,7 @@ def _cmd_train(args) -> int:
         raise ValueError(f"{', '.join(given)} go with --train FILE, not with --task")
     fmt = _save_format(args.save)
     output = check_output(args.save, option="--save")
-    check_data_home(args.data_home)
+    _check_data_home(args.data_home)
     suite = SUITES[args.suite]
     if args.model not in suite.models:
         raise ValueError(
