@@ -1,6 +1,6 @@
-"""The cost of numba compilation: a cold ``irdialog run`` against a warm one.
+"""The cost of numba compilation: a cold ``irdialog run --all`` against a warm one.
 
-Runs ``irdialog run --quiet`` (dialog bAbI task 1, every ranker, bundled data) in fresh
+Runs ``irdialog run --all --quiet`` (dialog bAbI task 1, every ranker, bundled data) in fresh
 processes: cold (an empty numba cache: every kernel the run uses is compiled and written),
 once with the compile-ahead helper process disabled (``IRDIALOG_COMPILE_AHEAD=0``: one core
 does everything) and once with it (the default: a spare core compiles the numba models'
@@ -28,7 +28,7 @@ import time
 
 from benchmarks import finish_speed_result
 
-# Run in the child: `irdialog run --quiet` with numba's compile events recorded.
+# Run in the child: `irdialog run --all --quiet` with numba's compile events recorded.
 _CHILD = r"""
 import json, sys, time
 from numba.core import event
@@ -36,7 +36,7 @@ recorder = event.RecordingListener()
 event.register("numba:compile", recorder)
 start = time.perf_counter()
 from irdialog.cli import main
-main(["run", "--quiet"])
+main(["run", "--all", "--quiet"])
 wall = time.perf_counter() - start
 stack, kernels = [], {}
 for ts, e in recorder.buffer:

@@ -5,7 +5,7 @@ Examples
 ::
 
     irdialog                                       # help
-    irdialog run                                   # bundled dialog bAbI task 1, every ranker
+    irdialog run                                   # five rankers on bundled dialog bAbI task 1
     irdialog bench dialog-babi --model tfidf --data-home DATA --output tfidf.json
     irdialog bench dialog-babi --model se --seeds 5 --data-home DATA
     irdialog bench report                          # BENCHMARKS.md and NOTES.md from the JSON files
@@ -21,12 +21,8 @@ Examples
 from __future__ import annotations
 
 import argparse
-import ast
 import json
-import os
-import shlex
 import sys
-from contextlib import nullcontext
 from itertools import product
 from pathlib import Path
 
@@ -35,28 +31,24 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from . import __version__
+from ._arguments import HelpFormatter, check_output, common_options
+from ._arguments import assignment as _assignment
+from ._arguments import check_data_home as _check_data_home
+from ._arguments import show_progress as _progress
 from ._compile_ahead import CompileAhead
 from ._compile_notice import announce_compilation
 from .base import _top_k
-from .bench import (
-    SUITES,
-    bench_dialog_babi,
-    dask_cluster,
-    fit_threads,
-    format_result,
-    run_suite,
-    write_presets,
-)
+from .bench import SUITES, bench_dialog_babi, fit_threads
+from .bench._command import add_bench_parser
 from .bench._dialog_babi import compile_ahead_jobs
-from .bench._presets import search_protocol
-from .bench._report import update_markdown
+from .bench._reproduce import add_reproduce_parser
 from .bench._suite import positive_int
 from .datasets import list_datasets, load_dialogs
 from .datasets._base import bundled_data_dir, get_data_home, read_lines
 from .datasets._dialogs import FORMATS
+from .datasets._listing import tasks_and_splits
 from .embed import MemN2NRanker, SupervisedEmbeddingRanker
 from .metrics import gold_indices, gold_ranks
-from .plot import _plot_argument, plot_bench, save_plot
 from .retrieval import BM25Ranker, NearestNeighborRanker, TfidfRanker
 
 DESCRIPTION = (
@@ -69,217 +61,56 @@ PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
 SAFE_SUFFIXES = (".npz",)
 
 
-def _progress(args) -> bool:
-    return not args.quiet and sys.stderr.isatty()
+# What `irdialog run` trains: one model of each family of Bordes et al. (2017, Table 2),
+# and BM25, with the bench's presets or dev grids.
+RUN_MODELS = ("rule-based", "tfidf", "bm25", "se", "memn2n-type")
+# The models whose kernels the helper of CompileAhead compiles while this process runs,
+# and compiles, the others: on a cold cache memn2n-type takes about 18 s of CPU time, the
+# four others together about 14 s, so each core gets about half, and this process never
+# waits behind a helper job it could have done itself.
+RUN_AHEAD = ("memn2n-type",)
+
+
+def _run_table(runs: list[dict]) -> list[str]:
+    """The lines of ``irdialog run``'s table: per model, the per-response accuracy on the
+    tst split next to the paper's (Table 2, task 1), and the seconds it took."""
+    width = max(len("model"), *(len(run["model"]) for run in runs))
+    lines = [f"{'model':<{width}}    ours   paper  seconds"]
+    for run in runs:
+        [row] = [row for row in run["rows"] if row["split"] == "tst"]
+        paper = row["paper_per_response"]
+        shown = "-" if paper is None else f"{paper:.1f}"
+        ours, seconds = row["per_response"], run["seconds"]
+        lines.append(f"{run['model']:<{width}}  {ours:6.1f}  {shown:>6}  {seconds:7.1f}")
+    return lines
 
 
 def _cmd_run(args) -> int:
     _check_data_home(args.data_home)
-    say = (lambda *a, **k: None) if args.quiet else print
-    say(f"irdialog {__version__}: dialog bAbI task 1 on the bundled data (test split)")
-    say("hyper-parameters chosen on the dev split; accuracy in %, per-dialog in brackets\n")
-    models = list(SUITES["dialog-babi"].models)
+    models = list(SUITES["dialog-babi"].models) if args.all else list(RUN_MODELS)
+    home = get_data_home(args.data_home)
+    where = "the bundled data" if home.resolve() == bundled_data_dir().resolve() else home
+    runs = []
     # A spare core compiles the numba models' kernels while this process runs the others.
-    with CompileAhead(compile_ahead_jobs(models, data_home=args.data_home)) as ahead:
-        for model in models:
+    ahead = models if args.all else RUN_AHEAD
+    with CompileAhead(compile_ahead_jobs(ahead, data_home=args.data_home)) as ahead:
+        bar = tqdm(models, desc="irdialog run", unit="model", disable=not _progress(args))
+        for model in bar:
+            bar.set_postfix_str(model)
             ahead.wait(model)  # its kernels are in numba's cache now (or compiled below)
-            run = bench_dialog_babi(
-                model, tasks=[1], data_home=args.data_home, progress=_progress(args)
-            )
-            chosen = run["chosen"][0]
-            say(format_result(run))
-            say(f"chosen: {chosen['params']}  ({run['seconds']:.1f} s)\n")
+            runs.append(bench_dialog_babi(model, tasks=[1], data_home=args.data_home,
+                                          progress=False))  # fmt: skip
+        bar.close()
+    if args.quiet:
+        return 0
+    print(f"irdialog {__version__}: dialog bAbI task 1 on {where}")
+    print("per-response accuracy (%) on the test split; hyper-parameters chosen on dev;")
+    print("paper: Bordes et al. (2017), Table 2\n")
+    print("\n".join(_run_table(runs)))
+    total = sum(run["seconds"] for run in runs)
+    print(f"\n{len(runs)} models in {total:.0f} s; every model: irdialog run --all; all six "
+          "tasks:\nirdialog bench dialog-babi --model MODEL --data-home DIR")  # fmt: skip
     return 0
-
-
-def check_output(path, option: str = "--output") -> Path | None:
-    """The ``--output`` (or ``--save``) path, checked before any training: its folder must
-    exist and be writable, and the path must not be a folder."""
-    if path is None:
-        return None
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise ValueError(f"{option} {path} is a directory; give a file name")
-    if not folder.is_dir():
-        raise ValueError(f"{option} {path}: the directory {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"{option} {path}: not writable")
-    return path
-
-
-def _check_data_home(data_home) -> None:
-    if data_home is not None and not Path(data_home).is_dir():
-        what = "is not a directory" if Path(data_home).exists() else "does not exist"
-        raise ValueError(f"--data-home {data_home} {what}")
-
-
-def _show(result) -> None:
-    """The printed table of a result, each seed's chosen parameters, its protocol and the
-    resources it used."""
-    print(format_result(result))
-    for run in result["runs"]:
-        chosen = {str(c.get("task")): c["params"] for c in run["chosen"]}
-        print(f"seed {run['seed']}, chosen: {json.dumps(chosen)}")
-    if "protocol" in result:
-        print(f"protocol: {result['protocol']}")
-    if "resources" in result:
-        print(f"resources: {json.dumps(result['resources'])}")
-
-
-def _run_options(suite, args) -> dict:
-    """The keywords of a suite's ``run`` from its command line (see ``Suite``)."""
-    options = {"model": args.model}
-    if suite.tasks is not None:
-        options["task" if suite.one_task else "tasks"] = args.task if suite.one_task else args.tasks
-    if suite.heldout and args.heldout:
-        options["heldout"] = True
-    if suite.overrides and args.set:
-        options["overrides"] = dict(args.set)
-    return {**options, **(suite.options(args) if suite.options else {})}
-
-
-def _cmd_search(args) -> int:
-    suite = SUITES[args.suite]
-    output = check_output(args.presets_output)
-    _check_data_home(args.data_home)
-    options = suite.options(args) if suite.options else {}
-    if suite.search_options:
-        options.update(suite.search_options(args))
-    # The code's state is read before the search: a commit or an edit made while it runs
-    # is not credited with its choices.
-    protocol = search_protocol(args.suite, args.model)
-    chosen = suite.search(
-        args.model, args.tasks, data_home=args.data_home, progress=_progress(args),
-        points=args.points, seeds=args.seeds, **options,
-    )  # fmt: skip
-    if output is not None:
-        write_presets(
-            output,
-            suite=args.suite,
-            model=args.model,
-            search=shlex.join(["irdialog", *args.argv]),
-            chosen=chosen,
-            notes=suite.search_notes(args.model),
-            protocol=protocol,
-        )
-    if not args.quiet:
-        for entry in chosen:
-            scores = {k: v for k, v in entry["selection"].items() if k != "grid"}
-            print(f"task {entry['task']}: {json.dumps(entry['params'])}  {json.dumps(scores)}")
-    return 0
-
-
-def _cmd_bench(args) -> int:
-    if getattr(args, "search", False):
-        return _cmd_search(args)
-    output = check_output(args.output)
-    _check_data_home(args.data_home)
-    suite = SUITES[args.suite]
-    n_jobs = args.n_jobs
-    cluster = nullcontext()
-    if args.scheduler:
-        cluster = dask_cluster(args.scheduler)
-        n_jobs = n_jobs or -1  # as many seeds at once as the cluster has workers
-    with cluster:
-        result = run_suite(
-            suite.run,
-            seeds=range(args.seeds),
-            data_home=args.data_home,
-            command=["irdialog", *args.argv],
-            progress=_progress(args),
-            n_jobs=n_jobs,
-            threads=args.threads,
-            **_run_options(suite, args),
-        )
-    if output is not None:
-        output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    if args.plot is not None:
-        save_plot(args.plot, plot_bench, result)
-    if not args.quiet:
-        _show(result)
-        print(f"{result['seconds']:.1f} s over {len(result['seeds'])} seed(s)")
-    return 0
-
-
-def _cmd_reproduce(args) -> int:
-    from .bench._reproduce import reproduce
-
-    _check_data_home(args.data_home)
-    outcomes = reproduce(
-        args.results,
-        args.names,
-        max_seconds=args.max_seconds,
-        n_jobs=args.n_jobs,
-        data_home=args.data_home,
-        update=args.update,
-        out=lambda line: print(line, flush=True),
-    )
-    return 1 if any(o.status == "differ" for o in outcomes) else 0
-
-
-def _cmd_report(args) -> int:
-    stale = []
-    for markdown in args.markdown:
-        changed = update_markdown(markdown, args.results, check=args.check)
-        if args.check and changed:
-            print(f"{markdown} is out of date with {args.results}: run irdialog bench report")
-            stale.append(markdown)
-        if not args.check:
-            print(f"{markdown}: {'updated' if changed else 'already up to date'}")
-    return 1 if stale else 0
-
-
-_SPLIT_ORDER = {s: i for i, s in enumerate(
-    ("trn", "train", "dev", "valid", "cand-valid", "tst", "test", "cand-test", "tst-OOV")
-)}  # fmt: skip
-
-
-def _tasks_and_splits(family: str, files: list[str]) -> list[str]:
-    """Lines ``task N: split split ...`` (per language folder for bAbI QA) from file names."""
-    import re
-
-    patterns = {
-        "dialog-babi": r"dialog-babi-task(\d+)-.*-(trn|dev|tst|tst-OOV)\.txt(?:\.gz)?",
-        "babi-qa": r"(.+)/qa(\d+)_.*_(train|test|valid)\.txt(?:\.gz)?",
-        "movie-dialog": r"task(\d+)_.*?[_-](train|dev|test|cand-valid|cand-test)\.txt(?:\.gz)?",
-        "ubuntu": r"()(train|valid|test)\.csv(?:\.gz)?",
-    }
-    found: dict[str, dict[str, list[str]]] = {}
-    other = []
-    for name in files:
-        match = re.fullmatch(patterns.get(family, r"(?!)"), name)
-        if not match:
-            other.append(name)
-            continue
-        *where, split = match.groups()
-        group, task = (where[0], where[1]) if family == "babi-qa" else ("", where[0])
-        found.setdefault(group, {}).setdefault(split, []).append(task)
-    lines = []
-    for group, splits in found.items():
-        prefix = f"{group}: " if group else ""
-        for split in sorted(splits, key=lambda x: (_SPLIT_ORDER.get(x, 9), x)):
-            numbers = sorted({int(t) for t in splits[split] if t})
-            if not numbers:  # Ubuntu: one file per split
-                lines.append(f"{prefix}{split}")
-                continue
-            label = f"task{'s' if len(numbers) > 1 else ''} {_ranges(numbers)}"
-            lines.append(f"{prefix}{split:<10} {label}")
-    if other:
-        lines.append("other: " + ", ".join(other))
-    return lines
-
-
-def _ranges(numbers: list[int]) -> str:
-    """``[1, 2, 3, 5]`` as ``1-3, 5``."""
-    out, start = [], None
-    for i, n in enumerate(numbers):
-        if start is None:
-            start = n
-        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
-            out.append(str(start) if start == n else f"{start}-{n}")
-            start = None
-    return ", ".join(out)
 
 
 def _cmd_datasets(args) -> int:
@@ -299,7 +130,7 @@ def _cmd_datasets(args) -> int:
         any_found = True
         where = Path(info["path"]).relative_to(home).as_posix()
         print(f"{family:<14} {where}/")
-        for line in _tasks_and_splits(family, info["files"]):
+        for line in tasks_and_splits(family, info["files"]):
             print(f"  {line}")
     if not any_found:
         print(f"irdialog: warning: no data set found in {home}", file=sys.stderr)
@@ -682,204 +513,31 @@ def _cmd_chat(args) -> int:
     return 0
 
 
-def _assignment(text: str) -> tuple[str, object]:
-    name, sep, value = text.partition("=")
-    if not sep or not name:
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
-    try:
-        return name, ast.literal_eval(value)
-    except (ValueError, SyntaxError):
-        return name, value  # a bare word, e.g. optimizer=adam
-
-
-def _suite_parser(p, suite) -> None:
-    """The options of ``irdialog bench SUITE``, from the suite's declaration."""
-    names = sorted(suite.models)
-    p.add_argument(
-        "--model", required=True, choices=names, metavar="MODEL",
-        help=f"the model (column of the table): {', '.join(names)}",
-    )  # fmt: skip
-    if suite.tasks is not None and suite.one_task:
-        # required unless the suite's own options stand for it (Movie Dialog's --joint)
-        p.add_argument(
-            "--task", type=int, choices=suite.tasks, required=suite.arguments is None,
-            help="the task",
-        )  # fmt: skip
-    elif suite.tasks is not None:
-        first, last = suite.tasks[0], suite.tasks[-1]
-        p.add_argument(
-            "--tasks", nargs="+", type=int, default=list(suite.tasks), choices=suite.tasks,
-            metavar="TASK", help=f"the tasks to run, among {first}-{last}",
-        )  # fmt: skip
-    if suite.heldout:
-        p.add_argument("--heldout", action="store_true", help=suite.heldout)
-    if suite.overrides:
-        p.add_argument(
-            "--set", type=_assignment, action="append", metavar="NAME=VALUE", help=suite.overrides
-        )
-    if suite.arguments:
-        suite.arguments(p)
-    if suite.search:
-        searchable = sorted(m for m, spec in suite.models.items() if spec.selection.searchable)
-        p.add_argument(
-            "--search", action="store_true",
-            help="choose each task's hyper-parameters on held-out data (the model's grid) "
-            f"instead of running the bench; models with a grid: {', '.join(searchable)}",
-        )  # fmt: skip
-        p.add_argument(
-            "--points", type=int, nargs="+", default=None, metavar="I",
-            help="with --search: search only these points of each task's grid (numbered from "
-            "0), to split a long search in parts",
-        )  # fmt: skip
-        p.add_argument(
-            "--presets-output", metavar="FILE", help="with --search: write the chosen presets here"
-        )
-        if suite.search_arguments:
-            suite.search_arguments(p)
-
-
-class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Defaults shown (where an option has one worth showing), text wrapped as usual."""
-
-    def _get_help_string(self, action):
-        if action.default is None or action.default is False or action.default == argparse.SUPPRESS:
-            return action.help
-        return super()._get_help_string(action)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    fmt = {"formatter_class": _HelpFormatter}
+    fmt = {"formatter_class": HelpFormatter}
     parser = argparse.ArgumentParser(prog="irdialog", description=DESCRIPTION, **fmt)
     parser.add_argument("--version", action="version", version=f"irdialog {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--data-home",
-        default=None,
-        metavar="DIR",
-        help="data directory (dialog-babi/, babi-qa/<lang>/, movie-dialog/, ubuntu/, "
-        "movielens-small/; see the README); default: $IRDIALOG_DATA, then the bundled samples",
-    )
-    common.add_argument(
-        "--quiet", action="store_true", help="no progress bars or tables; errors only"
-    )
+    common = common_options()
 
     run = sub.add_parser(
         "run",
         parents=[common],
-        help="demo: train and evaluate every ranker on bundled dialog bAbI task 1 (~1 min)",
-        description="Train and evaluate every dialog bAbI ranker on task 1 of the bundled "
-        "data, hyper-parameters chosen on dev, and print each table next to the paper's.",
+        help="demo: train and evaluate five rankers on bundled dialog bAbI task 1 (<1 min)",
+        description="Train and evaluate the rule-based bot, TF-IDF, BM25, supervised "
+        "embeddings and MemN2N with match type on task 1 of dialog bAbI (the bundled data), "
+        "with the hyper-parameters the bench chose on dev, and print one table: each "
+        "model's per-response test accuracy next to the paper's, and its seconds.",
         **fmt,
+    )
+    run.add_argument(
+        "--all", action="store_true", help="every dialog bAbI model of the bench (a few minutes)"
     )
     run.set_defaults(func=_cmd_run)
 
-    bench = sub.add_parser(
-        "bench",
-        help="reproduce a paper table on the real data",
-        description="Reproduce a column of a paper's table, hyper-parameters chosen on dev or "
-        "validation data, never on test.",
-        **fmt,
-    )
-    suites = bench.add_subparsers(dest="suite", required=True, metavar="SUITE")
-    runs = argparse.ArgumentParser(add_help=False, parents=[common])
-    runs.add_argument(
-        "--seeds",
-        type=positive_int,
-        default=1,
-        metavar="N",
-        help="run with seeds 0..N-1 and report the mean and standard deviation (with "
-        "--search: the seeds each choice averages, as the suite's search says)",
-    )
-    runs.add_argument(
-        "--output", metavar="FILE", help="write the result, with its provenance, as JSON here"
-    )
-    runs.add_argument(
-        "--plot",
-        type=_plot_argument,
-        metavar="FILE.png",
-        help="draw the result next to the paper's figures here (irdialog.plot.plot_bench); "
-        'needs pip install "irdialog[plot]", checked before any training',
-    )
-    runs.add_argument(
-        "--n-jobs",
-        type=int,
-        default=None,
-        metavar="N",
-        help="run N seeds at once, each in a joblib worker process (default: one at a time; "
-        "-1: all cores, or every worker of --scheduler); see also --threads",
-    )
-    runs.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        metavar="N",
-        help="train each fit on N threads of its process (the estimators' n_jobs; default: "
-        "one). A run uses about n-jobs x threads cores. The models that train on threads "
-        "(their n_jobs docstring says so) may fit another model with another N",
-    )
-    runs.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help="run the seeds on the Dask cluster of this scheduler (tcp://host:port); needs "
-        "pip install 'irdialog[dask]'",
-    )
-    runs.set_defaults(func=_cmd_bench)
-
-    for suite in SUITES.values():
-        _suite_parser(suites.add_parser(suite.name, parents=[runs], help=suite.help, **fmt), suite)
-
-    report = suites.add_parser(
-        "report", help="render the result JSON files into BENCHMARKS.md and NOTES.md", **fmt
-    )
-    report.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
-    report.add_argument(
-        "--markdown",
-        nargs="+",
-        default=["BENCHMARKS.md", "benchmarks/NOTES.md"],
-        help="the files to update",
-    )
-    report.add_argument(
-        "--check", action="store_true", help="change nothing; exit 1 if the file is out of date"
-    )
-    report.set_defaults(func=_cmd_report)
-
-    again = suites.add_parser(
-        "reproduce",
-        help="re-run committed result files from the current code and compare them",
-        description="Re-run each committed result file's recorded command (its provenance) "
-        "from the current code, with --output sent to a temporary file, and compare the "
-        "new rows with the committed ones: exactly for deterministic models, within the "
-        "seed spread for seeded ones, speed results by their ratios. One line per file, "
-        "then 'N reproduced, M differ, K not run (budget)'. Exit 1 when a file differs. "
-        "Nothing committed is changed unless --update is given.",
-        **fmt,
-    )
-    again.add_argument(
-        "names", nargs="*", metavar="NAME",
-        help="result files by stem or shell pattern (dialog-babi-tfidf, 'babi-qa-*', "
-        "speed/pool-speed); none: every file",
-    )  # fmt: skip
-    again.add_argument(
-        "--max-seconds", type=float, default=None, metavar="S",
-        help="a time budget: skip the files whose recorded time exceeds what is left of it",
-    )  # fmt: skip
-    again.add_argument(
-        "--n-jobs", type=int, default=None, metavar="N",
-        help="run N seeds of a file at once (default: as recorded)",
-    )  # fmt: skip
-    again.add_argument(
-        "--data-home", default=None, metavar="DIR",
-        help="read the data here instead of the recorded --data-home",
-    )  # fmt: skip
-    again.add_argument(
-        "--update", action="store_true",
-        help="write each re-run over its committed file (its provenance then names this "
-        "commit); git diff shows what moved",
-    )  # fmt: skip
-    again.add_argument("--results", default="benchmarks/results", help="folder of JSON files")
-    again.set_defaults(func=_cmd_reproduce)
+    suites = add_bench_parser(sub, common)
+    add_reproduce_parser(suites)
 
     trainable = sorted(name for name, suite in SUITES.items() if suite.train is not None)
     train = sub.add_parser(

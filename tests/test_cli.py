@@ -319,6 +319,45 @@ def test_run_quiet_prints_no_table(monkeypatch, capsys):
     assert "paper" in capsys.readouterr().out
 
 
+def test_run_prints_one_short_table_of_the_headline_models(monkeypatch, capsys):
+    import irdialog.cli as cli
+
+    trained = []
+
+    def fake_run(model, **kwargs):
+        trained.append(model)
+        run = _fake_run(model, **kwargs)
+        run["seconds"] = 2.25
+        if model == "bm25":  # beyond the paper
+            run["rows"][0]["paper_per_response"] = None
+        return run
+
+    monkeypatch.setattr(cli, "bench_dialog_babi", fake_run)
+    monkeypatch.setattr(cli, "compile_ahead_jobs", lambda *a, **k: {})
+    assert main(["run"]) == 0
+    out = capsys.readouterr().out
+    assert trained == ["rule-based", "tfidf", "bm25", "se", "memn2n-type"]
+    lines = out.splitlines()
+    assert len(lines) <= 30
+    header = lines.index("model          ours   paper  seconds")
+    assert lines[header + 1 : header + 6] == [
+        "rule-based      1.0     1.0      2.2",
+        "tfidf           1.0     1.0      2.2",
+        "bm25            1.0       -      2.2",
+        "se              1.0     1.0      2.2",
+        "memn2n-type     1.0     1.0      2.2",
+    ]
+    assert "5 models in 11 s" in out
+
+    trained.clear()
+    assert main(["run", "--all"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert trained == list(cli.SUITES["dialog-babi"].models)
+    header = next(i for i, line in enumerate(lines) if line.startswith("model "))
+    shown = [line.split()[0] for line in lines[header + 1 : header + 1 + len(trained)]]
+    assert shown == trained and len(lines) <= 30
+
+
 @pytest.mark.parametrize("suite", ["dialog-babi", "babi-qa", "movie-dialog", "ubuntu"])
 def test_bench_help_documents_model_and_defaults(suite, capsys):
     with pytest.raises(SystemExit):

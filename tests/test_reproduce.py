@@ -173,12 +173,31 @@ def _scale_times(node, factor):
             node[key] = value / factor
 
 
+def test_a_speed_ratio_is_judged_against_the_spread_its_file_records():
+    committed = json.loads((RESULTS / "speed" / "speed.json").read_text())
+    rule = rule_for(committed)
+    epochs = committed["rows"][0]["s_per_epoch_all"]
+    assert rule.tolerance == pytest.approx(1.3 * max(epochs) / min(epochs))
+    assert 1.6 < rule.tolerance < 1.8
+    now = copy.deepcopy(committed)
+    for row in now["rows"]:  # as moved on another machine of its class
+        row["ratio"] *= 1.32
+        row["ratio_cpu_time"] /= 1.34
+    assert compare(committed, now) is None
+    now["rows"][1]["ratio"] *= 1.4  # 1.85 in all
+    assert compare(committed, now).key == "task 3 ratio"
+    # a file that records no repeats: the largest spread a committed file records
+    spreads = [_reproduce.recorded_spread(json.loads(p.read_text()))
+               for p in (RESULTS / "speed").glob("*.json")]  # fmt: skip
+    assert _reproduce.UNRECORDED_SPREAD == pytest.approx(max(s for s in spreads if s), abs=0.01)
+
+
 def test_a_speed_ratio_off_by_more_than_the_factor_differs():
     committed = json.loads((RESULTS / "speed" / "retrieval-speed.json").read_text())
     now = copy.deepcopy(committed)
     now["rows"][0]["bm25s"]["queries_per_second_1"] *= 1.2  # ratio 1/1.2: inside 1.3
     assert compare_ratios(committed, now) is None
-    now["rows"][0]["bm25s"]["queries_per_second_1"] *= 1.5  # ratio 1/1.8: outside
+    now["rows"][0]["bm25s"]["queries_per_second_1"] *= 1.5  # ratio 1/1.8: outside 1.69
     diff = compare_ratios(committed, now)
     assert diff.key == "kb bm25 / bm25s at n_jobs=1"
     assert compare(committed, now).key == diff.key
@@ -236,6 +255,9 @@ def test_speed_script_commands_run_with_this_python_and_another_output():
         *("--data-home", "/data", "--output", "/tmp/o.json"),
     ]
     assert script_command("python -m benchmarks.recurrent_speed", "o")[-2:] == ["--output", "o"]
+    # a script that takes no --data-home is given none
+    moved = script_command("python -m benchmarks.recurrent_speed", "o", data_home="/data")
+    assert "--data-home" not in moved
     assert override_options(["a", "--output", "x"], {"--data-home": None}) == ["a", "--output", "x"]
     with pytest.raises(ValueError, match="benchmarks"):
         script_command("python benchmarks/pool_speed.py", "o")
@@ -348,14 +370,13 @@ def test_the_summary_counts_each_verdict_and_a_difference_shows_its_row(results)
         "bad  differ  10.0 s  task 1, split tst per_response: committed 99.0, now 98.0 (exact)"
     )
     assert lines[1] == "good  reproduced  10.0 s  (exact)"
-    assert lines[2] == "old  not run  no command recorded"
+    assert lines[2] == "old  not run (needs a recorded command)"
     assert lines[3] == "long  not run (budget)  recorded 1000.0 s, 480 s left"
-    assert lines[-2:] == [
-        "1 not run for another reason (no command recorded, data not found)",
-        "1 reproduced, 1 differ, 1 not run (budget)",
-    ]
+    assert lines[-1] == (
+        "1 reproduced, 1 differ, 1 not run (budget), 1 not run (needs a recorded command)"
+    )
     assert summary_line(outcomes) == lines[-1]
-    assert Outcome("x", "skipped", detail="why").line() == "x  not run  why"
+    assert Outcome("x", "skipped", detail="why", needs="y").line() == "x  not run (needs y)  why"
 
 
 def test_missing_data_is_not_run_and_a_broken_run_differs(results, tmp_path):
@@ -374,8 +395,64 @@ def test_missing_data_is_not_run_and_a_broken_run_differs(results, tmp_path):
 
     reproduce(folder, out=lines.append, run_bench=broken)
     assert lines[0].startswith("crash  differ") and "RuntimeError: out of memory" in lines[0]
-    assert lines[1] == "moved  not run  data not found: /nowhere/dialog-babi/x.txt"
-    assert lines[-1] == "0 reproduced, 1 differ, 0 not run (budget)"
+    assert lines[1] == "moved  not run (needs data)  not found: /nowhere/dialog-babi/x.txt"
+    assert lines[-1] == "0 reproduced, 1 differ, 0 not run (budget), 1 not run (needs data)"
+
+
+def _write_speed(folder, name, benchmark, command):
+    result = {
+        "benchmark": benchmark,
+        "cold_over_warm": 1.5,
+        "wall_seconds": 1.0,
+        "provenance": {"command": command, "data": [], "platform": ""},
+    }
+    (folder / "speed" / f"{name}.json").write_text(json.dumps(result))
+    return result
+
+
+def test_what_this_machine_lacks_is_not_run_and_no_difference(results, monkeypatch, capsys):
+    folder, _ = results
+    _write(folder, "good")
+    _write_speed(folder, "peer", "recurrent-speed", "python -m benchmarks.recurrent_speed")
+    _write_speed(
+        folder,
+        "program",
+        "training-time-to-accuracy",
+        "python -m benchmarks.training_time_to_accuracy --starspace ../no/starspace",
+    )
+    _write_speed(folder, "late", "compile-time", "python -m benchmarks.compile_time")
+    _write_speed(folder, "broken", "speed-memn2n", "python -m benchmarks.speed_memn2n")
+    real_find_spec = _reproduce.importlib.util.find_spec
+    monkeypatch.setattr(
+        _reproduce.importlib.util,
+        "find_spec",
+        lambda name: None if name == "torch" else real_find_spec(name),
+    )
+
+    ran = []
+
+    def script(argv, cwd):
+        ran.append(argv[2])
+        if argv[2] == "benchmarks.compile_time":  # a peer imported where the table says none
+            raise RuntimeError("ModuleNotFoundError: No module named 'bm25s.tokenization'")
+        raise RuntimeError("ModuleNotFoundError: No module named 'irdialog.gone'")
+
+    assert main(["bench", "reproduce", "good", "speed/peer", "speed/program",
+                 "--results", str(folder)]) == 0  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "speed/peer  not run (needs torch)"
+    assert lines[2] == "speed/program  not run (needs StarSpace)  no program ../no/starspace"
+    assert lines[-1] == (
+        "1 reproduced, 0 differ, 0 not run (budget), 2 not run (needs StarSpace, torch)"
+    )
+    lines = []
+    outcomes = reproduce(folder, ["speed/late", "speed/broken"], out=lines.append,
+                         run_script=script)  # fmt: skip
+    assert ran == ["benchmarks.speed_memn2n", "benchmarks.compile_time"]
+    assert [o.status for o in outcomes] == ["differ", "skipped"]
+    assert "No module named 'irdialog.gone'" in lines[0]  # irdialog's own: a failure
+    assert lines[1].startswith("speed/late  not run (needs bm25s)")
+    assert lines[-1] == "0 reproduced, 1 differ, 0 not run (budget), 1 not run (needs bm25s)"
 
 
 def _write_pid_and_peak(args):
@@ -448,7 +525,7 @@ def test_update_writes_the_re_run_over_the_committed_file(data_home, tmp_path, c
 )
 def test_every_recorded_bench_command_parses_to_the_options_it_ran_with(path):
     from irdialog.bench import SUITES
-    from irdialog.cli import _run_options
+    from irdialog.bench._command import _run_options
 
     committed = json.loads(path.read_text())
     args = bench_arguments(committed["provenance"]["command"], "out.json")
@@ -456,3 +533,27 @@ def test_every_recorded_bench_command_parses_to_the_options_it_ran_with(path):
     assert (args.suite, options.pop("model")) == (committed["suite"], committed["model"])
     recorded = {k: v for k, v in committed["options"].items() if v not in (None, {})}
     assert {k: v for k, v in options.items() if v is not None} == recorded
+
+
+class _Parsed(Exception):
+    """Raised by the patched parser once a script's arguments parsed."""
+
+
+@pytest.mark.parametrize("path", sorted((RESULTS / "speed").glob("*.json")), ids=lambda p: p.stem)
+def test_every_recorded_speed_command_parses_as_reproduce_runs_it(path, monkeypatch):
+    import argparse
+    import importlib
+
+    committed = json.loads(path.read_text())
+    argv = script_command(committed["provenance"]["command"], "out.json", data_home="/data")
+    real_parse = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        raise _Parsed(real_parse(self, args, namespace))
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
+    monkeypatch.syspath_prepend(str(ROOT))
+    module = importlib.import_module(argv[2])
+    with pytest.raises(_Parsed) as parsed:
+        module.main(argv[3:])  # a SystemExit (exit code 2) if the command no longer parses
+    assert parsed.value.args[0].output == "out.json"

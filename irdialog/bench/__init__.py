@@ -8,8 +8,9 @@ are data (``_presets``, ``irdialog/data/presets/*.json``). A suite function runs
 returns the rows of its table next to the paper's; :func:`run_suite` runs it over seeds and
 adds the provenance record (``_harness``, ``_provenance``); :func:`result_rows` reads any
 result in one long row format (:class:`Row`); ``_report`` renders the result files as the
-Markdown tables of BENCHMARKS.md; ``_reproduce`` re-runs them from their recorded commands
-and compares. ``irdialog bench`` is the command over all of it.
+Markdown tables of BENCHMARKS.md. ``_command`` is ``irdialog bench``, the command over all
+of it; ``_reproduce`` (``bench reproduce``) re-runs the result files from their recorded
+commands, parsed by ``_command``, and compares.
 """
 
 from ._babi_qa import BABI_QA_MODELS, bench_babi_qa, search_babi_qa, train_babi_qa
