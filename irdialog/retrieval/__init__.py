@@ -8,6 +8,7 @@ from ._kb_memory import KBMemoryRetriever
 from ._nearest_neighbor import NearestNeighborRanker
 from ._ngram import NGramClassifier
 from ._rule_based import RuleBasedRanker
+from ._sharded import ShardedIndex
 from ._tfidf import TfidfRanker
 
 __all__ = [
@@ -17,5 +18,6 @@ __all__ = [
     "NGramClassifier",
     "NearestNeighborRanker",
     "RuleBasedRanker",
+    "ShardedIndex",
     "TfidfRanker",
 ]
