@@ -220,30 +220,41 @@ def _index_shard(directory: str, index_dir: str) -> dict:
     return manifest
 
 
-# The shards this process has open, by directory: (the manifest's stat, the index).
+# The shards this process has open, by directory: (the stat of their files, the index).
 _OPEN: dict[str, tuple[tuple, InvertedIndex]] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def _open_shard(directory: str) -> InvertedIndex:
+def _stat(directory: Path) -> tuple:
+    """What tells that a shard's files have changed: each one's size, time and inode."""
+    out = []
+    for name in (MANIFEST, *(f"{a}.npy" for a in _SHARD_ARRAYS)):
+        try:
+            st = (directory / name).stat()
+        except FileNotFoundError:
+            st = None
+        out.append(None if st is None else (st.st_size, st.st_mtime_ns, st.st_ino))
+    return tuple(out)
+
+
+def _open_shard(directory: str, *, verify: bool = False) -> InvertedIndex:
     """The shard of ``directory``, memory-mapped, its files checked against its manifest
-    when this process first opens it (or the manifest has changed since)."""
-    path = Path(directory) / MANIFEST
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        raise ShardFileError(f"{path}: missing; not a shard of an index") from None
-    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    (sizes and SHA-256) when this process first opens it, when any of them has changed
+    since (so that a file cut short is never read through a map), or with ``verify``."""
+    directory = Path(directory)
+    path = directory / MANIFEST
     with _OPEN_LOCK:
+        key = _stat(directory)
         held = _OPEN.get(str(directory))
-        if held is not None and held[0] == key:
+        if held is not None and held[0] == key and not verify:
             return held[1]
+        _OPEN.pop(str(directory), None)
         manifest = _read_json(path, "shard of an index")
         if manifest.get("format") != FORMAT or set(manifest.get("files", ())) != {
             f"{name}.npy" for name in _SHARD_ARRAYS
         }:
             raise ShardFileError(f"{path}: not the manifest of a shard of an index")
-        a = _read_arrays(Path(directory), manifest["files"])
+        a = _read_arrays(directory, manifest["files"])
         index = InvertedIndex(
             a["indptr"], a["docs"], a["impacts"], a["term_max"], manifest["n_docs"]
         )
@@ -257,7 +268,7 @@ def _open_shard(directory: str) -> InvertedIndex:
 
 
 def _warm_shard(directory: str) -> int:
-    return _open_shard(directory).n_docs
+    return _open_shard(directory, verify=True).n_docs
 
 
 def _search_shard(directory: str, queries: sp.csr_matrix, k: int):
