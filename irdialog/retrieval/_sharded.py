@@ -55,6 +55,9 @@ PARAMETERS = ("use_history", "method", "k1", "b", "delta", "tokenizer", "ngram_r
               "drop_punctuation", "stop_words")  # fmt: skip
 # Queries sent to the shards at a time by top_k.
 _QUERY_BLOCK = 4096
+# A block of queries up to this size travels inside each shard's task; a larger one is
+# scattered to the workers first (one copy each).
+_INLINE_BYTES = 1 << 18
 _COUNTS = ("counts_data", "counts_indices", "counts_indptr", "lengths", "terms", "term_ends")
 _SHARD_ARRAYS = ("indptr", "docs", "impacts", "term_max")
 _READ_BLOCK = 1 << 20
@@ -422,6 +425,7 @@ class ShardedIndex:
     def _connect(self, n_shards: int, temporary):
         """The Dask client (None: this process), started when needed."""
         cluster = client = None
+        self._workers = None
         if isinstance(self.client, str) or (self.client is None and n_shards > 1):
             distributed = _distributed()
             if isinstance(self.client, str):
@@ -656,7 +660,9 @@ class ShardedIndex:
         if self._client is None:
             parts = [_search_shard(d, block, k) for d in self._dirs]
         else:
-            [data] = self._client.scatter([block], broadcast=True, hash=False)
+            data = block
+            if block.data.nbytes + block.indices.nbytes > _INLINE_BYTES:
+                [data] = self._client.scatter([block], broadcast=True, hash=False)
             parts = self._run(_search_shard, [(d, data, k) for d in self._dirs], None,
                               retries=1, key="irdialog-search")  # fmt: skip
         for s, (top, _) in enumerate(parts):
@@ -674,7 +680,10 @@ class ShardedIndex:
         preferably on worker ``s`` mod n, so that it stays open there)."""
         if self._client is None:
             return [function(*a) for a in args]
-        workers = sorted(self._client.scheduler_info()["workers"])
+        if not getattr(self, "_workers", None):
+            # A round trip to the scheduler: once, and again after a failure.
+            self._workers = sorted(self._client.scheduler_info()["workers"])
+        workers = self._workers
         names = [f"{key or function.__name__.strip('_')}-{s}-{uuid.uuid4().hex}"
                  for s in range(len(args))]  # fmt: skip
         futures = [
@@ -698,8 +707,11 @@ class ShardedIndex:
         bar = tqdm(total=len(futures), desc=desc, unit=" shards",
                    disable=not self.verbose or desc is None)  # fmt: skip
         with bar:
-            for _ in distributed.as_completed(futures):
-                bar.update()
+            if bar.disable:
+                distributed.wait(futures)
+            else:
+                for _ in distributed.as_completed(futures):
+                    bar.update()
         results = [None] * len(futures)
         for attempt in range(retries + 1):
             failed = []
@@ -716,6 +728,7 @@ class ShardedIndex:
                         f"{type(error).__name__}: {error}"
                     ) from error
                 failed.append(s)
+                self._workers = None
             if not failed:
                 break
             for s in failed:
