@@ -136,6 +136,17 @@ def test_a_bag_and_files_give_the_same_index(client, tmp_path):
 
 
 @needs_distributed
+def test_more_shards_than_documents(client):
+    docs = ["w1 w2", "w2 w3 w3"]
+    model = BM25Ranker(candidates=docs).fit(["x"], [docs[0]])
+    with ShardedIndex(shards=4, client=client).build(docs) as index:
+        assert index.offsets_.tolist() == [0, 0, 1, 1, 2]  # two empty shards
+        ids, scores = index.top_k(["w3", "w9"], 5)
+    np.testing.assert_array_equal(ids, model.rank(["w3", "w9"], 5))
+    np.testing.assert_array_equal(scores[0], model.decision_function(["w3"])[0, ids[0]])
+
+
+@needs_distributed
 def test_a_truncated_shard_file_is_refused_by_path(client, tmp_path):
     ShardedIndex(shards=2, client=client, directory=tmp_path).build(DOCS).close()
     with ShardedIndex.open(tmp_path, client=client) as index:  # intact: opens and ranks

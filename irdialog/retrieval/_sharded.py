@@ -24,6 +24,7 @@ the worker that searches it and kept open there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -191,7 +192,7 @@ def _count_shard(texts, params: dict, directory: str, shard: int) -> dict:
 
 def _collection_ranker(index_dir: Path, doc: dict) -> BM25Ranker:
     """A ranker holding the collection's statistics (no vocabulary): what scores a shard."""
-    arrays = _read_arrays(index_dir, doc["files"])
+    arrays = _read_arrays(index_dir, {"df.npy": doc["files"]["df.npy"]})
     ranker = _ranker(doc["ranker"])
     ranker._set_statistics(np.asarray(arrays["df"]), doc["n_documents"], doc["total_length"])
     return ranker
@@ -268,6 +269,13 @@ def _open_shard(directory: str, *, verify: bool = False) -> InvertedIndex:
             raise ShardFileError(f"{path}: its arrays do not add up (damaged)")
         _OPEN[str(directory)] = (key, index)
         return index
+
+
+def _forget_shards(dirs) -> None:
+    """Unmap the shards of ``dirs`` in this process (an index closed)."""
+    with _OPEN_LOCK:
+        for d in dirs:
+            _OPEN.pop(str(d), None)
 
 
 def _warm_shard(directory: str) -> int:
@@ -417,7 +425,15 @@ class ShardedIndex:
 
     def close(self) -> None:
         """Stop the cluster and close the client the index started (and remove its
-        temporary directory); a client given as an object stays open."""
+        temporary directory); a client given as an object stays open, its workers no
+        longer holding the shards."""
+        dirs = getattr(self, "_dirs", None)
+        if dirs and self._finalizer is not None and self._finalizer.alive:
+            if self._client is None:
+                _forget_shards(dirs)
+            elif self._client is self.client and self._client.status == "running":
+                with contextlib.suppress(OSError, TimeoutError):  # a cluster going down
+                    self._client.run(_forget_shards, dirs)
         if self._finalizer is not None:
             self._finalizer()
         self._client = None
@@ -491,17 +507,21 @@ class ShardedIndex:
             directory = Path(self.directory)
             directory.mkdir(parents=True, exist_ok=True)
         self._connect(n_shards, temporary)
-        dirs = [str(directory / f"shard-{s:05d}") for s in range(n_shards)]
-        counted = self._count(corpus, params, dirs)
-        doc, ranker = self._statistics(counted, params, directory, dirs)
-        self._run(_index_shard, [(d, str(directory)) for d in dirs], "indexing shards")
-        offsets = np.cumsum([0] + [c["n_docs"] for c in counted])
-        doc["shards"] = [
-            {"path": Path(d).name, "offset": int(off), "n_docs": c["n_docs"]}
-            for d, off, c in zip(dirs, offsets, counted)
-        ]
-        _write_json(directory / INDEX_FILE, doc)
-        return self._attach(directory, doc, ranker)
+        try:
+            dirs = [str(directory / f"shard-{s:05d}") for s in range(n_shards)]
+            counted = self._count(corpus, params, dirs)
+            doc, ranker = self._statistics(counted, params, directory, dirs)
+            self._run(_index_shard, [(d, str(directory)) for d in dirs], "indexing shards")
+            offsets = np.cumsum([0] + [c["n_docs"] for c in counted])
+            doc["shards"] = [
+                {"path": Path(d).name, "offset": int(off), "n_docs": c["n_docs"]}
+                for d, off, c in zip(dirs, offsets, counted)
+            ]
+            _write_json(directory / INDEX_FILE, doc)
+            return self._attach(directory, doc, ranker)
+        except BaseException:
+            self.close()
+            raise
 
     def _count(self, corpus, params, dirs) -> list[dict]:
         n = len(dirs)
@@ -652,8 +672,6 @@ class ShardedIndex:
             top, s = merge_top_k(parts, self.offsets_[:-1], k)
             ids.append(top)
             scores.append(s)
-        if not ids:
-            return np.empty((0, k), np.int64), np.empty((0, k))
         return np.vstack(ids), np.vstack(scores) + absent[:, None]
 
     def _scatter(self, block, k):
@@ -751,13 +769,13 @@ def _read_files(paths):
 def _as_bag(corpus, n_shards: int, *, in_process: bool):
     """The corpus as a bag of ``n_shards`` partitions, or an iterable of texts here; None
     for a corpus of texts (split by the caller)."""
-    if isinstance(corpus, (str, os.PathLike)):
-        corpus = [corpus] if isinstance(corpus, os.PathLike) else corpus
-        if isinstance(corpus, str):
-            raise TypeError(
-                "corpus must be an iterable of texts, of paths (pathlib.Path) or a dask bag, "
-                "got a str; give a text file as pathlib.Path."
-            )
+    if isinstance(corpus, str):
+        raise TypeError(
+            "corpus must be an iterable of texts, of paths (pathlib.Path) or a dask bag, "
+            "got a str; give a text file as pathlib.Path."
+        )
+    if isinstance(corpus, os.PathLike):
+        corpus = [corpus]
     files = None
     if (
         isinstance(corpus, (list, tuple))
