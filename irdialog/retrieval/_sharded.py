@@ -544,7 +544,7 @@ class ShardedIndex:
         futures = self._client.compute(tasks)
         return self._gather(futures, "counting shards", dirs)
 
-    def _statistics(self, counted, params, directory: Path, dirs) -> dict:
+    def _statistics(self, counted, params, directory: Path, dirs) -> tuple[dict, BM25Ranker]:
         """Step 2: the collection's vocabulary (the shards' in order) and statistics."""
         vocabulary: dict[str, int] = {}
         dfs = []
@@ -557,7 +557,7 @@ class ShardedIndex:
             dfs.append((remap, c["df"]))
         df = np.zeros(len(vocabulary), dtype=np.int64)
         for remap, part in dfs:
-            np.add.at(df, remap, part)
+            df[remap] += part  # a shard's terms are distinct
         n_docs = sum(c["n_docs"] for c in counted)
         if n_docs == 0:
             raise ValueError("The corpus holds no document.")
