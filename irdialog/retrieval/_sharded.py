@@ -534,8 +534,12 @@ class ShardedIndex:
         if bag is None:
             texts = list(corpus)
             bounds = [len(texts) * s // n for s in range(n + 1)]
-            args = [(texts[bounds[s] : bounds[s + 1]], params, dirs[s], s) for s in range(n)]
-            return self._run(_count_shard, args, "counting shards")
+            # Each part sent to one worker ahead of its task (not inside the task graph).
+            parts = self._client.scatter(
+                [texts[bounds[s] : bounds[s + 1]] for s in range(n)], hash=False
+            )
+            args = [(parts[s], params, dirs[s], s) for s in range(n)]
+            return self._run(_count_shard, args, "counting shards", dirs=dirs)
         import dask
 
         parts = bag.to_delayed()
@@ -693,9 +697,10 @@ class ShardedIndex:
 
     # -- running ----------------------------------------------------------------------------
 
-    def _run(self, function, args, desc, *, retries=0, key=None) -> list:
+    def _run(self, function, args, desc, *, retries=0, key=None, dirs=None) -> list:
         """``function(*a)`` for each shard's ``a``: here, or on the workers (shard ``s``
-        preferably on worker ``s`` mod n, so that it stays open there)."""
+        preferably on worker ``s`` mod n, so that it stays open there). ``dirs``: the
+        shards' directories, for the errors (default: each ``a``'s first item)."""
         if self._client is None:
             return [function(*a) for a in args]
         if not getattr(self, "_workers", None):
@@ -715,7 +720,7 @@ class ShardedIndex:
         return self._gather(
             futures,
             desc,
-            [a[0] for a in args],
+            [a[0] for a in args] if dirs is None else dirs,
             retries=retries,
             again=lambda s: self._client.submit(function, *args[s], pure=False),
         )
