@@ -258,7 +258,10 @@ def _open_shard(directory: str, *, verify: bool = False) -> InvertedIndex:
             f"{name}.npy" for name in _SHARD_ARRAYS
         }:
             raise ShardFileError(f"{path}: not the manifest of a shard of an index")
-        a = _read_arrays(directory, manifest["files"])
+        try:
+            a = _read_arrays(directory, manifest["files"])
+        except (KeyError, TypeError) as err:
+            raise ShardFileError(f"{path}: malformed ({type(err).__name__}: {err})") from None
         index = InvertedIndex(
             a["indptr"], a["docs"], a["impacts"], a["term_max"], manifest["n_docs"]
         )
@@ -613,12 +616,22 @@ class ShardedIndex:
             raise ShardFileError(f"{directory / INDEX_FILE}: not an index of this irdialog")
         if "shards" not in doc:
             raise ShardFileError(f"{directory / INDEX_FILE}: the build did not finish")
-        arrays = _read_arrays(directory, doc["files"])
-        ranker = _ranker(doc["ranker"])
-        ranker.vocabulary_ = {
-            t: i for i, t in enumerate(_terms_list(arrays["terms"], arrays["term_ends"]))
-        }
-        ranker._set_statistics(np.asarray(arrays["df"]), doc["n_documents"], doc["total_length"])
+        try:
+            arrays = _read_arrays(directory, doc["files"])
+            ranker = _ranker(doc["ranker"])
+            terms = _terms_list(arrays["terms"], arrays["term_ends"])
+            ranker.vocabulary_ = {t: i for i, t in enumerate(terms)}
+            ranker._set_statistics(
+                np.asarray(arrays["df"]), doc["n_documents"], doc["total_length"]
+            )
+        except (KeyError, TypeError, IndexError) as err:
+            raise ShardFileError(
+                f"{directory / INDEX_FILE}: malformed ({type(err).__name__}: {err})"
+            ) from None
+        if not isinstance(doc["shards"], list) or not all(
+            isinstance(s, dict) and {"path", "offset", "n_docs"} <= s.keys() for s in doc["shards"]
+        ):
+            raise ShardFileError(f"{directory / INDEX_FILE}: malformed (the list of shards)")
         index = cls(ranker, shards=len(doc["shards"]), client=client, directory=directory,
                     verbose=verbose)  # fmt: skip
         index._connect(len(doc["shards"]), None)
