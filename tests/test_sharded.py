@@ -124,7 +124,7 @@ def test_a_bag_and_files_give_the_same_index(client, tmp_path):
     np.testing.assert_array_equal(ids, top)
     np.testing.assert_array_equal(got, scores)
     halves = [tmp_path / "a.txt", tmp_path / "b.txt"]
-    halves[0].write_text("\n".join(DOCS[:100]) + "\n", encoding="utf-8")
+    halves[0].write_text("\n".join(DOCS[:100]) + "\n", encoding="utf-8-sig")  # with a BOM
     halves[1].write_text("\r\n".join(DOCS[100:]), encoding="utf-8")  # no final line end
     with ShardedIndex(shards=4, client=client).build(halves) as index:
         assert index.n_documents_ == len(DOCS)

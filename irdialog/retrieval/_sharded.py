@@ -779,8 +779,10 @@ def _strip_newline(line: str) -> str:
 
 
 def _read_files(paths):
+    """The lines of text files (UTF-8, a byte-order mark dropped), as ``read_text`` of
+    ``dask.bag`` gives them: only ``\\n`` ends a line."""
     for path in paths:
-        with open(path, encoding="utf-8", newline="\n") as f:
+        with open(path, encoding="utf-8-sig", newline="\n") as f:
             yield from map(_strip_newline, f)
 
 
@@ -818,7 +820,7 @@ def _as_bag(corpus, n_shards: int, *, in_process: bool):
     import dask.bag as db
 
     if files is not None:
-        corpus = db.read_text(files, encoding="utf-8", linedelimiter="\n").map(_strip_newline)
+        corpus = db.read_text(files, encoding="utf-8-sig", linedelimiter="\n").map(_strip_newline)
     if corpus.npartitions != n_shards:
         corpus = corpus.repartition(npartitions=n_shards)
     return corpus
