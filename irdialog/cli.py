@@ -15,6 +15,8 @@ Examples
     irdialog train --train mine.jsonl --valid dev.jsonl --model bm25 --save bm25.npz
     irdialog evaluate bm25.npz test.jsonl --metrics hits@1,hits@10,mrr
     irdialog rank bm25.npz test.jsonl -k 10 --output ranks.jsonl
+    irdialog index build passages.txt --shards 4 --save passages.index
+    irdialog rank passages.index queries.txt -k 10 --output ranks.jsonl
     irdialog datasets --data-home DATA
 """
 
@@ -44,12 +46,13 @@ from .bench._dialog_babi import compile_ahead_jobs
 from .bench._reproduce import add_reproduce_parser
 from .bench._suite import positive_int
 from .datasets import list_datasets, load_dialogs
-from .datasets._base import bundled_data_dir, get_data_home, read_lines
+from .datasets._base import DataFormatError, bundled_data_dir, get_data_home, read_lines
 from .datasets._dialogs import FORMATS
 from .datasets._listing import tasks_and_splits
 from .embed import MemN2NRanker, SupervisedEmbeddingRanker
 from .metrics import gold_indices, gold_ranks
-from .retrieval import BM25Ranker, NearestNeighborRanker, TfidfRanker
+from .retrieval import BM25Ranker, NearestNeighborRanker, ShardedIndex, TfidfRanker
+from .retrieval._bm25 import METHODS as BM25_METHODS
 
 DESCRIPTION = (
     "Classical response rankers for dialog and QA: reproduce the papers' tables (bench), "
@@ -463,6 +466,8 @@ def _cmd_evaluate(args) -> int:
 
 
 def _cmd_rank(args) -> int:
+    if Path(args.model_file).is_dir():
+        return _cmd_rank_index(args)
     model = _load_ranker(args.model_file)
     output = check_output(args.output)
     data = load_dialogs(args.file, args.format, require_response=False)
@@ -481,6 +486,92 @@ def _cmd_rank(args) -> int:
                  "scores": [float(row[j]) for j in order]},
                 ensure_ascii=False,
             ))  # fmt: skip
+    text = "".join(line + "\n" for line in lines)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        if not args.quiet:
+            print(f"{len(lines)} rankings (top {args.k}) written to {output}")
+    return 0
+
+
+# The external ids of a JSON Lines corpus, beside its index (a text corpus's ids are its
+# line numbers).
+INDEX_IDS = "ids.json"
+# Queries ranked at a time by `irdialog rank INDEX_DIR` (a step of its progress bar).
+_RANK_BLOCK = 1024
+
+
+def _corpus_records(path: Path):
+    """The (id, text) of each line of a JSON Lines corpus."""
+    for number, line in enumerate(read_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(path, number, f"a JSON object ({err})") from None
+        if not isinstance(record, dict) or "text" not in record or "id" not in record:
+            raise DataFormatError(path, number, 'a JSON object with "id" and "text"')
+        if not isinstance(record["text"], str):
+            raise DataFormatError(path, number, '"text" as a string')
+        yield record["id"], record["text"]
+
+
+def _cmd_index_build(args) -> int:
+    corpus = Path(args.corpus)
+    if not corpus.is_file():
+        raise FileNotFoundError(f"{corpus}: no such corpus file")
+    save = Path(args.save)
+    if save.exists() and not save.is_dir():
+        raise ValueError(f"--save {save} is a file; give a directory")
+    if save.is_dir() and any(save.iterdir()) and not (save / "index.json").is_file():
+        raise ValueError(f"--save {save}: the directory holds other files than an index")
+    ids = None
+    if corpus.suffix.lower() in (".jsonl", ".json"):
+        ids, texts = [], []
+        for i, text in _corpus_records(corpus):
+            ids.append(i)
+            texts.append(text)
+        if len(set(map(json.dumps, ids))) != len(ids):
+            raise ValueError(f"{corpus}: the ids are not unique")
+        documents = texts
+    else:
+        documents = [corpus]  # read by the workers, one document a line
+    template = BM25Ranker(method=args.method, k1=args.k1, b=args.b, tokenizer=args.tokenizer)
+    index = ShardedIndex(
+        template, shards=args.shards, client=args.scheduler, directory=save,
+        verbose=_progress(args),
+    )  # fmt: skip
+    with index:
+        index.build(documents)
+        n_docs, n_terms = index.n_documents_, len(index.ranker_.vocabulary_)
+    if ids is not None:
+        (save / INDEX_IDS).write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")
+    elif (save / INDEX_IDS).exists():
+        (save / INDEX_IDS).unlink()  # from an earlier build of a JSON Lines corpus
+    if not args.quiet:
+        print(f"{n_docs} documents, {n_terms} terms, in {args.shards} shards: {save}")
+    return 0
+
+
+def _cmd_rank_index(args) -> int:
+    output = check_output(args.output)
+    directory = Path(args.model_file)
+    queries = read_lines(Path(args.file))
+    ids = None
+    if (directory / INDEX_IDS).is_file():
+        ids = json.loads((directory / INDEX_IDS).read_text(encoding="utf-8"))
+    lines = []
+    with ShardedIndex.open(directory, client=args.scheduler) as index:
+        blocks = range(0, len(queries), _RANK_BLOCK)
+        for start in tqdm(blocks, desc="rank", unit=" blocks", disable=not _progress(args)):
+            top, scores = index.top_k(queries[start : start + _RANK_BLOCK], args.k)
+            for i, (row, values) in enumerate(zip(top.tolist(), scores.tolist()), start):
+                found = row if ids is None else [ids[j] for j in row]
+                lines.append(json.dumps({"query": i, "ids": found, "scores": values},
+                                        ensure_ascii=False))  # fmt: skip
     text = "".join(line + "\n" for line in lines)
     if output is None:
         sys.stdout.write(text)
@@ -643,7 +734,44 @@ def build_parser() -> argparse.ArgumentParser:
         "-k", type=positive_int, default=10, metavar="K", help="how many responses per example"
     )
     rank.add_argument("--output", metavar="FILE", help="write here (default: standard output)")
+    rank.add_argument(
+        "--scheduler", metavar="ADDRESS",
+        help="with an index directory: search its shards on the Dask cluster of this "
+        "scheduler (tcp://host:port); default: a local cluster (this process for one shard)",
+    )  # fmt: skip
     rank.set_defaults(func=_cmd_rank)
+
+    index = sub.add_parser(
+        "index", help="build a BM25 index, in shards on Dask workers",
+        description="Index commands; `irdialog rank DIR QUERIES` searches an index directory.",
+        **fmt,
+    )  # fmt: skip
+    index_commands = index.add_subparsers(dest="index_command", metavar="COMMAND", required=True)
+    build = index_commands.add_parser(
+        "build",
+        help="index a corpus in shards",
+        description="Index CORPUS with BM25 in --shards shards, built on Dask workers with the "
+        "statistics of the whole corpus, so that scores equal one index's. CORPUS: a text file "
+        "of one document a line (id: the line number, from 0) or JSON Lines (.jsonl) with "
+        "'id' and 'text'. Search it with `irdialog rank DIR QUERIES`.",
+        **fmt,
+    )
+    build.add_argument("corpus", metavar="CORPUS", help="the documents (.txt or .jsonl)")
+    build.add_argument("--save", required=True, metavar="DIR", help="the index directory")
+    build.add_argument("--shards", type=positive_int, default=1, metavar="N", help="shards")
+    build.add_argument(
+        "--scheduler", metavar="ADDRESS",
+        help="the Dask scheduler (tcp://host:port) whose workers build the shards; default: a "
+        "local cluster (this process for one shard)",
+    )  # fmt: skip
+    build.add_argument("--method", choices=BM25_METHODS, default="lucene", help="BM25 variant")
+    build.add_argument("--k1", type=float, default=1.5, help="term-frequency saturation")
+    build.add_argument("--b", type=float, default=0.75, help="length normalisation")
+    build.add_argument("--tokenizer", choices=("word", "char"), default="word", help="tokens")
+    build.add_argument(
+        "--quiet", action="store_true", help="no progress bars or messages; errors only"
+    )
+    build.set_defaults(func=_cmd_index_build)
 
     chat = sub.add_parser(
         "chat",

@@ -178,3 +178,24 @@ def test_auto_mixes_long_and_short_queries_and_stays_exact():
     index = InvertedIndex.from_matrix(D)
     for k in (1, 10, 50):
         np.testing.assert_array_equal(index.top_k(Q, k), _reference_top_k(Q, D, k))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scores_at_are_the_exhaustive_scores_bit_for_bit(seed):
+    rng = np.random.default_rng(seed)
+    D = sp.random(15, 9, density=0.4, random_state=rng, dtype=np.float32)  # 15 documents
+    Q = sp.random(8, 9, density=0.3, random_state=rng) * 3
+    index = InvertedIndex.from_matrix(D)
+    docs = rng.integers(0, 15, size=(8, 6))
+    reference = np.take_along_axis(index.scores(Q), docs, axis=1)  # numpy's product
+    np.testing.assert_array_equal(index.scores_at(Q, docs), reference)
+    dense = Q.toarray() @ D.toarray().astype(np.float64).T  # plain numpy
+    np.testing.assert_allclose(index.scores_at(Q, docs), np.take_along_axis(dense, docs, 1))
+    top = index.top_k(Q, 4)
+    np.testing.assert_array_equal(
+        index.scores_at(Q, top), np.take_along_axis(index.scores(Q), top, axis=1)
+    )
+    with pytest.raises(ValueError, match="one row per query"):
+        index.scores_at(Q, docs[:3])
+    with pytest.raises(ValueError, match=r"in \[0, 15\)"):
+        index.scores_at(Q, docs + 15)

@@ -345,6 +345,27 @@ def memory_training_time(result: dict) -> list[str]:
     return lines
 
 
+def sharded_index(result: dict) -> list[str]:
+    lines = [
+        f"BM25 over {result['n_documents']:,} generated passages, {result['n_queries']:,} "
+        f"queries, top 10 (identical on both sides: {result['identical_top_10']}):",
+        "",
+        "| side | shards | build (s) | queries/s | one query (ms) | empty query (ms) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['side']} | {r['shards']} | {r['build_seconds']:.1f} "
+            f"| {r['queries_per_second']:,.0f} | {r['one_query_ms']:.2f} "
+            f"| {r['empty_query_ms']:.2f} |"
+        )
+    lines += [
+        "",
+        f"Scatter-gather overhead per query: {result['scatter_gather_overhead_ms']:.2f} ms",
+    ]
+    return lines
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
@@ -357,4 +378,5 @@ SPEED_TABLES = {
     "training-peers": training_peers,
     "training-time-to-accuracy": training_time_to_accuracy,
     "memory-training-time": memory_training_time,
+    "sharded-index": sharded_index,
 }

@@ -23,7 +23,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._threads import n_threads
-from ._kernels import Postings, Queries, TopK, dense_top_k, exhaustive_top_k, maxscore_top_k
+from ._kernels import (
+    Postings,
+    Queries,
+    TopK,
+    dense_top_k,
+    exhaustive_top_k,
+    maxscore_top_k,
+    scores_at,
+)
 
 ALGORITHMS = ("auto", "maxscore", "dense", "exhaustive")
 
@@ -194,6 +202,44 @@ class InvertedIndex:
         """
         Q = self._queries(queries)
         return np.asarray((Q @ self.postings_matrix()).toarray(), dtype=np.float64)
+
+    def scores_at(self, queries, docs) -> np.ndarray:
+        """Each query's score of the given documents: the values of :meth:`scores` at
+        ``docs``, bit for bit, without scoring the others.
+
+        What an index over part of a collection returns beside its :meth:`top_k`, so that
+        the top k of several such indexes merge into the ranking of one.
+
+        Parameters
+        ----------
+        queries : sparse matrix of shape (n_queries, n_terms)
+        docs : int array-like of shape (n_queries, m)
+            Documents of this index, e.g. the ``top_k`` of the queries.
+
+        Returns
+        -------
+        scores : float64 ndarray of shape (n_queries, m)
+
+        Examples
+        --------
+        >>> import scipy.sparse as sp
+        >>> from irdialog.retrieval import InvertedIndex
+        >>> index = InvertedIndex.from_matrix(sp.csr_matrix([[1.0, 0], [0.5, 2.0]]))
+        >>> index.scores_at(sp.csr_matrix([[1.0, 1.0]]), [[1, 0]])
+        array([[2.5, 1. ]])
+        """
+        Q = self._queries(queries)
+        docs = np.ascontiguousarray(docs, dtype=np.int64)
+        if docs.ndim != 2 or docs.shape[0] != Q.shape[0]:
+            raise ValueError(
+                f"docs must have one row per query ({Q.shape[0]}), got shape {docs.shape}."
+            )
+        if docs.size and (docs.min() < 0 or docs.max() >= self.n_docs):
+            raise ValueError(f"docs must be in [0, {self.n_docs}).")
+        out = np.empty(docs.shape, dtype=np.float64)
+        q = Queries(Q.indptr.astype(np.int64), Q.indices, Q.data)
+        scores_at(q, Postings(self.indptr, self.docs, self.impacts), docs, out)
+        return out
 
     def top_k(self, queries, k: int, *, n_jobs=None, algorithm="auto", return_stats=False):
         """The k best documents of each query, best first; ties to the lower index.

@@ -346,3 +346,20 @@ def dense_top_k(queries, postings, n_docs, k, rows, out):
         out_postings[i] = total
         out_n[i] = size
         _emit(heap_score, heap_doc, size, out_doc[i], mark)
+
+
+@njit(cache=True, nogil=True)
+def scores_at(queries, postings, top, out):
+    """Each query's score of the documents ``top[i]`` (int64, (n_queries, m)) into ``out``
+    (float64, same shape): the exhaustive product's values, bit for bit (each added in the
+    query's term order, found by binary search in the term's postings), so that the top k
+    of several indexes over parts of one collection merge as one index ranks."""
+    q_indptr, q_terms, q_weights = queries
+    indptr, docs, impacts = postings
+    for i in range(top.shape[0]):
+        q0 = q_indptr[i]
+        n_terms = q_indptr[i + 1] - q0
+        for j in range(top.shape[1]):
+            out[i, j] = _exact_score(
+                q_terms, q_weights, q0, n_terms, indptr, docs, impacts, top[i, j]
+            )
