@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -437,17 +438,16 @@ class RankerMixin(ShortReprMixin):
         lengths = np.array([len(c) for c in candidate_lists])
         if (lengths == 0).any():
             raise ValueError(f"candidate_lists[{int(np.argmin(lengths))}] is empty.")
-        flat = check_responses(
-            [c for cands in candidate_lists for c in cands], name="candidate_lists"
-        )
+        flat = list(chain.from_iterable(candidate_lists))
+        if set(map(type, flat)) == {str}:  # the common case, checked in C
+            flat = np.asarray(flat, dtype=object)
+        else:
+            flat = check_responses(flat, name="candidate_lists")
         owner = np.repeat(np.arange(len(X)), lengths)
         ends = np.cumsum(lengths)
         pair_scores = self._gathered_pair_scores(X, owner, flat, ends)
-        if pair_scores is None:  # the score depends on the pair: _score_pairs, by blocks
-            pair_scores = np.empty(len(flat))
-            for start in range(0, len(flat), PAIR_BLOCK):
-                sl = slice(start, start + PAIR_BLOCK)
-                pair_scores[sl] = self._score_pairs([X[i] for i in owner[sl]], flat[sl])
+        if pair_scores is None:  # the score depends on the pair
+            pair_scores = self._scores_by_pairs(X, owner, flat)
         out = np.full((len(X), lengths.max()), -np.inf)
         col = np.arange(len(flat)) - np.repeat(ends - lengths, lengths)
         out[owner, col] = pair_scores
@@ -466,6 +466,15 @@ class RankerMixin(ShortReprMixin):
         """
         return None
 
+    def _scores_by_pairs(self, X, owner, flat) -> np.ndarray:
+        """The scores of the pairs (``X[owner[p]]``, ``flat[p]``) by ``_score_pairs``,
+        ``PAIR_BLOCK`` pairs at a time: every context and text encoded once per pair."""
+        pair_scores = np.empty(len(flat))
+        for start in range(0, len(flat), PAIR_BLOCK):
+            sl = slice(start, start + PAIR_BLOCK)
+            pair_scores[sl] = self._score_pairs([X[i] for i in owner[sl]], flat[sl])
+        return pair_scores
+
     def _gathered_pair_scores(self, X, owner, flat, ends):
         """The scores of the pairs (``X[owner[p]]``, ``flat[p]``) by ``_pair_scorer``, or
         None when the model has none. The lists are taken in groups of about
@@ -478,15 +487,14 @@ class RankerMixin(ShortReprMixin):
             stop = max(start + 1, int(np.searchsorted(ends, first + LIST_GROUP_PAIRS, "right")))
             last = int(ends[stop - 1])
             contexts: dict[Context, int] = {}
-            rows = np.fromiter(
-                (contexts.setdefault(X[i], len(contexts)) for i in owner[first:last]),
-                np.int64,
-                last - first,
+            of_list = np.array(
+                [contexts.setdefault(X[i], len(contexts)) for i in range(start, stop)]
             )
-            texts: dict[str, int] = {}
-            cols = np.fromiter(
-                (texts.setdefault(t, len(texts)) for t in flat[first:last]), np.int64, last - first
-            )
+            rows = of_list[owner[first:last] - start]
+            texts = dict.fromkeys(flat[first:last].tolist())
+            for j, t in enumerate(texts):
+                texts[t] = j
+            cols = np.fromiter(map(texts.__getitem__, flat[first:last]), np.int64, last - first)
             scorer = self._pair_scorer(list(contexts), np.asarray(list(texts), dtype=object))
             if scorer is None:
                 return None

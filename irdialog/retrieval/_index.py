@@ -17,6 +17,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from itertools import repeat
 from numbers import Integral
 
 import numpy as np
@@ -64,15 +65,19 @@ def count_tokens(
         lengths.append(len(tokens))
         if grow:
             ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in tokens])
-        else:
-            ids.extend([i for i in map(vocabulary.get, tokens) if i is not None])
+        else:  # unknown tokens as -1, dropped below (a loop in C, not in Python)
+            ids.extend(map(vocabulary.get, tokens, repeat(-1, len(tokens))))
         indptr.append(len(ids))
+    terms = np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32)
+    offsets = np.frombuffer(indptr, dtype=np.int64)
+    if not grow and (terms < 0).any():
+        known = terms >= 0
+        offsets = np.concatenate([[0], np.cumsum(known)])[offsets]
+        terms = terms[known]
     counts = sp.csr_matrix(
-        (np.ones(len(ids), dtype=np.float32),
-         np.frombuffer(ids, dtype=np.int32) if ids else np.zeros(0, np.int32),
-         np.frombuffer(indptr, dtype=np.int64)),
+        (np.ones(len(terms), dtype=np.float32), terms, offsets),
         shape=(len(indptr) - 1, len(vocabulary)),
-    )  # fmt: skip
+    )
     counts.sum_duplicates()
     return counts, np.frombuffer(lengths, dtype=np.float64) if lengths else np.zeros(0)
 

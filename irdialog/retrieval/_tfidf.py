@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
+from itertools import chain, repeat
 from numbers import Real
 
 import numpy as np
@@ -42,6 +42,11 @@ def _unit_rows(m) -> sp.csr_matrix:
     # Each row over its Euclidean norm (rows of norm 0 stay 0): cosine scores as products.
     norms = _row_norms(m)
     return (sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ m).tocsr()
+
+
+# rank_candidates takes the fitted rows of the texts among the candidates when there are at
+# most this many candidates per text.
+_LOOKUP_CANDIDATES_PER_TEXT = 16
 
 
 def _safe_divide(num, den):
@@ -287,12 +292,39 @@ class TfidfRanker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator)
         if self.types_:
             return None  # the match-type words depend on the pair
         _, Xt = self._inputs(X)
-        analyzer = self._analyzer()
-        R = self.vectorizer_.transform([analyzer.words(r) for r in texts]).tocsr()
+        R, row = self._text_rows(texts)
         pairs = SparsePairs(Xt, R)
         # The norms as _score_pairs computes them, each once.
         x_norm, r_norm = _row_norms(Xt), np.sqrt(_row_norms(R) ** 2)
-        return lambda rows, cols: _safe_divide(pairs.dots(rows, cols), x_norm[rows] * r_norm[cols])
+
+        def score(rows, cols):
+            cols = row[cols]
+            return _safe_divide(pairs.dots(rows, cols), x_norm[rows] * r_norm[cols])
+
+        return score
+
+    def _text_rows(self, texts) -> tuple[sp.csr_matrix, np.ndarray]:
+        """TF-IDF rows of texts (``vectorizer_.transform``'s), and the row of each text: a
+        text among the candidates takes its fitted row (``candidate_tfidf_``), the others
+        are encoded. A candidate set far larger than the texts is not looked up (the
+        lookup would cost more than encoding them)."""
+        fitted = np.full(len(texts), -1, dtype=np.int64)
+        n = len(self.candidates_)
+        if 0 < n <= _LOOKUP_CANDIDATES_PER_TEXT * len(texts):
+            lookup = dict(zip(self.candidates_.tolist(), range(n)))
+            fitted = np.fromiter(map(lookup.get, texts, repeat(-1)), np.int64, len(texts))
+        new = np.flatnonzero(fitted < 0)
+        vocabulary = self.vectorizer_.vocabulary_
+        counts, _ = count_tokens(map(self._analyzer(), texts[new]), vocabulary, grow=False)
+        known = fitted[fitted >= 0]
+        R = sp.vstack(
+            [self.candidate_tfidf_[known], self._weighted(counts, np.arange(len(vocabulary)))],
+            format="csr",
+        )
+        row = np.empty(len(texts), dtype=np.int64)
+        row[fitted >= 0] = np.arange(len(known))
+        row[new] = len(known) + np.arange(len(new))
+        return R, row
 
     # -- streaming fit ------------------------------------------------------------------------
     # Added for corpora that do not fit in memory (Ubuntu: 1M training rows, ~100M words).
