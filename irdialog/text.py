@@ -417,6 +417,8 @@ class Analyzer:
         self._tokens: dict[str, tuple[str, ...]] = {}
         self._words: dict[str, tuple[str, ...]] = {}
         self._sequence: dict[str, tuple[str, ...]] = {}
+        self._checked: set[str] = set()  # tokens whose punctuation is known
+        self._punctuation: set[str] = set()  # those made of punctuation only
 
     def _call_tokenizer(self, text: str) -> list[str]:
         tokens = self.tokenizer(text)
@@ -440,10 +442,21 @@ class Analyzer:
         else:
             tokens = self._call_tokenizer(text)
         if self.drop_punctuation:
-            tokens = [t for t in tokens if not is_punctuation(t)]
+            tokens = self._drop_punctuation(tokens)
         if self.stop_words:
             tokens = [t for t in tokens if t not in self.stop_words]
         return tokens
+
+    def _drop_punctuation(self, tokens: list[str]) -> list[str]:
+        # is_punctuation once per distinct token of the call; a text without any keeps
+        # its list (set operations in C, no Python step per token).
+        unchecked = set(tokens).difference(self._checked)
+        if unchecked:
+            self._checked.update(unchecked)
+            self._punctuation.update(t for t in unchecked if is_punctuation(t))
+        if self._punctuation.isdisjoint(tokens):
+            return tokens
+        return [t for t in tokens if t not in self._punctuation]
 
     def __call__(self, text: str) -> list[str]:
         """The words of one text (as :meth:`words`), not memoised: for a text read once."""
