@@ -514,9 +514,11 @@ def _ngrams(tokens, lo: int, hi: int, in_sentence_order: bool) -> list[str]:
     m = len(tokens)
     if in_sentence_order:
         spans = ((i, n) for i in range(m) for n in range(lo, min(hi, m - i) + 1))
-    else:
-        spans = ((i, n) for n in range(lo, hi + 1) for i in range(m - n + 1))
-    return [" ".join(tokens[i : i + n]) for i, n in spans]
+        return [" ".join(tokens[i : i + n]) for i, n in spans]
+    grams = []
+    for n in range(lo, hi + 1):  # the n-grams as the tokens zipped with their shifts (in C)
+        grams.extend(tokens if n == 1 else map(" ".join, zip(*(tokens[k:] for k in range(n)))))
+    return grams
 
 
 def _ragged(lists: Sequence[Sequence[int]], dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:
