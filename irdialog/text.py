@@ -35,6 +35,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import scipy.sparse as sp
@@ -309,16 +310,19 @@ class Vocabulary:
     def bags(self, token_lists: Sequence[Sequence[str]], binary: bool = False) -> sp.csr_matrix:
         """Bag-of-words counts (or 0/1 with ``binary``) as a float32 CSR matrix."""
         indptr = [0]
-        indices: list[int] = []
-        idx = self.index_
+        ids: list[int] = []
+        get = self.index_.get
         for tokens in token_lists:
-            indices.extend(idx[t] for t in tokens if t in idx)
-            indptr.append(len(indices))
+            ids.extend(map(get, tokens, repeat(-1, len(tokens))))  # unknown as -1, in C
+            indptr.append(len(ids))
+        indices = np.asarray(ids, dtype=np.int64)
+        offsets = np.asarray(indptr, dtype=np.int64)
+        known = indices >= 0
+        if not known.all():
+            offsets = np.concatenate([[0], np.cumsum(known)])[offsets]
+            indices = indices[known]
         data = np.ones(len(indices), dtype=np.float32)
-        m = sp.csr_matrix(
-            (data, np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
-            shape=(len(indptr) - 1, len(self.tokens_)),
-        )
+        m = sp.csr_matrix((data, indices, offsets), shape=(len(indptr) - 1, len(self.tokens_)))
         m.sum_duplicates()
         if binary:
             m.data[:] = 1.0
