@@ -422,6 +422,22 @@ class RankerMixin(ShortReprMixin):
         scores : ndarray of shape (n_samples, max_list_length)
             ``scores[i, j]`` scores ``candidate_lists[i][j]``; positions past the end of a
             shorter list are ``-inf``.
+
+        Notes
+        -----
+        A model whose pair score is a function of one encoding of the context and one of
+        the candidate (``_pair_scorer``) encodes each distinct context and candidate text
+        once, however many lists hold it, and scores the pairs by gathering their rows, in
+        blocks; the others score each pair (``_score_pairs``). Both give the same scores.
+
+        Examples
+        --------
+        >>> from irdialog import TfidfRanker
+        >>> model = TfidfRanker().fit(["hi there", "book a table"], ["hello", "for when?"])
+        >>> lists = [["hello", "for when?", "a table"], ["hello there"]]
+        >>> model.rank_candidates(["book a table", "hi"], lists).round(2)
+        array([[0.  , 0.  , 0.82],
+               [0.  , -inf, -inf]])
         """
         check_is_fitted(self)
         X = check_contexts(X)
