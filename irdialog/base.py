@@ -33,8 +33,9 @@ SPEAKERS = ("user", "bot", "kb")
 BLOCK_ELEMENTS = 1 << 24
 MAX_BLOCK_ROWS = 1024
 # rank_candidates encodes the distinct contexts and texts of at most this many (context,
-# candidate) pairs at a time, and scores them in blocks of PAIR_BLOCK pairs.
-LIST_GROUP_PAIRS = 1 << 20
+# candidate) pairs at a time (at worst as many texts: 128 MB of 32-dimensional float64
+# embeddings), and scores them in blocks of PAIR_BLOCK pairs.
+LIST_GROUP_PAIRS = 1 << 19
 PAIR_BLOCK = MAX_BLOCK_ROWS * 16
 
 
