@@ -211,7 +211,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=2_000)
     parser.add_argument("--texts", type=int, default=27_000)
-    parser.add_argument("--scripts", nargs="+", choices=SCRIPTS, default=list(SCRIPTS))
+    parser.add_argument("--scripts", nargs="*", choices=SCRIPTS, default=list(SCRIPTS),
+                        help="generated workloads to time (none: only --insuranceqa)")  # fmt: skip
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     parser.add_argument("--insuranceqa", default=None, metavar="DIR",
                         help="also time InsuranceQA's valid split (insuranceqa-en)")  # fmt: skip
