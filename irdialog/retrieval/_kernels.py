@@ -1,5 +1,7 @@
 """Numba kernels of the inverted index: the exact top k by MaxScore dynamic pruning, by a
-dense accumulator for long queries, and by exhaustive scoring (the baseline).
+dense accumulator for long queries, and by exhaustive scoring (the baseline); and the
+products of the terms that (query, document) pairs share, by which ``rank_candidates``
+scores per-example candidate lists (:func:`pair_products`).
 
 Everything here is a pure ``@njit(cache=True, nogil=True)`` function of contiguous arrays and
 scalars; ``nogil`` lets threads rank disjoint ranges of queries at once.
