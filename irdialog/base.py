@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -31,6 +32,11 @@ SPEAKERS = ("user", "bot", "kb")
 # scores (128 MB of float64), and at most MAX_BLOCK_ROWS contexts.
 BLOCK_ELEMENTS = 1 << 24
 MAX_BLOCK_ROWS = 1024
+# rank_candidates encodes the distinct contexts and texts of at most this many (context,
+# candidate) pairs at a time (at worst as many texts: 128 MB of 32-dimensional float64
+# embeddings), and scores them in blocks of PAIR_BLOCK pairs.
+LIST_GROUP_PAIRS = 1 << 19
+PAIR_BLOCK = MAX_BLOCK_ROWS * 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,6 +423,22 @@ class RankerMixin(ShortReprMixin):
         scores : ndarray of shape (n_samples, max_list_length)
             ``scores[i, j]`` scores ``candidate_lists[i][j]``; positions past the end of a
             shorter list are ``-inf``.
+
+        Notes
+        -----
+        A model whose pair score is a function of one encoding of the context and one of
+        the candidate (``_pair_scorer``) encodes each distinct context and candidate text
+        once, however many lists hold it, and scores the pairs by gathering their rows, in
+        blocks; the others score each pair (``_score_pairs``). Both give the same scores.
+
+        Examples
+        --------
+        >>> from irdialog import TfidfRanker
+        >>> model = TfidfRanker().fit(["hi there", "book a table"], ["hello", "for when?"])
+        >>> lists = [["hello", "for when?", "a table"], ["hello there"]]
+        >>> model.rank_candidates(["book a table", "hi"], lists).round(2)
+        array([[0.  , 0.  , 0.82],
+               [0.  , -inf, -inf]])
         """
         check_is_fitted(self)
         X = check_contexts(X)
@@ -433,16 +455,90 @@ class RankerMixin(ShortReprMixin):
         lengths = np.array([len(c) for c in candidate_lists])
         if (lengths == 0).any():
             raise ValueError(f"candidate_lists[{int(np.argmin(lengths))}] is empty.")
-        flat = check_responses(
-            [c for cands in candidate_lists for c in cands], name="candidate_lists"
-        )
+        flat = list(chain.from_iterable(candidate_lists))
+        if set(map(type, flat)) == {str}:  # the common case, checked in C
+            flat = np.asarray(flat, dtype=object)
+        else:
+            flat = check_responses(flat, name="candidate_lists")
         owner = np.repeat(np.arange(len(X)), lengths)
-        pair_scores = np.empty(len(flat))
-        block = MAX_BLOCK_ROWS * 16
-        for start in range(0, len(flat), block):
-            sl = slice(start, start + block)
-            pair_scores[sl] = self._score_pairs([X[i] for i in owner[sl]], flat[sl])
+        ends = np.cumsum(lengths)
+        pair_scores = self._gathered_pair_scores(X, owner, flat, ends)
+        if pair_scores is None:  # the score depends on the pair
+            pair_scores = self._scores_by_pairs(X, owner, flat)
         out = np.full((len(X), lengths.max()), -np.inf)
-        col = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        col = np.arange(len(flat)) - np.repeat(ends - lengths, lengths)
         out[owner, col] = pair_scores
         return out
+
+    def _pair_scorer(self, X: list[Context], texts: np.ndarray):
+        """A scorer of (context, text) pairs given by position, for ``rank_candidates``.
+
+        Models whose pair score is a function of one encoding of the context and one of
+        the text override this: they encode each context of ``X`` and each text of
+        ``texts`` (all distinct) once, here, and return ``score(rows, cols)``, the float64
+        scores of the pairs ``(X[rows[p]], texts[cols[p]])`` (int64 arrays), equal to
+        ``_score_pairs`` of the same pairs. None (the default): the score depends on the
+        pair (match-type or knowledge-base features), and each pair goes to
+        ``_score_pairs``.
+        """
+        return None
+
+    def _scores_by_pairs(self, X, owner, flat) -> np.ndarray:
+        """The scores of the pairs (``X[owner[p]]``, ``flat[p]``) by ``_score_pairs``,
+        ``PAIR_BLOCK`` pairs at a time: every context and text encoded once per pair."""
+        pair_scores = np.empty(len(flat))
+        for start in range(0, len(flat), PAIR_BLOCK):
+            sl = slice(start, start + PAIR_BLOCK)
+            pair_scores[sl] = self._score_pairs([X[i] for i in owner[sl]], flat[sl])
+        return pair_scores
+
+    def _gathered_pair_scores(self, X, owner, flat, ends):
+        """The scores of the pairs (``X[owner[p]]``, ``flat[p]``) by ``_pair_scorer``, or
+        None when the model has none. The lists are taken in groups of about
+        ``LIST_GROUP_PAIRS`` pairs: the distinct contexts and texts of a group are encoded
+        once, then its pairs are scored ``PAIR_BLOCK`` at a time by gathering their rows."""
+        pair_scores = np.empty(len(flat))
+        start = 0
+        while start < len(ends):
+            first = int(ends[start - 1]) if start else 0
+            stop = max(start + 1, int(np.searchsorted(ends, first + LIST_GROUP_PAIRS, "right")))
+            last = int(ends[stop - 1])
+            contexts: dict[Context, int] = {}
+            of_list = np.array(
+                [contexts.setdefault(X[i], len(contexts)) for i in range(start, stop)]
+            )
+            rows = of_list[owner[first:last] - start]
+            texts = dict.fromkeys(flat[first:last].tolist())
+            for j, t in enumerate(texts):
+                texts[t] = j
+            cols = np.fromiter(map(texts.__getitem__, flat[first:last]), np.int64, last - first)
+            scorer = self._pair_scorer(list(contexts), np.asarray(list(texts), dtype=object))
+            if scorer is None:
+                return None
+            for s in range(0, last - first, PAIR_BLOCK):
+                sl = slice(s, s + PAIR_BLOCK)
+                pair_scores[first + s : first + s + len(rows[sl])] = scorer(rows[sl], cols[sl])
+            start = stop
+        return pair_scores
+
+
+def inner_product_pairs(U: np.ndarray, V: np.ndarray, bias: float | None = None):
+    """The pair scorer of :meth:`RankerMixin._pair_scorer` for embeddings: pair ``p`` scores
+    ``U[rows[p]] . V[cols[p]]`` (plus ``bias``), in float64, summed as ``np.einsum`` sums
+    the rows of two matrices, so that it equals a model's ``_score_pairs`` bit for bit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> score = inner_product_pairs(np.array([[1.0, 2.0]]), np.array([[3.0, 0.0], [1.0, 1.0]]))
+    >>> score(np.array([0, 0]), np.array([1, 0]))
+    array([3., 3.])
+    """
+    U = np.asarray(U, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+
+    def score(rows, cols):
+        scores = np.einsum("ij,ij->i", U[rows], V[cols])
+        return scores if bias is None else scores + bias
+
+    return score

@@ -35,6 +35,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 import scipy.sparse as sp
@@ -309,16 +310,19 @@ class Vocabulary:
     def bags(self, token_lists: Sequence[Sequence[str]], binary: bool = False) -> sp.csr_matrix:
         """Bag-of-words counts (or 0/1 with ``binary``) as a float32 CSR matrix."""
         indptr = [0]
-        indices: list[int] = []
-        idx = self.index_
+        ids: list[int] = []
+        get = self.index_.get
         for tokens in token_lists:
-            indices.extend(idx[t] for t in tokens if t in idx)
-            indptr.append(len(indices))
+            ids.extend(map(get, tokens, repeat(-1, len(tokens))))  # unknown as -1, in C
+            indptr.append(len(ids))
+        indices = np.asarray(ids, dtype=np.int64)
+        offsets = np.asarray(indptr, dtype=np.int64)
+        known = indices >= 0
+        if not known.all():
+            offsets = np.concatenate([[0], np.cumsum(known)])[offsets]
+            indices = indices[known]
         data = np.ones(len(indices), dtype=np.float32)
-        m = sp.csr_matrix(
-            (data, np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
-            shape=(len(indptr) - 1, len(self.tokens_)),
-        )
+        m = sp.csr_matrix((data, indices, offsets), shape=(len(indptr) - 1, len(self.tokens_)))
         m.sum_duplicates()
         if binary:
             m.data[:] = 1.0
@@ -417,6 +421,8 @@ class Analyzer:
         self._tokens: dict[str, tuple[str, ...]] = {}
         self._words: dict[str, tuple[str, ...]] = {}
         self._sequence: dict[str, tuple[str, ...]] = {}
+        self._checked: set[str] = set()  # tokens whose punctuation is known
+        self._punctuation: set[str] = set()  # those made of punctuation only
 
     def _call_tokenizer(self, text: str) -> list[str]:
         tokens = self.tokenizer(text)
@@ -440,10 +446,21 @@ class Analyzer:
         else:
             tokens = self._call_tokenizer(text)
         if self.drop_punctuation:
-            tokens = [t for t in tokens if not is_punctuation(t)]
+            tokens = self._drop_punctuation(tokens)
         if self.stop_words:
             tokens = [t for t in tokens if t not in self.stop_words]
         return tokens
+
+    def _drop_punctuation(self, tokens: list[str]) -> list[str]:
+        # is_punctuation once per distinct token of the call; a text without any keeps
+        # its list (set operations in C, no Python step per token).
+        unchecked = set(tokens).difference(self._checked)
+        if unchecked:
+            self._checked.update(unchecked)
+            self._punctuation.update(t for t in unchecked if is_punctuation(t))
+        if self._punctuation.isdisjoint(tokens):
+            return tokens
+        return [t for t in tokens if t not in self._punctuation]
 
     def __call__(self, text: str) -> list[str]:
         """The words of one text (as :meth:`words`), not memoised: for a text read once."""
@@ -501,9 +518,11 @@ def _ngrams(tokens, lo: int, hi: int, in_sentence_order: bool) -> list[str]:
     m = len(tokens)
     if in_sentence_order:
         spans = ((i, n) for i in range(m) for n in range(lo, min(hi, m - i) + 1))
-    else:
-        spans = ((i, n) for n in range(lo, hi + 1) for i in range(m - n + 1))
-    return [" ".join(tokens[i : i + n]) for i, n in spans]
+        return [" ".join(tokens[i : i + n]) for i, n in spans]
+    grams = []
+    for n in range(lo, hi + 1):  # the n-grams as the tokens zipped with their shifts (in C)
+        grams.extend(tokens if n == 1 else map(" ".join, zip(*(tokens[k:] for k in range(n)))))
+    return grams
 
 
 def _ragged(lists: Sequence[Sequence[int]], dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:

@@ -4,6 +4,7 @@ timed in turn with the work they are compared with."""
 import json
 import sys
 
+import numpy as np
 from conftest import import_benchmark
 
 from irdialog.bench._speed_tables import SPEED_TABLES
@@ -157,3 +158,26 @@ def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monk
     table = capsys.readouterr().out.splitlines()
     assert table == SPEED_TABLES["memory-training-time"](result)
     assert table[-1].startswith("| 2 | ") and table[-1].endswith("QRN 1 |")
+
+
+def test_candidate_lists_speed_times_every_side_and_checks_the_scores(tmp_path, capsys):
+    bench = import_benchmark("candidate_lists_speed")
+    texts, queries, pools, gold = bench.make_workload("no-spaces", n_texts=400, n_queries=5)
+    assert len(texts) == 400 and len(queries) == 5
+    assert all(201 <= len(p) <= 210 and g in p and len(set(p)) == len(p)
+               for p, g in zip(pools, gold))  # fmt: skip
+    assert not any(" " in t for t in texts)  # written without spaces
+    # P@1 counts a tie between a right and a wrong answer as a miss
+    pool = [np.array([5, 6, 7])]
+    assert bench.precision_at_1(np.array([[1.0, 1.0, -np.inf]]), pool, [{5}]) == 0.0
+    assert bench.precision_at_1(np.array([[2.0, 1.0, 2.0]]), pool, [{5, 7}]) == 100.0
+    out = tmp_path / "candidate-lists-speed.json"
+    bench.main(["--queries", "6", "--texts", "300", "--scripts", "spaces", "--models", "tfidf",
+                "se", "--repeat", "2", "--output", str(out)])  # fmt: skip
+    result = json.loads(out.read_text())
+    assert [r["model"] for r in result["rows"]] == ["tfidf", "se"]
+    assert all(r["equal_to_pair_path"] and len(r["times"]["new"]) == 2 for r in result["rows"])
+    assert set(result["rows"][0]["seconds"]) == {"before", "new", "sklearn"}
+    table = capsys.readouterr().out.splitlines()
+    assert table == SPEED_TABLES["candidate-lists-speed"](result)
+    assert table[-1].startswith("| generated | spaces | SupervisedEmbeddingRanker | ")

@@ -260,6 +260,10 @@ def _retrieval_speed(r):
 
 SPEED_RATIOS = {
     "compile-time": _compile_time,
+    "candidate-lists-speed": _per_row(
+        lambda row: f"{row['workload']} {row['script']} {row['model']}",
+        ("speedup_vs_before", "speedup_vs_sklearn"),
+    ),
     "movie-memn2n-epoch": _movie_memn2n_epoch,
     "pool-speed": _per_row(
         lambda row: f"{row['model']} d={row['dim']}", ("speedup_vs_faiss", "share_of_matmul")

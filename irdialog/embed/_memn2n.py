@@ -23,7 +23,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
 from .._threads import FitThreads, n_threads
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..base import (
+    RankerMixin,
+    check_contexts,
+    check_responses,
+    inner_product_pairs,
+    resolve_candidates,
+)
 from ..features import match_type_pairs, type_token
 from ..text import (
     SPEAKER_TOKENS,
@@ -897,6 +903,18 @@ class MemN2NRanker(_MemoryRanker):
         states = self._states(self._weights, self._encode(X, analyzer), np.arange(len(X)))
         bags = self.vocabulary_.bags([analyzer.sequence(r) for r in pool])
         return states, bags @ E[self._w_mat]
+
+    def _pair_scorer(self, X, texts):
+        # Here, not in _MemoryRanker: MemN2N's state of a context does not depend on the
+        # contexts encoded with it, so each distinct context is encoded once; QRN's does
+        # (in the last bits), and QRN keeps scoring the pairs.
+        if len(self.types_):
+            return None  # the match-type words depend on the pair
+        analyzer = self._analyzer()
+        data = self._encode(X, analyzer)
+        U = self._states(self._weights, data, np.arange(len(X))).astype(np.float64)
+        bags = self.vocabulary_.bags([analyzer.sequence(r) for r in texts])
+        return inner_product_pairs(U, bags @ self.embeddings_[self._w_mat].astype(np.float64))
 
     def attention(self, X) -> np.ndarray:
         """Per-hop attention weights over the memories, by memory age.

@@ -26,6 +26,7 @@ from ..base import (
     RankerMixin,
     check_contexts,
     check_responses,
+    inner_product_pairs,
     iter_chunks,
     resolve_candidates,
 )
@@ -862,6 +863,11 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         analyzer = self._analyzer()
         E_x = self._input_bags(X, analyzer) @ self.input_embeddings_
         return E_x, self._response_bags(pool, analyzer) @ self.response_embeddings_
+
+    def _pair_scorer(self, X, texts):
+        # The float64 products of _score_pairs are those of the pool embeddings, cast.
+        embedded = self._pool_embeddings(X, texts)
+        return None if embedded is None else inner_product_pairs(*embedded)
 
     def _rank_pool(self, X, pool, k):
         with self._blas_threads():

@@ -16,13 +16,13 @@ from ..base import (
     RankerMixin,
     check_contexts,
     check_has_candidates,
-    check_k,
     check_responses,
     resolve_candidates,
 )
 from ..features import match_type_matrices, match_type_pairs
 from ..text import TOKENIZERS, Analyzer
-from ._index import InvertedIndex, count_tokens, rank_texts
+from ._index import IndexRankMixin, InvertedIndex, count_tokens
+from ._pairs import SparsePairs
 from ._streaming import StreamingFitMixin
 
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
@@ -57,7 +57,7 @@ def _tf_component(method, tf, length_ratio, k1, b, delta):
     return (k1 + 1.0) * tf / (k1 * norm + tf) + delta  # bm25+
 
 
-class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
+class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
     """BM25 Match: Okapi BM25 between the input (the query) and each candidate.
 
     Each candidate is a document; the document frequencies and the average length are those
@@ -363,39 +363,13 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
                 scores += m.multiply(part[:, k][None, :]).toarray()
         return scores
 
-    def rank(self, X, k: int = 10, candidates=None, *, n_jobs=None) -> np.ndarray:
-        """The indices of the k best candidates per context, best first.
+    def _pool_impacts(self, pool) -> sp.csr_matrix:
+        # A pool's BM25 term scores, with the fitted idf and average length.
+        counts, lengths = self._documents(pool, self.vocabulary_)
+        return self._term_scores(counts, lengths, np.float32)
 
-        From the inverted index with MaxScore pruning: exactly the ranking of
-        ``decision_function`` (ties to the lower index), reading a fraction of the
-        postings. Contexts with match-type annotations take the dense path.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        k : int, default=10
-        candidates : sequence of str, default=None
-            A pool to rank instead of ``candidates_``, indexed for this call with the
-            fitted idf and average length; indices are into the pool.
-        n_jobs : int, default=None
-            Threads ranking chunks of contexts (-1: every core); the result is the same.
-
-        Returns
-        -------
-        top : int64 ndarray of shape (n_samples, min(k, n_candidates))
-        """
-        check_is_fitted(self)
-        k = check_k(k)
-        if self.types_:
-            return super().rank(X, k, candidates)
-        if candidates is None:
-            check_has_candidates(self)
-            index = self.index_
-        else:
-            pool = check_responses(candidates, name="candidates")
-            counts, lengths = self._documents(pool, self.vocabulary_)
-            index = InvertedIndex.from_matrix(self._term_scores(counts, lengths, np.float32))
-        return rank_texts(index, lambda X: self._queries(X)[1], check_contexts(X), k, n_jobs)
+    def _index_queries(self, X) -> sp.csr_matrix:
+        return self._queries(X)[1]
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         X, Q = self._queries(X)
@@ -406,6 +380,15 @@ class BM25Ranker(StreamingFitMixin, RankerMixin, BaseEstimator):
             matches = match_type_pairs(X, bags, self.vocabulary_, self.types_)
             scores += (matches * self._type_part(lengths)).sum(axis=1)
         return scores
+
+    def _pair_scorer(self, X, texts):
+        if self.types_:
+            return None  # the match-type words depend on the pair
+        _, Q = self._queries(X)
+        bags, lengths = self._documents(texts, self.vocabulary_)
+        pairs = SparsePairs(Q, self._term_scores(bags, lengths))
+        absent = Q @ self._absent
+        return lambda rows, cols: pairs.dots(rows, cols) + absent[rows]
 
     # -- streaming fit -----------------------------------------------------------------------
 

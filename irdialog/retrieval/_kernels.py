@@ -1,5 +1,7 @@
 """Numba kernels of the inverted index: the exact top k by MaxScore dynamic pruning, by a
-dense accumulator for long queries, and by exhaustive scoring (the baseline).
+dense accumulator for long queries, and by exhaustive scoring (the baseline); and the
+products of the terms that (query, document) pairs share, by which ``rank_candidates``
+scores per-example candidate lists (:func:`pair_products`).
 
 Everything here is a pure ``@njit(cache=True, nogil=True)`` function of contiguous arrays and
 scalars; ``nogil`` lets threads rank disjoint ranges of queries at once.
@@ -363,3 +365,57 @@ def scores_at(queries, postings, top, out):
             out[i, j] = _exact_score(
                 q_terms, q_weights, q0, n_terms, indptr, docs, impacts, top[i, j]
             )
+
+
+@njit(cache=True, nogil=True)
+def pair_products(queries, documents, rows, cols, dense, counts, out):
+    """The products of the weights that each (query, document) pair shares: for pair ``p``,
+    query ``rows[p]`` and document ``cols[p]``, the nonzero ``w_q[t] * w_d[t]`` of their
+    common terms, in increasing term order, written pair after pair into ``out``, and
+    their number into ``counts[p]``: the data of scipy's elementwise product of the two
+    sparse rows (which keeps only the nonzero products), so that summing each pair's
+    products as scipy does gives ``Q[rows].multiply(D[cols]).sum(axis=1)`` bit for bit.
+
+    Each query's weights are scattered into ``dense`` once per run of pairs that share it
+    (pairs come grouped by query), then each document's terms are looked up there.
+
+    Parameters
+    ----------
+    queries, documents : Queries
+        CSR rows with sorted terms and float64 weights.
+    rows, cols : int64 (n_pairs,)
+    dense : float64 (n_terms,), all 0; scratch, left all 0
+    counts : int64 (n_pairs,), written
+    out : float64, at least the total number of products, written
+
+    Returns
+    -------
+    n : int, the number of products written
+    """
+    q_indptr, q_terms, q_weights = queries
+    d_indptr, d_terms, d_weights = documents
+    n = 0
+    current = -1
+    for p in range(rows.shape[0]):
+        r = rows[p]
+        if r != current:
+            if current >= 0:
+                for jj in range(q_indptr[current], q_indptr[current + 1]):
+                    dense[q_terms[jj]] = 0.0
+            for jj in range(q_indptr[r], q_indptr[r + 1]):
+                dense[q_terms[jj]] = q_weights[jj]
+            current = r
+        c = cols[p]
+        first = n
+        for jj in range(d_indptr[c], d_indptr[c + 1]):
+            w = dense[d_terms[jj]]
+            if w != 0.0:
+                x = w * d_weights[jj]
+                if x != 0.0:
+                    out[n] = x
+                    n += 1
+        counts[p] = n - first
+    if current >= 0:
+        for jj in range(q_indptr[current], q_indptr[current + 1]):
+            dense[q_terms[jj]] = 0.0
+    return n

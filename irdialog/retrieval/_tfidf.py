@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain
+from itertools import chain, repeat
 from numbers import Real
 
 import numpy as np
@@ -17,13 +17,13 @@ from ..base import (
     RankerMixin,
     check_contexts,
     check_has_candidates,
-    check_k,
     check_responses,
     resolve_candidates,
 )
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import TOKENIZERS, Analyzer, identity_analyzer
-from ._index import InvertedIndex, count_tokens, rank_texts
+from ._index import IndexRankMixin, InvertedIndex, count_tokens
+from ._pairs import SparsePairs
 from ._streaming import StreamingFitMixin
 
 
@@ -44,11 +44,16 @@ def _unit_rows(m) -> sp.csr_matrix:
     return (sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ m).tocsr()
 
 
+# rank_candidates takes the fitted rows of the texts among the candidates when there are at
+# most this many candidates per text.
+_LOOKUP_CANDIDATES_PER_TEXT = 16
+
+
 def _safe_divide(num, den):
     return np.divide(num, den, out=np.zeros_like(num, dtype=np.float64), where=den > 0)
 
 
-class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
+class TfidfRanker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
     """TF-IDF Match: the TF-IDF weighted cosine between the input and each candidate.
 
     No learning beyond the IDF statistics, which are taken from the training inputs and
@@ -261,55 +266,14 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
         )
         return _safe_divide(num, _row_norms(Xt)[:, None] * np.sqrt(cand_sq))
 
-    def rank(self, X, k: int = 10, candidates=None, *, n_jobs=None) -> np.ndarray:
-        """The indices of the k best candidates per context, best first.
+    def _pool_impacts(self, pool) -> sp.csr_matrix:
+        # A pool's TF-IDF rows over their norms, with the fitted IDF weights.
+        vocabulary = self.vectorizer_.vocabulary_
+        counts, _ = count_tokens(map(self._analyzer(), pool), vocabulary, grow=False)
+        return _unit_rows(self._weighted(counts, np.arange(len(vocabulary))))
 
-        Scored from the inverted index (:class:`~irdialog.retrieval.InvertedIndex`): only
-        the postings of the context's words are read, MaxScore skips the candidates that
-        cannot enter the top k, and no row of scores is built, so a query costs far less
-        than the number of candidates. The ranking, ties broken by candidate index, is
-        exactly that of ``decision_function``. Contexts with match-type annotations take
-        the dense path.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        k : int, default=10
-        candidates : sequence of str, default=None
-            A pool to rank instead of ``candidates_`` (indexed for this call, with the
-            fitted IDF weights); indices are into the pool.
-        n_jobs : int, default=None
-            Threads ranking chunks of contexts (-1: every core); the result is the same.
-
-        Returns
-        -------
-        top : int64 ndarray of shape (n_samples, min(k, n_candidates))
-
-        Examples
-        --------
-        >>> from irdialog import TfidfRanker
-        >>> model = TfidfRanker(candidates=["turn it off", "turn on the light", "hello"])
-        >>> model.fit(["hi"], ["hello"]).rank(["turn the light on"], k=2)
-        array([[1, 0]])
-        >>> model.rank(["the light"], k=1, candidates=["a light", "hello", "the light"])
-        array([[2]])
-        """
-        check_is_fitted(self)
-        k = check_k(k)
-        if self.types_:
-            return super().rank(X, k, candidates)
-        if candidates is None:
-            check_has_candidates(self)
-            index = self.index_
-        else:
-            pool = check_responses(candidates, name="candidates")
-            vocabulary = self.vectorizer_.vocabulary_
-            counts, _ = count_tokens(map(self._analyzer(), pool), vocabulary, grow=False)
-            weights = self._weighted(counts, np.arange(len(vocabulary)))
-            index = InvertedIndex.from_matrix(_unit_rows(weights))
-        return rank_texts(
-            index, lambda X: _unit_rows(self._inputs(X)[1]), check_contexts(X), k, n_jobs
-        )
+    def _index_queries(self, X) -> sp.csr_matrix:
+        return _unit_rows(self._inputs(X)[1])
 
     def _score_pairs(self, X, responses) -> np.ndarray:
         X, Xt = self._inputs(X)
@@ -323,6 +287,44 @@ class TfidfRanker(StreamingFitMixin, RankerMixin, BaseEstimator):
             num += (matches * self._type_columns(Xt) * weights).sum(axis=1)
             resp_sq += (matches * weights**2).sum(axis=1)
         return _safe_divide(num, _row_norms(Xt) * np.sqrt(resp_sq))
+
+    def _pair_scorer(self, X, texts):
+        if self.types_:
+            return None  # the match-type words depend on the pair
+        _, Xt = self._inputs(X)
+        R, row = self._text_rows(texts)
+        pairs = SparsePairs(Xt, R)
+        # The norms as _score_pairs computes them, each once.
+        x_norm, r_norm = _row_norms(Xt), np.sqrt(_row_norms(R) ** 2)
+
+        def score(rows, cols):
+            cols = row[cols]
+            return _safe_divide(pairs.dots(rows, cols), x_norm[rows] * r_norm[cols])
+
+        return score
+
+    def _text_rows(self, texts) -> tuple[sp.csr_matrix, np.ndarray]:
+        """TF-IDF rows of texts (``vectorizer_.transform``'s), and the row of each text: a
+        text among the candidates takes its fitted row (``candidate_tfidf_``), the others
+        are encoded. A candidate set far larger than the texts is not looked up (the
+        lookup would cost more than encoding them)."""
+        fitted = np.full(len(texts), -1, dtype=np.int64)
+        n = len(self.candidates_)
+        if 0 < n <= _LOOKUP_CANDIDATES_PER_TEXT * len(texts):
+            lookup = dict(zip(self.candidates_.tolist(), range(n)))
+            fitted = np.fromiter(map(lookup.get, texts, repeat(-1)), np.int64, len(texts))
+        new = np.flatnonzero(fitted < 0)
+        vocabulary = self.vectorizer_.vocabulary_
+        counts, _ = count_tokens(map(self._analyzer(), texts[new]), vocabulary, grow=False)
+        known = fitted[fitted >= 0]
+        R = sp.vstack(
+            [self.candidate_tfidf_[known], self._weighted(counts, np.arange(len(vocabulary)))],
+            format="csr",
+        )
+        row = np.empty(len(texts), dtype=np.int64)
+        row[fitted >= 0] = np.arange(len(known))
+        row[new] = len(known) + np.arange(len(new))
+        return R, row
 
     # -- streaming fit ------------------------------------------------------------------------
     # Added for corpora that do not fit in memory (Ubuntu: 1M training rows, ~100M words).
