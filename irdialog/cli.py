@@ -441,9 +441,14 @@ def _read_candidates(path) -> list[str]:
 
 def _positive(data):
     """(X, y) of the examples to learn from: the rows labelled 1 of an Ubuntu training
-    file, every example otherwise."""
+    file, every example otherwise, once for each of its right responses (none for an
+    example with none)."""
     if "labels" not in data:
-        return data.X, data.y
+        pairs = [(x, r) for x, y in zip(data.X, data.y)
+                 for r in ([y] if isinstance(y, str) else y)]  # fmt: skip
+        if not pairs:
+            raise ValueError(f"{data.filename}: no right response to train on")
+        return [x for x, _ in pairs], [r for _, r in pairs]
     keep = np.flatnonzero(data.labels == 1)
     if not len(keep):
         raise ValueError(f"{data.filename}: no row labelled 1, so no response to train on")
@@ -563,6 +568,8 @@ def _cmd_train_own(args) -> int:
     valid = load_dialogs(args.valid, args.format) if args.valid is not None else None
     if args.candidates is not None:
         candidates = _read_candidates(args.candidates)
+    elif "documents" in train:  # retrieval (BEIR, MS MARCO): the corpus
+        candidates = train.documents
     else:
         candidates = list(dict.fromkeys(_positive(train)[1]))
     if overrides or valid is None:
@@ -883,9 +890,11 @@ def build_parser() -> argparse.ArgumentParser:
         "task (its preset, chosen beforehand on held-out data, or the best point of its grid "
         "on dev), on the train split, and save it (single-task models of dialog bAbI and "
         "bAbI QA). With --train FILE: train a model on your own dialogs (JSON Lines, "
-        "Ubuntu-layout CSV/TSV or dialog bAbI files; see irdialog.datasets.load_dialogs); "
-        "the candidate set is --candidates or the training responses; with --valid and no "
-        "--set, each point of the model's small grid is fitted and the one with the best "
+        "Ubuntu-layout CSV/TSV, dialog bAbI, multi-turn TSV, DSTC7 JSON, ParlAI text, BEIR, "
+        "MS MARCO or pools by answer id; see irdialog.datasets.load_dialogs); the candidate "
+        "set is --candidates, else the corpus (BEIR, MS MARCO), else the training "
+        "responses; with --valid and no --set, each point of the model's small grid is "
+        "fitted and the one with the best "
         f"hits@1 on the valid file is kept ({_grid_help()}). On an Ubuntu training file "
         "(with labels) tfidf and bm25 take their statistics from every row, the other models "
         "learn from the rows labelled 1. "
@@ -911,8 +920,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     train.add_argument(
         "--format", choices=FORMATS, default=None,
-        help="with --train: the format of the files (default: from the suffix, .jsonl, .csv, "
-        ".tsv)",
+        help="with --train: the format of the files (default: inferred from the directory "
+        "layout, the first line or the suffix; see irdialog.datasets.load_dialogs)",
     )  # fmt: skip
     models = "; ".join(f"{name}: {', '.join(sorted(SUITES[name].models))}" for name in trainable)
     train.add_argument(
@@ -940,7 +949,8 @@ def build_parser() -> argparse.ArgumentParser:
     judged.add_argument("file", metavar="FILE", help="dialogs, as for train --train")
     judged.add_argument(
         "--format", choices=FORMATS, default=None,
-        help="the format of FILE (default: from the suffix, .jsonl, .csv, .tsv)",
+        help="the format of FILE (default: inferred from the directory layout, the first "
+        "line or the suffix; see irdialog.datasets.load_dialogs)",
     )  # fmt: skip
     judged.add_argument(
         "--quiet", action="store_true", help="no progress bars or messages; errors only"
