@@ -69,8 +69,8 @@ def _consistent(values: list, linenos: list[int], path, key: str) -> bool:
 def read_multiturn_tsv(path: Path, require_response: bool = True) -> Bunch:
     """``label<TAB>turn_1<TAB>...<TAB>turn_n<TAB>response``: one candidate a line; the
     consecutive lines with the same turns are one example's pool, the lines labelled 1
-    its right responses."""
-    X, y, lists, linenos = [], [], [], []
+    its right responses (every line has its label: ``require_response`` changes nothing)."""
+    X, y, lists = [], [], []
     key = None
     for lineno, line in enumerate(read_lines(path), 1):
         if not line.strip():
