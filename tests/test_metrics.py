@@ -69,7 +69,7 @@ def test_hits_at_1_matches_rank_order_of_models_with_ties():
     top = _top_k(scores, 3)
     for k in (1, 2, 3):
         expected = np.mean((top[:, :k] == gold[:, None]).any(axis=1))
-        assert hits_at_k(gold, scores, k) == pytest.approx(expected)
+        assert hits_at_k(gold, scores, k, ties="index") == pytest.approx(expected)
 
 
 # -- hand-computed cases ------------------------------------------------------------------------
@@ -152,8 +152,9 @@ def test_minus_inf_padding_is_absent():
 
 def test_integer_and_float32_scores():
     scores = np.array([[3, 1, 2], [0, 5, 5]])
-    assert hits_at_k([0, 2], scores) == 0.5
-    assert hits_at_k([0, 2], scores.astype(np.float32)) == 0.5
+    assert hits_at_k([0, 2], scores, ties="index") == 0.5
+    assert hits_at_k([0, 2], scores.astype(np.float32), ties="index") == 0.5
+    assert hits_at_k([0, 2], scores.astype(np.float32)) == 0.75  # row 1: half of a tie
     assert hits_at_k([0, 2], scores.astype(np.float32), ties="pessimistic") == 0.5
 
 
@@ -188,8 +189,15 @@ def test_multi_answer_gold(form):
     np.testing.assert_array_equal(
         gold_ranks(gold, MULTI_SCORES, ties="pessimistic"), [2, 1, INF, 2, 2]
     )
-    assert hits_at_k(gold, MULTI_SCORES, 1) == pytest.approx(2 / 5)
-    assert mean_reciprocal_rank(gold, MULTI_SCORES) == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)
+    old = {"ties": "index", "no_answer": "miss"}
+    assert hits_at_k(gold, MULTI_SCORES, 1, **old) == pytest.approx(2 / 5)
+    mrr = mean_reciprocal_rank(gold, MULTI_SCORES, **old)
+    assert mrr == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)
+    # expected ties, row 2 (no answer) left out: rows 3 and 4 are 3-way ties holding 2
+    # right answers: hits@1 = 2/3, MRR = 2/3 * 1 + 1/3 * 1/2 = 5/6
+    assert hits_at_k(gold, MULTI_SCORES, 1) == pytest.approx((0 + 1 + 2 / 3 + 2 / 3) / 4)
+    mrr = mean_reciprocal_rank(gold, MULTI_SCORES)
+    assert mrr == pytest.approx((0.5 + 1 + 5 / 6 + 5 / 6) / 4)
 
 
 def test_multi_answer_with_one_answer_each_equals_single_gold():
@@ -207,7 +215,12 @@ def test_multi_answer_ignores_minus_one_and_absent_answers():
     assert gold_ranks([[-1, 2, 1]], scores)[0] == 2
     assert gold_ranks([[-1, 2]], scores)[0] == INF
     np.testing.assert_array_equal(gold_ranks([[], []], [[1.0], [2.0]]), [INF, INF])
-    assert hits_at_k(np.full((2, 3), -1), [[1.0], [2.0]]) == 0.0
+    # a 2-D array pads with -1: these rows have no right answer
+    assert hits_at_k(np.full((2, 3), -1), [[1.0], [2.0]], no_answer="miss") == 0.0
+    with pytest.raises(ValueError, match="hits@1: no example has a right answer"):
+        hits_at_k(np.full((2, 3), -1), [[1.0], [2.0]])
+    # in a list, -1 is a right answer that is not a candidate: a miss, never skipped
+    assert hits_at_k([[-1], [0]], [[1.0], [2.0]]) == 0.5
 
 
 # -- accuracies and gold indices ----------------------------------------------------------------
@@ -299,7 +312,9 @@ def test_invalid_k(k):
 
 
 def test_invalid_ties_and_n():
-    with pytest.raises(ValueError, match=r"ties must be one of \('index', 'pessimistic'\)"):
+    with pytest.raises(
+        ValueError, match=r"ties must be one of \('expected', 'index', 'pessimistic'\)"
+    ):
         hits_at_k([0], [[0.1, 0.2]], ties="optimistic")
     with pytest.raises(ValueError, match="n=3 exceeds the 2 candidates"):
         recall_at_k([[0.1, 0.2]], 1, n=3)
@@ -366,7 +381,11 @@ def test_scorer_hits_and_mrr_match_the_functions():
     scores = np.asarray(TABLE)
     for k in (1, 2, 3, 10):
         assert make_ranking_scorer(f"hits@{k}")(est, X, y) == hits_at_k(gold, scores, k)
-    assert make_ranking_scorer("mrr")(est, X, y) == pytest.approx((1 + 1 / 2 + 1 / 2 + 0) / 4)
+    index = make_ranking_scorer("mrr", ties="index")(est, X, y)
+    assert index == pytest.approx((1 + 1 / 2 + 1 / 2 + 0) / 4)
+    # row 2, a 4-way tie: (1 + 1/2 + 1/3 + 1/4) / 4 = 25/48
+    expected = make_ranking_scorer("mrr")(est, X, y)
+    assert expected == pytest.approx((1 + 1 / 2 + 25 / 48 + 0) / 4)
     pess = make_ranking_scorer("mrr", ties="pessimistic")(est, X, y)
     assert pess == pytest.approx((1 + 1 / 2 + 1 / 4 + 0) / 4)
 
@@ -375,7 +394,10 @@ def test_scorer_hits_at_1_equals_predict_accuracy_with_ties():
     est = fitted()
     X, y = [0, 1, 2, 3], ["hello", "where", "hello", "where"]
     predicted = est.candidates_[_top_k(est.decision_function(X), 1)[:, 0]]
-    assert make_ranking_scorer("hits@1")(est, X, y) == per_response_accuracy(y, predicted) == 0.75
+    hits = make_ranking_scorer("hits@1", ties="index")(est, X, y)
+    assert hits == per_response_accuracy(y, predicted) == 0.75
+    # rows: hello first, where first, hello in a 4-way tie, where second
+    assert make_ranking_scorer("hits@1")(est, X, y) == (1 + 1 + 1 / 4 + 0) / 4
 
 
 def test_scorer_multi_answer_y():
@@ -436,7 +458,9 @@ def test_recall_scorer_with_a_perfect_and_a_constant_model():
     est = TableRanker(table=perfect, candidates=cands).fit(None)
     assert make_ranking_scorer("r@1-of-10")(est, np.arange(n), y) == 1.0
     est_const = TableRanker(table=np.zeros((n, c)), candidates=cands).fit(None)
-    assert make_ranking_scorer("r@1-of-10")(est_const, np.arange(n), y) == 0.0
+    assert make_ranking_scorer("r@1-of-10", ties="pessimistic")(est_const, np.arange(n), y) == 0.0
+    const = make_ranking_scorer("r@1-of-10")(est_const, np.arange(n), y)
+    assert const == pytest.approx(0.1)  # a 10-way tie: 1/10 a row
     assert make_ranking_scorer("r@1-of-10", ties="index")(est_const, np.arange(n), y) == 1.0
     with pytest.raises(ValueError, match="'r@1-of-20' needs at least 20 candidates, got 12"):
         make_ranking_scorer("r@1-of-20")(est, np.arange(n), y)
@@ -453,11 +477,11 @@ def test_scorer_names(name, key):
     assert pickle.loads(pickle.dumps(scorer)).name == key
 
 
-@pytest.mark.parametrize("name", ["hits", "hits@", "hits@k", "top1", "map", "r@1", "r@1of10", ""])
+@pytest.mark.parametrize("name", ["hits", "hits@", "hits@k", "top1", "p@2", "r@1", "r@1of10", ""])
 def test_unknown_scorer_name_lists_the_valid_ones(name):
-    with pytest.raises(ValueError, match="unknown ranking scorer") as info:
+    with pytest.raises(ValueError, match="unknown ranking metric") as info:
         make_ranking_scorer(name)
-    for valid in ("'hits@K'", "'mrr'", "'r@K-of-N'"):
+    for valid in ("'hits@K'", "'mrr'", "'map'", "'ndcg@K'", "'rN@K'", "'r@K-of-N'"):
         assert valid in str(info.value)
 
 
@@ -503,10 +527,11 @@ def test_scorer_in_grid_search_and_pipeline():
         refit="mrr",
         cv=KFold(3),
     ).fit(X, y)
-    np.testing.assert_allclose(grid.cv_results_["mean_test_hits@1"], [1.0, 0.25])
+    # bonus 0: row 2 is a 4-way tie (1/4); bonus 1: "ok" wins every row
+    np.testing.assert_allclose(grid.cv_results_["mean_test_hits@1"], [3.25 / 4, 0.25])
     assert grid.best_params_ == {"bonus": 0.0}
     pipe = make_pipeline(FunctionTransformer(), fitted()).fit(X, y)
-    assert make_ranking_scorer("hits@1")(pipe, X, y) == 1.0
+    assert make_ranking_scorer("hits@1", ties="index")(pipe, X, y) == 1.0
 
 
 # -- properties ---------------------------------------------------------------------------------
@@ -531,14 +556,14 @@ def test_properties_of_ranks_and_metrics(problem):
     for ties in ("index", "pessimistic"):
         ranks = gold_ranks(gold, scores, ties=ties)
         np.testing.assert_array_equal(ranks, reference_ranks(gold, scores, ties))
-        hits = [hits_at_k(gold, scores, k, ties=ties) for k in range(1, c + 2)]
+        hits = [hits_at_k(gold, scores, k, ties=ties, no_answer="miss") for k in range(1, c + 2)]
         assert all(0.0 <= h <= 1.0 for h in hits)
         assert hits == sorted(hits)  # monotone in k
         present = np.array(
             [any(a >= 0 and scores[i, a] > -INF for a in g) for i, g in enumerate(gold)]
         )
         assert hits[c - 1] == pytest.approx(present.mean())  # hits@n_candidates: every present gold
-        mrr = mean_reciprocal_rank(gold, scores, ties=ties)
+        mrr = mean_reciprocal_rank(gold, scores, ties=ties, no_answer="miss")
         assert hits[0] <= mrr + 1e-12
         assert mrr <= hits[-1] + 1e-12
     assert (
