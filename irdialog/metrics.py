@@ -21,7 +21,7 @@ A model ranks; this module judges. The ranking metrics take a score matrix ``sco
   :func:`gold_indices` gives for a response that is not a candidate) is a right answer that
   is not among the candidates: it counts in the number of right answers (recall, MAP, the
   ideal DCG) and is never retrieved. An index listed twice counts once;
-- a 2-D int array: rows of right answers padded with ``-1`` (the padding is ignored).
+- a 2-D int ndarray: rows of right answers padded with ``-1`` (the padding is ignored).
 
 The metrics, by the names :func:`get_ranking_metric` reads (case-insensitive; ``R`` is the
 number of right answers of an example, ranks are 1-based):
@@ -234,6 +234,8 @@ def _parse_gold(gold, n_samples: int, n_candidates: int) -> _Gold:
             arr = np.asarray(gold)
         except ValueError:  # ragged: lists of different lengths
             arr = None
+        if arr is not None and arr.ndim == 2 and arr.dtype.kind in "iu":
+            arr = None  # a list of index lists, where -1 is an answer, not padding
     if arr is not None and arr.dtype != object:
         if arr.ndim == 0:
             raise TypeError(f"gold must be a sequence, got {type(gold).__name__}. {_GOLD_HINT}")
