@@ -523,7 +523,7 @@ class _Spec(NamedTuple):
     name: str
 
 
-def _parse_name(name) -> _Spec:
+def _parse_name(name, names_help: str = _METRIC_NAMES_HELP) -> _Spec:
     """The one reader of metric names, for :func:`get_ranking_metric` and the scorers."""
     if not isinstance(name, str):
         raise TypeError(f"name must be a str, got {type(name).__name__}.")
@@ -534,7 +534,7 @@ def _parse_name(name) -> _Spec:
         if re.match(r"^r@\d+/\d+$", key):
             hint = " For recall@K among the first N candidates of each list write 'rN@K'."
         raise ValueError(
-            f"unknown ranking metric {name!r}; valid names are {_SCORER_NAMES_HELP}.{hint}"
+            f"unknown ranking metric {name!r}; valid names are {names_help}.{hint}"
         )
     if match["p1"]:
         return _Spec("hits", 1, None, key)
@@ -627,6 +627,10 @@ class RankingMetric:
     ----------
     name : str
         The metric's name, lower case (``"ndcg@10"``).
+    k : int or None
+        The cut-off K of the name; None for ``"mrr"``, ``"map"`` and ``"ndcg"``.
+    n : int or None
+        N of ``"rN@K"``: the candidates of each list it looks at; None otherwise.
     ties : {"expected", "index", "pessimistic"}
     no_answer : {"skip", "miss"}
 
@@ -644,6 +648,8 @@ class RankingMetric:
     def __init__(self, spec: _Spec, ties: str, no_answer: str):
         self._spec = spec
         self.name = spec.name
+        self.k = spec.k
+        self.n = spec.n
         self.ties = ties
         self.no_answer = no_answer
 
@@ -1406,7 +1412,7 @@ def make_ranking_scorer(name: str, *, ties: str = "expected", no_answer="skip", 
     ...
     ValueError: ranking metric 'hits@0': k must be at least 1.
     """
-    spec = _parse_name(name)
+    spec = _parse_name(name, _SCORER_NAMES_HELP)
     if spec.kind == "recall" and spec.n is not None:
         raise ValueError(
             f"{name!r} takes the first {spec.n} candidates of per-example lists; a scorer "

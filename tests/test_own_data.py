@@ -16,6 +16,8 @@ from irdialog.datasets import (
     write_dialogs,
 )
 from irdialog.datasets._base import bundled_data_dir
+from irdialog.metrics import gold_indices, hits_at_k, recall_at_k
+from irdialog.persist import load
 
 
 def _jsonl(path, *records):
@@ -226,7 +228,12 @@ def test_train_evaluate_rank_round_trip(tmp_path, capsys):
     data = load_dialogs(valid)
     metrics = _evaluate(model_file, valid)
     assert metrics["n"] == 12 and metrics["against"] == "the model's 4 candidates"
-    assert metrics["hits@1"] == model.score(data.X, data.y) and metrics["hits@10"] == 1.0
+    gold = gold_indices(data.y, model.candidates_)
+    scores = model.decision_function(data.X)
+    assert metrics["hits@1"] == hits_at_k(gold, scores) and metrics["hits@10"] == 1.0
+    # score is predict's accuracy: ties to the lower index, evaluate counts them at their
+    # expected value
+    assert model.score(data.X, data.y) == hits_at_k(gold, scores, ties="index")
     ranks = tmp_path / "ranks.jsonl"
     _run("rank", model_file, valid, "-k", "2", "--output", ranks, "--quiet")
     lines = [json.loads(line) for line in ranks.read_text().splitlines()]
@@ -300,10 +307,14 @@ def test_train_errors(tmp_path, capsys, argv, message):
 @pytest.mark.parametrize(
     "metric, candidates, message",
     [
-        ("hits@0", False, "unknown metric 'hits@0'"),
-        ("r@3/2", False, "unknown metric 'r@3/2'"),
-        ("r@1/2", False, "give them in the file"),
-        ("r@1/3", True, "example 1 has 2 candidates; r@K/3 needs 3"),
+        ("hits@0", False, "--metrics: ranking metric 'hits@0': k must be at least 1"),
+        ("r@1/2", False, "unknown ranking metric 'r@1/2'; valid names are 'hits@K', 'p@1'"),
+        ("r@1/2", False, "write 'rN@K'"),
+        ("p@2", False, "'ndcg@K', 'recall@K' and 'rN@K'"),
+        ("r2@3", False, "'r2@3': K must be at most N"),
+        ("r@1-of-2", False, "it is a scorer (make_ranking_scorer)"),
+        ("r2@1", False, "give them in the file"),
+        ("r3@1", True, "example 1 has 2 candidates; r3@1 needs the first 3"),
     ],
 )
 def test_evaluate_rejects_an_unknown_or_impossible_metric(tmp_path, capsys, metric, candidates,
@@ -354,7 +365,13 @@ def _check_babi_tfidf_equals_the_bench(task, tmp_path, data_home=None):
     hits = _evaluate(model_file, tmp_path / "tst.jsonl", metrics="hits@1")["hits@1"]
     run = bench_dialog_babi("tfidf", tasks=[task], data_home=data_home, progress=False)
     [row] = [r for r in run["rows"] if r["split"] == "tst"]
-    assert 100.0 * hits == row["per_response"]
+    # the bench counts predict's accuracy (ties to the lower index), evaluate each tie at
+    # its expected value: the same ranking judged by the two rules
+    model, test = load(model_file), load_dialogs(tmp_path / "tst.jsonl")
+    scores = model.decision_function(test.X)
+    gold = gold_indices(test.y, model.candidates_)
+    assert 100.0 * hits_at_k(gold, scores, ties="index") == row["per_response"]
+    assert hits == hits_at_k(gold, scores)
 
 
 def test_dialog_babi_task_1_as_jsonl_gives_the_tfidf_bench(tmp_path, bundled_only):
@@ -373,15 +390,19 @@ def _check_ubuntu_tfidf_equals_the_bench(home, tmp_path):
     model_file = tmp_path / "tfidf.npz"
     _run("train", "--train", folder / "train.csv", "--model", "tfidf", "--save", model_file,
          "--quiet")  # fmt: skip
-    metrics = _evaluate(model_file, folder / "test.csv", metrics="r@1/2,r@1/10,r@2/10,r@5/10")
+    metrics = _evaluate(model_file, folder / "test.csv", metrics="r2@1,r10@1,r10@2,r10@5")
     run = bench_ubuntu("tfidf", data_home=home, progress=False)
     bench = {r["metric"]: r["value"] for r in run["rows"]}
-    ours = {f"r{k}@{n}": 100.0 * metrics[f"r@{k}/{n}"] for k, n in ((1, 2), (1, 10), (2, 10),
-                                                                    (5, 10))}  # fmt: skip
-    assert ours == {m: bench[m] for m in ours}
-    # over the whole list, r@K/10 is hits@K
+    # the bench counts ties against the response (recall_at_k's default), evaluate at their
+    # expected value: the same scores judged by the two rules
+    model, test = load(model_file), load_dialogs(folder / "test.csv")
+    scores = model.rank_candidates(test.X, test.candidate_lists)
+    for n, k in ((2, 1), (10, 1), (10, 2), (10, 5)):
+        assert 100.0 * recall_at_k(scores, k, n) == bench[f"r{k}@{n}"]
+        assert metrics[f"r{n}@{k}"] == pytest.approx(recall_at_k(scores, k, n, ties="expected"))
+    # over the whole list, r10@K is hits@K
     again = _evaluate(model_file, folder / "test.csv", metrics="hits@1,hits@2,hits@5")
-    assert [again[f"hits@{k}"] for k in (1, 2, 5)] == [metrics[f"r@{k}/10"] for k in (1, 2, 5)]
+    assert [again[f"hits@{k}"] for k in (1, 2, 5)] == [metrics[f"r10@{k}"] for k in (1, 2, 5)]
 
 
 def test_ubuntu_csv_gives_the_tfidf_bench(tmp_path):
