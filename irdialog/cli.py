@@ -442,6 +442,13 @@ def _read_candidates(path) -> list[str]:
 def _positive(data):
     """(X, y) of the examples to learn from: the rows labelled 1 of an Ubuntu training
     file, every example otherwise."""
+    several = next((i for i, r in enumerate(data.y) if not isinstance(r, str)), None)
+    if several is not None:
+        raise ValueError(
+            f"{data.get('filename', 'data')}: example {several + 1} has several right "
+            "responses ('responses'); a model learns from one response per example: write "
+            "one example per right response to train on it (evaluate takes several)"
+        )
     if "labels" not in data:
         return data.X, data.y
     keep = np.flatnonzero(data.labels == 1)
@@ -616,7 +623,8 @@ def _cmd_evaluate(args) -> int:
         for name, count in skipped.items():
             if count:
                 print(
-                    f"{name}: {count} examples with no right response among its candidates left out"
+                    f"{name}: {count} examples with no right response among their candidates, "
+                    "left out"
                 )
         for name, value in values.items():
             fraction = name.startswith(("mrr", "map", "ndcg"))

@@ -3,6 +3,7 @@ train --train, evaluate and rank."""
 
 import gzip
 import json
+import re
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from irdialog.datasets import (
     write_dialogs,
 )
 from irdialog.datasets._base import bundled_data_dir
-from irdialog.metrics import gold_indices, hits_at_k, recall_at_k
+from irdialog.metrics import get_ranking_metric, gold_indices, hits_at_k, recall_at_k
 from irdialog.persist import load
 
 
@@ -454,3 +455,115 @@ def test_train_threads_and_progress_reach_the_model(tmp_path, capsys, monkeypatc
          "--save", model_file)  # fmt: skip
     assert load(model_file).get_params()["n_jobs"] == 2
     assert "2/2" in capsys.readouterr().err  # the model's own progress bar, over its epochs
+
+
+# --------------------------------------------------------------------------- several answers, ties
+
+
+def test_jsonl_responses_round_trip_and_errors(tmp_path):
+    path = _jsonl(
+        tmp_path / "d.jsonl",
+        {"query": "q1", "response": "a", "responses": ["b", "a"], "candidates": ["x", "b"]},
+        {"query": "q2", "responses": [" c "], "candidates": ["c", "y"]},
+        {"query": "q3", "response": "d", "candidates": ["d", "z"]},
+    )  # fmt: skip
+    data = load_dialogs(path)
+    # 'response' first, each right response once; the missing ones added before the others
+    assert data.y == [["a", "b"], ["c"], "d"]
+    assert data.candidate_lists == [["a", "x", "b"], ["c", "y"], ["d", "z"]]
+    again = load_dialogs(write_dialogs(tmp_path / "again.jsonl", data.X, data.y,
+                                       candidate_lists=data.candidate_lists))  # fmt: skip
+    assert again.y == data.y and again.candidate_lists == data.candidate_lists
+    for record, message in [
+        ({"query": "q", "responses": []}, "line 1: expected 'responses' to be a non-empty list"),
+        ({"query": "q", "responses": ["a", ""]}, "'responses' to hold non-empty str only"),
+        ({"query": "q", "responses": "a"}, "'responses' to be a non-empty list of str"),
+        ({"query": "q"}, "a 'response' (or 'responses'"),
+        ({"query": "q", "responses": ["a"], "label": 1}, "'label' with a single 'response'"),
+    ]:
+        with pytest.raises(DataFormatError, match=re.escape(message)):
+            load_dialogs(_jsonl(tmp_path / "bad.jsonl", record))
+
+
+def _no_shared_word_file(path):
+    """Ten candidates per query, none sharing a word with it: every score ties."""
+    records = []
+    for i in range(20):
+        cands = [f"reply{i}x{j}" for j in range(10)]
+        records.append({"query": f"unseen{i} words{i}", "response": cands[i % 10],
+                        "candidates": cands})  # fmt: skip
+    return _jsonl(path, *records)
+
+
+def test_evaluate_counts_a_tie_at_its_expected_value(tmp_path, capsys):
+    from irdialog.cli import main
+
+    train = _shop_file(tmp_path / "train.jsonl")
+    model_file = tmp_path / "m.npz"
+    _run("train", "--train", train, "--model", "tfidf", "--save", model_file, "--quiet")
+    test = _no_shared_word_file(tmp_path / "ties.jsonl")
+    metrics = "hits@1,hits@5,mrr,map,ndcg@10,recall@5,r10@1,r2@1"
+    assert main(["evaluate", str(model_file), str(test), "--metrics", metrics]) == 0
+    out = capsys.readouterr().out
+    assert "hits@1     10.00%" in out  # a 10-way tie holding the response: 1/10
+    assert "hits@5     50.00%" in out
+    values = _evaluate(model_file, test, metrics=metrics)
+    mrr = sum(1 / r for r in range(1, 11)) / 10
+    assert values["mrr"] == pytest.approx(mrr) and values["map"] == pytest.approx(mrr)
+    assert values["recall@5"] == pytest.approx(0.5) and values["r10@1"] == pytest.approx(0.1)
+    # r2@1: the first two candidates hold the response in examples 0, 1, 10 and 11 only
+    assert values["r2@1"] == pytest.approx(0.5)
+    assert main(["evaluate", str(model_file), str(test), "--metrics", "r2@1"]) == 0
+    assert "r2@1: 16 examples with no right response among their candidates, left out" in (
+        capsys.readouterr().out
+    )
+    miss = _evaluate(model_file, test, "--no-answer", "miss", metrics="r2@1")
+    assert miss["r2@1"] == pytest.approx(0.5 * 4 / 20)
+
+
+def test_evaluate_with_several_right_responses(tmp_path):
+    train = _shop_file(tmp_path / "train.jsonl")
+    model_file = tmp_path / "m.npz"
+    _run("train", "--train", train, "--model", "tfidf", "--save", model_file, "--quiet")
+    model = load(model_file)
+    records = [
+        {"query": "a table for two please", "responses": ["for when?", "you are welcome"]},
+        {"query": "thanks a lot", "responses": ["goodbye", "you are welcome"]},
+        {"query": "hi", "response": "hello, what can i do for you?"},
+    ]
+    test = _jsonl(tmp_path / "multi.jsonl", *records)
+    data = load_dialogs(test)
+    names = ["p@1", "hits@2", "mrr", "map", "recall@2", "ndcg@3"]
+    got = _evaluate(model_file, test, metrics=",".join(names))
+    # against the model's candidates: "goodbye" is not one, a miss in recall and MAP
+    scores = model.decision_function(data.X)
+    gold = [gold_indices([r] if isinstance(r, str) else r, model.candidates_) for r in data.y]
+    assert gold[1].tolist()[0] == -1
+    for name in names:
+        assert got[name] == pytest.approx(get_ranking_metric(name)(gold, scores)), name
+    # score is P@1 with predict's tie rule (the lower candidate index)
+    assert model.score(data.X, data.y) == hits_at_k(gold, scores, ties="index")
+    with_lists = _jsonl(
+        tmp_path / "lists.jsonl",
+        *[{**r, "candidates": ["goodbye", "for when?", "booked, see you tonight"]}
+          for r in records],
+    )  # fmt: skip
+    got = _evaluate(model_file, with_lists, metrics=",".join(names))
+    data = load_dialogs(with_lists)
+    scores = model.rank_candidates(data.X, data.candidate_lists)
+    gold = [[c.index(r) for r in ([y] if isinstance(y, str) else y)]
+            for c, y in zip(data.candidate_lists, data.y)]  # fmt: skip
+    for name in names:
+        assert got[name] == pytest.approx(get_ranking_metric(name)(gold, scores)), name
+
+
+def test_fit_names_its_one_response_limitation(tmp_path, capsys):
+    from irdialog import TfidfRanker
+    from irdialog.cli import main
+
+    with pytest.raises(TypeError, match=r"y\[1\] holds several right responses.*one \(context, "):
+        TfidfRanker().fit(["hi", "bye"], ["hello", ["ciao", "bye"]])
+    train = _jsonl(tmp_path / "multi.jsonl", {"query": "hi", "responses": ["hello", "hey"]})
+    assert main(["train", "--train", str(train), "--model", "tfidf", "--save",
+                 str(tmp_path / "m.npz")]) == 2  # fmt: skip
+    assert "several right responses" in capsys.readouterr().err
