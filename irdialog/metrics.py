@@ -446,7 +446,8 @@ def _groups(scores: np.ndarray, gains: np.ndarray, ties: str) -> _Groups:
     g, start = g[present], start[present]
     first = np.flatnonzero(start)
     t = np.diff(np.append(first, pos.size))
-    m = np.add.reduceat(g > 0, first).astype(np.int64) if first.size else np.zeros(0, np.int64)
+    right = (g > 0).astype(np.int64)
+    m = np.add.reduceat(right, first) if first.size else np.zeros(0, np.int64)
     gain = np.add.reduceat(g, first) if first.size else np.zeros(0)
     row = row[first]
     before = np.cumsum(m) - m  # right answers in earlier groups, over every row
@@ -479,7 +480,8 @@ def _average_precision(groups: _Groups, n_right: np.ndarray) -> np.ndarray:
     above) has precision ``(r + 1 + (m - 1)(p - 1) / (t - 1)) / (a + p)`` on average over
     the places of the other right answers; each place is its with probability 1 / t."""
     keep = groups.m > 0
-    row, a, t, m, r = (x[keep] for x in groups[:2] + groups[2:4] + groups[5:])
+    row, a, t, m = groups.row[keep], groups.above[keep], groups.t[keep], groups.m[keep]
+    r = groups.right_above[keep]
     owner = np.repeat(np.arange(row.size), t)
     p = np.arange(owner.size) - np.repeat(np.cumsum(t) - t, t) + 1
     a, t, m, r = a[owner], t[owner], m[owner], r[owner]
@@ -533,9 +535,7 @@ def _parse_name(name, names_help: str = _METRIC_NAMES_HELP) -> _Spec:
         hint = ""
         if re.match(r"^r@\d+/\d+$", key):
             hint = " For recall@K among the first N candidates of each list write 'rN@K'."
-        raise ValueError(
-            f"unknown ranking metric {name!r}; valid names are {names_help}.{hint}"
-        )
+        raise ValueError(f"unknown ranking metric {name!r}; valid names are {names_help}.{hint}")
     if match["p1"]:
         return _Spec("hits", 1, None, key)
     if match["map"]:
@@ -994,7 +994,8 @@ def answer_recall_at_k(
 
 
 for _f in (hits_at_k, mean_reciprocal_rank, mean_average_precision, ndcg_at_k, answer_recall_at_k):
-    _f.__doc__ = _f.__doc__.format(gold=_GOLD_PARAM)
+    if _f.__doc__:  # None under python -OO
+        _f.__doc__ = _f.__doc__.format(gold=_GOLD_PARAM)
 del _f
 
 
@@ -1050,7 +1051,8 @@ def gold_ranks(gold, scores, *, ties: str = "index") -> np.ndarray:
     return ranks
 
 
-gold_ranks.__doc__ = gold_ranks.__doc__.format(gold=_GOLD_PARAM)
+if gold_ranks.__doc__:
+    gold_ranks.__doc__ = gold_ranks.__doc__.format(gold=_GOLD_PARAM)
 
 
 def recall_at_k(scores, k: int = 1, n: int | None = None, *, ties: str = "pessimistic") -> float:
