@@ -21,6 +21,10 @@ A model ranks; this module judges. The ranking metrics take a score matrix ``sco
   :func:`gold_indices` gives for a response that is not a candidate) is a right answer that
   is not among the candidates: it counts in the number of right answers (recall, MAP, the
   ideal DCG) and is never retrieved. An index listed twice counts once;
+- a sequence of mappings ``{candidate index: gain}``: graded right answers of each example,
+  as qrels give them (TREC, BEIR); a negative key is a right answer that is not among the
+  candidates (``{3: 2.0, -1: 1.0, -2: 1.0}``: candidate 3 and two others, unretrieved), and a
+  gain of 0 a judged wrong answer. Sequences and mappings may be mixed;
 - a 2-D int ndarray: rows of right answers padded with ``-1`` (the padding is ignored).
 
 The metrics, by the names :func:`get_ranking_metric` reads (case-insensitive; ``R`` is the
@@ -94,6 +98,7 @@ Y. Wu, W. Wu, C. Xing, M. Zhou and Z. Li, "Sequential Matching Network", ACL 201
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from numbers import Integral
 from typing import NamedTuple
 
@@ -206,23 +211,72 @@ _GOLD_HINT = (
 
 
 class _Gold(NamedTuple):
-    """The right answers of every example: (row, column, gain) triplets sorted by row and
-    column, the number of right answers that are not candidates (``-1``) per row, and
-    whether a row has any right answer."""
+    """The right answers of every example: (row, column, gain) triplets of the candidates,
+    sorted by row and column; (row, gain) pairs of the right answers that are not among the
+    candidates, sorted by row; and whether a row has any right answer."""
 
     rows: np.ndarray
     cols: np.ndarray
     gains: np.ndarray
-    outside: np.ndarray
+    out_rows: np.ndarray
+    out_gains: np.ndarray
     has_answer: np.ndarray
-    graded: bool
 
 
-def _binary_gold(rows, cols, outside, has_answer, n_candidates) -> _Gold:
-    keep = cols >= 0
-    flat = np.unique(rows[keep] * n_candidates + cols[keep])  # deduplicated, sorted
-    rows, cols = np.divmod(flat, n_candidates)
-    return _Gold(rows, cols, np.ones(rows.size), outside, has_answer, False)
+def _make_gold(rows, cols, gains, has_answer, n_candidates) -> _Gold:
+    """Triplets with negative columns (answers outside the candidates) set apart, and a
+    candidate listed twice counted once."""
+    rows, cols, gains = (np.asarray(x) for x in (rows, cols, gains))
+    out = cols < 0
+    inside = ~out & (gains > 0)
+    flat, first = np.unique(rows[inside] * n_candidates + cols[inside], return_index=True)
+    keep_rows, keep_cols = np.divmod(flat, n_candidates)
+    order = np.argsort(rows[out & (gains > 0)], kind="stable")
+    out_rows = rows[out & (gains > 0)][order].astype(np.int64)
+    out_gains = gains[out & (gains > 0)][order].astype(np.float64)
+    in_gains = gains[inside][first].astype(np.float64)
+    return _Gold(keep_rows, keep_cols, in_gains, out_rows, out_gains, has_answer)
+
+
+def _gold_row(i: int, answers, n_candidates: int):
+    """(columns, gains) of one example's right answers: a sequence of indices (``-1``: a
+    right answer outside the candidates) or a mapping of indices to gains (a negative key:
+    one outside the candidates)."""
+    if isinstance(answers, Mapping):
+        cols = np.array(list(answers.keys()))
+        gains = np.array(list(answers.values()), dtype=object)
+        if cols.size and cols.dtype.kind not in "iu":
+            raise TypeError(f"gold[{i}] must map candidate indices to gains. {_GOLD_HINT}")
+        try:
+            gains = gains.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"gold[{i}] must map candidate indices to gains.") from None
+        bad = ~np.isfinite(gains) | (gains < 0)
+        if bad.any():
+            j = int(np.argmax(bad))
+            raise ValueError(
+                f"gold gains must be finite and non-negative; gold[{i}][{cols[j]}] = {gains[j]}."
+            )
+        too_big = cols >= n_candidates
+        if too_big.any():
+            raise ValueError(
+                f"gold[{i}] maps {cols[too_big][0]}, not a valid index into {n_candidates} "
+                f"candidates (use a negative key for a right answer outside them)."
+            )
+        return cols.astype(np.int64), gains
+    if isinstance(answers, (set, frozenset)):
+        answers = sorted(answers)
+    if isinstance(answers, str):
+        raise TypeError(f"gold[{i}] is a str ({answers!r:.60}). {_GOLD_HINT}")
+    a = np.atleast_1d(np.asarray(answers))
+    if a.size and (a.ndim != 1 or a.dtype.kind not in "iu"):
+        raise TypeError(
+            f"gold[{i}] must be a candidate index or a sequence of them, got "
+            f"{answers!r:.60}. {_GOLD_HINT}"
+        )
+    a = a.astype(np.int64, copy=False).ravel()
+    _check_range(a, n_candidates, f"gold[{i}]")
+    return a, np.ones(a.size)
 
 
 def _parse_gold(gold, n_samples: int, n_candidates: int) -> _Gold:
@@ -232,7 +286,7 @@ def _parse_gold(gold, n_samples: int, n_candidates: int) -> _Gold:
     if not isinstance(gold, np.ndarray):
         try:
             arr = np.asarray(gold)
-        except ValueError:  # ragged: lists of different lengths
+        except (ValueError, TypeError):  # ragged: lists of different lengths
             arr = None
         if arr is not None and arr.ndim == 2 and arr.dtype.kind in "iu":
             arr = None  # a list of index lists, where -1 is an answer, not padding
@@ -250,12 +304,6 @@ def _parse_gold(gold, n_samples: int, n_candidates: int) -> _Gold:
                     f"a {kind} must have the shape of scores {(n_samples, n_candidates)}, "
                     f"got {arr.shape}."
                 )
-            if arr.dtype == bool:
-                rows, cols = np.nonzero(arr)
-                return _Gold(
-                    rows, cols, np.ones(rows.size), np.zeros(n_samples, np.int64),
-                    arr.any(axis=1), False,
-                )  # fmt: skip
             bad = ~np.isfinite(arr) | (arr < 0)
             if bad.any():
                 i, j = np.argwhere(bad)[0]
@@ -264,55 +312,51 @@ def _parse_gold(gold, n_samples: int, n_candidates: int) -> _Gold:
                 )
             rows, cols = np.nonzero(arr)
             gains = arr[rows, cols].astype(np.float64)
-            return _Gold(
-                rows, cols, gains, np.zeros(n_samples, np.int64), (arr > 0).any(axis=1), True
-            )
+            return _make_gold(rows, cols, gains, (arr > 0).any(axis=1), n_candidates)
         if arr.dtype.kind not in "iu":
             raise TypeError(f"gold has dtype {arr.dtype}. {_GOLD_HINT}")
         arr = arr.astype(np.int64, copy=False)
         _check_range(arr, n_candidates, "gold")
         if arr.ndim == 1:
-            rows = np.arange(n_samples)
-            outside = (arr < 0).astype(np.int64)
-            return _binary_gold(rows, arr, outside, np.ones(n_samples, bool), n_candidates)
+            ones = np.ones(n_samples)
+            return _make_gold(np.arange(n_samples), arr, ones, ones > 0, n_candidates)
         if arr.ndim == 2:  # rows of indices padded with -1
             rows = np.repeat(np.arange(n_samples), arr.shape[1])
-            outside = np.zeros(n_samples, np.int64)
-            return _binary_gold(rows, arr.ravel(), outside, (arr >= 0).any(axis=1), n_candidates)
+            gains = (arr.ravel() >= 0).astype(np.float64)  # the padding has no gain
+            return _make_gold(rows, arr.ravel(), gains, (arr >= 0).any(axis=1), n_candidates)
         raise ValueError(f"gold must be 1-D or 2-D, got shape {arr.shape}.")
 
     seqs = list(gold)
     if len(seqs) != n_samples:
         raise ValueError(f"scores has {n_samples} rows but gold has {len(seqs)} entries.")
-    rows, cols = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
-    outside = np.zeros(n_samples, np.int64)
+    rows, cols, gains = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0)]
     has = np.zeros(n_samples, bool)
     for i, answers in enumerate(seqs):
-        if isinstance(answers, (set, frozenset)):
-            answers = sorted(answers)
-        if isinstance(answers, str):
-            raise TypeError(f"gold[{i}] is a str ({answers!r:.60}). {_GOLD_HINT}")
-        a = np.atleast_1d(np.asarray(answers))
-        if a.size == 0:
-            continue
-        if a.ndim != 1 or a.dtype.kind not in "iu":
-            raise TypeError(
-                f"gold[{i}] must be a candidate index or a sequence of them, got "
-                f"{answers!r:.60}. {_GOLD_HINT}"
-            )
-        a = a.astype(np.int64, copy=False)
-        _check_range(a, n_candidates, f"gold[{i}]")
-        has[i] = True
-        outside[i] = np.count_nonzero(a < 0)
-        rows.append(np.full(a.size, i))
-        cols.append(a)
-    return _binary_gold(np.concatenate(rows), np.concatenate(cols), outside, has, n_candidates)
+        c, g = _gold_row(i, answers, n_candidates)
+        has[i] = bool((g > 0).any())
+        rows.append(np.full(c.size, i))
+        cols.append(c)
+        gains.append(g)
+    return _make_gold(*map(np.concatenate, (rows, cols, gains)), has, n_candidates)
 
 
 def _row_blocks(n: int, c: int):
     step = max(1, _BLOCK_ELEMENTS // c)
     for start in range(0, n, step):
         yield start, min(n, start + step)
+
+
+def _outside_block(gold: _Gold, start: int, stop: int) -> np.ndarray:
+    """The gains of the right answers outside the candidates of rows ``start:stop``, as a
+    (rows, most such answers of a row) matrix padded with 0."""
+    lo, hi = np.searchsorted(gold.out_rows, [start, stop])
+    rows = gold.out_rows[lo:hi] - start
+    counts = np.bincount(rows, minlength=stop - start)
+    out = np.zeros((stop - start, int(counts.max(initial=0))))
+    out[rows, np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)] = (
+        gold.out_gains[lo:hi]
+    )
+    return out
 
 
 def _dense_block(gold: _Gold, start: int, stop: int, c: int) -> np.ndarray:
@@ -505,14 +549,10 @@ def _dcg(groups: _Groups, k: int, n: int, c: int) -> np.ndarray:
     return _per_row(groups, groups.gain / t * within, n)
 
 
-def _ideal_dcg(gains: np.ndarray, outside: np.ndarray, k: int, graded: bool) -> np.ndarray:
+def _ideal_dcg(gains: np.ndarray, outside: np.ndarray, k: int) -> np.ndarray:
     """DCG@k of the best ranking of every right answer, those outside the candidates too."""
-    if graded:  # no answer outside the candidates in a gain matrix
-        best = -np.sort(-gains, axis=1)[:, :k]
-        return best @ _discounts(best.shape[1])
-    n_right = np.count_nonzero(gains > 0, axis=1) + outside
-    cum = np.concatenate([[0.0], np.cumsum(_discounts(int(n_right.max(initial=0))))])
-    return cum[np.minimum(n_right, k)]
+    best = -np.sort(-np.hstack([gains, outside]), axis=1)[:, :k]
+    return best @ _discounts(best.shape[1])
 
 
 # -- the metrics, one value per example ---------------------------------------------------------
@@ -561,7 +601,9 @@ def _parse_name(name, names_help: str = _METRIC_NAMES_HELP) -> _Spec:
     return _Spec(kind, k, None, key)
 
 
-def _block_values(spec: _Spec, scores, gains, outside, graded: bool, ties: str) -> np.ndarray:
+def _block_values(spec: _Spec, scores, gains, outside, ties: str) -> np.ndarray:
+    """The metric of each row of a block: ``gains`` (rows, c) of the candidates,
+    ``outside`` (rows, w) of the right answers that are not candidates (0: padding)."""
     if spec.kind == "hits":
         return _hits(_first_right(scores, gains > 0, ties), spec.k)
     if spec.kind == "mrr":
@@ -569,10 +611,10 @@ def _block_values(spec: _Spec, scores, gains, outside, graded: bool, ties: str) 
     n, c = scores.shape
     groups = _groups(scores, gains, ties)
     if spec.kind == "ndcg":
-        k = c + int(outside.max(initial=0)) if spec.k is None else spec.k
-        ideal = _ideal_dcg(gains, outside, k, graded)
+        k = c + outside.shape[1] if spec.k is None else spec.k
+        ideal = _ideal_dcg(gains, outside, k)
         return _dcg(groups, k, n, c) / np.where(ideal > 0, ideal, 1.0)
-    n_right = np.count_nonzero(gains > 0, axis=1) + outside
+    n_right = np.count_nonzero(gains > 0, axis=1) + np.count_nonzero(outside > 0, axis=1)
     if spec.kind == "map":
         return _average_precision(groups, n_right)
     return _recall(groups, n_right, spec.k)
@@ -583,7 +625,6 @@ def _values(spec: _Spec, gold, scores, ties: str, no_answer: str) -> np.ndarray:
     scores = _check_scores(scores)
     n, c = scores.shape
     parsed = _parse_gold(gold, n, c)
-    outside, has = parsed.outside, parsed.has_answer
     if spec.n is not None:  # rN@K: the first N candidates and the right answers among them
         if spec.n > c:
             raise ValueError(
@@ -591,19 +632,18 @@ def _values(spec: _Spec, gold, scores, ties: str, no_answer: str) -> np.ndarray:
                 f"has {c} columns."
             )
         keep = parsed.cols < spec.n
-        parsed = parsed._replace(
-            rows=parsed.rows[keep], cols=parsed.cols[keep], gains=parsed.gains[keep]
-        )
-        outside = np.zeros(n, np.int64)
-        has = np.bincount(parsed.rows, minlength=n) > 0
+        rows = parsed.rows[keep]
+        parsed = _Gold(
+            rows, parsed.cols[keep], parsed.gains[keep], np.empty(0, np.int64), np.empty(0),
+            np.bincount(rows, minlength=n) > 0,
+        )  # fmt: skip
         scores, c = scores[:, : spec.n], spec.n
     out = np.empty(n)
     for start, stop in _row_blocks(n, c):
         gains = _dense_block(parsed, start, stop, c)
-        out[start:stop] = _block_values(
-            spec, scores[start:stop], gains, outside[start:stop], parsed.graded, ties
-        )
-    out[~has] = np.nan if no_answer == "skip" else 0.0
+        outside = _outside_block(parsed, start, stop)
+        out[start:stop] = _block_values(spec, scores[start:stop], gains, outside, ties)
+    out[~parsed.has_answer] = np.nan if no_answer == "skip" else 0.0
     return out
 
 
@@ -743,10 +783,10 @@ def get_ranking_metric(name: str, *, ties: str = "expected", no_answer: str = "s
 # -- the metrics as functions -------------------------------------------------------------------
 
 _GOLD_PARAM = """gold : array-like of int of shape (n_samples,), bool or float array of shape \
-(n_samples, n_candidates), or sequence of sequences of int
+(n_samples, n_candidates), or sequence of sequences of int or of mappings of int to float
         The right answers: the one right candidate of each example (``-1``: not among the
-        candidates, a miss), a mask, a matrix of gains, or the right answers of each example
-        (see the module docstring)."""
+        candidates, a miss), a mask, a matrix of gains, the right answers of each example, or
+        their gains (see the module docstring)."""
 
 
 def _metric(kind: str, k, n, name: str, ties: str, no_answer: str) -> RankingMetric:

@@ -699,10 +699,11 @@ def _orders(row, gains, ties):
 
 
 def _judge_order(kind, k, order, gains, outside):
-    """One metric of one ranking, by its textbook definition."""
+    """One metric of one ranking, by its textbook definition; ``outside``: the gains of the
+    right answers that are not candidates."""
     rel = [gains[j] for j in order]
-    n_right = sum(g > 0 for g in gains) + outside
-    k = len(gains) + outside if k is None else k
+    n_right = sum(g > 0 for g in gains) + len(outside)
+    k = len(gains) + len(outside) if k is None else k
     if kind == "hits":
         return float(any(g > 0 for g in rel[:k]))
     if kind == "mrr":
@@ -712,7 +713,7 @@ def _judge_order(kind, k, order, gains, outside):
         return sum(found[p] / (p + 1) for p, g in enumerate(rel) if g > 0) / n_right
     if kind == "recall":
         return sum(g > 0 for g in rel[:k]) / n_right
-    ideal = sorted(list(gains) + [1.0] * outside, reverse=True)[:k]
+    ideal = sorted(list(gains) + list(outside), reverse=True)[:k]
     dcg = sum(g / np.log2(p + 2) for p, g in enumerate(rel[:k]))
     return dcg / sum(g / np.log2(p + 2) for p, g in enumerate(ideal))
 
@@ -724,8 +725,8 @@ def reference_metric(name, gold_gains, outside, scores, ties, no_answer):
     for row, gains, o in zip(scores, gold_gains, outside, strict=True):
         row, gains = list(row), list(gains)
         if spec.n is not None:
-            row, gains, o = row[: spec.n], gains[: spec.n], 0
-        if not any(g > 0 for g in gains) and o == 0:
+            row, gains, o = row[: spec.n], gains[: spec.n], []
+        if not any(g > 0 for g in gains) and not o:
             out.append(np.nan if no_answer == "skip" else 0.0)
             continue
         orders = _orders(row, gains, ties)
@@ -739,19 +740,30 @@ NAMES = ["hits@1", "hits@2", "p@1", "mrr", "mrr@2", "map", "recall@1", "recall@3
 
 @st.composite
 def judged_problems(draw):
-    """Scores with many ties and -inf, and gold as index lists (with -1) or graded gains."""
+    """Scores with many ties and -inf, and gold as index lists (with -1), graded gains, or
+    mappings of indices to gains (negative keys: right answers outside the candidates);
+    with the gains of each candidate and of the right answers outside the candidates."""
     n = draw(st.integers(1, 4))
     c = draw(st.integers(3, 6))
     values = st.sampled_from([-INF, 0.0, 0.5, 1.0, 2.0])
     scores = draw(hnp.arrays(np.float64, (n, c), elements=values))
-    if draw(st.booleans()):
-        gains = draw(hnp.arrays(np.float64, (n, c), elements=st.sampled_from([0.0, 1.0, 3.0])))
-        return scores, gains, gains, np.zeros(n, int)
-    lists = draw(st.lists(st.lists(st.integers(-1, c - 1), max_size=3), min_size=n, max_size=n))
+    grades = st.sampled_from([0.0, 1.0, 3.0])
+    form = draw(st.sampled_from(["gains", "lists", "mappings"]))
+    if form == "gains":
+        gains = draw(hnp.arrays(np.float64, (n, c), elements=grades))
+        return scores, gains, gains, [[]] * n
     gains = np.zeros((n, c))
+    if form == "mappings":
+        keys = st.integers(-3, c - 1)
+        maps = draw(st.lists(st.dictionaries(keys, grades, max_size=4), min_size=n, max_size=n))
+        for i, answers in enumerate(maps):
+            gains[i, [j for j in answers if j >= 0]] = [g for j, g in answers.items() if j >= 0]
+        outside = [[g for j, g in answers.items() if j < 0 and g > 0] for answers in maps]
+        return scores, maps, gains, outside
+    lists = draw(st.lists(st.lists(st.integers(-1, c - 1), max_size=3), min_size=n, max_size=n))
     for i, answers in enumerate(lists):
         gains[i, [a for a in answers if a >= 0]] = 1.0
-    return scores, lists, gains, np.array([a.count(-1) for a in lists])
+    return scores, lists, gains, [[1.0] * a.count(-1) for a in lists]
 
 
 @settings(max_examples=150, deadline=None)
@@ -781,6 +793,8 @@ def test_no_metric_depends_on_the_order_of_the_candidates(problem, random):
         inverse = np.argsort(perm)
         if isinstance(gold, np.ndarray):
             moved = gold[:, perm]
+        elif isinstance(gold[0], dict):
+            moved = [{int(inverse[j]) if j >= 0 else j: g for j, g in a.items()} for a in gold]
         else:
             moved = [[int(inverse[a]) if a >= 0 else -1 for a in answers] for answers in gold]
         np.testing.assert_allclose(
@@ -917,3 +931,22 @@ def test_scorer_with_the_new_metrics_and_several_answers():
     assert make_ranking_scorer("p@1")(est, X, [[], ["where"]]) == 0.0  # the empty one skipped
     no = make_ranking_scorer("mrr", no_answer="miss")
     assert no(est, X, [[], ["where"]]) == pytest.approx(1 / 4)
+
+
+def test_graded_gold_as_mappings_with_right_answers_outside_the_candidates():
+    # candidate 0 (gain 2) ranks first; a right answer of gain 3 was not retrieved (key -1)
+    gold, scores = [{0: 2.0, 1: 0.0, -1: 3.0}], [[0.9, 0.1]]
+    ideal = 3.0 + 2.0 / np.log2(3)  # gains 3 then 2
+    assert ndcg_at_k(gold, scores, 2) == pytest.approx(2.0 / ideal)
+    assert answer_recall_at_k(gold, scores, 1) == 0.5  # 1 of 2 right answers
+    assert mean_average_precision(gold, scores) == 0.5  # (1/1 + 0) / 2
+    assert hits_at_k(gold, scores) == 1.0
+    assert hits_at_k([{1: 0.0}], scores, no_answer="miss") == 0.0  # judged, not right
+    with pytest.raises(ValueError, match="no example has a right answer"):
+        hits_at_k([{1: 0.0}], scores)
+    with pytest.raises(ValueError, match=r"gold\[0\] maps 5, not a valid index into 2"):
+        hits_at_k([{5: 1.0}], scores)
+    with pytest.raises(ValueError, match=r"non-negative; gold\[0\]\[1\] = -1.0"):
+        hits_at_k([{1: -1.0}], scores)
+    with pytest.raises(TypeError, match=r"gold\[0\] must map candidate indices to gains"):
+        hits_at_k([{"a": 1.0}], scores)
