@@ -55,7 +55,7 @@ from .datasets import list_datasets, load_dialogs
 from .datasets._base import bundled_data_dir, get_data_home, read_lines
 from .datasets._dialogs import FORMATS
 from .embed import MemN2NRanker, SupervisedEmbeddingRanker
-from .metrics import gold_indices, gold_ranks
+from .metrics import get_ranking_metric, gold_indices
 from .plot import _plot_argument, plot_bench, save_plot
 from .retrieval import BM25Ranker, NearestNeighborRanker, TfidfRanker
 
@@ -478,67 +478,55 @@ def _scored_blocks(model, X, lists, progress: bool, desc: str):
             yield start, model.rank_candidates(X[rows], lists[rows])
 
 
-def _first_of(scores, gold, lengths, n: int, first_row: int, where) -> np.ndarray:
-    """Scores of each example's response (column 0) and the first ``n - 1`` other
-    candidates of its list (``lengths`` long): the pool of the Ubuntu "1 in n" recall."""
-    short = np.flatnonzero(lengths < n)
-    if len(short):
-        i = short[0]
-        raise ValueError(
-            f"{where}: example {first_row + i + 1} has {lengths[i]} candidates; r@K/{n} needs "
-            f"{n} (the response and {n - 1} others)"
-        )
-    cols = np.arange(scores.shape[1])
-    order = np.argsort(np.where(cols == gold[:, None], -1, cols), axis=1, kind="stable")
-    return np.take_along_axis(scores, order[:, :n], axis=1)
+def _right_answers(model, data, lists, rows: slice, metrics: dict):
+    """The gold of the examples ``rows`` for :mod:`irdialog.metrics`: the places of each
+    example's right responses in its own candidate list (``lists``), else their indices
+    in the model's candidates (-1 for one that is not a candidate); and how many right
+    responses are not candidates."""
+    answers = [[r] if isinstance(r, str) else list(r) for r in data.y[rows]]
+    if lists is not None:
+        short = max((m.n for m in metrics.values() if m.n is not None), default=0)
+        for i, cands in enumerate(lists[rows]):
+            if len(cands) < short:
+                name = next(m.name for m in metrics.values() if (m.n or 0) > len(cands))
+                raise ValueError(
+                    f"{data.get('filename', 'data')}: example {rows.start + i + 1} has "
+                    f"{len(cands)} candidates; {name} needs the first {short}"
+                )
+        return [[c.index(r) for r in a] for c, a in zip(lists[rows], answers)], 0
+    flat = gold_indices([r for a in answers for r in a], model.candidates_)
+    if all(len(a) == 1 for a in answers):
+        return flat, int(np.count_nonzero(flat < 0))
+    ends = np.cumsum([len(a) for a in answers])
+    return np.split(flat, ends[:-1]), int(np.count_nonzero(flat < 0))
 
 
-def _gold_ranks(model, data, progress: bool, desc: str, pools=()) -> dict:
-    """The rank of each example's response: among its own candidates when the file gives
-    them (ties against the response: its place in a list says nothing), else among the
-    model's (ties to the lower index, as ``predict``: hits@1 is its accuracy); key None.
-    For each n of ``pools``, its rank among itself and the first n - 1 other candidates
-    of its list (key n)."""
+def _judge(model, data, metrics: dict, progress: bool, desc: str):
+    """``(values, skipped, missing)``: each metric of ``metrics`` (name: RankingMetric)
+    over the examples of ``data``, ranked among their own candidates when the file gives
+    them, else among the model's; how many examples each metric left out (no right
+    answer); how many right responses are not among the model's candidates (misses)."""
     lists = data.get("candidate_lists")
-    if pools and lists is None:
-        raise ValueError(
-            "r@K/N ranks each example's response among its own candidates: give them in "
-            "the file (a 'candidates' list, or an Ubuntu evaluation file)"
-        )
-    ranks = {n: [] for n in (None, *pools)}
+    for metric in metrics.values():
+        if metric.n is not None and lists is None:
+            raise ValueError(
+                f"{metric.name} ranks the first {metric.n} candidates of each example: give "
+                "them in the file (a 'candidates' list, or an Ubuntu evaluation file)"
+            )
+    per_example = {name: [] for name in metrics}
+    missing = 0
     for start, scores in _scored_blocks(model, data.X, lists, progress, desc):
         rows = slice(start, start + len(scores))
-        if lists is None:
-            gold = gold_indices(data.y[rows], model.candidates_)
-            ranks[None].append(gold_ranks(gold, scores, ties="index"))
-            continue
-        gold = np.array([c.index(r) for c, r in zip(lists[rows], data.y[rows])])
-        ranks[None].append(gold_ranks(gold, scores, ties="pessimistic"))
-        lengths = np.array([len(c) for c in lists[rows]])
-        where = data.get("filename", "data")
-        for n in pools:
-            pool = _first_of(scores, gold, lengths, n, start, where)
-            ranks[n].append(gold_ranks(np.zeros(len(gold), np.int64), pool, ties="pessimistic"))
-    return {n: np.concatenate(r) for n, r in ranks.items()}
-
-
-def _metric(name: str):
-    """``(pool, judge)`` of ``hits@K``, ``mrr`` or ``r@K/N``: the candidate pool its gold
-    ranks are taken in (None: all; N: the response and the first N - 1 others) and the
-    metric as a function of those ranks."""
-    name = name.strip().lower()
-    if name == "mrr":
-        return None, lambda ranks: float(np.mean(1.0 / ranks))
-    k = name.removeprefix("hits@")
-    if name.startswith("hits@") and k.isdigit() and int(k) >= 1:
-        return None, lambda ranks: float(np.mean(ranks <= int(k)))
-    k, _, n = name.removeprefix("r@").partition("/")
-    if name.startswith("r@") and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n):
-        return int(n), lambda ranks: float(np.mean(ranks <= int(k)))
-    raise ValueError(
-        f"unknown metric {name!r}; use hits@K (K >= 1), mrr, or r@K/N (1 <= K <= N: the "
-        "Ubuntu recall, the response among itself and the first N - 1 other candidates)"
-    )
+        gold, absent = _right_answers(model, data, lists, rows, metrics)
+        missing += absent
+        for name, metric in metrics.items():
+            per_example[name].append(metric.per_example(gold, scores))
+    values, skipped = {}, {}
+    for name, metric in metrics.items():
+        v = np.concatenate(per_example[name])
+        skipped[name] = int(np.isnan(v).sum())
+        values[name] = metric.average(v)
+    return values, skipped, missing
 
 
 def _cmd_train_own(args) -> int:
@@ -583,7 +571,8 @@ def _cmd_train_own(args) -> int:
         model = _fit_own(spec, point, train, candidates, args, progress and len(points) == 1)
         score = None
         if valid is not None:
-            score = _metric("hits@1")[1](_gold_ranks(model, valid, False, "valid")[None])
+            hits = {"hits@1": get_ranking_metric("hits@1")}
+            score = _judge(model, valid, hits, False, "valid")[0]["hits@1"]
             if len(points) > 1:
                 say(f"  {json.dumps(point)}: valid hits@1 {100 * score:.2f}%")
         if best is None or (score is not None and score > best[0]):
@@ -608,31 +597,38 @@ def _load_ranker(path):
 
 def _cmd_evaluate(args) -> int:
     model = _load_ranker(args.model_file)
-    metrics = [m.strip().lower() for m in args.metrics.split(",") if m.strip()]
-    if not metrics:
-        raise ValueError("--metrics: name at least one metric (hits@K, mrr or r@K/N)")
-    judges = {m: _metric(m) for m in metrics}
+    names = [m.strip().lower() for m in args.metrics.split(",") if m.strip()]
+    if not names:
+        raise ValueError("--metrics: name at least one metric (hits@K, mrr, map, ndcg@K, ...)")
+    try:
+        metrics = {m: get_ranking_metric(m, no_answer=args.no_answer) for m in names}
+    except ValueError as exc:
+        raise ValueError(f"--metrics: {exc}") from None
     output = check_output(args.output)
     data = load_dialogs(args.file, args.format)
-    pools = sorted({pool for pool, _ in judges.values() if pool is not None})
-    by_pool = _gold_ranks(model, data, _progress(args), "evaluate", pools)
-    ranks = by_pool[None]
-    values = {m: judge(by_pool[pool]) for m, (pool, judge) in judges.items()}
+    values, skipped, missing = _judge(model, data, metrics, _progress(args), "evaluate")
     against = (
         "each example's candidates"
         if "candidate_lists" in data
         else f"the model's {len(model.candidates_)} candidates"
     )
+    n = len(data.X)
     if output is not None:
-        record = {"file": str(args.file), "n": len(ranks), "against": against, **values}
+        record = {"file": str(args.file), "n": n, "against": against, **values}
         output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     if not args.quiet:
-        print(f"{args.file}: {len(ranks)} examples, ranked against {against}")
-        missing = int(np.isinf(ranks).sum())
-        if missing and "candidate_lists" not in data:
-            print(f"{missing} responses are not among the candidates (counted as misses)")
+        print(f"{args.file}: {n} examples, ranked against {against} (ties at their expected value)")
+        if missing:
+            print(f"{missing} right responses are not among the candidates (counted as misses)")
+        for name, count in skipped.items():
+            if count:
+                print(
+                    f"{name}: {count} examples with no right response among their candidates, "
+                    "left out"
+                )
         for name, value in values.items():
-            print(f"{name:<9} {100 * value:6.2f}%" if name != "mrr" else f"{name:<9} {value:.4f}")
+            fraction = name.startswith(("mrr", "map", "ndcg"))
+            print(f"{name:<9} {value:.4f}" if fraction else f"{name:<9} {100 * value:6.2f}%")
     return 0
 
 
@@ -960,16 +956,23 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[judged],
         help="score a saved model on dialogs",
         description="Rank each example's candidates when FILE gives them (JSON Lines "
-        "'candidates', Ubuntu evaluation files; ties counted against the response), else the "
-        "model's candidate set (ties to the lower candidate index, so hits@1 is the accuracy "
-        "of predict; a response that is not a candidate is a miss), and print the metrics.",
+        "'candidates', Ubuntu evaluation files), else the model's candidate set (a right "
+        "response that is not a candidate is a miss), and print the metrics. An example may "
+        "have several right responses (JSON Lines 'responses'). Tied scores count at their "
+        "expected value under a random order of the tied candidates.",
         **fmt,
     )
     evaluate.add_argument(
         "--metrics", default="hits@1,hits@10,mrr", metavar="M,M,...",
-        help="comma-separated: hits@K (K >= 1), mrr, and r@K/N (the Ubuntu recall: the "
-        "response among the k best of itself and the first N - 1 other candidates of its "
-        "list, e.g. r@1/2, r@1/10, r@5/10; needs each example's candidates)",
+        help="comma-separated, K and N positive integers: hits@K, p@1, mrr, mrr@K, map, "
+        "ndcg@K, recall@K (the share of the right responses in the top K) and rN@K (recall@K "
+        "among the first N candidates of each list, the Ubuntu and Douban R10@1, R2@1; needs "
+        "each example's candidates)",
+    )  # fmt: skip
+    evaluate.add_argument(
+        "--no-answer", choices=("skip", "miss"), default="skip",
+        help="an example with no right response among its candidates: left out of the "
+        "averages (skip, as the Douban and E-commerce evaluation), or counted as 0 (miss)",
     )  # fmt: skip
     evaluate.add_argument("--output", metavar="FILE", help="also write the metrics as JSON here")
     evaluate.set_defaults(func=_cmd_evaluate)

@@ -49,7 +49,7 @@ _DIRECTORY_FORMATS = ("beir", "msmarco", "pools-by-id")
 _FILE_READERS = {"multiturn-tsv": read_multiturn_tsv, "dstc7": read_dstc7, "parlai": read_parlai}
 _SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv"}
 _DELIMITERS = {"csv": ",", "tsv": "\t"}
-_KEYS = ("history", "query", "response", "candidates", "group", "label")
+_KEYS = ("history", "query", "response", "responses", "candidates", "group", "label")
 
 
 def _missing(value) -> bool:
@@ -82,6 +82,17 @@ def _history(turns, problem) -> tuple[Turn, ...]:
     return tuple(out)
 
 
+def _responses(value, problem) -> list[str]:
+    """The right responses of a ``responses`` key: a non-empty list of non-empty str."""
+    if hasattr(value, "tolist"):  # a numpy array in a DataFrame cell
+        value = value.tolist()
+    if not isinstance(value, list) or not value:
+        raise problem("'responses' to be a non-empty list of str")
+    if not all(isinstance(r, str) and r.strip() for r in value):
+        raise problem("'responses' to hold non-empty str only")
+    return [r.strip() for r in value]
+
+
 def _example(record, problem, require_response: bool = True):
     """(context, response, candidates or None, group or None, label or None) of one JSON
     object; the response is None when it is absent and not required."""
@@ -91,15 +102,22 @@ def _example(record, problem, require_response: bool = True):
     unknown = sorted(set(record) - set(_KEYS))
     if unknown:
         raise problem(f"only the keys {list(_KEYS)} (unknown: {unknown})")
-    required = ("query", "response") if require_response else ("query",)
+    if "query" not in present:
+        raise problem("a 'query'")
+    if require_response and "response" not in present and "responses" not in present:
+        raise problem("a 'response' (or 'responses', a list of the right responses)")
     for key in ("query", "response"):
-        if key not in present and key in required:
-            raise problem(f"a '{key}'")
         if key in present and not isinstance(record[key], str):
             raise problem(f"'{key}' to be a str (it is a {type(record[key]).__name__})")
     response = record["response"].strip() if "response" in present else None
     if response == "":
         raise problem("a non-empty 'response'")
+    if "responses" in present:
+        responses = _responses(record["responses"], problem)
+        if "label" in present:
+            raise problem("'label' with a single 'response' only, not with 'responses'")
+        # several right responses: 'response' (when given) first, each listed once
+        response = list(dict.fromkeys(([response] if response else []) + responses))
     history = _history(record["history"], problem) if "history" in present else ()
     candidates = None
     if "candidates" in present:
@@ -111,8 +129,8 @@ def _example(record, problem, require_response: bool = True):
         if not all(isinstance(c, str) and c.strip() for c in candidates):
             raise problem("'candidates' to hold non-empty str only")
         candidates = [c.strip() for c in candidates]
-        if response is not None and response not in candidates:
-            candidates.insert(0, response)
+        right = [response] if isinstance(response, str) else response or []
+        candidates[:0] = [r for r in right if r not in candidates]
     group = record["group"] if "group" in present else None
     if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
         raise problem(f"'group' to be a str or an int (it is a {type(group).__name__})")
@@ -264,12 +282,14 @@ def load_dialogs(source, format=None, *, require_response=True, language=None) -
         - ``"jsonl"``: one JSON object per line with the keys ``history`` (optional; the
           previous turns, oldest first, each a str or ``{"speaker": "user" | "bot" | "kb",
           "text": ...}``; str turns alternate ``bot`` / ``user`` going back from the
-          query), ``query`` (str), ``response`` (a non-empty str), ``candidates``
-          (optional; the responses to rank for this example, the response added first
-          when it is not among them) and ``group`` (optional; a str or int naming the
-          dialog), ``label`` (optional; 1 when ``response`` is the true next turn, 0 for
-          a random one, as in an Ubuntu training file). Blank lines are skipped; other
-          keys are an error.
+          query), ``query`` (str), ``response`` (a non-empty str) and/or ``responses``
+          (a non-empty list of non-empty str: several right responses, as Douban or an
+          answer-selection pool has; with both, ``response`` first), ``candidates``
+          (optional; the responses to rank for this example, the right responses added
+          first when they are not among them) and ``group`` (optional; a str or int naming
+          the dialog), ``label`` (optional, with ``response`` only; 1 when ``response`` is
+          the true next turn, 0 for a random one, as in an Ubuntu training file). Blank
+          lines are skipped; other keys are an error.
         - ``"csv"``, ``"tsv"``: the Ubuntu Dialogue Corpus v2 layouts, told apart by the
           header: ``Context,Utterance,Label`` (training) or ``Context,Ground Truth
           Utterance,Distractor_0,...`` (evaluation); turns end with ``__eot__`` and
@@ -335,8 +355,11 @@ def load_dialogs(source, format=None, *, require_response=True, language=None) -
         X : list of Context
             The contexts, one per example.
         y : list of str or list of str
-            The responses, stripped (None where absent, with ``require_response=False``);
-            a list of the right responses where an example has several or none.
+            The responses, stripped: a str, or a list of the right responses for an
+            example with several or none (JSON Lines ``responses``, the pools of the
+            field's formats); None where absent, with ``require_response=False``. Models
+            fit on one response per context; ``score`` and :mod:`irdialog.metrics` take
+            several.
         candidate_lists : list of list of str, when the examples carry candidates
             (JSON Lines ``candidates``; an Ubuntu evaluation file's ground truth and
             distractors, ground truth first; the pools of the other formats, in the
@@ -440,7 +463,9 @@ def write_dialogs(path, X, y, *, candidate_lists=None, groups=None, labels=None)
     ----------
     path : str or os.PathLike
     X : sequence of Context or str
-    y : sequence of str
+    y : sequence of str or of lists of str
+        The response of each example; a list of str is written as ``responses`` (several
+        right responses).
     candidate_lists : sequence of sequences of str, default=None
         Written as each example's ``candidates``.
     groups : sequence of int or str, default=None
@@ -474,7 +499,10 @@ def write_dialogs(path, X, y, *, candidate_lists=None, groups=None, labels=None)
         for i, (x, response) in enumerate(zip(X, y)):
             context = Context(query=x) if isinstance(x, str) else x
             record = {"history": [_turn(t) for t in context.history], "query": context.query}
-            record["response"] = response
+            if response is None or isinstance(response, str):
+                record["response"] = response
+            else:
+                record["responses"] = list(response)
             if candidate_lists is not None:
                 record["candidates"] = list(candidate_lists[i])
             if groups is not None:
