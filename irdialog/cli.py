@@ -478,11 +478,35 @@ def _scored_blocks(model, X, lists, progress: bool, desc: str):
             yield start, model.rank_candidates(X[rows], lists[rows])
 
 
-def _right_answers(model, data, lists, rows: slice, metrics: dict):
+def _graded(data, rows: slice, lookup: dict):
+    """The gold of the queries ``rows`` of a retrieval set (BEIR, MS MARCO): each query's
+    judgements as ``{candidate index: grade}``, a document found among the model's
+    candidates by its text (``lookup``; a text several documents share keeps the highest
+    grade), a relevant one that is not a candidate under a negative key (it counts in
+    recall and the ideal DCG); and how many relevant documents are not candidates."""
+    texts = dict(zip(data.document_ids, data.documents))
+    gold, missing = [], 0
+    for judged in data.relevance[rows]:
+        gains: dict = {}
+        for doc, grade in judged.items():
+            j = lookup.get(texts[doc])
+            if j is not None:
+                gains[j] = max(gains.get(j, 0), grade)
+            elif grade > 0:
+                missing += 1
+                gains[-missing] = grade
+        gold.append(gains)
+    return gold, missing
+
+
+def _right_answers(model, data, lists, rows: slice, metrics: dict, lookup=None):
     """The gold of the examples ``rows`` for :mod:`irdialog.metrics`: the places of each
     example's right responses in its own candidate list (``lists``), else their indices
-    in the model's candidates (-1 for one that is not a candidate); and how many right
+    in the model's candidates (-1 for one that is not a candidate), or for a retrieval set
+    (``lookup``: the model's candidates by text) the graded judgements; and how many right
     responses are not candidates."""
+    if lookup is not None:
+        return _graded(data, rows, lookup)
     answers = [[r] if isinstance(r, str) else list(r) for r in data.y[rows]]
     if lists is not None:
         short = max((m.n for m in metrics.values() if m.n is not None), default=0)
@@ -515,9 +539,12 @@ def _judge(model, data, metrics: dict, progress: bool, desc: str):
             )
     per_example = {name: [] for name in metrics}
     missing = 0
+    lookup = None
+    if "relevance" in data and lists is None:
+        lookup = {text: j for j, text in enumerate(model.candidates_)}
     for start, scores in _scored_blocks(model, data.X, lists, progress, desc):
         rows = slice(start, start + len(scores))
-        gold, absent = _right_answers(model, data, lists, rows, metrics)
+        gold, absent = _right_answers(model, data, lists, rows, metrics, lookup)
         missing += absent
         for name, metric in metrics.items():
             per_example[name].append(metric.per_example(gold, scores))
@@ -595,17 +622,34 @@ def _load_ranker(path):
     return model
 
 
-def _cmd_evaluate(args) -> int:
-    model = _load_ranker(args.model_file)
-    names = [m.strip().lower() for m in args.metrics.split(",") if m.strip()]
+def _ranking_metrics(text: str, no_answer: str) -> dict:
+    names = [m.strip().lower() for m in text.split(",") if m.strip()]
     if not names:
         raise ValueError("--metrics: name at least one metric (hits@K, mrr, map, ndcg@K, ...)")
     try:
-        metrics = {m: get_ranking_metric(m, no_answer=args.no_answer) for m in names}
+        return {m: get_ranking_metric(m, no_answer=no_answer) for m in names}
     except ValueError as exc:
         raise ValueError(f"--metrics: {exc}") from None
+
+
+def _default_metrics(data) -> str:
+    """What the field reports for such data: nDCG@10, recall@100 and MRR@10 for retrieval
+    (BEIR, Anserini's MS MARCO runs), MAP, MRR and P@1 for pools with several right
+    answers (Douban, answer selection), hits@1, hits@10 and MRR otherwise."""
+    if "relevance" in data:
+        return "ndcg@10,recall@100,mrr@10"
+    if any(r is not None and not isinstance(r, str) for r in data.y):
+        return "map,mrr,p@1"
+    return "hits@1,hits@10,mrr"
+
+
+def _cmd_evaluate(args) -> int:
+    model = _load_ranker(args.model_file)
+    metrics = None if args.metrics is None else _ranking_metrics(args.metrics, args.no_answer)
     output = check_output(args.output)
     data = load_dialogs(args.file, args.format)
+    if metrics is None:
+        metrics = _ranking_metrics(_default_metrics(data), args.no_answer)
     values, skipped, missing = _judge(model, data, metrics, _progress(args), "evaluate")
     against = (
         "each example's candidates"
@@ -963,8 +1007,10 @@ def build_parser() -> argparse.ArgumentParser:
         **fmt,
     )
     evaluate.add_argument(
-        "--metrics", default="hits@1,hits@10,mrr", metavar="M,M,...",
-        help="comma-separated, K and N positive integers: hits@K, p@1, mrr, mrr@K, map, "
+        "--metrics", default=None, metavar="M,M,...",
+        help="default: ndcg@10,recall@100,mrr@10 for BEIR and MS MARCO; map,mrr,p@1 when "
+        "an example has several right responses (or none); else hits@1,hits@10,mrr. "
+        "Comma-separated, K and N positive integers: hits@K, p@1, mrr, mrr@K, map, "
         "ndcg@K, recall@K (the share of the right responses in the top K) and rN@K (recall@K "
         "among the first N candidates of each list, the Ubuntu and Douban R10@1, R2@1; needs "
         "each example's candidates)",

@@ -5,12 +5,14 @@ CLI's train, evaluate and rank."""
 import gzip
 import json
 
+import numpy as np
 import pytest
 
 from irdialog import BM25Ranker
 from irdialog.base import Context, Turn
-from irdialog.cli import main
+from irdialog.cli import load_model, main
 from irdialog.datasets import DataFormatError, load_dialogs
+from irdialog.metrics import get_ranking_metric
 
 # --------------------------------------------------------------------------- writers
 
@@ -303,7 +305,7 @@ def _cli(capsys, *argv):
 
 
 @pytest.mark.parametrize("fmt", ["multiturn-tsv", "dstc7", "parlai", "pools-by-id"])
-def test_cli_trains_and_ranks_each_pool_format(tmp_path, capsys, fmt):
+def test_cli_trains_evaluates_and_ranks_each_pool_format(tmp_path, capsys, fmt):
     make = {
         "multiturn-tsv": lambda: _write(tmp_path / "data.txt", MULTITURN),
         "dstc7": lambda: _dstc7(tmp_path / "data.json"),
@@ -314,6 +316,18 @@ def test_cli_trains_and_ranks_each_pool_format(tmp_path, capsys, fmt):
     model = tmp_path / "bm25.npz"
     _cli(capsys, "train", "--train", str(path), "--format", fmt, "--model", "bm25",
          "--set", "k1=1.2", "--save", str(model), "--quiet")  # fmt: skip
+    metrics = tmp_path / "metrics.json"
+    out = _cli(capsys, "evaluate", str(model), str(path), "--output", str(metrics))
+    assert "ranked against each example's candidates" in out
+    got = json.loads(metrics.read_text())
+    assert {"map", "mrr", "p@1"} <= set(got)  # the default where right answers are several
+    # the figures of irdialog.metrics on the model's scores of each pool
+    data, ranker = load_dialogs(path), load_model(model)
+    scores = ranker.rank_candidates(data.X, data.candidate_lists)
+    gold = [[pool.index(r) for r in ([y] if isinstance(y, str) else y)]
+            for pool, y in zip(data.candidate_lists, data.y)]  # fmt: skip
+    for name in ("map", "mrr", "p@1"):
+        assert got[name] == pytest.approx(get_ranking_metric(name)(gold, scores)), name
     out = _cli(capsys, "rank", str(model), str(path), "-k", "2")
     ranks = [json.loads(line) for line in out.splitlines()]
     assert len(ranks) == len(load_dialogs(path).X)
@@ -326,6 +340,40 @@ def test_cli_ranks_a_corpus(tmp_path, capsys, fmt):
     model = tmp_path / "bm25.npz"
     _cli(capsys, "train", "--train", str(tmp_path / "corpus"), "--model", "bm25", "--set",
          "use_history=False", "--save", str(model), "--quiet")  # fmt: skip
+    out = _cli(capsys, "evaluate", str(model), str(tmp_path / "corpus"))
+    assert "ranked against the model's 3 candidates" in out
+    lines = dict(line.split(None, 1) for line in out.splitlines()[1:])
+    assert set(lines) == {"ndcg@10", "recall@100", "mrr@10"}
+    assert float(lines["recall@100"].rstrip("%")) == 100.0
     out = _cli(capsys, "rank", str(model), str(tmp_path / "corpus"), "-k", "1")
     first = [json.loads(line)["responses"][0] for line in out.splitlines()]
     assert first[0].endswith("cats purr and sleep")
+
+
+def test_cli_evaluates_graded_relevance_as_beir(tmp_path, capsys):
+    # q1: d1 (grade 2) ranks first; q2: d3 first, then d1 (grade 1) tied at 0 with d2, so
+    # half of its gain at rank 2 and half at rank 3: nDCG@10 of q2 is
+    # (1 + (1/log2(3) + 1/log2(4)) / 2) / (1 + 1/log2(3)).
+    _beir(tmp_path / "b")
+    model = tmp_path / "bm25.npz"
+    _cli(capsys, "train", "--train", str(tmp_path / "b"), "--model", "bm25", "--save",
+         str(model), "--quiet")  # fmt: skip
+    metrics = tmp_path / "m.json"
+    _cli(capsys, "evaluate", str(model), str(tmp_path / "b"), "--output", str(metrics),
+         "--metrics", "ndcg@10,recall@1,mrr@10,map")  # fmt: skip
+    got = json.loads(metrics.read_text())
+    q2 = (1 + (1 / np.log2(3) + 1 / np.log2(4)) / 2) / (1 + 1 / np.log2(3))
+    assert got["ndcg@10"] == pytest.approx((1 + q2) / 2)
+    assert got["recall@1"] == pytest.approx((1 + 1 / 2) / 2)
+    assert got["mrr@10"] == pytest.approx(1.0)
+    # a relevant document the model does not hold still counts (a miss)
+    small = tmp_path / "small.npz"
+    other = _write(tmp_path / "other" / "corpus.jsonl", json.dumps(
+        {"_id": "d1", "title": "Cats", "text": "cats purr and sleep"}) + "\n")  # fmt: skip
+    _write(other.parent / "queries.jsonl", json.dumps({"_id": "q1", "text": "cats"}) + "\n")
+    _write(other.parent / "qrels" / "test.tsv", "q1\td1\t1\n")
+    _cli(capsys, "train", "--train", str(other.parent), "--model", "bm25", "--save",
+         str(small), "--quiet")  # fmt: skip
+    out = _cli(capsys, "evaluate", str(small), str(tmp_path / "b"), "--metrics", "recall@10")
+    assert "1 right responses are not among the candidates" in out  # d3 of q2
+    assert "recall@10  75.00%" in out  # (1 + 1/2) / 2
