@@ -146,6 +146,13 @@ def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.n
         )
     y = list(y)
     for i, r in enumerate(y):
+        if isinstance(r, (list, tuple)) and name == "y":
+            raise TypeError(
+                f"{name}[{i}] holds several right responses ({r!r:.60}); fit learns from one "
+                f"response per context: give one (context, response) pair per right response, "
+                f"e.g. X2, y2 = zip(*[(x, r) for x, rs in zip(X, y) for r in rs]). score "
+                f"and the metrics of irdialog.metrics take several right responses."
+            )
         if not isinstance(r, str):
             raise TypeError(f"{name}[{i}] must be a str, got {type(r).__name__} ({r!r:.60}).")
     if n_samples is not None and len(y) != n_samples:
@@ -153,6 +160,53 @@ def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.n
     if not y:
         raise ValueError(f"{name} is empty: at least one response is needed.")
     return np.asarray(y, dtype=object)
+
+
+def check_gold_responses(y, n_samples: int | None = None, *, name: str = "y") -> list:
+    """Validate the right responses of each context, for scoring: each item of ``y`` a str
+    (one right response) or a list or tuple of str (several). Returns a list of tuples.
+
+    Examples
+    --------
+    >>> check_gold_responses(["hello", ("hi", "hey")])
+    [('hello',), ('hi', 'hey')]
+    >>> check_gold_responses([[]])
+    Traceback (most recent call last):
+    ...
+    ValueError: y[0] is an empty list: every context needs at least one right response.
+    """
+    if isinstance(y, str):
+        raise TypeError(f"{name} must be a sequence of responses, got a single str.")
+    if hasattr(y, "columns") or getattr(y, "ndim", 1) != 1:
+        raise TypeError(
+            f"{name} must be a 1-D sequence of responses, got a {type(y).__name__}"
+            f"{f' of shape {y.shape}' if hasattr(y, 'shape') else ''}."
+        )
+    out = []
+    for i, r in enumerate(y):
+        if isinstance(r, str):
+            out.append((r,))
+            continue
+        if not isinstance(r, (list, tuple, np.ndarray)):
+            raise TypeError(
+                f"{name}[{i}] must be a str or a list of str, got {type(r).__name__} ({r!r:.60})."
+            )
+        r = tuple(r)
+        if not r:
+            raise ValueError(
+                f"{name}[{i}] is an empty list: every context needs at least one right response."
+            )
+        for j, one in enumerate(r):
+            if not isinstance(one, str):
+                raise TypeError(
+                    f"{name}[{i}][{j}] must be a str, got {type(one).__name__} ({one!r:.60})."
+                )
+        out.append(r)
+    if n_samples is not None and len(out) != n_samples:
+        raise ValueError(f"X has {n_samples} contexts but {name} has {len(out)} responses.")
+    if not out:
+        raise ValueError(f"{name} is empty: at least one response is needed.")
+    return out
 
 
 def iter_chunks(chunks, *, y_required: bool = True):
@@ -393,13 +447,15 @@ class RankerMixin(ShortReprMixin):
         return self.candidates_[top]
 
     def score(self, X, y, sample_weight=None) -> float:
-        """Hits@1: the fraction of contexts whose best candidate is the gold response.
+        """Hits@1 (P@1): the fraction of contexts whose best candidate is a right response.
 
-        A gold response that is not among ``candidates_`` counts as a miss. With
-        ``sample_weight``, the weighted fraction.
+        An item of ``y`` is the right response of its context (a str) or its right
+        responses (a list or tuple of str). The best candidate is the one ``predict``
+        gives, ties to the lower candidate index. A right response that is not among
+        ``candidates_`` counts as a miss. With ``sample_weight``, the weighted fraction.
         """
         X = check_contexts(X)
-        y = check_responses(y, len(X))
+        y = check_gold_responses(y, len(X))
         if sample_weight is not None:
             sample_weight = np.asarray(sample_weight, dtype=np.float64)
             if sample_weight.shape != (len(X),):
@@ -407,7 +463,8 @@ class RankerMixin(ShortReprMixin):
                     f"sample_weight must have one entry per context ({len(X)}), got shape "
                     f"{sample_weight.shape}."
                 )
-        return float(np.average(self.predict(X) == y, weights=sample_weight))
+        hit = [best in right for best, right in zip(self.predict(X), y)]
+        return float(np.average(hit, weights=sample_weight))
 
     def rank_candidates(self, X, candidate_lists) -> np.ndarray:
         """Score per-example candidate lists (Ubuntu 1-in-10, Reddit 1-in-10001).

@@ -50,7 +50,7 @@ from .datasets._base import DataFormatError, bundled_data_dir, get_data_home, re
 from .datasets._dialogs import FORMATS
 from .datasets._listing import tasks_and_splits
 from .embed import MemN2NRanker, SupervisedEmbeddingRanker
-from .metrics import gold_indices, gold_ranks
+from .metrics import get_ranking_metric, gold_indices
 from .retrieval import BM25Ranker, NearestNeighborRanker, ShardedIndex, TfidfRanker
 from .retrieval._bm25 import METHODS as BM25_METHODS
 
@@ -277,9 +277,14 @@ def _read_candidates(path) -> list[str]:
 
 def _positive(data):
     """(X, y) of the examples to learn from: the rows labelled 1 of an Ubuntu training
-    file, every example otherwise."""
+    file, every example otherwise, once for each of its right responses (none for an
+    example with none)."""
     if "labels" not in data:
-        return data.X, data.y
+        pairs = [(x, r) for x, y in zip(data.X, data.y)
+                 for r in ([y] if isinstance(y, str) else y)]  # fmt: skip
+        if not pairs:
+            raise ValueError(f"{data.filename}: no right response to train on")
+        return [x for x, _ in pairs], [r for _, r in pairs]
     keep = np.flatnonzero(data.labels == 1)
     if not len(keep):
         raise ValueError(f"{data.filename}: no row labelled 1, so no response to train on")
@@ -309,67 +314,82 @@ def _scored_blocks(model, X, lists, progress: bool, desc: str):
             yield start, model.rank_candidates(X[rows], lists[rows])
 
 
-def _first_of(scores, gold, lengths, n: int, first_row: int, where) -> np.ndarray:
-    """Scores of each example's response (column 0) and the first ``n - 1`` other
-    candidates of its list (``lengths`` long): the pool of the Ubuntu "1 in n" recall."""
-    short = np.flatnonzero(lengths < n)
-    if len(short):
-        i = short[0]
-        raise ValueError(
-            f"{where}: example {first_row + i + 1} has {lengths[i]} candidates; r@K/{n} needs "
-            f"{n} (the response and {n - 1} others)"
-        )
-    cols = np.arange(scores.shape[1])
-    order = np.argsort(np.where(cols == gold[:, None], -1, cols), axis=1, kind="stable")
-    return np.take_along_axis(scores, order[:, :n], axis=1)
+def _graded(data, rows: slice, lookup: dict):
+    """The gold of the queries ``rows`` of a retrieval set (BEIR, MS MARCO): each query's
+    judgements as ``{candidate index: grade}``, a document found among the model's
+    candidates by its text (``lookup``; a text several documents share keeps the highest
+    grade), a relevant one that is not a candidate under a negative key (it counts in
+    recall and the ideal DCG); and how many relevant documents are not candidates."""
+    texts = dict(zip(data.document_ids, data.documents))
+    gold, missing = [], 0
+    for judged in data.relevance[rows]:
+        gains: dict = {}
+        for doc, grade in judged.items():
+            j = lookup.get(texts[doc])
+            if j is not None:
+                gains[j] = max(gains.get(j, 0), grade)
+            elif grade > 0:
+                missing += 1
+                gains[-missing] = grade
+        gold.append(gains)
+    return gold, missing
 
 
-def _gold_ranks(model, data, progress: bool, desc: str, pools=()) -> dict:
-    """The rank of each example's response: among its own candidates when the file gives
-    them (ties against the response: its place in a list says nothing), else among the
-    model's (ties to the lower index, as ``predict``: hits@1 is its accuracy); key None.
-    For each n of ``pools``, its rank among itself and the first n - 1 other candidates
-    of its list (key n)."""
+def _right_answers(model, data, lists, rows: slice, metrics: dict, lookup=None):
+    """The gold of the examples ``rows`` for :mod:`irdialog.metrics`: the places of each
+    example's right responses in its own candidate list (``lists``), else their indices
+    in the model's candidates (-1 for one that is not a candidate), or for a retrieval set
+    (``lookup``: the model's candidates by text) the graded judgements; and how many right
+    responses are not candidates."""
+    if lookup is not None:
+        return _graded(data, rows, lookup)
+    answers = [[r] if isinstance(r, str) else list(r) for r in data.y[rows]]
+    if lists is not None:
+        short = max((m.n for m in metrics.values() if m.n is not None), default=0)
+        for i, cands in enumerate(lists[rows]):
+            if len(cands) < short:
+                name = next(m.name for m in metrics.values() if (m.n or 0) > len(cands))
+                raise ValueError(
+                    f"{data.get('filename', 'data')}: example {rows.start + i + 1} has "
+                    f"{len(cands)} candidates; {name} needs the first {short}"
+                )
+        return [[c.index(r) for r in a] for c, a in zip(lists[rows], answers)], 0
+    flat = gold_indices([r for a in answers for r in a], model.candidates_)
+    if all(len(a) == 1 for a in answers):
+        return flat, int(np.count_nonzero(flat < 0))
+    ends = np.cumsum([len(a) for a in answers])
+    return np.split(flat, ends[:-1]), int(np.count_nonzero(flat < 0))
+
+
+def _judge(model, data, metrics: dict, progress: bool, desc: str):
+    """``(values, skipped, missing)``: each metric of ``metrics`` (name: RankingMetric)
+    over the examples of ``data``, ranked among their own candidates when the file gives
+    them, else among the model's; how many examples each metric left out (no right
+    answer); how many right responses are not among the model's candidates (misses)."""
     lists = data.get("candidate_lists")
-    if pools and lists is None:
-        raise ValueError(
-            "r@K/N ranks each example's response among its own candidates: give them in "
-            "the file (a 'candidates' list, or an Ubuntu evaluation file)"
-        )
-    ranks = {n: [] for n in (None, *pools)}
+    for metric in metrics.values():
+        if metric.n is not None and lists is None:
+            raise ValueError(
+                f"{metric.name} ranks the first {metric.n} candidates of each example: give "
+                "them in the file (a 'candidates' list, or an Ubuntu evaluation file)"
+            )
+    per_example = {name: [] for name in metrics}
+    missing = 0
+    lookup = None
+    if "relevance" in data and lists is None:
+        lookup = {text: j for j, text in enumerate(model.candidates_)}
     for start, scores in _scored_blocks(model, data.X, lists, progress, desc):
         rows = slice(start, start + len(scores))
-        if lists is None:
-            gold = gold_indices(data.y[rows], model.candidates_)
-            ranks[None].append(gold_ranks(gold, scores, ties="index"))
-            continue
-        gold = np.array([c.index(r) for c, r in zip(lists[rows], data.y[rows])])
-        ranks[None].append(gold_ranks(gold, scores, ties="pessimistic"))
-        lengths = np.array([len(c) for c in lists[rows]])
-        where = data.get("filename", "data")
-        for n in pools:
-            pool = _first_of(scores, gold, lengths, n, start, where)
-            ranks[n].append(gold_ranks(np.zeros(len(gold), np.int64), pool, ties="pessimistic"))
-    return {n: np.concatenate(r) for n, r in ranks.items()}
-
-
-def _metric(name: str):
-    """``(pool, judge)`` of ``hits@K``, ``mrr`` or ``r@K/N``: the candidate pool its gold
-    ranks are taken in (None: all; N: the response and the first N - 1 others) and the
-    metric as a function of those ranks."""
-    name = name.strip().lower()
-    if name == "mrr":
-        return None, lambda ranks: float(np.mean(1.0 / ranks))
-    k = name.removeprefix("hits@")
-    if name.startswith("hits@") and k.isdigit() and int(k) >= 1:
-        return None, lambda ranks: float(np.mean(ranks <= int(k)))
-    k, _, n = name.removeprefix("r@").partition("/")
-    if name.startswith("r@") and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n):
-        return int(n), lambda ranks: float(np.mean(ranks <= int(k)))
-    raise ValueError(
-        f"unknown metric {name!r}; use hits@K (K >= 1), mrr, or r@K/N (1 <= K <= N: the "
-        "Ubuntu recall, the response among itself and the first N - 1 other candidates)"
-    )
+        gold, absent = _right_answers(model, data, lists, rows, metrics, lookup)
+        missing += absent
+        for name, metric in metrics.items():
+            per_example[name].append(metric.per_example(gold, scores))
+    values, skipped = {}, {}
+    for name, metric in metrics.items():
+        v = np.concatenate(per_example[name])
+        skipped[name] = int(np.isnan(v).sum())
+        values[name] = metric.average(v)
+    return values, skipped, missing
 
 
 def _cmd_train_own(args) -> int:
@@ -399,6 +419,8 @@ def _cmd_train_own(args) -> int:
     valid = load_dialogs(args.valid, args.format) if args.valid is not None else None
     if args.candidates is not None:
         candidates = _read_candidates(args.candidates)
+    elif "documents" in train:  # retrieval (BEIR, MS MARCO): the corpus
+        candidates = train.documents
     else:
         candidates = list(dict.fromkeys(_positive(train)[1]))
     if overrides or valid is None:
@@ -412,7 +434,8 @@ def _cmd_train_own(args) -> int:
         model = _fit_own(spec, point, train, candidates, args, progress and len(points) == 1)
         score = None
         if valid is not None:
-            score = _metric("hits@1")[1](_gold_ranks(model, valid, False, "valid")[None])
+            hits = {"hits@1": get_ranking_metric("hits@1")}
+            score = _judge(model, valid, hits, False, "valid")[0]["hits@1"]
             if len(points) > 1:
                 say(f"  {json.dumps(point)}: valid hits@1 {100 * score:.2f}%")
         if best is None or (score is not None and score > best[0]):
@@ -435,33 +458,57 @@ def _load_ranker(path):
     return model
 
 
+def _ranking_metrics(text: str, no_answer: str) -> dict:
+    names = [m.strip().lower() for m in text.split(",") if m.strip()]
+    if not names:
+        raise ValueError("--metrics: name at least one metric (hits@K, mrr, map, ndcg@K, ...)")
+    try:
+        return {m: get_ranking_metric(m, no_answer=no_answer) for m in names}
+    except ValueError as exc:
+        raise ValueError(f"--metrics: {exc}") from None
+
+
+def _default_metrics(data) -> str:
+    """What the field reports for such data: nDCG@10, recall@100 and MRR@10 for retrieval
+    (BEIR, Anserini's MS MARCO runs), MAP, MRR and P@1 for pools with several right
+    answers (Douban, answer selection), hits@1, hits@10 and MRR otherwise."""
+    if "relevance" in data:
+        return "ndcg@10,recall@100,mrr@10"
+    if any(r is not None and not isinstance(r, str) for r in data.y):
+        return "map,mrr,p@1"
+    return "hits@1,hits@10,mrr"
+
+
 def _cmd_evaluate(args) -> int:
     model = _load_ranker(args.model_file)
-    metrics = [m.strip().lower() for m in args.metrics.split(",") if m.strip()]
-    if not metrics:
-        raise ValueError("--metrics: name at least one metric (hits@K, mrr or r@K/N)")
-    judges = {m: _metric(m) for m in metrics}
+    metrics = None if args.metrics is None else _ranking_metrics(args.metrics, args.no_answer)
     output = check_output(args.output)
     data = load_dialogs(args.file, args.format)
-    pools = sorted({pool for pool, _ in judges.values() if pool is not None})
-    by_pool = _gold_ranks(model, data, _progress(args), "evaluate", pools)
-    ranks = by_pool[None]
-    values = {m: judge(by_pool[pool]) for m, (pool, judge) in judges.items()}
+    if metrics is None:
+        metrics = _ranking_metrics(_default_metrics(data), args.no_answer)
+    values, skipped, missing = _judge(model, data, metrics, _progress(args), "evaluate")
     against = (
         "each example's candidates"
         if "candidate_lists" in data
         else f"the model's {len(model.candidates_)} candidates"
     )
+    n = len(data.X)
     if output is not None:
-        record = {"file": str(args.file), "n": len(ranks), "against": against, **values}
+        record = {"file": str(args.file), "n": n, "against": against, **values}
         output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     if not args.quiet:
-        print(f"{args.file}: {len(ranks)} examples, ranked against {against}")
-        missing = int(np.isinf(ranks).sum())
-        if missing and "candidate_lists" not in data:
-            print(f"{missing} responses are not among the candidates (counted as misses)")
+        print(f"{args.file}: {n} examples, ranked against {against} (ties at their expected value)")
+        if missing:
+            print(f"{missing} right responses are not among the candidates (counted as misses)")
+        for name, count in skipped.items():
+            if count:
+                print(
+                    f"{name}: {count} examples with no right response among their candidates, "
+                    "left out"
+                )
         for name, value in values.items():
-            print(f"{name:<9} {100 * value:6.2f}%" if name != "mrr" else f"{name:<9} {value:.4f}")
+            fraction = name.startswith(("mrr", "map", "ndcg"))
+            print(f"{name:<9} {value:.4f}" if fraction else f"{name:<9} {100 * value:6.2f}%")
     return 0
 
 
@@ -639,9 +686,11 @@ def build_parser() -> argparse.ArgumentParser:
         "task (its preset, chosen beforehand on held-out data, or the best point of its grid "
         "on dev), on the train split, and save it (single-task models of dialog bAbI and "
         "bAbI QA). With --train FILE: train a model on your own dialogs (JSON Lines, "
-        "Ubuntu-layout CSV/TSV or dialog bAbI files; see irdialog.datasets.load_dialogs); "
-        "the candidate set is --candidates or the training responses; with --valid and no "
-        "--set, each point of the model's small grid is fitted and the one with the best "
+        "Ubuntu-layout CSV/TSV, dialog bAbI, multi-turn TSV, DSTC7 JSON, ParlAI text, BEIR, "
+        "MS MARCO or pools by answer id; see irdialog.datasets.load_dialogs); the candidate "
+        "set is --candidates, else the corpus (BEIR, MS MARCO), else the training "
+        "responses; with --valid and no --set, each point of the model's small grid is "
+        "fitted and the one with the best "
         f"hits@1 on the valid file is kept ({_grid_help()}). On an Ubuntu training file "
         "(with labels) tfidf and bm25 take their statistics from every row, the other models "
         "learn from the rows labelled 1. "
@@ -667,8 +716,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     train.add_argument(
         "--format", choices=FORMATS, default=None,
-        help="with --train: the format of the files (default: from the suffix, .jsonl, .csv, "
-        ".tsv)",
+        help="with --train: the format of the files (default: inferred from the directory "
+        "layout, the first line or the suffix; see irdialog.datasets.load_dialogs)",
     )  # fmt: skip
     models = "; ".join(f"{name}: {', '.join(sorted(SUITES[name].models))}" for name in trainable)
     train.add_argument(
@@ -696,7 +745,8 @@ def build_parser() -> argparse.ArgumentParser:
     judged.add_argument("file", metavar="FILE", help="dialogs, as for train --train")
     judged.add_argument(
         "--format", choices=FORMATS, default=None,
-        help="the format of FILE (default: from the suffix, .jsonl, .csv, .tsv)",
+        help="the format of FILE (default: inferred from the directory layout, the first "
+        "line or the suffix; see irdialog.datasets.load_dialogs)",
     )  # fmt: skip
     judged.add_argument(
         "--quiet", action="store_true", help="no progress bars or messages; errors only"
@@ -706,16 +756,25 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[judged],
         help="score a saved model on dialogs",
         description="Rank each example's candidates when FILE gives them (JSON Lines "
-        "'candidates', Ubuntu evaluation files; ties counted against the response), else the "
-        "model's candidate set (ties to the lower candidate index, so hits@1 is the accuracy "
-        "of predict; a response that is not a candidate is a miss), and print the metrics.",
+        "'candidates', Ubuntu evaluation files), else the model's candidate set (a right "
+        "response that is not a candidate is a miss), and print the metrics. An example may "
+        "have several right responses (JSON Lines 'responses'). Tied scores count at their "
+        "expected value under a random order of the tied candidates.",
         **fmt,
     )
     evaluate.add_argument(
-        "--metrics", default="hits@1,hits@10,mrr", metavar="M,M,...",
-        help="comma-separated: hits@K (K >= 1), mrr, and r@K/N (the Ubuntu recall: the "
-        "response among the k best of itself and the first N - 1 other candidates of its "
-        "list, e.g. r@1/2, r@1/10, r@5/10; needs each example's candidates)",
+        "--metrics", default=None, metavar="M,M,...",
+        help="default: ndcg@10,recall@100,mrr@10 for BEIR and MS MARCO; map,mrr,p@1 when "
+        "an example has several right responses (or none); else hits@1,hits@10,mrr. "
+        "Comma-separated, K and N positive integers: hits@K, p@1, mrr, mrr@K, map, "
+        "ndcg@K, recall@K (the share of the right responses in the top K) and rN@K (recall@K "
+        "among the first N candidates of each list, the Ubuntu and Douban R10@1, R2@1; needs "
+        "each example's candidates)",
+    )  # fmt: skip
+    evaluate.add_argument(
+        "--no-answer", choices=("skip", "miss"), default="skip",
+        help="an example with no right response among its candidates: left out of the "
+        "averages (skip, as the Douban and E-commerce evaluation), or counted as 0 (miss)",
     )  # fmt: skip
     evaluate.add_argument("--output", metavar="FILE", help="also write the metrics as JSON here")
     evaluate.set_defaults(func=_cmd_evaluate)

@@ -57,6 +57,23 @@ def test_score_is_the_fraction_of_gold_responses_ranked_first():
     assert model.score(X, ["c", "b", "c", "unseen"]) == 0.25  # a gold reply no candidate is a miss
 
 
+def test_score_with_several_right_responses_is_p_at_1():
+    # best: q1 b, q2 a, q3 c, q4 a (a tie goes to the first candidate)
+    table = {"q1": [0, 2, 1], "q2": [5, 1, 1], "q3": [0, 1, 2], "q4": [1, 1, 0]}
+    X = ["q1", "q2", "q3", "q4"]
+    model = _TableRanker(table).fit(X, ["a"] * 4)
+    y = [["a", "b"], ("c", "b"), ["a", "b", "unseen"], "a"]  # right, wrong, wrong, right
+    assert model.score(X, y) == 0.5
+    assert model.score(X, y, sample_weight=[1, 2, 4, 1]) == 0.25  # (1 + 1) / 8
+    assert model.score(X, [["c"], ["a"], ["c", "a"], ["b", "a"]]) == 0.75
+    with pytest.raises(ValueError, match=r"y\[2\] is an empty list"):
+        model.score(X, ["a", "b", [], "c"])
+    with pytest.raises(TypeError, match=r"y\[1\]\[0\] must be a str, got int"):
+        model.score(X, ["a", [1], "b", "c"])
+    with pytest.raises(ValueError, match="4 contexts but y has 3"):
+        model.score(X, ["a", ["b"], "c"])
+
+
 def test_check_contexts_accepts_strings_and_contexts():
     ctx = Context(history=(Turn("user", "hi"),), query="q")
     out = check_contexts(["plain", ctx])
@@ -88,6 +105,8 @@ def test_check_responses_errors():
         check_responses(["a"], 2)
     with pytest.raises(TypeError, match=r"y\[0\]"):
         check_responses([float("nan")])
+    with pytest.raises(TypeError, match=r"y\[1\] holds several right responses.*one \(context"):
+        check_responses(["a", ["b", "c"]])
 
 
 def test_resolve_candidates_dedupes_in_order():

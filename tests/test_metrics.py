@@ -1,5 +1,6 @@
 """Tests of irdialog.metrics: against scikit-learn, hand-computed cases, and properties."""
 
+import itertools
 import pickle
 
 import numpy as np
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
-from sklearn.metrics import top_k_accuracy_score
+from sklearn.metrics import average_precision_score, ndcg_score, top_k_accuracy_score
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -17,11 +18,16 @@ from sklearn.preprocessing import FunctionTransformer
 import irdialog.metrics as metrics_module
 from irdialog.base import _top_k
 from irdialog.metrics import (
+    TIES,
+    answer_recall_at_k,
+    get_ranking_metric,
     gold_indices,
     gold_ranks,
     hits_at_k,
     make_ranking_scorer,
+    mean_average_precision,
     mean_reciprocal_rank,
+    ndcg_at_k,
     per_dialog_accuracy,
     per_response_accuracy,
     recall_at_k,
@@ -69,7 +75,7 @@ def test_hits_at_1_matches_rank_order_of_models_with_ties():
     top = _top_k(scores, 3)
     for k in (1, 2, 3):
         expected = np.mean((top[:, :k] == gold[:, None]).any(axis=1))
-        assert hits_at_k(gold, scores, k) == pytest.approx(expected)
+        assert hits_at_k(gold, scores, k, ties="index") == pytest.approx(expected)
 
 
 # -- hand-computed cases ------------------------------------------------------------------------
@@ -152,8 +158,9 @@ def test_minus_inf_padding_is_absent():
 
 def test_integer_and_float32_scores():
     scores = np.array([[3, 1, 2], [0, 5, 5]])
-    assert hits_at_k([0, 2], scores) == 0.5
-    assert hits_at_k([0, 2], scores.astype(np.float32)) == 0.5
+    assert hits_at_k([0, 2], scores, ties="index") == 0.5
+    assert hits_at_k([0, 2], scores.astype(np.float32), ties="index") == 0.5
+    assert hits_at_k([0, 2], scores.astype(np.float32)) == 0.75  # row 1: half of a tie
     assert hits_at_k([0, 2], scores.astype(np.float32), ties="pessimistic") == 0.5
 
 
@@ -188,8 +195,15 @@ def test_multi_answer_gold(form):
     np.testing.assert_array_equal(
         gold_ranks(gold, MULTI_SCORES, ties="pessimistic"), [2, 1, INF, 2, 2]
     )
-    assert hits_at_k(gold, MULTI_SCORES, 1) == pytest.approx(2 / 5)
-    assert mean_reciprocal_rank(gold, MULTI_SCORES) == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)
+    old = {"ties": "index", "no_answer": "miss"}
+    assert hits_at_k(gold, MULTI_SCORES, 1, **old) == pytest.approx(2 / 5)
+    mrr = mean_reciprocal_rank(gold, MULTI_SCORES, **old)
+    assert mrr == pytest.approx((0.5 + 1 + 0 + 0.5 + 1) / 5)
+    # expected ties, row 2 (no answer) left out: rows 3 and 4 are 3-way ties holding 2
+    # right answers: hits@1 = 2/3, MRR = 2/3 * 1 + 1/3 * 1/2 = 5/6
+    assert hits_at_k(gold, MULTI_SCORES, 1) == pytest.approx((0 + 1 + 2 / 3 + 2 / 3) / 4)
+    mrr = mean_reciprocal_rank(gold, MULTI_SCORES)
+    assert mrr == pytest.approx((0.5 + 1 + 5 / 6 + 5 / 6) / 4)
 
 
 def test_multi_answer_with_one_answer_each_equals_single_gold():
@@ -207,7 +221,12 @@ def test_multi_answer_ignores_minus_one_and_absent_answers():
     assert gold_ranks([[-1, 2, 1]], scores)[0] == 2
     assert gold_ranks([[-1, 2]], scores)[0] == INF
     np.testing.assert_array_equal(gold_ranks([[], []], [[1.0], [2.0]]), [INF, INF])
-    assert hits_at_k(np.full((2, 3), -1), [[1.0], [2.0]]) == 0.0
+    # a 2-D array pads with -1: these rows have no right answer
+    assert hits_at_k(np.full((2, 3), -1), [[1.0], [2.0]], no_answer="miss") == 0.0
+    with pytest.raises(ValueError, match="hits@1: no example has a right answer"):
+        hits_at_k(np.full((2, 3), -1), [[1.0], [2.0]])
+    # in a list, -1 is a right answer that is not a candidate: a miss, never skipped
+    assert hits_at_k([[-1], [0]], [[1.0], [2.0]]) == 0.5
 
 
 # -- accuracies and gold indices ----------------------------------------------------------------
@@ -299,7 +318,9 @@ def test_invalid_k(k):
 
 
 def test_invalid_ties_and_n():
-    with pytest.raises(ValueError, match=r"ties must be one of \('index', 'pessimistic'\)"):
+    with pytest.raises(
+        ValueError, match=r"ties must be one of \('expected', 'index', 'pessimistic'\)"
+    ):
         hits_at_k([0], [[0.1, 0.2]], ties="optimistic")
     with pytest.raises(ValueError, match="n=3 exceeds the 2 candidates"):
         recall_at_k([[0.1, 0.2]], 1, n=3)
@@ -366,7 +387,11 @@ def test_scorer_hits_and_mrr_match_the_functions():
     scores = np.asarray(TABLE)
     for k in (1, 2, 3, 10):
         assert make_ranking_scorer(f"hits@{k}")(est, X, y) == hits_at_k(gold, scores, k)
-    assert make_ranking_scorer("mrr")(est, X, y) == pytest.approx((1 + 1 / 2 + 1 / 2 + 0) / 4)
+    index = make_ranking_scorer("mrr", ties="index")(est, X, y)
+    assert index == pytest.approx((1 + 1 / 2 + 1 / 2 + 0) / 4)
+    # row 2, a 4-way tie: (1 + 1/2 + 1/3 + 1/4) / 4 = 25/48
+    expected = make_ranking_scorer("mrr")(est, X, y)
+    assert expected == pytest.approx((1 + 1 / 2 + 25 / 48 + 0) / 4)
     pess = make_ranking_scorer("mrr", ties="pessimistic")(est, X, y)
     assert pess == pytest.approx((1 + 1 / 2 + 1 / 4 + 0) / 4)
 
@@ -375,7 +400,10 @@ def test_scorer_hits_at_1_equals_predict_accuracy_with_ties():
     est = fitted()
     X, y = [0, 1, 2, 3], ["hello", "where", "hello", "where"]
     predicted = est.candidates_[_top_k(est.decision_function(X), 1)[:, 0]]
-    assert make_ranking_scorer("hits@1")(est, X, y) == per_response_accuracy(y, predicted) == 0.75
+    hits = make_ranking_scorer("hits@1", ties="index")(est, X, y)
+    assert hits == per_response_accuracy(y, predicted) == 0.75
+    # rows: hello first, where first, hello in a 4-way tie, where second
+    assert make_ranking_scorer("hits@1")(est, X, y) == (1 + 1 + 1 / 4 + 0) / 4
 
 
 def test_scorer_multi_answer_y():
@@ -436,7 +464,9 @@ def test_recall_scorer_with_a_perfect_and_a_constant_model():
     est = TableRanker(table=perfect, candidates=cands).fit(None)
     assert make_ranking_scorer("r@1-of-10")(est, np.arange(n), y) == 1.0
     est_const = TableRanker(table=np.zeros((n, c)), candidates=cands).fit(None)
-    assert make_ranking_scorer("r@1-of-10")(est_const, np.arange(n), y) == 0.0
+    assert make_ranking_scorer("r@1-of-10", ties="pessimistic")(est_const, np.arange(n), y) == 0.0
+    const = make_ranking_scorer("r@1-of-10")(est_const, np.arange(n), y)
+    assert const == pytest.approx(0.1)  # a 10-way tie: 1/10 a row
     assert make_ranking_scorer("r@1-of-10", ties="index")(est_const, np.arange(n), y) == 1.0
     with pytest.raises(ValueError, match="'r@1-of-20' needs at least 20 candidates, got 12"):
         make_ranking_scorer("r@1-of-20")(est, np.arange(n), y)
@@ -453,11 +483,11 @@ def test_scorer_names(name, key):
     assert pickle.loads(pickle.dumps(scorer)).name == key
 
 
-@pytest.mark.parametrize("name", ["hits", "hits@", "hits@k", "top1", "map", "r@1", "r@1of10", ""])
+@pytest.mark.parametrize("name", ["hits", "hits@", "hits@k", "top1", "p@2", "r@1", "r@1of10", ""])
 def test_unknown_scorer_name_lists_the_valid_ones(name):
-    with pytest.raises(ValueError, match="unknown ranking scorer") as info:
+    with pytest.raises(ValueError, match="unknown ranking metric") as info:
         make_ranking_scorer(name)
-    for valid in ("'hits@K'", "'mrr'", "'r@K-of-N'"):
+    for valid in ("'hits@K'", "'mrr'", "'map'", "'ndcg@K'", "'rN@K'", "'r@K-of-N'"):
         assert valid in str(info.value)
 
 
@@ -503,10 +533,11 @@ def test_scorer_in_grid_search_and_pipeline():
         refit="mrr",
         cv=KFold(3),
     ).fit(X, y)
-    np.testing.assert_allclose(grid.cv_results_["mean_test_hits@1"], [1.0, 0.25])
+    # bonus 0: row 2 is a 4-way tie (1/4); bonus 1: "ok" wins every row
+    np.testing.assert_allclose(grid.cv_results_["mean_test_hits@1"], [3.25 / 4, 0.25])
     assert grid.best_params_ == {"bonus": 0.0}
     pipe = make_pipeline(FunctionTransformer(), fitted()).fit(X, y)
-    assert make_ranking_scorer("hits@1")(pipe, X, y) == 1.0
+    assert make_ranking_scorer("hits@1", ties="index")(pipe, X, y) == 1.0
 
 
 # -- properties ---------------------------------------------------------------------------------
@@ -531,14 +562,14 @@ def test_properties_of_ranks_and_metrics(problem):
     for ties in ("index", "pessimistic"):
         ranks = gold_ranks(gold, scores, ties=ties)
         np.testing.assert_array_equal(ranks, reference_ranks(gold, scores, ties))
-        hits = [hits_at_k(gold, scores, k, ties=ties) for k in range(1, c + 2)]
+        hits = [hits_at_k(gold, scores, k, ties=ties, no_answer="miss") for k in range(1, c + 2)]
         assert all(0.0 <= h <= 1.0 for h in hits)
         assert hits == sorted(hits)  # monotone in k
         present = np.array(
             [any(a >= 0 and scores[i, a] > -INF for a in g) for i, g in enumerate(gold)]
         )
         assert hits[c - 1] == pytest.approx(present.mean())  # hits@n_candidates: every present gold
-        mrr = mean_reciprocal_rank(gold, scores, ties=ties)
+        mrr = mean_reciprocal_rank(gold, scores, ties=ties, no_answer="miss")
         assert hits[0] <= mrr + 1e-12
         assert mrr <= hits[-1] + 1e-12
     assert (
@@ -565,3 +596,357 @@ def test_single_gold_present_and_finite(scores, data):
     assert 0.0 < mrr <= 1.0
     top = _top_k(scores, c)  # the gold sits where `rank` puts it
     np.testing.assert_array_equal(ranks, 1 + np.argmax(top == gold[:, None], axis=1))
+
+
+# -- several right answers, ties at their expected value ----------------------------------------
+
+# Row 0: right answers {1, 3} in a 3-way tie at places 2-4 (one candidate above it).
+# Row 1: right answer 2 at place 3, one right answer outside the candidates (-1), column 4
+#        absent (-inf): R = 2 right answers.
+# Row 2: no right answer (left out by no_answer="skip", 0 with "miss").
+HAND_SCORES = np.array(
+    [
+        [0.9, 0.5, 0.5, 0.5, 0.1],
+        [0.8, 0.6, 0.4, 0.2, -INF],
+        [0.3, 0.3, 0.3, 0.3, 0.3],
+    ]
+)
+HAND_GOLD = [[1, 3], [2, -1], []]
+_D = 1 / np.log2(np.arange(2, 7))  # the DCG discounts of places 1..5
+HAND_VALUES = {
+    # row 0: the first place of the tie is right with P = C(2,1)/C(3,2) = 2/3; row 1: rank 3
+    "p@1": [0.0, 0.0],
+    "hits@1": [0.0, 0.0],
+    "hits@2": [2 / 3, 0.0],
+    "hits@3": [1.0, 1.0],
+    # row 0: first right answer at rank 2 (P 2/3) or 3 (P 1/3): 2/3 * 1/2 + 1/3 * 1/3 = 4/9
+    "mrr": [4 / 9, 1 / 3],
+    "mrr@2": [1 / 3, 0.0],
+    # row 0: the wrong candidate of the tie at place 2, 3 or 4 gives AP 7/12, 1/2, 5/12;
+    # row 1: (1/3 + 0) / 2
+    "map": [1 / 2, 1 / 6],
+    # row 0: one of the tie's 3 places is in the top 2, so 2/3 of a right answer, of 2
+    "recall@2": [1 / 3, 0.0],
+    "recall@3": [2 / 3, 1 / 2],
+    # row 0: gain 2/3 at places 2 and 3; ideal: gains 1 at places 1 and 2 (R = 2 both rows)
+    "ndcg@3": [2 / 3 * (_D[1] + _D[2]) / (_D[0] + _D[1]), _D[2] / (_D[0] + _D[1])],
+    "ndcg": [
+        2 / 3 * (_D[1] + _D[2] + _D[3]) / (_D[0] + _D[1]),
+        _D[2] / (_D[0] + _D[1]),
+    ],
+    # the first 3 candidates: row 0 right {1} tied with 2 at place 2; row 1 right {2} at 3
+    "r3@1": [0.0, 0.0],
+    "r3@2": [1 / 2, 0.0],
+    "r3@3": [1.0, 1.0],
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_VALUES))
+def test_every_metric_on_a_hand_case(name):
+    rows = HAND_VALUES[name]
+    metric = get_ranking_metric(name)
+    values = metric.per_example(HAND_GOLD, HAND_SCORES)
+    np.testing.assert_allclose(values[:2], rows, atol=1e-12)
+    assert np.isnan(values[2])  # no right answer: skipped
+    assert metric(HAND_GOLD, HAND_SCORES) == pytest.approx(np.mean(rows))
+    miss = get_ranking_metric(name, no_answer="miss")
+    assert miss(HAND_GOLD, HAND_SCORES) == pytest.approx(np.sum(rows) / 3)
+
+
+def test_the_functions_are_the_named_metrics():
+    g, s = HAND_GOLD, HAND_SCORES
+    assert hits_at_k(g, s, 2) == get_ranking_metric("hits@2")(g, s)
+    assert mean_reciprocal_rank(g, s, k=2) == get_ranking_metric("mrr@2")(g, s)
+    assert mean_average_precision(g, s) == get_ranking_metric("map")(g, s)
+    assert ndcg_at_k(g, s, 3) == get_ranking_metric("ndcg@3")(g, s)
+    assert ndcg_at_k(g, s) == get_ranking_metric("ndcg")(g, s)
+    assert answer_recall_at_k(g, s, 2) == get_ranking_metric("recall@2")(g, s)
+    assert answer_recall_at_k(g, s, 2, n=3) == get_ranking_metric("r3@2")(g, s)
+    assert hits_at_k(g, s, 2, ties="index") == get_ranking_metric("hits@2", ties="index")(g, s)
+
+
+def test_a_three_way_tie_at_the_top_earns_a_third():
+    scores = [[0.7, 0.7, 0.7, 0.1]]
+    assert get_ranking_metric("p@1")([0], scores) == 1 / 3
+    assert hits_at_k([0], scores, ties="index") == 1.0
+    assert hits_at_k([1], scores, ties="index") == 0.0
+    assert hits_at_k([0], scores, ties="pessimistic") == 0.0
+    assert hits_at_k([0], scores, k=2) == pytest.approx(2 / 3)
+    assert mean_reciprocal_rank([0], scores) == pytest.approx((1 + 1 / 2 + 1 / 3) / 3)
+    assert recall_at_k(scores, 1, ties="expected") == pytest.approx(1 / 3)
+
+
+def test_a_model_that_scores_everything_alike_gets_chance():
+    scores = np.zeros((50, 10))
+    gold = [[0]] * 25 + [[3, 7]] * 25  # one right answer, then two
+    assert hits_at_k(gold, scores) == pytest.approx((1 / 10 + 2 / 10) / 2)
+    assert answer_recall_at_k(gold, scores, 5) == pytest.approx(1 / 2)
+    assert get_ranking_metric("r10@1")(np.zeros(50, int), scores) == pytest.approx(1 / 10)
+    assert get_ranking_metric("r2@1")(np.zeros(50, int), scores) == pytest.approx(1 / 2)
+
+
+def _orders(row, gains, ties):
+    """Every order of the present candidates of a row the tie rule allows (each equally
+    likely under "expected")."""
+    present = [j for j in range(len(row)) if row[j] > -INF]
+    if ties == "index":
+        return [sorted(present, key=lambda j: (-row[j], j))]
+    if ties == "pessimistic":
+        return [sorted(present, key=lambda j: (-row[j], gains[j], j))]
+    levels = sorted({row[j] for j in present}, reverse=True)
+    groups = [list(itertools.permutations([j for j in present if row[j] == v])) for v in levels]
+    return [[j for part in parts for j in part] for parts in itertools.product(*groups)]
+
+
+def _judge_order(kind, k, order, gains, outside):
+    """One metric of one ranking, by its textbook definition; ``outside``: the gains of the
+    right answers that are not candidates."""
+    rel = [gains[j] for j in order]
+    n_right = sum(g > 0 for g in gains) + len(outside)
+    k = len(gains) + len(outside) if k is None else k
+    if kind == "hits":
+        return float(any(g > 0 for g in rel[:k]))
+    if kind == "mrr":
+        return next((1 / (p + 1) for p, g in enumerate(rel[:k]) if g > 0), 0.0)
+    if kind == "map":
+        found = np.cumsum([g > 0 for g in rel])
+        return sum(found[p] / (p + 1) for p, g in enumerate(rel) if g > 0) / n_right
+    if kind == "recall":
+        return sum(g > 0 for g in rel[:k]) / n_right
+    ideal = sorted(list(gains) + list(outside), reverse=True)[:k]
+    dcg = sum(g / np.log2(p + 2) for p, g in enumerate(rel[:k]))
+    return dcg / sum(g / np.log2(p + 2) for p, g in enumerate(ideal))
+
+
+def reference_metric(name, gold_gains, outside, scores, ties, no_answer):
+    """The mean of a metric over every order the tie rule allows, example by example."""
+    spec = metrics_module._parse_name(name)
+    out = []
+    for row, gains, o in zip(scores, gold_gains, outside, strict=True):
+        row, gains = list(row), list(gains)
+        if spec.n is not None:
+            row, gains, o = row[: spec.n], gains[: spec.n], []
+        if not any(g > 0 for g in gains) and not o:
+            out.append(np.nan if no_answer == "skip" else 0.0)
+            continue
+        orders = _orders(row, gains, ties)
+        out.append(np.mean([_judge_order(spec.kind, spec.k, t, gains, o) for t in orders]))
+    return np.array(out)
+
+
+NAMES = ["hits@1", "hits@2", "p@1", "mrr", "mrr@2", "map", "recall@1", "recall@3", "ndcg",
+         "ndcg@2", "r2@1", "r3@2"]  # fmt: skip
+
+
+@st.composite
+def judged_problems(draw):
+    """Scores with many ties and -inf, and gold as index lists (with -1), graded gains, or
+    mappings of indices to gains (negative keys: right answers outside the candidates);
+    with the gains of each candidate and of the right answers outside the candidates."""
+    n = draw(st.integers(1, 4))
+    c = draw(st.integers(3, 6))
+    values = st.sampled_from([-INF, 0.0, 0.5, 1.0, 2.0])
+    scores = draw(hnp.arrays(np.float64, (n, c), elements=values))
+    grades = st.sampled_from([0.0, 1.0, 3.0])
+    form = draw(st.sampled_from(["gains", "lists", "mappings"]))
+    if form == "gains":
+        gains = draw(hnp.arrays(np.float64, (n, c), elements=grades))
+        return scores, gains, gains, [[]] * n
+    gains = np.zeros((n, c))
+    if form == "mappings":
+        keys = st.integers(-3, c - 1)
+        maps = draw(st.lists(st.dictionaries(keys, grades, max_size=4), min_size=n, max_size=n))
+        for i, answers in enumerate(maps):
+            gains[i, [j for j in answers if j >= 0]] = [g for j, g in answers.items() if j >= 0]
+        outside = [[g for j, g in answers.items() if j < 0 and g > 0] for answers in maps]
+        return scores, maps, gains, outside
+    lists = draw(st.lists(st.lists(st.integers(-1, c - 1), max_size=3), min_size=n, max_size=n))
+    for i, answers in enumerate(lists):
+        gains[i, [a for a in answers if a >= 0]] = 1.0
+    return scores, lists, gains, [[1.0] * a.count(-1) for a in lists]
+
+
+@settings(max_examples=150, deadline=None)
+@given(judged_problems())
+def test_every_metric_is_its_mean_over_the_orders_of_the_ties(problem):
+    # "expected" is exact: the average over every order of the tied candidates
+    scores, gold, gains, outside = problem
+    for ties in TIES:
+        for no_answer in ("skip", "miss"):
+            for name in NAMES:
+                got = get_ranking_metric(name, ties=ties, no_answer=no_answer)
+                want = reference_metric(name, gains, outside, scores, ties, no_answer)
+                np.testing.assert_allclose(
+                    got.per_example(gold, scores), want, atol=1e-12, err_msg=f"{name} {ties}"
+                )
+
+
+@settings(max_examples=100, deadline=None)
+@given(judged_problems(), st.randoms(use_true_random=False))
+def test_no_metric_depends_on_the_order_of_the_candidates(problem, random):
+    scores, gold, gains, outside = problem
+    n, c = scores.shape
+    for name in NAMES:
+        metric = get_ranking_metric(name, no_answer="miss")
+        head = metric.n or c  # rN@K: its first N stay the first N
+        perm = random.sample(range(head), head) + random.sample(range(head, c), c - head)
+        inverse = np.argsort(perm)
+        if isinstance(gold, np.ndarray):
+            moved = gold[:, perm]
+        elif isinstance(gold[0], dict):
+            moved = [{int(inverse[j]) if j >= 0 else j: g for j, g in a.items()} for a in gold]
+        else:
+            moved = [[int(inverse[a]) if a >= 0 else -1 for a in answers] for answers in gold]
+        np.testing.assert_allclose(
+            metric.per_example(moved, scores[:, perm]),
+            metric.per_example(gold, scores),
+            atol=1e-12,
+            err_msg=name,
+        )
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("k", [None, 1, 3, 5])
+def test_ndcg_matches_sklearn_with_ties(seed, k):
+    rng = np.random.default_rng(seed)
+    gains = rng.choice([0.0, 0.0, 1.0, 2.0, 3.0], size=(30, 8))
+    gains[gains.sum(axis=1) == 0, 0] = 1.0  # sklearn gives 0 to a row with no gain
+    scores = rng.integers(0, 4, size=(30, 8)).astype(float)  # many ties
+    expected = ndcg_score(gains, scores, k=k, ignore_ties=False)
+    assert ndcg_at_k(gains, scores, k) == pytest.approx(expected)
+    binary = gains > 0
+    expected = ndcg_score(binary, scores, k=k, ignore_ties=False)
+    assert ndcg_at_k(binary, scores, k) == pytest.approx(expected)
+    lists = [np.flatnonzero(row).tolist() for row in binary]
+    assert ndcg_at_k(lists, scores, k) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_average_precision_matches_sklearn_without_ties(seed):
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=(40, 9))
+    labels = rng.random((40, 9)) < 0.3
+    labels[labels.sum(axis=1) == 0, 0] = True
+    expected = np.mean([average_precision_score(y, s) for y, s in zip(labels, scores)])
+    for ties in TIES:  # no ties: every rule agrees
+        assert mean_average_precision(labels, scores, ties=ties) == pytest.approx(expected)
+
+
+def test_recall_at_k_with_expected_ties_is_rn_at_k_with_the_response_first():
+    rng = np.random.default_rng(0)
+    scores = rng.integers(0, 3, size=(60, 10)).astype(float)
+    gold = np.zeros(60, int)
+    for n, k in ((2, 1), (10, 1), (10, 2), (10, 5)):
+        got = get_ranking_metric(f"r{n}@{k}")(gold, scores)
+        assert recall_at_k(scores, k, n, ties="expected") == pytest.approx(got)
+
+
+def test_metric_values_of_blocks_average_to_the_whole(monkeypatch):
+    rng = np.random.default_rng(0)
+    scores = rng.integers(0, 3, size=(37, 6)).astype(float)
+    gold = [list(rng.choice(6, size=rng.integers(0, 3), replace=False)) for _ in range(37)]
+    for name in NAMES:
+        metric = get_ranking_metric(name)
+        whole = metric(gold, scores)
+        parts = [metric.per_example(gold[i : i + 5], scores[i : i + 5]) for i in range(0, 37, 5)]
+        assert metric.average(np.concatenate(parts)) == pytest.approx(whole)
+        monkeypatch.setattr(metrics_module, "_BLOCK_ELEMENTS", 12)  # 2 rows a block
+        assert metric(gold, scores) == pytest.approx(whole)
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical", "k", "n"),
+    [("HITS@10", "hits@10", 10, None), (" P@1 ", "p@1", 1, None), ("MRR@10", "mrr@10", 10, None),
+     ("map", "map", None, None), ("nDCG@10", "ndcg@10", 10, None), ("ndcg", "ndcg", None, None),
+     ("Recall@100", "recall@100", 100, None), ("R10@1", "r10@1", 1, 10),
+     ("r100@1", "r100@1", 1, 100)],
+)  # fmt: skip
+def test_metric_names(name, canonical, k, n):
+    metric = get_ranking_metric(name)
+    assert (metric.name, metric.k, metric.n) == (canonical, k, n)
+    assert repr(metric) == f"get_ranking_metric({canonical!r}, ties='expected', no_answer='skip')"
+    again = pickle.loads(pickle.dumps(metric))
+    scores = np.random.default_rng(0).integers(0, 5, size=(4, 100))
+    gold = [[0], [1, 2], [50], [99, 3]]
+    assert again(gold, scores) == metric(gold, scores)
+
+
+@pytest.mark.parametrize(
+    ("name", "error", "match"),
+    [
+        ("r@1/10", ValueError, r"unknown ranking metric 'r@1/10'.*write 'rN@K'"),
+        ("precision@5", ValueError, r"valid names are 'hits@K', 'p@1', 'mrr', 'mrr@K', 'map'"),
+        ("p@5", ValueError, "unknown ranking metric 'p@5'"),
+        ("ndcg@0", ValueError, "'ndcg@0': k must be at least 1"),
+        ("mrr@0", ValueError, "'mrr@0': k must be at least 1"),
+        ("r0@1", ValueError, "'r0@1': N must be at least 1"),
+        ("r2@5", ValueError, "'r2@5': K must be at most N"),
+        ("r@1-of-10", ValueError, r"a scorer \(make_ranking_scorer\).*'r10@1'"),
+        (10, TypeError, "name must be a str"),
+    ],
+)
+def test_bad_metric_names_are_named(name, error, match):
+    with pytest.raises(error, match=match):
+        get_ranking_metric(name)
+
+
+def test_bad_options_and_gold_are_named():
+    s = [[0.1, 0.2, 0.3]]
+    with pytest.raises(ValueError, match="no_answer must be one of"):
+        get_ranking_metric("map", no_answer="zero")
+    with pytest.raises(ValueError, match="ties must be one of"):
+        mean_average_precision([[0]], s, ties="random")
+    with pytest.raises(ValueError, match="a tie has none"):
+        gold_ranks([0], s, ties="expected")
+    with pytest.raises(ValueError, match=r"gains must be finite and non-negative; gold\[0\]\[1\]"):
+        ndcg_at_k(np.array([[0.0, -1.0, 0.0]]), s)
+    with pytest.raises(ValueError, match="gains must be finite"):
+        ndcg_at_k(np.array([[0.0, np.nan, 1.0]]), s)
+    with pytest.raises(ValueError, match=r"gold gain matrix must have the shape of scores"):
+        ndcg_at_k(np.ones((1, 2)), s)
+    with pytest.raises(TypeError, match=r"gold\[0\] must be a candidate index.*gold_indices"):
+        mean_average_precision([["a"], "b"], [[0.1], [0.2]])
+    with pytest.raises(TypeError, match=r"gold\[1\] is a str"):
+        mean_average_precision([[0], "b"], [[0.1], [0.2]])
+    with pytest.raises(TypeError, match=r"gold\[1\] must be a candidate index"):
+        mean_average_precision([[0], [[0, 1]]], [[0.1, 0.2], [0.3, 0.4]])
+    with pytest.raises(ValueError, match=r"gold\[0\]\[1\] = 3 is not a valid index"):
+        mean_average_precision([[0, 3]], s)
+    with pytest.raises(ValueError, match="'r5@1' needs the first 5 candidates"):
+        get_ranking_metric("r5@1")([0], s)
+    with pytest.raises(ValueError, match="map: no example has a right answer"):
+        mean_average_precision([[], []], [[0.1], [0.2]])
+    with pytest.raises(ValueError, match=r"'r10@1' takes the first 10 candidates .* 'r@1-of-10'"):
+        make_ranking_scorer("r10@1")
+
+
+def test_scorer_with_the_new_metrics_and_several_answers():
+    est = fitted()
+    X = [1, 3]
+    # row 1 ranks where, api_call rome, ok, hello; row 3 ranks ok, where, api_call rome, hello
+    y = [["hello", "api_call rome"], ("bye", "where")]
+    assert make_ranking_scorer("map")(est, X, y) == pytest.approx(((1 / 2 + 2 / 4) / 2 + 1 / 4) / 2)
+    assert make_ranking_scorer("recall@2")(est, X, y) == pytest.approx((1 / 2 + 1 / 2) / 2)
+    assert make_ranking_scorer("p@1")(est, X, [[], ["where"]]) == 0.0  # the empty one skipped
+    no = make_ranking_scorer("mrr", no_answer="miss")
+    assert no(est, X, [[], ["where"]]) == pytest.approx(1 / 4)
+
+
+def test_graded_gold_as_mappings_with_right_answers_outside_the_candidates():
+    # candidate 0 (gain 2) ranks first; a right answer of gain 3 was not retrieved (key -1)
+    gold, scores = [{0: 2.0, 1: 0.0, -1: 3.0}], [[0.9, 0.1]]
+    ideal = 3.0 + 2.0 / np.log2(3)  # gains 3 then 2
+    assert ndcg_at_k(gold, scores, 2) == pytest.approx(2.0 / ideal)
+    assert answer_recall_at_k(gold, scores, 1) == 0.5  # 1 of 2 right answers
+    assert mean_average_precision(gold, scores) == 0.5  # (1/1 + 0) / 2
+    assert hits_at_k(gold, scores) == 1.0
+    assert hits_at_k([{1: 0.0}], scores, no_answer="miss") == 0.0  # judged, not right
+    with pytest.raises(ValueError, match="no example has a right answer"):
+        hits_at_k([{1: 0.0}], scores)
+    with pytest.raises(ValueError, match=r"gold\[0\] maps 5, not a valid index into 2"):
+        hits_at_k([{5: 1.0}], scores)
+    with pytest.raises(ValueError, match=r"non-negative; gold\[0\]\[1\] = -1.0"):
+        hits_at_k([{1: -1.0}], scores)
+    with pytest.raises(TypeError, match=r"gold\[0\] must map candidate indices to gains"):
+        hits_at_k([{"a": 1.0}], scores)

@@ -3,6 +3,7 @@ train --train, evaluate and rank."""
 
 import gzip
 import json
+import re
 
 import numpy as np
 import pytest
@@ -16,6 +17,8 @@ from irdialog.datasets import (
     write_dialogs,
 )
 from irdialog.datasets._base import bundled_data_dir
+from irdialog.metrics import get_ranking_metric, gold_indices, hits_at_k, recall_at_k
+from irdialog.persist import load
 
 
 def _jsonl(path, *records):
@@ -226,7 +229,12 @@ def test_train_evaluate_rank_round_trip(tmp_path, capsys):
     data = load_dialogs(valid)
     metrics = _evaluate(model_file, valid)
     assert metrics["n"] == 12 and metrics["against"] == "the model's 4 candidates"
-    assert metrics["hits@1"] == model.score(data.X, data.y) and metrics["hits@10"] == 1.0
+    gold = gold_indices(data.y, model.candidates_)
+    scores = model.decision_function(data.X)
+    assert metrics["hits@1"] == hits_at_k(gold, scores) and metrics["hits@10"] == 1.0
+    # score is predict's accuracy: ties to the lower index, evaluate counts them at their
+    # expected value
+    assert model.score(data.X, data.y) == hits_at_k(gold, scores, ties="index")
     ranks = tmp_path / "ranks.jsonl"
     _run("rank", model_file, valid, "-k", "2", "--output", ranks, "--quiet")
     lines = [json.loads(line) for line in ranks.read_text().splitlines()]
@@ -300,10 +308,14 @@ def test_train_errors(tmp_path, capsys, argv, message):
 @pytest.mark.parametrize(
     "metric, candidates, message",
     [
-        ("hits@0", False, "unknown metric 'hits@0'"),
-        ("r@3/2", False, "unknown metric 'r@3/2'"),
-        ("r@1/2", False, "give them in the file"),
-        ("r@1/3", True, "example 1 has 2 candidates; r@K/3 needs 3"),
+        ("hits@0", False, "--metrics: ranking metric 'hits@0': k must be at least 1"),
+        ("r@1/2", False, "unknown ranking metric 'r@1/2'; valid names are 'hits@K', 'p@1'"),
+        ("r@1/2", False, "write 'rN@K'"),
+        ("p@2", False, "'ndcg@K', 'recall@K' and 'rN@K'"),
+        ("r2@3", False, "'r2@3': K must be at most N"),
+        ("r@1-of-2", False, "it is a scorer (make_ranking_scorer)"),
+        ("r2@1", False, "give them in the file"),
+        ("r3@1", True, "example 1 has 2 candidates; r3@1 needs the first 3"),
     ],
 )
 def test_evaluate_rejects_an_unknown_or_impossible_metric(tmp_path, capsys, metric, candidates,
@@ -354,7 +366,13 @@ def _check_babi_tfidf_equals_the_bench(task, tmp_path, data_home=None):
     hits = _evaluate(model_file, tmp_path / "tst.jsonl", metrics="hits@1")["hits@1"]
     run = bench_dialog_babi("tfidf", tasks=[task], data_home=data_home, progress=False)
     [row] = [r for r in run["rows"] if r["split"] == "tst"]
-    assert 100.0 * hits == row["per_response"]
+    # the bench counts predict's accuracy (ties to the lower index), evaluate each tie at
+    # its expected value: the same ranking judged by the two rules
+    model, test = load(model_file), load_dialogs(tmp_path / "tst.jsonl")
+    scores = model.decision_function(test.X)
+    gold = gold_indices(test.y, model.candidates_)
+    assert 100.0 * hits_at_k(gold, scores, ties="index") == row["per_response"]
+    assert hits == hits_at_k(gold, scores)
 
 
 def test_dialog_babi_task_1_as_jsonl_gives_the_tfidf_bench(tmp_path, bundled_only):
@@ -373,15 +391,19 @@ def _check_ubuntu_tfidf_equals_the_bench(home, tmp_path):
     model_file = tmp_path / "tfidf.npz"
     _run("train", "--train", folder / "train.csv", "--model", "tfidf", "--save", model_file,
          "--quiet")  # fmt: skip
-    metrics = _evaluate(model_file, folder / "test.csv", metrics="r@1/2,r@1/10,r@2/10,r@5/10")
+    metrics = _evaluate(model_file, folder / "test.csv", metrics="r2@1,r10@1,r10@2,r10@5")
     run = bench_ubuntu("tfidf", data_home=home, progress=False)
     bench = {r["metric"]: r["value"] for r in run["rows"]}
-    ours = {f"r{k}@{n}": 100.0 * metrics[f"r@{k}/{n}"] for k, n in ((1, 2), (1, 10), (2, 10),
-                                                                    (5, 10))}  # fmt: skip
-    assert ours == {m: bench[m] for m in ours}
-    # over the whole list, r@K/10 is hits@K
+    # the bench counts ties against the response (recall_at_k's default), evaluate at their
+    # expected value: the same scores judged by the two rules
+    model, test = load(model_file), load_dialogs(folder / "test.csv")
+    scores = model.rank_candidates(test.X, test.candidate_lists)
+    for n, k in ((2, 1), (10, 1), (10, 2), (10, 5)):
+        assert 100.0 * recall_at_k(scores, k, n) == bench[f"r{k}@{n}"]
+        assert metrics[f"r{n}@{k}"] == pytest.approx(recall_at_k(scores, k, n, ties="expected"))
+    # over the whole list, r10@K is hits@K
     again = _evaluate(model_file, folder / "test.csv", metrics="hits@1,hits@2,hits@5")
-    assert [again[f"hits@{k}"] for k in (1, 2, 5)] == [metrics[f"r@{k}/10"] for k in (1, 2, 5)]
+    assert [again[f"hits@{k}"] for k in (1, 2, 5)] == [metrics[f"r10@{k}"] for k in (1, 2, 5)]
 
 
 def test_ubuntu_csv_gives_the_tfidf_bench(tmp_path):
@@ -433,3 +455,117 @@ def test_train_threads_and_progress_reach_the_model(tmp_path, capsys, monkeypatc
          "--save", model_file)  # fmt: skip
     assert load(model_file).get_params()["n_jobs"] == 2
     assert "2/2" in capsys.readouterr().err  # the model's own progress bar, over its epochs
+
+
+# --------------------------------------------------------------------------- several answers, ties
+
+
+def test_jsonl_responses_round_trip_and_errors(tmp_path):
+    path = _jsonl(
+        tmp_path / "d.jsonl",
+        {"query": "q1", "response": "a", "responses": ["b", "a"], "candidates": ["x", "b"]},
+        {"query": "q2", "responses": [" c "], "candidates": ["c", "y"]},
+        {"query": "q3", "response": "d", "candidates": ["d", "z"]},
+    )  # fmt: skip
+    data = load_dialogs(path)
+    # 'response' first, each right response once; the missing ones added before the others
+    assert data.y == [["a", "b"], ["c"], "d"]
+    assert data.candidate_lists == [["a", "x", "b"], ["c", "y"], ["d", "z"]]
+    again = load_dialogs(write_dialogs(tmp_path / "again.jsonl", data.X, data.y,
+                                       candidate_lists=data.candidate_lists))  # fmt: skip
+    assert again.y == data.y and again.candidate_lists == data.candidate_lists
+    for record, message in [
+        ({"query": "q", "responses": []}, "line 1: expected 'responses' to be a non-empty list"),
+        ({"query": "q", "responses": ["a", ""]}, "'responses' to hold non-empty str only"),
+        ({"query": "q", "responses": "a"}, "'responses' to be a non-empty list of str"),
+        ({"query": "q"}, "a 'response' (or 'responses'"),
+        ({"query": "q", "responses": ["a"], "label": 1}, "'label' with a single 'response'"),
+    ]:
+        with pytest.raises(DataFormatError, match=re.escape(message)):
+            load_dialogs(_jsonl(tmp_path / "bad.jsonl", record))
+
+
+def _no_shared_word_file(path):
+    """Ten candidates per query, none sharing a word with it: every score ties."""
+    records = []
+    for i in range(20):
+        cands = [f"reply{i}x{j}" for j in range(10)]
+        records.append({"query": f"unseen{i} words{i}", "response": cands[i % 10],
+                        "candidates": cands})  # fmt: skip
+    return _jsonl(path, *records)
+
+
+def test_evaluate_counts_a_tie_at_its_expected_value(tmp_path, capsys):
+    from irdialog.cli import main
+
+    train = _shop_file(tmp_path / "train.jsonl")
+    model_file = tmp_path / "m.npz"
+    _run("train", "--train", train, "--model", "tfidf", "--save", model_file, "--quiet")
+    test = _no_shared_word_file(tmp_path / "ties.jsonl")
+    metrics = "hits@1,hits@5,mrr,map,ndcg@10,recall@5,r10@1,r2@1"
+    assert main(["evaluate", str(model_file), str(test), "--metrics", metrics]) == 0
+    out = capsys.readouterr().out
+    assert "hits@1     10.00%" in out  # a 10-way tie holding the response: 1/10
+    assert "hits@5     50.00%" in out
+    values = _evaluate(model_file, test, metrics=metrics)
+    mrr = sum(1 / r for r in range(1, 11)) / 10
+    assert values["mrr"] == pytest.approx(mrr) and values["map"] == pytest.approx(mrr)
+    assert values["recall@5"] == pytest.approx(0.5) and values["r10@1"] == pytest.approx(0.1)
+    # r2@1: the first two candidates hold the response in examples 0, 1, 10 and 11 only
+    assert values["r2@1"] == pytest.approx(0.5)
+    assert main(["evaluate", str(model_file), str(test), "--metrics", "r2@1"]) == 0
+    assert "r2@1: 16 examples with no right response among their candidates, left out" in (
+        capsys.readouterr().out
+    )
+    miss = _evaluate(model_file, test, "--no-answer", "miss", metrics="r2@1")
+    assert miss["r2@1"] == pytest.approx(0.5 * 4 / 20)
+
+
+def test_evaluate_with_several_right_responses(tmp_path):
+    train = _shop_file(tmp_path / "train.jsonl")
+    model_file = tmp_path / "m.npz"
+    _run("train", "--train", train, "--model", "tfidf", "--save", model_file, "--quiet")
+    model = load(model_file)
+    records = [
+        {"query": "a table for two please", "responses": ["for when?", "you are welcome"]},
+        {"query": "thanks a lot", "responses": ["goodbye", "you are welcome"]},
+        {"query": "hi", "response": "hello, what can i do for you?"},
+    ]
+    test = _jsonl(tmp_path / "multi.jsonl", *records)
+    data = load_dialogs(test)
+    names = ["p@1", "hits@2", "mrr", "map", "recall@2", "ndcg@3"]
+    got = _evaluate(model_file, test, metrics=",".join(names))
+    # against the model's candidates: "goodbye" is not one, a miss in recall and MAP
+    scores = model.decision_function(data.X)
+    gold = [gold_indices([r] if isinstance(r, str) else r, model.candidates_) for r in data.y]
+    assert gold[1].tolist()[0] == -1
+    for name in names:
+        assert got[name] == pytest.approx(get_ranking_metric(name)(gold, scores)), name
+    # score is P@1 with predict's tie rule (the lower candidate index)
+    assert model.score(data.X, data.y) == hits_at_k(gold, scores, ties="index")
+    with_lists = _jsonl(
+        tmp_path / "lists.jsonl",
+        *[{**r, "candidates": ["goodbye", "for when?", "booked, see you tonight"]}
+          for r in records],
+    )  # fmt: skip
+    got = _evaluate(model_file, with_lists, metrics=",".join(names))
+    data = load_dialogs(with_lists)
+    scores = model.rank_candidates(data.X, data.candidate_lists)
+    gold = [[c.index(r) for r in ([y] if isinstance(y, str) else y)]
+            for c, y in zip(data.candidate_lists, data.y)]  # fmt: skip
+    for name in names:
+        assert got[name] == pytest.approx(get_ranking_metric(name)(gold, scores)), name
+
+
+def test_fit_names_its_one_response_limitation(tmp_path, capsys):
+    from irdialog import TfidfRanker
+    from irdialog.cli import load_model, main
+
+    with pytest.raises(TypeError, match=r"y\[1\] holds several right responses.*one \(context, "):
+        TfidfRanker().fit(["hi", "bye"], ["hello", ["ciao", "bye"]])
+    # irdialog train learns once from each right response of an example (none: skipped)
+    train = _jsonl(tmp_path / "multi.jsonl", {"query": "hi", "responses": ["hello", "hey"]},
+                   {"query": "yo", "response": "sup"})  # fmt: skip
+    assert main(["train", "--train", str(train), "--model", "tfidf", "--save",
+                 str(tmp_path / "m.npz"), "--quiet"]) == 0  # fmt: skip
+    assert list(load_model(tmp_path / "m.npz").candidates_) == ["hello", "hey", "sup"]

@@ -49,7 +49,7 @@ from ..embed import (
 )
 from ..entities import EntityParser, EntitySymbolRanker, SVDRecommender, entity_key
 from ..entities._parser import ENTITY_PREFIX
-from ..metrics import gold_ranks
+from ..metrics import get_ranking_metric
 from ._harness import reseed
 from ._paper import paper_table
 from ._suite import ModelSpec, Selection, Suite, markdown_table, number, positive_int, spread
@@ -216,12 +216,14 @@ def gold_lists(answers, candidates) -> tuple[list[list[int]], int]:
     return gold, sum(1 for g in gold if not g)
 
 
-def _ranks(model, X, gold) -> np.ndarray:
-    """The rank of the best ranked gold answer of each example, in blocks of contexts."""
+def _hits(model, X, gold, k) -> np.ndarray:
+    """Per example, 1.0 when a gold answer ranks in the top ``k`` (ties counted against
+    it; no gold among the candidates is a miss), else 0.0; in blocks of contexts."""
+    hits = get_ranking_metric(f"hits@{k}", ties="pessimistic", no_answer="miss")
     out = []
     for start in range(0, len(X), _BLOCK):
         scores = model.decision_function(X[start : start + _BLOCK])
-        out.append(gold_ranks(gold[start : start + _BLOCK], scores, ties="pessimistic"))
+        out.append(hits.per_example(gold[start : start + _BLOCK], scores))
     return np.concatenate(out)
 
 
@@ -234,7 +236,7 @@ def heldout_split(groups) -> tuple[np.ndarray, np.ndarray]:
 
 def heldout_score(model, X, gold, k) -> float:
     """Percent of the examples with a gold answer ranked in the top ``k``."""
-    return 100.0 * float(np.mean(_ranks(model, X, gold) <= k))
+    return 100.0 * float(np.mean(_hits(model, X, gold, k)))
 
 
 def _response_positions(groups) -> np.ndarray:
@@ -353,7 +355,7 @@ def _paper_value(column: str, task: int) -> float | None:
 def _test_rows(model, task, data, paper) -> list[dict]:
     """The test rows of one task: its metric, and for task 3 per response position."""
     metric, k = TASK_METRIC[task]
-    hit = _ranks(model, data.test.X, data.test_gold) <= k
+    hit = _hits(model, data.test.X, data.test_gold, k)
     parts = [({}, np.ones(len(hit), dtype=bool), paper)]
     if task == 3:
         pos = _response_positions(data.test.groups)

@@ -9,7 +9,7 @@ import importlib
 from ._suite import Row, Suite
 
 # The suite modules, in the order of ``irdialog bench --help``.
-SUITE_MODULES = ("_dialog_babi", "_babi_qa", "_movie_dialog", "_ubuntu")
+SUITE_MODULES = ("_dialog_babi", "_babi_qa", "_movie_dialog", "_ubuntu", "_insuranceqa")
 
 SUITES: dict[str, Suite] = {
     suite.name: suite

@@ -7,7 +7,8 @@ in one data home: the ``data_home`` argument, else the ``IRDIALOG_DATA`` environ
 variable, else the small real samples bundled with the package (dialog bAbI task 1 with
 its candidates and KB, bAbI QA task 1 in English). See :func:`get_data_home`.
 A project's own dialogs (JSON Lines, Ubuntu-layout CSV/TSV, dialog bAbI files from any
-path, DataFrames) load with :func:`load_dialogs` into the same shape, and
+path, DataFrames) and the field's formats (multi-turn TSV, DSTC7, ParlAI, BEIR, MS MARCO,
+pools by answer id) load with :func:`load_dialogs` into the same shape, and
 :func:`write_dialogs` writes JSON Lines.
 
 Malformed input raises :class:`DataFormatError` (a ``ValueError``) naming the file, the

@@ -1,7 +1,9 @@
 """A project's own dialogs: JSON Lines, Ubuntu-layout CSV/TSV, dialog bAbI files, DataFrames.
 
-:func:`load_dialogs` reads any of these into the ``(X, y)`` shape of the other loaders;
-the Ubuntu and dialog bAbI layouts go through the parsers of those loaders. One example of
+:func:`load_dialogs` reads any of these, and the field's formats that ``_formats`` reads
+(multi-turn TSV, DSTC7, ParlAI, BEIR, MS MARCO, pools by answer id), into the ``(X, y)``
+shape of the other loaders; the Ubuntu and dialog bAbI layouts go through the parsers of
+those loaders. One example of
 JSON Lines::
 
     {"history": ["hi", "hello, what can I do?"], "query": "a table for two",
@@ -26,12 +28,28 @@ from sklearn.utils import Bunch
 
 from ..base import SPEAKERS, Context, Turn
 from ._base import DataFormatError, iter_csv_rows, note_data_file, parse_dialog_file, read_lines
+from ._formats import (
+    read_beir,
+    read_dstc7,
+    read_msmarco,
+    read_multiturn_tsv,
+    read_parlai,
+    read_pools_by_id,
+    sniff_format,
+)
 from ._ubuntu import read_ubuntu_file
 
-FORMATS = ("jsonl", "csv", "tsv", "dialog-babi")
+FORMATS = (
+    "jsonl", "csv", "tsv", "dialog-babi", "multiturn-tsv", "dstc7", "parlai", "beir",
+    "msmarco", "pools-by-id",
+)  # fmt: skip
+# The formats read from a directory as well as from a file.
+_DIRECTORY_FORMATS = ("beir", "msmarco", "pools-by-id")
+# The formats of one file whose reader takes (path, require_response).
+_FILE_READERS = {"multiturn-tsv": read_multiturn_tsv, "dstc7": read_dstc7, "parlai": read_parlai}
 _SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv"}
 _DELIMITERS = {"csv": ",", "tsv": "\t"}
-_KEYS = ("history", "query", "response", "candidates", "group", "label")
+_KEYS = ("history", "query", "response", "responses", "candidates", "group", "label")
 
 
 def _missing(value) -> bool:
@@ -64,6 +82,17 @@ def _history(turns, problem) -> tuple[Turn, ...]:
     return tuple(out)
 
 
+def _responses(value, problem) -> list[str]:
+    """The right responses of a ``responses`` key: a non-empty list of non-empty str."""
+    if hasattr(value, "tolist"):  # a numpy array in a DataFrame cell
+        value = value.tolist()
+    if not isinstance(value, list) or not value:
+        raise problem("'responses' to be a non-empty list of str")
+    if not all(isinstance(r, str) and r.strip() for r in value):
+        raise problem("'responses' to hold non-empty str only")
+    return [r.strip() for r in value]
+
+
 def _example(record, problem, require_response: bool = True):
     """(context, response, candidates or None, group or None, label or None) of one JSON
     object; the response is None when it is absent and not required."""
@@ -73,15 +102,22 @@ def _example(record, problem, require_response: bool = True):
     unknown = sorted(set(record) - set(_KEYS))
     if unknown:
         raise problem(f"only the keys {list(_KEYS)} (unknown: {unknown})")
-    required = ("query", "response") if require_response else ("query",)
+    if "query" not in present:
+        raise problem("a 'query'")
+    if require_response and "response" not in present and "responses" not in present:
+        raise problem("a 'response' (or 'responses', a list of the right responses)")
     for key in ("query", "response"):
-        if key not in present and key in required:
-            raise problem(f"a '{key}'")
         if key in present and not isinstance(record[key], str):
             raise problem(f"'{key}' to be a str (it is a {type(record[key]).__name__})")
     response = record["response"].strip() if "response" in present else None
     if response == "":
         raise problem("a non-empty 'response'")
+    if "responses" in present:
+        responses = _responses(record["responses"], problem)
+        if "label" in present:
+            raise problem("'label' with a single 'response' only, not with 'responses'")
+        # several right responses: 'response' (when given) first, each listed once
+        response = list(dict.fromkeys(([response] if response else []) + responses))
     history = _history(record["history"], problem) if "history" in present else ()
     candidates = None
     if "candidates" in present:
@@ -93,8 +129,8 @@ def _example(record, problem, require_response: bool = True):
         if not all(isinstance(c, str) and c.strip() for c in candidates):
             raise problem("'candidates' to hold non-empty str only")
         candidates = [c.strip() for c in candidates]
-        if response is not None and response not in candidates:
-            candidates.insert(0, response)
+        right = [response] if isinstance(response, str) else response or []
+        candidates[:0] = [r for r in right if r not in candidates]
     group = record["group"] if "group" in present else None
     if group is not None and (isinstance(group, bool) or not isinstance(group, (str, int))):
         raise problem(f"'group' to be a str or an int (it is a {type(group).__name__})")
@@ -193,6 +229,15 @@ def _read_ubuntu(path: Path, delimiter: str) -> Bunch:
 
 
 def _infer_format(path: Path) -> str:
+    sniffed = sniff_format(path)
+    if sniffed is not None:
+        return sniffed
+    if path.is_dir():
+        raise ValueError(
+            f"{path}: cannot infer the format of this directory (a BEIR directory holds "
+            "corpus.jsonl, an MS MARCO one collection.tsv, a pools-by-id one answers.json.gz). "
+            f"Pass format= one of {list(_DIRECTORY_FORMATS)}."
+        )
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes[-1:] == [".gz"]:
         suffixes.pop()
@@ -207,56 +252,134 @@ def _infer_format(path: Path) -> str:
     return _SUFFIXES[suffix]
 
 
-def load_dialogs(source, format=None, *, require_response=True) -> Bunch:
+def load_dialogs(source, format=None, *, require_response=True, language=None) -> Bunch:
     """Load a project's own dialogs as contexts and responses, like the other loaders.
 
     Parameters
     ----------
     source : str, os.PathLike or pandas.DataFrame
-        A file (plain or gzip-compressed, ``name.jsonl.gz``), or a DataFrame with the
-        columns of the JSON Lines format (empty cells, NaN or None, count as absent).
-    format : {"jsonl", "csv", "tsv", "dialog-babi"}, default=None
-        None infers it from the suffix: ``.jsonl``, ``.csv``, ``.tsv`` (before any
-        ``.gz``). A DataFrame takes no format.
+        A file (plain or gzip-compressed, ``name.jsonl.gz``), a directory (``"beir"``,
+        ``"msmarco"``, ``"pools-by-id"``), or a DataFrame with the columns of the JSON
+        Lines format (empty cells, NaN or None, count as absent).
+    format : str, default=None
+        One of ``"jsonl"``, ``"csv"``, ``"tsv"``, ``"dialog-babi"``, ``"multiturn-tsv"``,
+        ``"dstc7"``, ``"parlai"``, ``"beir"``, ``"msmarco"``, ``"pools-by-id"``. None
+        infers it: a directory holding ``corpus.jsonl`` is BEIR, ``collection.tsv`` MS
+        MARCO, ``answers.json(.gz)`` pools by id; a file ``qrels/NAME.tsv`` under a BEIR
+        directory is BEIR, ``qrels.NAME.tsv`` beside ``collection.tsv`` MS MARCO; a
+        ``.json`` file opening with ``[`` is DSTC7, one opening with ``{`` beside
+        ``answers.json(.gz)`` a questions file of pools by id; a ``.tsv`` or ``.txt`` file
+        whose first line is ``0`` or ``1`` and at least two more tab-separated fields is
+        multi-turn TSV, a ``.txt`` file whose first line starts with ``text:`` ParlAI;
+        otherwise the suffix says: ``.jsonl``, ``.csv``, ``.tsv`` (before any ``.gz``).
+        Dialog bAbI files are never inferred. A DataFrame takes no format.
+
+        Where an example may have several right responses, its item of ``y`` is a str
+        when it has one, a list of str when it has several or none, and
+        ``candidate_lists`` holds its pool in the file's order, the right responses
+        among it.
 
         - ``"jsonl"``: one JSON object per line with the keys ``history`` (optional; the
           previous turns, oldest first, each a str or ``{"speaker": "user" | "bot" | "kb",
           "text": ...}``; str turns alternate ``bot`` / ``user`` going back from the
-          query), ``query`` (str), ``response`` (a non-empty str), ``candidates``
-          (optional; the responses to rank for this example, the response added first
-          when it is not among them) and ``group`` (optional; a str or int naming the
-          dialog), ``label`` (optional; 1 when ``response`` is the true next turn, 0 for
-          a random one, as in an Ubuntu training file). Blank lines are skipped; other
-          keys are an error.
+          query), ``query`` (str), ``response`` (a non-empty str) and/or ``responses``
+          (a non-empty list of non-empty str: several right responses, as Douban or an
+          answer-selection pool has; with both, ``response`` first), ``candidates``
+          (optional; the responses to rank for this example, the right responses added
+          first when they are not among them) and ``group`` (optional; a str or int naming
+          the dialog), ``label`` (optional, with ``response`` only; 1 when ``response`` is
+          the true next turn, 0 for a random one, as in an Ubuntu training file). Blank
+          lines are skipped; other keys are an error.
         - ``"csv"``, ``"tsv"``: the Ubuntu Dialogue Corpus v2 layouts, told apart by the
           header: ``Context,Utterance,Label`` (training) or ``Context,Ground Truth
           Utterance,Distractor_0,...`` (evaluation); turns end with ``__eot__`` and
           utterances with ``__eou__`` (see :func:`load_ubuntu`).
         - ``"dialog-babi"``: the dialog bAbI format (``ID user<TAB>bot`` lines, tab-less
           API results; see :func:`load_dialog_babi`), from any path.
+        - ``"multiturn-tsv"``: ``label<TAB>turn_1<TAB>...<TAB>turn_n<TAB>response``, one
+          candidate a line (Ubuntu v1 as Xu et al. release it, Douban, E-commerce): the
+          consecutive lines with the same turns are one example, its pool their responses,
+          its right responses those labelled 1 (a Douban test context may have several,
+          or none). Turns alternate ``user`` / ``bot`` going back from the last, the query.
+          Texts are kept as they are (Douban and E-commerce separate words by spaces;
+          nothing here relies on it).
+        - ``"dstc7"``: DSTC7 (and DSTC8) track 1, a JSON list of dialogs:
+          ``messages-so-far`` (``speaker``, ``utterance``; the last message is the query,
+          the turns of its speaker ``user``, of any other speaker ``bot``),
+          ``options-for-next`` (the pool) and ``options-for-correct-answers`` (the right
+          ones, matched to the pool by ``candidate-id``; none in the pool, as in
+          subtask 4, gives an empty list). Dialogs without ``options-for-next`` (subtask
+          2) share one pool: give it to the model as its candidates (``BM25Ranker(
+          candidates=pool)``, ``irdialog train --candidates FILE``); ``y`` then holds the
+          correct answers' texts and there are no ``candidate_lists``.
+        - ``"parlai"``: the ParlAI text format (ConvAI2 and PersonaChat as ranking tasks):
+          tab-separated ``key:value`` fields, ``text``, ``labels`` (or ``eval_labels``;
+          several separated by ``|``), ``label_candidates`` (separated by ``|``, the
+          labels added first when they are not among them) and ``episode_done:True`` on
+          the last line of an episode; ``\\n``, ``\\t``, ``\\|`` and ``__PIPE__`` stand
+          for a newline, a tab and ``|``; other fields are ignored. The history of a line
+          is the episode so far (each ``text`` a ``user`` turn, the first label a ``bot``
+          turn); the leading ``your persona: ...`` and ``partner's persona: ...`` lines of
+          a text are ``kb`` turns, its other lines the query. ``groups`` numbers the
+          episodes.
+        - ``"beir"``: a BEIR data set, its directory (the ``test`` split) or its
+          ``qrels/SPLIT.tsv`` (``query-id<TAB>corpus-id<TAB>score``, a header line) beside
+          ``../corpus.jsonl`` (``_id``, ``title``, ``text``: a document is its title and
+          text, one line each) and ``../queries.jsonl`` (``_id``, ``text``).
+        - ``"msmarco"``: MS MARCO passage, its directory (``qrels.dev.small.tsv``, else
+          ``qrels.dev.tsv``) or a TREC qrels file ``qrels.SPLIT.tsv`` (``qid 0 pid
+          grade``) beside ``collection.tsv`` (``pid<TAB>text``) and
+          ``queries.SPLIT.tsv`` (``qid<TAB>text``).
+        - ``"pools-by-id"``: questions with pools of answer ids (InsuranceQA), a
+          questions file ``SPLIT.json(.gz)`` (``{qid: {LANG: question, "answers": [ids],
+          "negatives": [ids], ...}}``) or its directory (``test``, else ``valid``, else
+          ``dev``) beside ``answers.json(.gz)`` (``{id: {LANG: text}}``); the pool is the
+          right answers then the negatives.
+
+        ``"beir"`` and ``"msmarco"`` are retrieval: every example is ranked against one
+        corpus, ``documents``, so a ranker is fitted with the corpus as its candidates,
+        ``BM25Ranker(candidates=data.documents).fit(data.documents, data.documents)``,
+        and ``y``
+        holds the texts of the documents judged relevant (grade above 0).
     require_response : bool, default=True
-        False lets JSON Lines examples (and DataFrame rows) leave out ``response``, for
-        data to rank rather than to learn from or score; ``y`` holds None for them.
+        False lets examples leave out their response (JSON Lines and DataFrame
+        ``response``, DSTC7 ``options-for-correct-answers``, ParlAI ``labels``), for data
+        to rank rather than to learn from or score; ``y`` holds None for them.
+    language : str, default=None
+        With ``"pools-by-id"``: the key of the texts' language; None takes a record's
+        only text key, else ``"en"``.
 
     Returns
     -------
     data : sklearn.utils.Bunch
         X : list of Context
             The contexts, one per example.
-        y : list of str
-            The responses, stripped (None where absent, with ``require_response=False``).
+        y : list of str or list of str
+            The responses, stripped: a str, or a list of the right responses for an
+            example with several or none (JSON Lines ``responses``, the pools of the
+            field's formats); None where absent, with ``require_response=False``. Models
+            fit on one response per context; ``score`` and :mod:`irdialog.metrics` take
+            several.
         candidate_lists : list of list of str, when the examples carry candidates
             (JSON Lines ``candidates``; an Ubuntu evaluation file's ground truth and
-            distractors, ground truth first).
+            distractors, ground truth first; the pools of the other formats, in the
+            file's order).
         groups : ndarray of int64, when the examples name their dialog
-            (JSON Lines ``group``, dialog bAbI dialogs), numbered from 0 in order of first
-            appearance.
+            (JSON Lines ``group``, dialog bAbI dialogs, ParlAI episodes), numbered from 0
+            in order of first appearance.
         labels : ndarray of int64, for an Ubuntu training file or JSON Lines ``label``
             1 when ``y`` is the true next utterance, 0 for a random one.
+        documents, document_ids : list of str, for ``"beir"`` and ``"msmarco"``
+            The corpus: every document's text and id, in the corpus file's order.
+        relevance : list of dict, for ``"beir"`` and ``"msmarco"``
+            Each query's judgements, ``{document id: grade}`` (grade 0 included).
+        query_ids : list of str, for ``"beir"``, ``"msmarco"`` and ``"pools-by-id"``
+            The id of each example's query.
         format : str
             The format read (``"dataframe"`` for a DataFrame).
         filename : str
-            The file read (absent for a DataFrame).
+            The file read (the qrels or questions file for a directory; absent for a
+            DataFrame).
 
     Raises
     ------
@@ -264,7 +387,7 @@ def load_dialogs(source, format=None, *, require_response=True) -> Bunch:
         A malformed example, naming the file and the 1-based line (the row for a
         DataFrame) and what was wrong; an empty file.
     ValueError
-        ``format`` unknown, or not given and not inferable from the suffix.
+        ``format`` unknown, or not given and not inferable.
     FileNotFoundError
         No such file.
 
@@ -305,10 +428,19 @@ def load_dialogs(source, format=None, *, require_response=True) -> Bunch:
         format = _infer_format(path)
     elif format not in FORMATS:
         raise ValueError(f"format must be one of {list(FORMATS)} or None, got {format!r}.")
-    if not path.is_file():
+    if language is not None and format != "pools-by-id":
+        raise ValueError(f"language= goes with format='pools-by-id', not {format!r}.")
+    if not (path.is_file() or (format in _DIRECTORY_FORMATS and path.is_dir())):
         raise FileNotFoundError(f"{path}: no such file")
+    if format in _DIRECTORY_FORMATS:
+        reader = {"beir": read_beir, "msmarco": read_msmarco}.get(format)
+        out = read_pools_by_id(path, language) if reader is None else reader(path)
+        out.format = format
+        return out
     note_data_file(path)
-    if format == "jsonl":
+    if format in _FILE_READERS:
+        out = _FILE_READERS[format](path, require_response)
+    elif format == "jsonl":
         out = _read_jsonl(path, require_response)
     elif format == "dialog-babi":
         X, y, groups = parse_dialog_file(path)
@@ -331,7 +463,9 @@ def write_dialogs(path, X, y, *, candidate_lists=None, groups=None, labels=None)
     ----------
     path : str or os.PathLike
     X : sequence of Context or str
-    y : sequence of str
+    y : sequence of str or of lists of str
+        The response of each example; a list of str is written as ``responses`` (several
+        right responses).
     candidate_lists : sequence of sequences of str, default=None
         Written as each example's ``candidates``.
     groups : sequence of int or str, default=None
@@ -365,7 +499,10 @@ def write_dialogs(path, X, y, *, candidate_lists=None, groups=None, labels=None)
         for i, (x, response) in enumerate(zip(X, y)):
             context = Context(query=x) if isinstance(x, str) else x
             record = {"history": [_turn(t) for t in context.history], "query": context.query}
-            record["response"] = response
+            if response is None or isinstance(response, str):
+                record["response"] = response
+            else:
+                record["responses"] = list(response)
             if candidate_lists is not None:
                 record["candidates"] = list(candidate_lists[i])
             if groups is not None:

@@ -1,0 +1,175 @@
+"""InsuranceQA answer selection: each question's pool of answers ranked, MAP, MRR and P@1.
+
+Beyond the reproduced papers: the English InsuranceQA (Feng et al. 2015, version 2) as the
+data home stores it, ``insuranceqa-en/`` with ``answers.json.gz`` and the questions of
+``train.json.gz``, ``valid.json.gz`` and, when present, ``test.json.gz``, each question with
+its right answers and a pool of wrong ones (read by ``load_dialogs(..., format=
+"pools-by-id")``). A model is fitted on the training questions, with the answers of the
+training pools as its candidates (the statistics of TF-IDF and BM25), and ranks each
+evaluation question's pool with ``rank_candidates``: the test split when the data home has
+one, else valid. Ties count at their expected value; every question has a right answer.
+
+Run (from the repository root)::
+
+    irdialog bench insuranceqa --model bm25 --data-home DIR
+
+"""
+
+from __future__ import annotations
+
+import time
+
+from tqdm.auto import tqdm
+
+from ..datasets import load_dialogs
+from ..datasets._base import find_data_file
+from ..metrics import get_ranking_metric
+from ..retrieval import BM25Ranker, TfidfRanker
+from ._harness import reseed
+from ._suite import ModelSpec, Selection, Suite, markdown_table, spread
+
+SUITE_NAME = "insuranceqa"
+# The metrics of the answer-selection papers (Tan et al. 2016; Rao et al. 2016), in %.
+INSURANCEQA_METRICS = ("map", "mrr", "p@1")
+_FOLDER = "insuranceqa-en"
+_BLOCK = 256  # questions scored at a time (pools of about 200 answers each)
+_NOTE = "no hyper-parameter search: the estimator's defaults"
+
+INSURANCEQA_MODELS: dict[str, ModelSpec] = {
+    "bm25": ModelSpec(None, BM25Ranker, Selection.fixed({"method": "lucene"}, _NOTE)),
+    "tfidf": ModelSpec(None, TfidfRanker, Selection.fixed({}, _NOTE)),
+}
+
+
+def _split_file(split: str, data_home):
+    return find_data_file(data_home, [f"{_FOLDER}/{split}.json"], f"InsuranceQA {split}")
+
+
+def _evaluation_split(data_home) -> str:
+    """``test`` when the data home holds its questions, else ``valid``."""
+    try:
+        _split_file("test", data_home)
+    except FileNotFoundError:
+        return "valid"
+    return "test"
+
+
+def _in_data_home(path) -> str:
+    return f"{_FOLDER}/{path.name}"
+
+
+def bench_insuranceqa(
+    model: str = "bm25", data_home=None, progress: bool = True, seed: int = 0
+) -> dict:
+    """Fit on the training questions, rank the pools of the evaluation split.
+
+    Parameters
+    ----------
+    model : str, default="bm25"
+        A key of ``INSURANCEQA_MODELS``.
+    data_home : path-like, default=None
+        Holds ``insuranceqa-en/`` (``answers.json.gz``, ``train.json.gz``,
+        ``valid.json.gz``, optionally ``test.json.gz``).
+    progress : bool, default=True
+    seed : int, default=0
+        The ``random_state`` of the model (TF-IDF and BM25 have none).
+
+    Returns
+    -------
+    run : dict
+        ``{"suite": "insuranceqa", "model", "options", "chosen", "rows", "protocol",
+        "seconds"}``; rows ``{"task", "split", "metric", "value", "n", "paper"}``, MAP,
+        MRR and P@1 in %.
+
+    Examples
+    --------
+    >>> import gzip, json, pathlib, tempfile
+    >>> from irdialog.bench._insuranceqa import bench_insuranceqa
+    >>> home = pathlib.Path(tempfile.mkdtemp())
+    >>> (home / "insuranceqa-en").mkdir()
+    >>> def write(name, value):
+    ...     data = gzip.compress(json.dumps(value).encode())
+    ...     _ = (home / "insuranceqa-en" / name).write_bytes(data)
+    >>> write("answers.json.gz", {"1": {"en": "cancel by phone"}, "2": {"en": "pay the premium"},
+    ...                           "3": {"en": "renew online"}})
+    >>> write("train.json.gz", {"0": {"en": "how to cancel", "answers": ["1"],
+    ...                               "negatives": ["2", "3"]}})
+    >>> write("valid.json.gz", {"0": {"en": "how do i renew", "answers": ["3"],
+    ...                               "negatives": ["1", "2"]}})
+    >>> run = bench_insuranceqa("bm25", data_home=home, progress=False)
+    >>> [(row["split"], row["metric"], row["value"]) for row in run["rows"]]
+    [('valid', 'map', 100.0), ('valid', 'mrr', 100.0), ('valid', 'p@1', 100.0)]
+    """
+    if model not in INSURANCEQA_MODELS:
+        raise ValueError(
+            f"unknown insuranceqa model {model!r}; choose from {sorted(INSURANCEQA_MODELS)}"
+        )
+    spec = INSURANCEQA_MODELS[model]
+    [params] = spec.selection.points(SUITE_NAME)
+    start = time.perf_counter()
+    split = _evaluation_split(data_home)
+    train_path, eval_path = _split_file("train", data_home), _split_file(split, data_home)
+    train = load_dialogs(train_path, format="pools-by-id")
+    evaluation = load_dialogs(eval_path, format="pools-by-id")
+    X, y = [], []
+    for x, rights in zip(train.X, train.y):
+        for right in [rights] if isinstance(rights, str) else rights:
+            X.append(x)
+            y.append(right)
+    candidates = list(dict.fromkeys(a for pool in train.candidate_lists for a in pool))
+    ranker = reseed(spec.build(**params, candidates=candidates), seed).fit(X, y)
+
+    metrics = {name: get_ranking_metric(name) for name in INSURANCEQA_METRICS}
+    values = {name: [] for name in INSURANCEQA_METRICS}
+    n = len(evaluation.X)
+    for lo in tqdm(range(0, n, _BLOCK), desc=f"insuranceqa {model} {split}", disable=not progress):
+        pools = evaluation.candidate_lists[lo : lo + _BLOCK]
+        scores = ranker.rank_candidates(evaluation.X[lo : lo + _BLOCK], pools)
+        gold = [
+            [pool.index(r) for r in ([rights] if isinstance(rights, str) else rights)]
+            for pool, rights in zip(pools, evaluation.y[lo : lo + _BLOCK])
+        ]
+        for name, metric in metrics.items():
+            values[name].extend(metric.per_example(gold, scores))
+    rows = [
+        {"task": "en", "split": split, "metric": name, "n": n, "paper": None,
+         "value": 100.0 * metrics[name].average(values[name])}
+        for name in INSURANCEQA_METRICS
+    ]  # fmt: skip
+    return {
+        "suite": SUITE_NAME,
+        "model": model,
+        "options": {},
+        "chosen": [{"params": dict(params), "selection": spec.selection.record(SUITE_NAME)}],
+        "rows": rows,
+        "protocol": (
+            f"{type(ranker).__name__} fitted on the {len(train.X)} questions of "
+            f"{_in_data_home(train_path)} ({len(X)} right answers), its candidates the "
+            f"{len(candidates)} answers of their pools; the pool of each of the {n} "
+            f"questions of {_in_data_home(eval_path)} ranked with rank_candidates, ties at "
+            f"their expected value; {spec.selection.note}."
+        ),
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def markdown(results) -> list[str]:
+    """A row per result: the model, the split, MAP, MRR, P@1 (%) and the time."""
+    header = ["model", "split", "MAP", "MRR", "P@1", "time (s)"]
+    body = []
+    for _name, r in results:
+        values = {row.metric: row for row in SUITE.rows(r)}
+        split = next(iter(values.values())).split if values else ""
+        cells = [spread(values[m]) if m in values else "" for m in INSURANCEQA_METRICS]
+        body.append([r["model"], split, *cells, f"{r['seconds']:.0f}"])
+    return markdown_table(header, body)
+
+
+SUITE = Suite(
+    name=SUITE_NAME,
+    help="InsuranceQA answer selection, MAP, MRR and P@1 of each question's pool",
+    run=bench_insuranceqa,
+    models=INSURANCEQA_MODELS,
+    table=markdown,
+    plot_label=lambda row: row.metric,
+)
