@@ -29,8 +29,15 @@ Speed (``results/speed/<name>.json``):
   (``memory-training-time``; N, "Training time of the memory models").
 - ``movie_memn2n_epoch``: where an epoch of the Movie Dialog MemN2N goes, by optimizer
   (``movie-memn2n-epoch``; N, "MemN2N on Movie Dialog").
-- ``compile_time``: ``irdialog run`` with a cold and a warm numba cache (``compile-time``; N,
-  "Compile time").
+- ``compile_time``: ``irdialog run --all`` with a cold and a warm numba cache
+  (``compile-time``; N, "Compile time").
+- ``candidate_lists_speed``: ``rank_candidates`` over answer-selection pools (generated, in
+  two scripts, and InsuranceQA with ``--insuranceqa``) against the pair path and a
+  scikit-learn pipeline (``candidate-lists-speed``; B, "Speed").
+- ``sharded_index``: building and querying a BM25 index in shards on local Dask workers
+  against one process (printed; B, "Speed").
+- ``insuranceqa_rankers``: every learned ranker and lever on InsuranceQA valid (printed; B,
+  "InsuranceQA").
 
 Evidence for a figure or a shortfall (printed, no result file):
 
