@@ -88,9 +88,10 @@ def run_kernel(P, order, n_negatives, lr, margin, adagrad):
     GV = GU if P["shared"] else P["GV"].copy()
     state, stats = P["state"].copy(), np.zeros(2)
     matches = K.SEMatches(*P["e"], *P["m"], P["type_rows"], np.zeros(P["n_match"], np.int64))
+    pools = K.SENegatives(*P["pools"]) if "pools" in P else None
     loss = K.se_sgd_epoch(
         K.SEParams(U, V, GU, GV), K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]), P["n_candidates"],
-        matches, order, K.SESettings(n_negatives, lr, margin, adagrad), state, stats,
+        matches, order, K.SESettings(n_negatives, lr, margin, adagrad), state, stats, pools,
     )  # fmt: skip
     return U, V, GU, GV, loss, stats
 
@@ -218,6 +219,38 @@ def test_sgd_epoch_never_draws_the_gold_response():
         assert all(c != g and 0 <= c < 2 for c in negs)
         if g < 2:
             assert set(negs) == {1 - g}
+
+
+def _with_pools(P):
+    # Example i draws from a pool of two or three rows of the response table (gold left
+    # out), but for examples 2 and 5, whose empty pools draw from the candidates.
+    rows = []
+    for i, g in enumerate(P["gold"]):
+        others = [c for c in range(len(P["r"][0]) - 1) if c != g]
+        rows.append([] if i in (2, 5) else others[i % 3 :: 3][:3])
+    indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    return dict(P, pools=(indptr, np.array([c for r in rows for c in r], np.int64)))
+
+
+@pytest.mark.parametrize("types, adagrad", [(False, False), (True, True)])
+def test_sgd_epoch_with_pools_matches_numpy_reference(types, adagrad):
+    P = _with_pools(make_problem(4, types=types))
+    order = np.array([4, 0, 6, 2, 1, 5, 3, 0], dtype=np.int64)
+    U, V, GU, GV, loss, _ = run_kernel(P, order, 3, 0.05, 0.5, adagrad)
+    Ur, Vr, _, _, loss_r, draws = R.se_sgd_epoch(P, order, 3, 0.05, 0.5, adagrad)
+    np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
+    np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(V, Vr, rtol=1e-4, atol=1e-5)
+    indptr, indices = P["pools"]
+    for i, negs in draws.items():
+        pool = set(indices[indptr[i] : indptr[i + 1]].tolist())
+        if pool:
+            assert set(negs) <= pool
+        else:
+            assert all(c < P["n_candidates"] and c != P["gold"][i] for c in negs)
+    # the pools change the draws: the same epoch without them is another model
+    U0, *_ = run_kernel({k: v for k, v in P.items() if k != "pools"}, order, 3, 0.05, 0.5, adagrad)
+    assert not np.allclose(U0, U)
 
 
 @pytest.mark.parametrize("shared, types", [(False, False), (False, True), (True, True)])
