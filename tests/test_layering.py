@@ -15,7 +15,7 @@ LAYERS = [
     {"base"},
     {"features", "_babi_qa_heuristics", "metrics", "pipeline", "datasets"},
     {"retrieval", "embed", "svm"},
-    {"entities"},
+    {"entities", "ensemble"},
     {"persist", "bench", "cli", "chat", "plot", "_compile_ahead", "_compile_notice"},
     {"__init__", "__main__"},
 ]
