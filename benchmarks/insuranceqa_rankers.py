@@ -33,7 +33,6 @@ from irdialog.ensemble import FusionRanker, LearningToRankRanker
 from irdialog.metrics import gold_ranks
 
 SE = dict(embedding_dim=64, epochs=10, random_state=0)
-SE_HARD = dict(SE, margin=0.5, optimizer="adagrad", learning_rate=0.05)
 
 
 # -- data -------------------------------------------------------------------------------------
@@ -150,11 +149,10 @@ def _fit_ltr(**params):
 def _fit_fusion(method):
     def fit(train, corpus):
         model = FusionRanker(
-            [("bm25", BM25Ranker(candidates=corpus)),
-             ("se", SupervisedEmbeddingRanker(**SE_HARD, negatives="bm25"))],
+            [("bm25", BM25Ranker(candidates=corpus)), ("se", SupervisedEmbeddingRanker(**SE))],
             method=method,
-        )  # fmt: skip
-        return model.fit(*_pairs(train))
+        )
+        return model.fit(train["X"], train["right"], candidate_lists=train["pools"])
 
     return fit
 
@@ -166,14 +164,16 @@ MODELS = {
     "se": _fit_pairs(SupervisedEmbeddingRanker(**SE)),
     "se-bm25": _fit_pairs(SupervisedEmbeddingRanker(**SE, negatives="bm25")),
     "se-pools": _fit_se_pools(SE),
-    "se-hard-bm25": _fit_pairs(SupervisedEmbeddingRanker(**SE_HARD, negatives="bm25")),
-    "se-hard-pools": _fit_se_pools(SE_HARD),
     "fusion-rrf": _fit_fusion("rrf"),
     "fusion-linear": _fit_fusion("linear"),
     "ltr": _fit_ltr(random_state=0),
     "ltr-50neg": _fit_ltr(max_negatives=50, random_state=0),
     "ltr+se": _fit_ltr(
-        rankers=[("se", SupervisedEmbeddingRanker(**SE_HARD, negatives="bm25"))],
+        rankers=[("se", SupervisedEmbeddingRanker(**SE))], max_negatives=50, random_state=0
+    ),
+    "ltr+se-cv3": _fit_ltr(
+        rankers=[("se", SupervisedEmbeddingRanker(**SE))],
+        cv=3,
         max_negatives=50,
         random_state=0,
     ),

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ._pools import Pools, check_gold, flat_pairs, ranker_scores
+from ._pools import Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
 
 
 class FusionRanker(_BaseComposition, RankerMixin, BaseEstimator):
@@ -89,7 +89,7 @@ class FusionRanker(_BaseComposition, RankerMixin, BaseEstimator):
         return self
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, candidate_lists=None):
         """Fit every ranker on the (context, right response) rows.
 
         Parameters
@@ -97,13 +97,19 @@ class FusionRanker(_BaseComposition, RankerMixin, BaseEstimator):
         X : sequence of Context or str
         y : sequence of str, or of sequences of str
             The right responses of each context.
+        candidate_lists : sequence of sequences of str, default=None
+            Each context's pool (right and wrong answers): a ranker whose ``fit`` takes
+            ``negative_lists`` (:class:`~irdialog.SupervisedEmbeddingRanker`) draws its
+            negatives from the wrong ones.
 
         Returns
         -------
         self : FusionRanker
         """
         X = check_contexts(X)
-        X_pairs, y_pairs = flat_pairs(X, check_gold(y, len(X)))
+        gold = check_gold(y, len(X))
+        if candidate_lists is not None and len(candidate_lists) != len(X):
+            raise ValueError(f"X has {len(X)} contexts but candidate_lists does not.")
         if not self.rankers:
             raise ValueError("rankers is empty: at least one (name, ranker) is needed.")
         names = [name for name, _ in self.rankers]
@@ -113,13 +119,12 @@ class FusionRanker(_BaseComposition, RankerMixin, BaseEstimator):
             raise ValueError(
                 f"weights has {len(self.weights)} entries for {len(self.rankers)} rankers."
             )
-        self.candidates_ = resolve_candidates(self.candidates, y_pairs)
+        self.candidates_ = resolve_candidates(self.candidates, flat_pairs(X, gold)[1])
         self.rankers_ = []
         for name, ranker in self.rankers:
-            ranker = clone(ranker)
             if "candidates" in ranker.get_params(deep=False):
-                ranker.set_params(candidates=list(self.candidates_))
-            self.rankers_.append((name, ranker.fit(X_pairs, y_pairs)))
+                ranker = clone(ranker).set_params(candidates=list(self.candidates_))
+            self.rankers_.append((name, fit_ranker(ranker, X, gold, candidate_lists)))
         return self
 
     def _fused(self, pools: Pools) -> np.ndarray:

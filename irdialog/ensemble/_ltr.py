@@ -12,7 +12,8 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator
+from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -20,7 +21,7 @@ from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..text import TOKENIZERS
 from ._features import FEATURE_NAMES, LexicalFeatures
-from ._pools import Pools, check_gold, flat_pairs, ranker_scores
+from ._pools import Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
 
 # The lexical features that also enter less their list's best and mean.
 RELATIVE_FEATURES = ("bm25", "tfidf_cosine", "idf_overlap", "idf_coverage")
@@ -60,15 +61,25 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
     ----------
     rankers : list of (str, estimator), default=()
         Rankers whose scores are features, fitted on one (context, right response)
-        row per right response; their parameters are tunable as ``<name>__<param>``.
+        row per right response (a ranker whose ``fit`` takes ``negative_lists``, as
+        :class:`~irdialog.SupervisedEmbeddingRanker`, also gets the wrong candidates of
+        its row's list as its negatives); their parameters are tunable as
+        ``<name>__<param>``.
+    cv : int or None, default=None
+        Cross-fit the rankers' scores of the training lists: with ``cv`` folds of the
+        training contexts, each fold's lists are scored by rankers fitted on the other
+        folds, so that the trees learn how far to trust a ranker on questions it has
+        not seen (the final rankers are fitted on every context). None: the rankers
+        fitted on every context score their own training lists.
     candidates : sequence of str or None, default=None
         The fixed candidate set; None: the distinct right responses seen in ``fit``.
     depth : int, default=100
         Without ``candidate_lists``, the candidates per training context: its right
         responses and the best others by BM25.
     max_negatives : int or None, default=None
-        Keep at most this many wrong candidates per training list (its best by BM25):
-        a shorter fit on long pools. None: all of them.
+        Train the trees on at most this many wrong candidates per list, drawn at random
+        (with ``random_state``) after the features of the whole list are computed: a
+        shorter fit on long pools. None: all of them.
     n_estimators : int, default=300
     learning_rate : float, default=0.05
     num_leaves : int, default=31
@@ -122,6 +133,7 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "rankers": [list, tuple],
+        "cv": [Interval(Integral, 2, None, closed="left"), None],
         "candidates": ["array-like", None],
         "depth": [Interval(Integral, 1, None, closed="left")],
         "max_negatives": [Interval(Integral, 1, None, closed="left"), None],
@@ -141,6 +153,7 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
         self,
         rankers=(),
         *,
+        cv=None,
         candidates=None,
         depth=100,
         max_negatives=None,
@@ -156,6 +169,7 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
         n_jobs=1,
     ):
         self.rankers = rankers
+        self.cv = cv
         self.candidates = candidates
         self.depth = depth
         self.max_negatives = max_negatives
@@ -179,12 +193,14 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
 
     # -- features ----------------------------------------------------------------------------
 
-    def _features(self, pools: Pools) -> np.ndarray:
+    def _features(self, pools: Pools, scores=None) -> np.ndarray:
+        """The features of every pair; ``scores``: the rankers' scores, if computed."""
         F = self.features_.transform(pools)
         columns = [F]
         relative = [F[:, FEATURE_NAMES.index(n)] for n in RELATIVE_FEATURES]
-        for _, ranker in self.rankers_:
-            s = ranker_scores(ranker, pools)
+        if scores is None:
+            scores = [ranker_scores(ranker, pools) for _, ranker in self.rankers_]
+        for s in scores:
             columns.append(s[:, None])
             relative.append(s)
         for f in relative:
@@ -211,22 +227,19 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
             lists.append(list(answers) + wrong)
             relevance.append([1] * len(answers) + [0] * len(wrong))
         pools = Pools.from_lists(X, lists)
-        if self.max_negatives is not None:
-            pools, relevance = self._keep_best_negatives(pools, relevance)
         return pools, np.concatenate([np.asarray(r, dtype=np.float64) for r in relevance])
 
-    def _keep_best_negatives(self, pools, relevance):
-        bm25 = self.features_.transform(pools)[:, 0]
-        lists, kept = [], []
-        for i, start in enumerate(pools.starts):
-            rel = np.asarray(relevance[i])
-            docs = pools.doc[start : start + len(rel)]
-            wrong = np.flatnonzero(rel == 0)
-            best = wrong[np.argsort(-bm25[start + wrong], kind="stable")[: self.max_negatives]]
-            keep = np.concatenate([np.flatnonzero(rel == 1), np.sort(best)])
-            lists.append(list(pools.texts[docs[keep]]))
-            kept.append(rel[keep])
-        return Pools.from_lists(pools.X, lists), kept
+    def _sample_rows(self, pools: Pools, relevance: np.ndarray, rng) -> np.ndarray:
+        """The training rows kept with ``max_negatives``: every right pair, and that
+        many wrong pairs per list drawn at random (the features are those of the whole
+        list, so the kept rows look like the rows the model ranks)."""
+        keep = relevance > 0
+        for start, n in zip(pools.starts, pools.lengths):
+            wrong = start + np.flatnonzero(relevance[start : start + n] == 0)
+            if len(wrong) > self.max_negatives:
+                wrong = rng.choice(wrong, self.max_negatives, replace=False)
+            keep[wrong] = True
+        return np.flatnonzero(keep)
 
     # -- fit ---------------------------------------------------------------------------------
 
@@ -250,8 +263,7 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
         lgb = _lightgbm()
         X = check_contexts(X)
         gold = check_gold(y, len(X))
-        X_pairs, y_pairs = flat_pairs(X, gold)
-        self.candidates_ = resolve_candidates(self.candidates, y_pairs)
+        self.candidates_ = resolve_candidates(self.candidates, flat_pairs(X, gold)[1])
         documents = list(self.candidates_)
         if candidate_lists is not None:
             if isinstance(candidate_lists, str) or len(candidate_lists) != len(X):
@@ -264,15 +276,23 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
         names = [name for name, _ in self.rankers]
         if len(set(names)) != len(names):
             raise ValueError(f"rankers must have distinct names, got {names}.")
-        self.rankers_ = [(name, clone(r).fit(X_pairs, y_pairs)) for name, r in self.rankers]
+        self.rankers_ = [
+            (name, fit_ranker(r, X, gold, candidate_lists)) for name, r in self.rankers
+        ]
         pools, relevance = self._training_pools(X, gold, candidate_lists)
-        F = self._features(pools)
+        F = self._features(pools, self._cross_fitted_scores(pools, gold, candidate_lists))
         self.feature_names_ = (
             list(FEATURE_NAMES)
             + names
             + [f"{n} - list {s}" for n in list(RELATIVE_FEATURES) + names for s in ("best", "mean")]
         )
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        rng = check_random_state(self.random_state)
+        seed = rng.randint(np.iinfo(np.int32).max)
+        lengths = pools.lengths
+        if self.max_negatives is not None:
+            rows = self._sample_rows(pools, relevance, rng)
+            F, relevance = F[rows], relevance[rows]
+            lengths = np.bincount(pools.owner[rows], minlength=len(pools.X))
         model = lgb.LGBMRanker(
             objective="lambdarank",
             n_estimators=self.n_estimators,
@@ -288,9 +308,32 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
             force_row_wise=True,
             verbose=-1,
         )
-        model.fit(F, relevance, group=pools.lengths)
+        model.fit(F, relevance, group=lengths)
         self.model_ = model.booster_.model_to_string()
         return self
+
+    def _cross_fitted_scores(self, pools: Pools, gold, candidate_lists):
+        """The rankers' scores of the training lists, cross-fitted with ``cv``; None
+        without ``cv`` (the fitted rankers score them)."""
+        if self.cv is None or not self.rankers:
+            return None
+        X = pools.X
+        lists = np.split(pools.texts[pools.doc], np.cumsum(pools.lengths)[:-1])
+        scores = [np.empty(len(pools.owner)) for _ in self.rankers]
+        folds = KFold(
+            self.cv,
+            shuffle=True,
+            random_state=check_random_state(self.random_state).randint(2**31 - 1),
+        )
+        for train_rows, test_rows in folds.split(np.arange(len(X))):
+            held = Pools.from_lists([X[i] for i in test_rows], [list(lists[i]) for i in test_rows])
+            at = np.concatenate(
+                [np.arange(pools.starts[i], pools.starts[i] + pools.lengths[i]) for i in test_rows]
+            )
+            for k, (_, ranker) in enumerate(self.rankers):
+                fitted = fit_ranker(ranker, X, gold, candidate_lists, train_rows)
+                scores[k][at] = ranker_scores(fitted, held)
+        return scores
 
     # -- scoring -----------------------------------------------------------------------------
 

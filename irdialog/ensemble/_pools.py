@@ -9,9 +9,11 @@ distinct candidate texts, and its position in its list.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import clone
 
 from ..base import check_contexts, check_responses
 
@@ -147,3 +149,18 @@ def flat_pairs(X, gold: list[tuple[str, ...]]):
     rankers inside, which take one response per example."""
     rows = [i for i, answers in enumerate(gold) for _ in answers]
     return [X[i] for i in rows], [a for answers in gold for a in answers]
+
+
+def fit_ranker(ranker, X, gold, candidate_lists=None, rows=None):
+    """A clone of ``ranker`` fitted on the (context, right response) rows of the contexts
+    ``rows`` (default: all); a ranker whose ``fit`` takes ``negative_lists`` gets, with
+    ``candidate_lists``, the wrong candidates of each row's list as its negatives."""
+    rows = range(len(X)) if rows is None else rows
+    X_pairs, y_pairs = flat_pairs([X[i] for i in rows], [gold[i] for i in rows])
+    ranker = clone(ranker)
+    if candidate_lists is None or "negative_lists" not in inspect.signature(ranker.fit).parameters:
+        return ranker.fit(X_pairs, y_pairs)
+    negatives = [
+        [c for c in candidate_lists[i] if c not in set(gold[i])] for i in rows for _ in gold[i]
+    ]
+    return ranker.fit(X_pairs, y_pairs, negative_lists=negatives)
