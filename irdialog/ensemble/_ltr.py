@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
+from .._threads import n_threads
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
 from ..text import TOKENIZERS
 from ._features import FEATURE_NAMES, LexicalFeatures
@@ -94,8 +95,8 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
         utterance.
     random_state : int, RandomState instance or None, default=None
         Seeds LightGBM's bagging.
-    n_jobs : int, default=1
-        LightGBM's threads.
+    n_jobs : int or None, default=None
+        LightGBM's threads in fit and scoring (None: one; -1: every core).
 
     Attributes
     ----------
@@ -146,7 +147,11 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
         "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "use_history": ["boolean"],
         "random_state": ["random_state"],
-        "n_jobs": [Interval(Integral, -1, None, closed="left")],
+        "n_jobs": [
+            Interval(Integral, None, -1, closed="right"),
+            Interval(Integral, 1, None, closed="left"),
+            None,
+        ],
     }
 
     def __init__(
@@ -166,7 +171,7 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
         tokenizer="word",
         use_history=True,
         random_state=None,
-        n_jobs=1,
+        n_jobs=None,
     ):
         self.rankers = rankers
         self.cv = cv
@@ -303,7 +308,7 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
             subsample_freq=1 if self.subsample < 1 else 0,
             colsample_bytree=self.colsample_bytree,
             random_state=int(seed),
-            n_jobs=self.n_jobs,
+            n_jobs=n_threads(self.n_jobs),
             deterministic=True,
             force_row_wise=True,
             verbose=-1,
@@ -339,7 +344,7 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
 
     def _pair_scores(self, pools: Pools) -> np.ndarray:
         booster = _lightgbm().Booster(model_str=self.model_)
-        return booster.predict(self._features(pools), num_threads=max(self.n_jobs, 1))
+        return booster.predict(self._features(pools), num_threads=n_threads(self.n_jobs))
 
     def decision_function(self, X) -> np.ndarray:
         """The re-ranked score of every candidate, ``candidates_`` being one list per
