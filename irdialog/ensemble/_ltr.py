@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
 from .._threads import n_threads
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..retrieval import BM25Ranker
 from ..text import TOKENIZERS
 from ._features import FEATURE_NAMES, LexicalFeatures
 from ._pools import Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
@@ -214,12 +215,14 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
 
     def _training_pools(self, X, gold, candidate_lists):
         """The training lists (right responses first) and their 0/1 relevance."""
-        if candidate_lists is None:
-            first = Pools.from_candidates(X, self.candidates_)
-            bm25 = self.features_.transform(first)[:, 0].reshape(len(X), -1)
-            k = min(self.depth, len(self.candidates_))
-            order = np.argsort(-bm25, axis=1, kind="stable")[:, :k]
-            candidate_lists = [list(self.candidates_[row]) for row in order]
+        if candidate_lists is None:  # the first stage: BM25's top of the candidates
+            first = BM25Ranker(
+                candidates=list(self.candidates_),
+                use_history=self.use_history,
+                tokenizer=self.tokenizer,
+            ).fit(X, [answers[0] for answers in gold])
+            top = first.rank(X, k=min(self.depth, len(self.candidates_)))
+            candidate_lists = [list(self.candidates_[row]) for row in top]
         lists, relevance = [], []
         for i, (answers, cands) in enumerate(zip(gold, candidate_lists, strict=True)):
             if isinstance(cands, str):
