@@ -202,3 +202,12 @@ def test_learning_to_rank_beats_bm25_on_insuranceqa(data_home):
     ltr.fit(train["X"], train["right"], candidate_lists=train["pools"])
     learned = bench.pool_metrics(ltr.rank_candidates(valid["X"], valid["pools"]), n_right)
     assert learned["P@1"] > base["P@1"] + 5 and learned["MRR"] > base["MRR"] + 5
+
+
+def test_without_lightgbm_the_error_names_the_extra(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "lightgbm", None)  # import lightgbm raises
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ImportError, match=r"irdialog\[ltr\]"):
+        LearningToRankRanker().fit(X, y)
