@@ -15,8 +15,6 @@ from irdialog import (
 from irdialog.ensemble._features import FEATURE_NAMES, LexicalFeatures
 from irdialog.ensemble._pools import Pools, ranker_scores
 
-pytest.importorskip("lightgbm")
-
 
 class TestFusionConformance(RankerConformance):
     param_grid = {"method": ["rrf", "linear"]}
