@@ -4,7 +4,9 @@ The model of Bordes, Boureau & Weston (2017, section 4.3) and Dodge et al. (2016
 3.2): a candidate y is scored against the input x by ``f(x, y) = x^T U^T V y``, the inner
 product of the summed word embeddings of both sides, and U, V are trained with the margin
 ranking loss ``max(0, m - f(x, y) + f(x, y'))``, averaged over negatives y' sampled from
-the candidates. The SGD loop is :func:`irdialog.embed._kernels.se_sgd_epoch`.
+the candidates, or from a pool per example (hard negatives: mined by BM25, or an
+answer-selection corpus's wrong answers). The SGD loop is
+:func:`irdialog.embed._kernels.se_sgd_epoch`.
 """
 
 from __future__ import annotations
