@@ -10,6 +10,7 @@ from .embed import (
     SubgraphEmbeddingRanker,
     SupervisedEmbeddingRanker,
 )
+from .ensemble import FusionRanker, LearningToRankRanker
 from .entities import EntityParser, EntitySymbolRanker, SVDRecommender
 from .features import MatchTypeFeaturizer
 from .pipeline import RankingPipeline, make_ranking_pipeline
@@ -31,7 +32,9 @@ __all__ = [
     "DualEncoderRanker",
     "EntityParser",
     "EntitySymbolRanker",
+    "FusionRanker",
     "KBMemoryRetriever",
+    "LearningToRankRanker",
     "MatchTypeFeaturizer",
     "MemN2NRanker",
     "MemNNQA",

@@ -29,7 +29,12 @@ try:
 except ImportError as err:  # pragma: no cover
     raise _private_import_error("sklearn.utils._param_validation", err) from err
 
-__all__ = ["MIN_SKLEARN", "Interval", "StrOptions", "_fit_context"]
+try:
+    from sklearn.utils.metaestimators import _BaseComposition
+except ImportError as err:  # pragma: no cover
+    raise _private_import_error("sklearn.utils.metaestimators._BaseComposition", err) from err
+
+__all__ = ["MIN_SKLEARN", "Interval", "StrOptions", "_BaseComposition", "_fit_context"]
 
 
 def pretty_print_like_estimators(repr_method) -> None:

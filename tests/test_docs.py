@@ -37,6 +37,7 @@ PUBLIC = {
     "irdialog.embed": None,
     "irdialog.svm": None,
     "irdialog.entities": None,
+    "irdialog.ensemble": None,
     "irdialog.persist": None,
     "irdialog.bench": None,
     "irdialog.base": ["Context", "Turn", "RankerMixin", "ContextTransformerMixin"],

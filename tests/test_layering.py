@@ -17,7 +17,7 @@ LAYERS = [
     {"base"},
     {"features", "_babi_qa_heuristics", "metrics", "pipeline", "datasets"},
     {"retrieval", "embed", "svm"},
-    {"entities"},
+    {"entities", "ensemble"},
     {"persist", "chat", "_arguments", "_compile_ahead", "_compile_notice"},
     {"bench"},  # the suites, their registry, harness, presets and report
     {"plot"},  # draws bench results with their suite's labels

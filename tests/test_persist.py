@@ -72,6 +72,12 @@ RANKERS = {
     "EntitySymbolRanker": lambda: EntitySymbolRanker(
         SupervisedEmbeddingRanker(random_state=0, **FAST), ENTITIES, min_count=1
     ),
+    "FusionRanker": lambda: irdialog.FusionRanker(
+        [("tfidf", TfidfRanker()), ("se", SupervisedEmbeddingRanker(random_state=0, **FAST))]
+    ),
+    "LearningToRankRanker": lambda: irdialog.LearningToRankRanker(
+        [("bm25", BM25Ranker())], n_estimators=5, min_child_samples=2, random_state=0
+    ),
     "RankingPipeline": lambda: irdialog.make_ranking_pipeline(
         MatchTypeFeaturizer(TINY_KB), MemN2NRanker(epochs=2, embedding_dim=8, random_state=0)
     ),

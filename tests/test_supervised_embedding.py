@@ -88,9 +88,10 @@ def run_kernel(P, order, n_negatives, lr, margin, adagrad):
     GV = GU if P["shared"] else P["GV"].copy()
     state, stats = P["state"].copy(), np.zeros(2)
     matches = K.SEMatches(*P["e"], *P["m"], P["type_rows"], np.zeros(P["n_match"], np.int64))
+    pools = K.SENegatives(*P["pools"]) if "pools" in P else None
     loss = K.se_sgd_epoch(
         K.SEParams(U, V, GU, GV), K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]), P["n_candidates"],
-        matches, order, K.SESettings(n_negatives, lr, margin, adagrad), state, stats,
+        matches, order, K.SESettings(n_negatives, lr, margin, adagrad), state, stats, pools,
     )  # fmt: skip
     return U, V, GU, GV, loss, stats
 
@@ -218,6 +219,38 @@ def test_sgd_epoch_never_draws_the_gold_response():
         assert all(c != g and 0 <= c < 2 for c in negs)
         if g < 2:
             assert set(negs) == {1 - g}
+
+
+def _with_pools(P):
+    # Example i draws from a pool of two or three rows of the response table (gold left
+    # out), but for examples 2 and 5, whose empty pools draw from the candidates.
+    rows = []
+    for i, g in enumerate(P["gold"]):
+        others = [c for c in range(len(P["r"][0]) - 1) if c != g]
+        rows.append([] if i in (2, 5) else others[i % 3 :: 3][:3])
+    indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int64)
+    return dict(P, pools=(indptr, np.array([c for r in rows for c in r], np.int64)))
+
+
+@pytest.mark.parametrize("types, adagrad", [(False, False), (True, True)])
+def test_sgd_epoch_with_pools_matches_numpy_reference(types, adagrad):
+    P = _with_pools(make_problem(4, types=types))
+    order = np.array([4, 0, 6, 2, 1, 5, 3, 0], dtype=np.int64)
+    U, V, GU, GV, loss, _ = run_kernel(P, order, 3, 0.05, 0.5, adagrad)
+    Ur, Vr, _, _, loss_r, draws = R.se_sgd_epoch(P, order, 3, 0.05, 0.5, adagrad)
+    np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
+    np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(V, Vr, rtol=1e-4, atol=1e-5)
+    indptr, indices = P["pools"]
+    for i, negs in draws.items():
+        pool = set(indices[indptr[i] : indptr[i + 1]].tolist())
+        if pool:
+            assert set(negs) <= pool
+        else:
+            assert all(c < P["n_candidates"] and c != P["gold"][i] for c in negs)
+    # the pools change the draws: the same epoch without them is another model
+    U0, *_ = run_kernel({k: v for k, v in P.items() if k != "pools"}, order, 3, 0.05, 0.5, adagrad)
+    assert not np.allclose(U0, U)
 
 
 @pytest.mark.parametrize("shared, types", [(False, False), (False, True), (True, True)])
@@ -609,3 +642,82 @@ def test_fit_chunks_rejects_what_needs_the_contexts():
         SupervisedEmbeddingRanker().fit_chunks([])
     with pytest.raises(TypeError, match="chunk 1 must"):
         SupervisedEmbeddingRanker().fit_chunks([(["a"], ["b"]), ["a", "b", "c"]])
+
+
+# --------------------------------------------------------------------------- hard negatives
+
+
+def _weights(model):
+    return model.input_embeddings_, model.response_embeddings_
+
+
+def test_empty_negative_pools_draw_as_the_default_fit():
+    X, y, _ = make_tiny_dialogs()
+    params = dict(embedding_dim=8, n_negatives=3, epochs=3, random_state=0)
+    default = SupervisedEmbeddingRanker(**params).fit(X, y)
+    empty = SupervisedEmbeddingRanker(**params).fit(X, y, negative_lists=[[]] * len(X))
+    for a, b in zip(_weights(default), _weights(empty), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_negative_lists_and_a_callable_give_the_same_model():
+    X, y, _ = make_tiny_dialogs()
+    pools = [[r for r in dict.fromkeys(y) if r != g][:2] + ["a pool reply never gold"] for g in y]
+    params = dict(embedding_dim=8, n_negatives=3, epochs=3, random_state=0)
+    given = SupervisedEmbeddingRanker(**params).fit(X, y, negative_lists=pools)
+    called = SupervisedEmbeddingRanker(**params, negatives=lambda X_, y_: pools).fit(X, y)
+    default = SupervisedEmbeddingRanker(**params).fit(X, y)
+    for a, b in zip(_weights(given), _weights(called), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(given.input_embeddings_, default.input_embeddings_)
+    # a pool's response outside the candidates is drawn, never ranked
+    assert "a pool reply never gold" not in set(given.candidates_)
+
+
+def test_bm25_pools_are_the_best_bm25_candidates_but_the_gold():
+    from irdialog.base import check_contexts
+    from irdialog.embed._supervised_embedding import _bm25_pools
+
+    X = check_contexts(["cheap italian food", "a table in paris"])
+    y = ["cheap italian", "paris table"]
+    cands = ["cheap italian", "paris table", "italian food here", "food", "a b c d"]
+    model = SupervisedEmbeddingRanker(candidates=cands, epochs=1, random_state=0).fit(X, y)
+    x_bags = model._input_bags(X)
+    r_bags = model._response_bags(cands)
+    gold = np.array([0, 1])
+    pools = _bm25_pools(x_bags, r_bags, gold, len(cands), 2)
+    assert pools.indptr.tolist() == [0, 2, 4]
+    # brute force: BM25 with Lucene's idf over the candidates' bags
+    C = r_bags.toarray()
+    df, n = (C > 0).sum(0), len(cands)
+    idf = np.log1p((n - df + 0.5) / (df + 0.5))
+    ratio = C.sum(1) / C.sum(1).mean()
+    impact = idf * C / (1.5 * (0.25 + 0.75 * ratio[:, None]) + C)
+    scores = (x_bags.toarray() > 0) @ impact.T
+    for i in range(2):
+        scores[i, gold[i]] = -np.inf
+        best = set(np.argsort(-scores[i], kind="stable")[:2].tolist())
+        assert set(pools.indices[2 * i : 2 * i + 2].tolist()) == best
+
+
+def test_bm25_negatives_fit_and_fit_chunks_agree():
+    X, y, _ = make_tiny_dialogs()
+    params = dict(embedding_dim=8, n_negatives=3, epochs=3, random_state=0, negatives="bm25")
+    fitted = SupervisedEmbeddingRanker(**params).fit(X, y)
+    chunked = SupervisedEmbeddingRanker(**params).fit_chunks([(X[:10], y[:10]), (X[10:], y[10:])])
+    for a, b in zip(_weights(fitted), _weights(chunked), strict=True):
+        np.testing.assert_array_equal(a, b)
+    random = SupervisedEmbeddingRanker(**dict(params, negatives="random")).fit(X, y)
+    assert not np.array_equal(fitted.input_embeddings_, random.input_embeddings_)
+
+
+def test_negative_pool_errors():
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="pass one or the other"):
+        SupervisedEmbeddingRanker(negatives="bm25").fit(X, y, negative_lists=[[]] * len(X))
+    with pytest.raises(ValueError, match="one list per example"):
+        SupervisedEmbeddingRanker().fit(X, y, negative_lists=[[]])
+    with pytest.raises(TypeError, match=r"negative_lists\[0\] must be a sequence of str"):
+        SupervisedEmbeddingRanker().fit(X, y, negative_lists=["hello"] * len(X))
+    with pytest.raises(ValueError, match="callable"):
+        SupervisedEmbeddingRanker(negatives=lambda X, y: []).fit_chunks([(X, y)])

@@ -2,7 +2,8 @@
 
 Pure ``@njit(cache=True)`` functions on contiguous arrays and scalars: no estimator
 objects; the arrays that travel together come as a few :func:`collections.namedtuple`
-records (:class:`CSR`, :class:`SEParams`, :class:`SEMatches`, :class:`SESettings`). Each
+records (:class:`CSR`, :class:`SEParams`, :class:`SEMatches`, :class:`SESettings`,
+:class:`SENegatives`). Each
 model has its own section below; the plain numpy references the tests compare against are
 in :mod:`irdialog.embed._reference`.
 """
@@ -30,6 +31,11 @@ SEMatches.__doc__ = """The match-type words of :func:`se_sgd_epoch`: the typed e
 each example (CSR ``e_indptr`` over ``e_words``, ``e_types``), the match words of each
 response (CSR ``m_indptr`` over ``m_indices``), the embedding row of each type word and
 ``mark``, zeroed int64 scratch of one bit mask per match word."""
+
+SENegatives = namedtuple("SENegatives", "indptr indices")
+SENegatives.__doc__ = """The negative pools of :func:`se_sgd_epoch`: row i of the CSR table
+(int64 ``indptr`` over int64 ``indices``) lists the rows of the response table that example
+i draws its negatives from."""
 
 SESettings = namedtuple("SESettings", "n_negatives learning_rate margin adagrad")
 SESettings.__doc__ = """The scalars of :func:`se_sgd_epoch`: negatives drawn per example,
@@ -169,12 +175,15 @@ def _se_type_mask(c, mark, m_indptr, m_indices):
 
 
 @njit(cache=True)
-def se_sgd_epoch(params, x, gold, r, n_candidates, matches, order, settings, state, stats):
+def se_sgd_epoch(
+    params, x, gold, r, n_candidates, matches, order, settings, state, stats, pools=None
+):
     """One epoch of margin-ranking SGD over the examples in ``order``.
 
     For example i with input bag x, gold response bag y and K = ``n_negatives`` responses
     y' drawn uniformly (with replacement) from the candidates ``[0, n_candidates)`` other
-    than the gold one, the loss is the mean hinge ``(1/K) sum_y' max(0, m - f(x, y) +
+    than the gold one (or, with ``pools``, from the example's pool when it is not empty),
+    the loss is the mean hinge ``(1/K) sum_y' max(0, m - f(x, y) +
     f(x, y'))`` with ``f(x, y) = (U^T x) . (V^T y)``. Its gradient is taken at the current
     parameters and applied at once: with the violating draws N (|N| = n),
 
@@ -220,6 +229,11 @@ def se_sgd_epoch(params, x, gold, r, n_candidates, matches, order, settings, sta
     stats : float64 array (2,)
         Incremented by the epoch's loss and by its number of d-vector
         multiply-adds (so the epoch did ``2 * dim * stats[1]`` floating-point operations).
+    pools : SENegatives or None, default=None
+        The rows of the response table each example draws its negatives from (the
+        caller leaves the gold response out); an example with an empty pool draws from
+        the candidates. None: every example draws from the candidates (numba compiles
+        this case apart, so it runs the code of a call without pools).
 
     Returns
     -------
@@ -265,10 +279,22 @@ def se_sgd_epoch(params, x, gold, r, n_candidates, matches, order, settings, sta
         # draw the negatives, then score the gold response and the negatives
         n_excl = n_candidates - 1 if g < n_candidates else n_candidates
         n_neg = k_neg if n_excl > 0 else 0
+        p0 = n_pool = 0
+        if pools is not None:
+            p0 = pools.indptr[i]
+            n_pool = pools.indptr[i + 1] - p0
+            if n_pool > 0:
+                n_neg = k_neg
         for j in range(n_neg):
-            c = se_rand_below(state, n_excl)
-            if g < n_candidates and c >= g:
-                c += 1
+            drawn = False
+            if pools is not None:
+                if n_pool > 0:
+                    c = pools.indices[p0 + se_rand_below(state, n_pool)]
+                    drawn = True
+            if not drawn:
+                c = se_rand_below(state, n_excl)
+                if g < n_candidates and c >= g:
+                    c += 1
             negs[j] = c
             ops += r_indptr[c + 1] - r_indptr[c]
         gold_row[0] = g

@@ -61,8 +61,10 @@ def se_sgd_epoch(P, order, n_negatives, lr, margin, adagrad):
     ``P`` is a mapping of the kernel's arrays: ``U``, ``V``, ``GU``, ``GV`` (not modified),
     ``shared`` (U is V), ``x`` and ``r`` (CSR triples of the input bags and the response
     table), ``gold``, ``n_candidates``, ``e`` (entity indptr, words, types), ``m`` (match
-    bags indptr, indices), ``n_match`` (columns of the match bags), ``type_rows`` and
-    ``state`` (the splitmix64 state, an array of one integer).
+    bags indptr, indices), ``n_match`` (columns of the match bags), ``type_rows``,
+    ``state`` (the splitmix64 state, an array of one integer) and optionally ``pools``
+    ((indptr, indices): the rows of the response table each example draws its negatives
+    from, the candidates when empty).
 
     Returns (U, V, GU, GV, loss, draws) where draws[i] lists the negatives of example i.
     """
@@ -80,6 +82,7 @@ def se_sgd_epoch(P, order, n_negatives, lr, margin, adagrad):
     state = int(P["state"][0])
     loss, draws = 0.0, {}
     K_ = max(n_negatives, 1)
+    pools = P.get("pools")
 
     for i in order:
         ents = list(
@@ -98,8 +101,13 @@ def se_sgd_epoch(P, order, n_negatives, lr, margin, adagrad):
         by = bag(g)
         pos = ex @ (by @ V)
         n_excl = n_cand - 1 if g < n_cand else n_cand
+        pool = [] if pools is None else list(pools[1][pools[0][i] : pools[0][i + 1]])
         negs = []
-        for _ in range(n_negatives if n_excl > 0 else 0):
+        for _ in range(n_negatives if n_excl > 0 or pool else 0):
+            if pool:
+                state, j = rand_below(state, len(pool))
+                negs.append(pool[j])
+                continue
             state, c = rand_below(state, n_excl)
             if g < n_cand and c >= g:
                 c += 1

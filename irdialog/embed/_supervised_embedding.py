@@ -4,7 +4,9 @@ The model of Bordes, Boureau & Weston (2017, section 4.3) and Dodge et al. (2016
 3.2): a candidate y is scored against the input x by ``f(x, y) = x^T U^T V y``, the inner
 product of the summed word embeddings of both sides, and U, V are trained with the margin
 ranking loss ``max(0, m - f(x, y) + f(x, y'))``, averaged over negatives y' sampled from
-the candidates. The SGD loop is :func:`irdialog.embed._kernels.se_sgd_epoch`.
+the candidates, or from a pool per example (hard negatives: mined by BM25, or an
+answer-selection corpus's wrong answers). The SGD loop is
+:func:`irdialog.embed._kernels.se_sgd_epoch`.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, Run, TrainingMix
 
 # Contexts scored at once when validating during fit (block x n_candidates float32 scores).
 _VALIDATION_BLOCK = 1024
+# Negatives mined per example by negatives="bm25": the candidates of highest BM25 score.
+MINED_NEGATIVES = 100
+# Okapi BM25's usual constants (Lucene's, bm25s's) for that mining.
+_BM25_K1, _BM25_B = 1.5, 0.75
 # Byte alignment of the training embedding matrices: a 32-float row then spans exactly two
 # cache lines instead of three, which the gather-bound SGD kernel feels.
 _ALIGN = 64
@@ -67,6 +73,61 @@ def _csr_arrays(m: sp.csr_matrix):
         np.ascontiguousarray(m.indices, dtype=np.uint32),
         np.ascontiguousarray(m.data, dtype=np.float32),
     )
+
+
+def _bm25_pools(x_bags, r_bags, gold, n_candidates: int, k: int) -> _kernels.SENegatives:
+    """Per example, the ``k`` candidates (rows ``[0, n_candidates)`` of the response table
+    ``r_bags``) of highest BM25 score for its input's words, its gold response left out:
+    the negatives ``negatives="bm25"`` draws from. The idf (Lucene's) and the lengths are
+    the candidates'."""
+    C = r_bags[:n_candidates].tocsr()
+    df = np.bincount(C.indices, minlength=C.shape[1]).astype(np.float64)
+    idf = np.log1p((n_candidates - df + 0.5) / (df + 0.5))
+    lengths = np.asarray(C.sum(axis=1), dtype=np.float64).ravel()
+    ratio = lengths / max(lengths.mean(), 1e-12)
+    rows = np.repeat(np.arange(n_candidates), np.diff(C.indptr))
+    tf = C.data.astype(np.float64)
+    impact = idf[C.indices] * tf / (_BM25_K1 * (1.0 - _BM25_B + _BM25_B * ratio[rows]) + tf)
+    W = sp.csr_matrix((impact, C.indices, C.indptr), shape=C.shape).T.tocsr()
+    Q = x_bags.tocsr(copy=True)
+    Q.data[:] = 1.0  # each input word once, whatever normalize_input did to its count
+    k = min(k, n_candidates - 1)
+    n = Q.shape[0]
+    pools = np.empty((n, max(k, 0)), dtype=np.int64)
+    block = max(1, (1 << 22) // max(n_candidates, 1))
+    for start in range(0, n if k > 0 else 0, block):
+        stop = min(start + block, n)
+        scores = np.asarray((Q[start:stop] @ W).todense())
+        g = gold[start:stop]
+        own = np.flatnonzero(g < n_candidates)
+        scores[own, g[own]] = -np.inf
+        # the k best (their order does not matter: a pool is drawn from uniformly)
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        pools[start:stop] = top
+    indptr = np.arange(n + 1, dtype=np.int64) * pools.shape[1]
+    return _kernels.SENegatives(indptr, pools.ravel())
+
+
+def _encode_pools(negative_lists, labels: LabelIndex, gold: np.ndarray) -> _kernels.SENegatives:
+    """The negative pools of the examples as rows of the response table of ``labels``
+    (extended by the responses it lacks), each example's gold response left out."""
+    if isinstance(negative_lists, str) or len(negative_lists) != len(gold):
+        n = "a str" if isinstance(negative_lists, str) else f"{len(negative_lists)} lists"
+        raise ValueError(f"negative_lists must hold one list per example ({len(gold)}), got {n}.")
+    rows = []
+    for i, pool in enumerate(negative_lists):
+        if isinstance(pool, str):
+            raise TypeError(
+                f"negative_lists[{i}] must be a sequence of str, got a single str "
+                f"({pool!r:.60}); wrap it in a list."
+            )
+        codes = labels.encode(check_responses(pool, name=f"negative_lists[{i}]") if len(pool)
+                              else [], unknown="extend")  # fmt: skip
+        rows.append(codes[codes != gold[i]])
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
+    return _kernels.SENegatives(indptr, indices)
 
 
 def train_tables(model, params, step, validate, *, n_epochs, continuing, desc, advice):
@@ -129,6 +190,14 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         rates of 0.1-0.5 (``irdialog bench dialog-babi --model se --search``).
     n_negatives : int, default=100
         Negative candidates sampled per example and epoch.
+    negatives : {"random", "bm25"} or callable, default="random"
+        Where the negatives are drawn from. ``"random"``: the candidates, uniformly.
+        ``"bm25"``: each example's pool of the ``MINED_NEGATIVES`` (100) candidates of
+        highest BM25 score for its input (hard negatives: they share its words), mined
+        once per fit over the model's own bags of words. A callable ``f(X, y)`` returns,
+        for each example, the responses (str) its negatives are drawn from; the
+        ``negative_lists`` argument of :meth:`fit` gives such pools directly. An example
+        whose pool is empty draws from the candidates.
     epochs : int, default=10
         Passes over the training data (the most, with early stopping). Plain SGD with a
         small constant step needs many: 100-300 on dialog bAbI tasks 1 and 5.
@@ -273,6 +342,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "margin": [Interval(Real, 0, None, closed="left")],
         "n_negatives": [Interval(Integral, 1, None, closed="left")],
+        "negatives": [StrOptions({"random", "bm25"}), callable],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "shared_embeddings": ["boolean"],
         "use_history": ["boolean"],
@@ -298,6 +368,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         learning_rate=0.01,
         margin=0.01,
         n_negatives=100,
+        negatives="random",
         epochs=10,
         shared_embeddings=False,
         use_history=True,
@@ -321,6 +392,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.margin = margin
         self.n_negatives = n_negatives
+        self.negatives = negatives
         self.epochs = epochs
         self.shared_embeddings = shared_embeddings
         self.use_history = use_history
@@ -452,7 +524,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    def _training_problem(self, X, y, rng, analyzer=None):
+    def _training_problem(self, X, y, rng, analyzer=None, negative_lists=None):
         """Fit the vocabulary and return every array the SGD kernel reads, as a dict.
 
         Sets ``candidates_``, ``types_``, ``vocabulary_`` and the match-type word index.
@@ -480,15 +552,21 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
             raise ValueError(f"At most 62 entity types are supported, got {len(self.types_)}.")
         # the caller of fit: past fit, _fit, this method and the wrapper of _fit_context
         analyzer = analyzer or self._analyzer()
-        return self._encoded_problem(X, y, rng, analyzer, stacklevel=6, learn=True)
+        return self._encoded_problem(
+            X, y, rng, analyzer, stacklevel=6, learn=True, negative_lists=negative_lists
+        )
 
-    def _encoded_problem(self, X, y, rng, analyzer, stacklevel, learn=False):
+    def _encoded_problem(self, X, y, rng, analyzer, stacklevel, learn=False, negative_lists=None):
         """The kernel's arrays of X and y over the candidates and the vocabulary, which
-        ``learn`` fits to them first."""
+        ``learn`` fits to them first; with ``negative_lists``, each example's pool."""
         # Response table: the candidates, then gold responses outside the candidate set
-        # (trained on as positives, never drawn as negatives).
+        # (trained on as positives, never drawn as negatives), then the responses of the
+        # negative pools outside both.
         labels = LabelIndex(self.candidates_)
         gold = labels.encode(y, unknown="extend")
+        pools = None
+        if negative_lists is not None:
+            pools = _encode_pools(negative_lists, labels, gold)
         table = labels.labels_
         self._warn_without_negatives(gold, stacklevel=stacklevel)
 
@@ -505,7 +583,9 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         r_bags, m_bags = self._response_arrays(table, response_tokens, analyzer)
         enc = self._encode(X, analyzer, entities=True)
         entities = (enc.eptr, enc.eword.astype(np.int64), enc.etype.astype(np.int64))
-        return self._problem(self._bags(X, enc, analyzer), r_bags, m_bags, gold, rng, entities)
+        return self._problem(
+            self._bags(X, enc, analyzer), r_bags, m_bags, gold, rng, entities, pools
+        )
 
     def _warn_without_negatives(self, gold, stacklevel):
         """Warn when examples have no negative to draw: the candidates other than their
@@ -539,10 +619,11 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
             m_bags = sp.csr_matrix((len(table), 0), dtype=np.float32)
         return r_bags, m_bags
 
-    def _problem(self, x_bags, r_bags, m_bags, gold, rng, entities=None):
+    def _problem(self, x_bags, r_bags, m_bags, gold, rng, entities=None, pools=None):
         """The kernel's arrays from the input bags, the response table's bags (from
-        :meth:`_response_arrays`), the gold indices into the table and the entities
-        (indptr, word, type) of the inputs, None without match types."""
+        :meth:`_response_arrays`), the gold indices into the table, the entities
+        (indptr, word, type) of the inputs (None without match types) and the negative
+        pools (None: drawn from the candidates, or mined with ``negatives="bm25"``)."""
         if entities is None:  # no contexts, no match types: no entities
             e_indptr = np.zeros(x_bags.shape[0] + 1, np.int64)
             e_words = e_types = np.zeros(0, np.int64)
@@ -562,7 +643,10 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
             V = _aligned_copy(V)
         GU = np.zeros(n_words, dtype=np.float32)
         GV = GU if self.shared_embeddings else np.zeros(n_words, dtype=np.float32)
+        if pools is None and self.negatives == "bm25":
+            pools = _bm25_pools(x_bags, r_bags, gold, len(self.candidates_), MINED_NEGATIVES)
         return dict(
+            pools=pools,
             params=_kernels.SEParams(U, V, GU, GV),
             x=_csr_arrays(x_bags),
             gold=gold,
@@ -590,11 +674,11 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         )
         return _kernels.se_sgd_epoch(
             p["params"], p["x"], p["gold"], p["r"], p["n_candidates"], p["matches"], order,
-            settings, p["state"], stats,
+            settings, p["state"], stats, p.get("pools"),
         )  # fmt: skip
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None, *, X_val=None, y_val=None):
+    def fit(self, X, y, groups=None, *, X_val=None, y_val=None, negative_lists=None):
         """Learn the embeddings from contexts X and their gold responses y.
 
         Parameters
@@ -610,13 +694,32 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
             Validation data (e.g. the dev split): scored after each epoch into
             ``validation_scores_``, and used for early stopping when
             ``early_stopping=True``.
+        negative_lists : sequence of sequences of str, default=None
+            The responses each example draws its negatives from (an answer-selection
+            pool less its right answers; the gold response is skipped if present),
+            in place of the pools of ``negatives``. Responses outside ``candidates_``
+            are drawn too, never scored as candidates. With ``early_stopping``, pass
+            ``X_val``.
 
         Returns
         -------
         self
         """
+        if negative_lists is not None:
+            if self.negatives != "random":
+                raise ValueError(
+                    f"negative_lists replaces the pools of negatives={self.negatives!r}: "
+                    "pass one or the other."
+                )
+            if self.early_stopping and X_val is None:
+                raise ValueError(
+                    "negative_lists with early_stopping needs X_val and y_val: the "
+                    "validation split would separate the pools from their examples."
+                )
         X, y, X_val, y_val = self._training_data(X, y, groups, X_val, y_val)
-        return self._fit(X, y, X_val, y_val, self._continues())
+        if callable(self.negatives):
+            negative_lists = self.negatives(X, y)
+        return self._fit(X, y, X_val, y_val, self._continues(), negative_lists=negative_lists)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
@@ -645,19 +748,23 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         """
         X = check_contexts(X)
         y = check_responses(y, len(X))
-        return self._fit(X, y, None, None, self._continues(incremental=True), n_epochs=1)
+        lists = self.negatives(X, y) if callable(self.negatives) else None
+        continuing = self._continues(incremental=True)
+        return self._fit(X, y, None, None, continuing, n_epochs=1, negative_lists=lists)
 
-    def _fit(self, X, y, X_val, y_val, continuing, n_epochs=None):
+    def _fit(self, X, y, X_val, y_val, continuing, n_epochs=None, negative_lists=None):
         rng = check_random_state(self.random_state)
         analyzer = self._analyzer()  # every text of the fit is tokenised once, here
         if continuing:  # the vocabulary and candidates of the fitted model
             # the caller of fit: past this method, fit and the wrapper of _fit_context
-            problem = self._encoded_problem(X, y, rng, analyzer, stacklevel=5)
+            problem = self._encoded_problem(
+                X, y, rng, analyzer, stacklevel=5, negative_lists=negative_lists
+            )
             problem["params"].U[...] = self.input_embeddings_
             if not self.shared_embeddings:
                 problem["params"].V[...] = self.response_embeddings_
         else:
-            problem = self._training_problem(X, y, rng, analyzer)
+            problem = self._training_problem(X, y, rng, analyzer, negative_lists)
         val = self._validation_data(X_val, y_val, analyzer) if X_val is not None else None
         return self._train(problem, len(X), rng, val, continuing, n_epochs)
 
@@ -697,8 +804,9 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         arrives (each distinct text of a chunk tokenised once) and the chunk is then
         dropped; only the word ids and the distinct responses are kept. SGD runs on the
         compact arrays. The model is the one :meth:`fit` gives on the
-        concatenated chunks (same vocabulary, same random draws). Match-type features and
-        validation data (early stopping) need the contexts and are not supported here.
+        concatenated chunks (same vocabulary, same random draws, the same pools with
+        ``negatives="bm25"``). Match-type features, validation data (early stopping) and
+        a callable ``negatives`` need the contexts and are not supported here.
 
         Parameters
         ----------
@@ -723,6 +831,11 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
             raise ValueError("fit_chunks does not support early_stopping; use fit.")
         if self._continues():
             raise ValueError("fit_chunks does not support warm_start; use fit.")
+        if callable(self.negatives):
+            raise ValueError(
+                "fit_chunks draws negatives from the candidates or mines them with "
+                "negatives='bm25'; a callable's pools need fit."
+            )
         self._check_params()
         self.types_ = []
         fixed = None if self.candidates is None else resolve_candidates(self.candidates, None)

@@ -1,0 +1,176 @@
+"""Fusion: one ranking from the rankings or the scores of several rankers, no training
+beyond theirs."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
+from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ._pools import Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
+
+
+class FusionRanker(_BaseComposition, RankerMixin, BaseEstimator):
+    """Combine rankers by reciprocal rank fusion or by a weighted sum of their scores.
+
+    Each ranker is fitted on one (context, right response) row per right response, on
+    the fusion's candidate set; then, for each list of candidates:
+
+    - ``method="rrf"``: a candidate scores ``sum_r w_r / (k + rank_r)``, its rank in each
+      ranker's ordering of the list (1 for the best; tied candidates share their mean
+      rank), as Cormack et al. (2009);
+    - ``method="linear"``: ``sum_r w_r z_r``, each ranker's scores standardised over the
+      list (less the list's mean, over its standard deviation, 0 when all are equal).
+
+    A fused score depends on the other candidates of the list, so the model scores whole
+    lists: ``decision_function`` fuses over ``candidates_``, ``rank_candidates`` over
+    each list given.
+
+    Parameters
+    ----------
+    rankers : list of (str, estimator)
+        The rankers to combine; their parameters are tunable as ``<name>__<param>``.
+    method : {"rrf", "linear"}, default="rrf"
+    weights : sequence of float or None, default=None
+        One weight per ranker; None: all 1.
+    k : float, default=60
+        The constant of reciprocal rank fusion.
+    candidates : sequence of str or None, default=None
+        The fixed candidate set, also given to every ranker that takes one; None: the
+        distinct right responses seen in ``fit``.
+
+    Attributes
+    ----------
+    candidates_ : ndarray of str
+    rankers_ : list of (str, estimator)
+        The fitted rankers.
+
+    References
+    ----------
+    Cormack, Clarke & Buettcher (2009). Reciprocal Rank Fusion outperforms Condorcet and
+    individual Rank Learning Methods. SIGIR.
+
+    Examples
+    --------
+    >>> from irdialog import BM25Ranker, TfidfRanker
+    >>> from irdialog.ensemble import FusionRanker
+    >>> X = ["how do i renew my policy", "what does life insurance pay"]
+    >>> y = ["you renew your policy online", "life insurance pays a death benefit"]
+    >>> model = FusionRanker([("bm25", BM25Ranker()), ("tfidf", TfidfRanker())]).fit(X, y)
+    >>> model.predict(["renew my policy"])[0]
+    'you renew your policy online'
+    """
+
+    _parameter_constraints = {
+        "rankers": [list, tuple],
+        "method": [StrOptions({"rrf", "linear"})],
+        "weights": ["array-like", None],
+        "k": [Interval(Real, 0, None, closed="left")],
+        "candidates": ["array-like", None],
+    }
+
+    def __init__(self, rankers, *, method="rrf", weights=None, k=60, candidates=None):
+        self.rankers = rankers
+        self.method = method
+        self.weights = weights
+        self.k = k
+        self.candidates = candidates
+
+    def get_params(self, deep=True):
+        return self._get_params("rankers", deep=deep)
+
+    def set_params(self, **params):
+        self._set_params("rankers", **params)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, candidate_lists=None):
+        """Fit every ranker on the (context, right response) rows.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str, or of sequences of str
+            The right responses of each context.
+        candidate_lists : sequence of sequences of str, default=None
+            Each context's pool (right and wrong answers): a ranker whose ``fit`` takes
+            ``negative_lists`` (:class:`~irdialog.SupervisedEmbeddingRanker`) draws its
+            negatives from the wrong ones.
+
+        Returns
+        -------
+        self : FusionRanker
+        """
+        X = check_contexts(X)
+        gold = check_gold(y, len(X))
+        if candidate_lists is not None and len(candidate_lists) != len(X):
+            raise ValueError(f"X has {len(X)} contexts but candidate_lists does not.")
+        if not self.rankers:
+            raise ValueError("rankers is empty: at least one (name, ranker) is needed.")
+        names = [name for name, _ in self.rankers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"rankers must have distinct names, got {names}.")
+        if self.weights is not None and len(self.weights) != len(self.rankers):
+            raise ValueError(
+                f"weights has {len(self.weights)} entries for {len(self.rankers)} rankers."
+            )
+        self.candidates_ = resolve_candidates(self.candidates, flat_pairs(X, gold)[1])
+        self.rankers_ = []
+        for name, ranker in self.rankers:
+            if "candidates" in ranker.get_params(deep=False):
+                ranker = clone(ranker).set_params(candidates=list(self.candidates_))
+            self.rankers_.append((name, fit_ranker(ranker, X, gold, candidate_lists)))
+        return self
+
+    def _fused(self, pools: Pools) -> np.ndarray:
+        weights = np.ones(len(self.rankers_)) if self.weights is None else self.weights
+        total = np.zeros(len(pools.owner))
+        for w, (_, ranker) in zip(np.asarray(weights, dtype=np.float64), self.rankers_):
+            s = ranker_scores(ranker, pools)
+            if self.method == "rrf":
+                # rank within each list, best first; ties share their mean rank
+                ranks = np.empty_like(s)
+                for start, n in zip(pools.starts, pools.lengths):
+                    ranks[start : start + n] = rankdata(-s[start : start + n])
+                total += w / (self.k + ranks)
+            else:
+                centred = s - pools.group_mean(s)
+                std = pools.group_std(s)
+                total += w * np.divide(centred, std, out=np.zeros_like(s), where=std > 0)
+        return total
+
+    def decision_function(self, X) -> np.ndarray:
+        """The fused score of every candidate, ``candidates_`` being one list per context.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        pools = Pools.from_candidates(check_contexts(X), self.candidates_)
+        return pools.as_matrix(self._fused(pools))
+
+    def rank_candidates(self, X, candidate_lists) -> np.ndarray:
+        """Fuse the rankers' scores of per-example candidate lists, list by list.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, max_list_length)
+            ``-inf`` past the end of a shorter list.
+        """
+        check_is_fitted(self)
+        pools = Pools.from_lists(X, candidate_lists)
+        return pools.as_matrix(self._fused(pools))
+
+    def _rank_pool(self, X, pool, k):
+        scores = self.rank_candidates(X, [list(pool)] * len(X))
+        return np.argsort(-scores, axis=1, kind="stable")[:, : min(k, len(pool))]
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        # each pair a list of its own
+        return self.rank_candidates(X, [[r] for r in check_responses(responses)])[:, 0]

@@ -1,0 +1,166 @@
+"""Candidate lists as flat (context, candidate) pairs, each distinct text once: what the
+rankers over rankers score and learn from.
+
+A fused or re-ranked score depends on the other candidates of a list (a rank, a score
+less the list's best), so these models score whole lists. :class:`Pools` holds them as
+flat pairs: the owner (context) of each pair, the index of its candidate among the
+distinct candidate texts, and its position in its list.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import clone
+
+from ..base import check_contexts, check_responses
+
+
+@dataclass
+class Pools:
+    """Per-context candidate lists as flat pairs.
+
+    Attributes
+    ----------
+    X : list of Context
+    owner : int64 ndarray (n_pairs,)
+        The context of each pair; pairs of a context are contiguous, in list order.
+    doc : int64 ndarray (n_pairs,)
+        The index of each pair's candidate in ``texts``.
+    texts : ndarray of str
+        The distinct candidate texts, in order of first appearance.
+    lengths : int64 ndarray (n_contexts,)
+        The length of each list.
+    """
+
+    X: list
+    owner: np.ndarray
+    doc: np.ndarray
+    texts: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def from_lists(cls, X, candidate_lists, *, name: str = "candidate_lists") -> Pools:
+        X = check_contexts(X)
+        if isinstance(candidate_lists, str) or len(candidate_lists) != len(X):
+            got = "a str" if isinstance(candidate_lists, str) else f"{len(candidate_lists)}"
+            raise ValueError(f"X has {len(X)} contexts but {name} has {got} lists.")
+        index: dict[str, int] = {}
+        doc, lengths = [], []
+        for i, cands in enumerate(candidate_lists):
+            if isinstance(cands, str):  # would be split into characters
+                raise TypeError(
+                    f"{name}[{i}] must be a sequence of str, got a single str "
+                    f"({cands!r:.60}); wrap it in a list."
+                )
+            if len(cands) == 0:
+                raise ValueError(f"{name}[{i}] is empty.")
+            for c in check_responses(cands, name=f"{name}[{i}]"):
+                doc.append(index.setdefault(c, len(index)))
+            lengths.append(len(cands))
+        lengths = np.asarray(lengths, dtype=np.int64)
+        return cls(
+            X,
+            np.repeat(np.arange(len(X), dtype=np.int64), lengths),
+            np.asarray(doc, dtype=np.int64),
+            np.asarray(list(index), dtype=object),
+            lengths,
+        )
+
+    @classmethod
+    def from_candidates(cls, X, candidates) -> Pools:
+        """Every context against the same candidates (``decision_function``)."""
+        X = check_contexts(X)
+        n = len(candidates)
+        return cls(
+            X,
+            np.repeat(np.arange(len(X), dtype=np.int64), n),
+            np.tile(np.arange(n, dtype=np.int64), len(X)),
+            np.asarray(candidates, dtype=object),
+            np.full(len(X), n, dtype=np.int64),
+        )
+
+    @property
+    def starts(self) -> np.ndarray:
+        """The first pair of each list."""
+        return np.cumsum(self.lengths) - self.lengths
+
+    def as_matrix(self, pair_scores: np.ndarray) -> np.ndarray:
+        """Scores of shape (n_contexts, longest list), ``-inf`` past a list's end (the
+        layout of ``rank_candidates``)."""
+        out = np.full((len(self.X), int(self.lengths.max())), -np.inf)
+        col = np.arange(len(self.owner)) - np.repeat(self.starts, self.lengths)
+        out[self.owner, col] = pair_scores
+        return out
+
+    def group_max(self, values: np.ndarray) -> np.ndarray:
+        """The largest value of each pair's list, per pair."""
+        return np.maximum.reduceat(values, self.starts)[self.owner]
+
+    def group_mean(self, values: np.ndarray) -> np.ndarray:
+        """The mean value of each pair's list, per pair."""
+        return (np.add.reduceat(values, self.starts) / self.lengths)[self.owner]
+
+    def group_std(self, values: np.ndarray) -> np.ndarray:
+        """The standard deviation of each pair's list, per pair."""
+        mean = self.group_mean(values)
+        return np.sqrt(self.group_mean((values - mean) ** 2))
+
+
+def ranker_scores(ranker, pools: Pools) -> np.ndarray:
+    """A fitted ranker's score of every pair of ``pools``, float64 (n_pairs,).
+
+    An embedding model (one whose ``_pool_embeddings`` gives both sides' embeddings)
+    embeds each distinct text once; any other scores the lists with
+    ``rank_candidates``.
+    """
+    embedded = ranker._pool_embeddings(pools.X, pools.texts)
+    if embedded is not None:
+        E_x, E_c = (np.asarray(e, dtype=np.float64) for e in embedded)
+        return np.einsum("ij,ij->i", E_x[pools.owner], E_c[pools.doc])
+    lists = np.split(pools.texts[pools.doc], np.cumsum(pools.lengths)[:-1])
+    scores = ranker.rank_candidates(pools.X, [list(c) for c in lists])
+    col = np.arange(len(pools.owner)) - np.repeat(pools.starts, pools.lengths)
+    return scores[pools.owner, col]
+
+
+def check_gold(y, n_samples: int) -> list[tuple[str, ...]]:
+    """The right responses of each example: a str, or a non-empty sequence of str."""
+    if isinstance(y, str):
+        raise TypeError("y must be a sequence of responses, got a single str.")
+    y = list(y)
+    if len(y) != n_samples:
+        raise ValueError(f"X has {n_samples} contexts but y has {len(y)} responses.")
+    if not y:
+        raise ValueError("y is empty: at least one response is needed.")
+    out = []
+    for i, r in enumerate(y):
+        answers = (r,) if isinstance(r, str) else tuple(r)
+        if not answers or not all(isinstance(a, str) for a in answers):
+            raise TypeError(f"y[{i}] must be a str or a non-empty sequence of str, got {r!r:.60}.")
+        out.append(answers)
+    return out
+
+
+def flat_pairs(X, gold: list[tuple[str, ...]]):
+    """One (context, response) row per right response: the training pairs of the
+    rankers inside, which take one response per example."""
+    rows = [i for i, answers in enumerate(gold) for _ in answers]
+    return [X[i] for i in rows], [a for answers in gold for a in answers]
+
+
+def fit_ranker(ranker, X, gold, candidate_lists=None, rows=None):
+    """A clone of ``ranker`` fitted on the (context, right response) rows of the contexts
+    ``rows`` (default: all); a ranker whose ``fit`` takes ``negative_lists`` gets, with
+    ``candidate_lists``, the wrong candidates of each row's list as its negatives."""
+    rows = range(len(X)) if rows is None else rows
+    X_pairs, y_pairs = flat_pairs([X[i] for i in rows], [gold[i] for i in rows])
+    ranker = clone(ranker)
+    if candidate_lists is None or "negative_lists" not in inspect.signature(ranker.fit).parameters:
+        return ranker.fit(X_pairs, y_pairs)
+    negatives = [
+        [c for c in candidate_lists[i] if c not in set(gold[i])] for i in rows for _ in gold[i]
+    ]
+    return ranker.fit(X_pairs, y_pairs, negative_lists=negatives)
