@@ -374,7 +374,7 @@ def _resolve(path: str, *, kind: str):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as err:
         raise ModelFileError(f"the {kind} {path} does not exist in this installation") from err
-    # What the name resolves to must itself be defined in an allowed module (``irdialog.cli.os``
+    # What the name resolves to must itself be defined in an allowed module (``irdialog.persist.os``
     # would otherwise reach any module irdialog imports).
     own = getattr(obj, "__module__", None) or ""
     if kind == "function":

@@ -150,11 +150,11 @@ def _tamper(path, edit):
     "edit, message",
     [
         (lambda d: d["model"].update({"__object__": "os:system"}), "refusing to load the class"),
-        (lambda d: d["model"].update({"__object__": "irdialog.cli:os.PathLike"}), "refusing"),
+        (lambda d: d["model"].update({"__object__": "irdialog.persist:os.PathLike"}), "refusing"),
         (lambda d: d["model"].update({"__object__": "irdialog:Nothing"}), "does not exist"),
         (lambda d: d["model"].update({"__object__": "irdialog.__main__:main"}), "refusing"),
         (lambda d: d.update({"model": {"__function__": "builtins:eval"}}), "refusing"),
-        (lambda d: d.update({"model": {"__function__": "irdialog.cli:os.system"}}), "refusing"),
+        (lambda d: d.update({"model": {"__function__": "irdialog.persist:os.system"}}), "refusing"),
         (lambda d: d.update({"format": "something-else"}), "not an irdialog model file"),
         (lambda d: d.update({"version": 99}), "version 99"),
         (lambda d: d.update({"model": {"__array__": "a999"}}), "missing"),
