@@ -53,7 +53,7 @@ def test_suite_scores_test_when_the_data_home_has_it(tmp_path):
 
 def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
     suite = SUITES["insuranceqa"]
-    assert set(suite.models) == {"bm25", "tfidf"}
+    assert set(suite.models) == {"bm25", "tfidf", "se-pools", "ltr", "ltr-se"}
     result = run_suite(
         suite.run, model="bm25", seeds=[0], data_home=_home(tmp_path), progress=False
     )
@@ -61,6 +61,16 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
     assert any(line.startswith("| bm25 | valid |") for line in suite.table([("f", result)]))
     with pytest.raises(ValueError, match="unknown insuranceqa model"):
         bench_insuranceqa("memn2n", data_home=tmp_path, progress=False)
+
+
+@pytest.mark.parametrize(
+    "model, how", [("se-pools", "wrong answers of its pool as negatives"), ("ltr", "its pool")]
+)
+def test_learned_models_learn_from_the_training_pools(tmp_path, model, how):
+    pytest.importorskip("lightgbm")
+    run = bench_insuranceqa(model, data_home=_home(tmp_path), progress=False)
+    assert how in run["protocol"]
+    assert all(0 <= row["value"] <= 100 for row in run["rows"])
 
 
 @pytest.mark.slow
