@@ -8,14 +8,13 @@ from numbers import Real
 import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ._pools import Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
+from ..base import RankerMixin, check_contexts, resolve_candidates
+from ._pools import ListScoringMixin, Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
 
 
-class FusionRanker(_BaseComposition, RankerMixin, BaseEstimator):
+class FusionRanker(ListScoringMixin, _BaseComposition, RankerMixin, BaseEstimator):
     """Combine rankers by reciprocal rank fusion or by a weighted sum of their scores.
 
     Each ranker is fitted on one (context, right response) row per right response, on
@@ -127,7 +126,7 @@ class FusionRanker(_BaseComposition, RankerMixin, BaseEstimator):
             self.rankers_.append((name, fit_ranker(ranker, X, gold, candidate_lists)))
         return self
 
-    def _fused(self, pools: Pools) -> np.ndarray:
+    def _list_scores(self, pools: Pools) -> np.ndarray:
         weights = np.ones(len(self.rankers_)) if self.weights is None else self.weights
         total = np.zeros(len(pools.owner))
         for w, (_, ranker) in zip(np.asarray(weights, dtype=np.float64), self.rankers_):
@@ -143,34 +142,3 @@ class FusionRanker(_BaseComposition, RankerMixin, BaseEstimator):
                 std = pools.group_std(s)
                 total += w * np.divide(centred, std, out=np.zeros_like(s), where=std > 0)
         return total
-
-    def decision_function(self, X) -> np.ndarray:
-        """The fused score of every candidate, ``candidates_`` being one list per context.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_candidates)
-        """
-        check_is_fitted(self)
-        pools = Pools.from_candidates(check_contexts(X), self.candidates_)
-        return pools.as_matrix(self._fused(pools))
-
-    def rank_candidates(self, X, candidate_lists) -> np.ndarray:
-        """Fuse the rankers' scores of per-example candidate lists, list by list.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, max_list_length)
-            ``-inf`` past the end of a shorter list.
-        """
-        check_is_fitted(self)
-        pools = Pools.from_lists(X, candidate_lists)
-        return pools.as_matrix(self._fused(pools))
-
-    def _rank_pool(self, X, pool, k):
-        scores = self.rank_candidates(X, [list(pool)] * len(X))
-        return np.argsort(-scores, axis=1, kind="stable")[:, : min(k, len(pool))]
-
-    def _score_pairs(self, X, responses) -> np.ndarray:
-        # each pair a list of its own
-        return self.rank_candidates(X, [[r] for r in check_responses(responses)])[:, 0]

@@ -15,15 +15,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
 from .._threads import n_threads
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..base import RankerMixin, check_contexts, resolve_candidates
 from ..retrieval import BM25Ranker
 from ..text import TOKENIZERS
 from ._features import FEATURE_NAMES, LexicalFeatures
-from ._pools import Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
+from ._pools import ListScoringMixin, Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
 
 # The lexical features that also enter less their list's best and mean.
 RELATIVE_FEATURES = ("bm25", "tfidf_cosine", "idf_overlap", "idf_coverage")
@@ -40,7 +39,7 @@ def _lightgbm():
     return lightgbm
 
 
-class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
+class LearningToRankRanker(ListScoringMixin, _BaseComposition, RankerMixin, BaseEstimator):
     """Re-rank candidates with LambdaMART (LightGBM ``lambdarank``) over pair features.
 
     Each (context, candidate) pair gets the lexical features of
@@ -345,39 +344,6 @@ class LearningToRankRanker(_BaseComposition, RankerMixin, BaseEstimator):
 
     # -- scoring -----------------------------------------------------------------------------
 
-    def _pair_scores(self, pools: Pools) -> np.ndarray:
+    def _list_scores(self, pools: Pools) -> np.ndarray:
         booster = _lightgbm().Booster(model_str=self.model_)
         return booster.predict(self._features(pools), num_threads=n_threads(self.n_jobs))
-
-    def decision_function(self, X) -> np.ndarray:
-        """The re-ranked score of every candidate, ``candidates_`` being one list per
-        context.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, n_candidates)
-        """
-        check_is_fitted(self)
-        pools = Pools.from_candidates(X, self.candidates_)
-        return pools.as_matrix(self._pair_scores(pools))
-
-    def rank_candidates(self, X, candidate_lists) -> np.ndarray:
-        """Score per-example candidate lists, each list as one group.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples, max_list_length)
-            ``-inf`` past the end of a shorter list.
-        """
-        check_is_fitted(self)
-        pools = Pools.from_lists(X, candidate_lists)
-        return pools.as_matrix(self._pair_scores(pools))
-
-    def _rank_pool(self, X, pool, k):
-        scores = self.rank_candidates(X, [list(pool)] * len(X))
-        order = np.argsort(-scores, axis=1, kind="stable")
-        return order[:, : min(k, len(pool))]
-
-    def _score_pairs(self, X, responses) -> np.ndarray:
-        # each pair a list of its own
-        return self.rank_candidates(X, [[r] for r in check_responses(responses)])[:, 0]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
 
 from ..base import check_contexts, check_responses
 
@@ -107,6 +108,43 @@ class Pools:
         """The standard deviation of each pair's list, per pair."""
         mean = self.group_mean(values)
         return np.sqrt(self.group_mean((values - mean) ** 2))
+
+
+class ListScoringMixin:
+    """``decision_function``, ``rank_candidates`` and the pair and pool scoring of
+    :class:`~irdialog.base.RankerMixin` for a model whose scores depend on the whole list: it
+    supplies ``_list_scores(pools) -> one score per pair``."""
+
+    def decision_function(self, X) -> np.ndarray:
+        """The score of every candidate, ``candidates_`` being one list per context.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_candidates)
+        """
+        check_is_fitted(self)
+        pools = Pools.from_candidates(check_contexts(X), self.candidates_)
+        return pools.as_matrix(self._list_scores(pools))
+
+    def rank_candidates(self, X, candidate_lists) -> np.ndarray:
+        """Score per-example candidate lists, each list as one group.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, max_list_length)
+            ``-inf`` past the end of a shorter list.
+        """
+        check_is_fitted(self)
+        pools = Pools.from_lists(X, candidate_lists)
+        return pools.as_matrix(self._list_scores(pools))
+
+    def _rank_pool(self, X, pool, k):
+        scores = self.rank_candidates(X, [list(pool)] * len(X))
+        return np.argsort(-scores, axis=1, kind="stable")[:, : min(k, len(pool))]
+
+    def _score_pairs(self, X, responses) -> np.ndarray:
+        # each pair a list of its own
+        return self.rank_candidates(X, [[r] for r in check_responses(responses)])[:, 0]
 
 
 def ranker_scores(ranker, pools: Pools) -> np.ndarray:
