@@ -47,7 +47,14 @@ from ..text import (
 )
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
-from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, GoldFitMixin, Run, TrainingMixin
+from ._training import (
+    N_JOBS_CONSTRAINT,
+    SEED_BOUND,
+    TRAINING_CONSTRAINTS,
+    GoldFitMixin,
+    Run,
+    TrainingMixin,
+)
 
 # cfg[GATE] of each value of the ``gate`` parameter.
 _GATES = {None: K.NO_GATE, "global": K.GLOBAL_GATE, "hop": K.HOP_GATES}
@@ -281,7 +288,7 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         rs = check_random_state(self.random_state)
         train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
         n_runs = 1 if continuing or incremental else self.n_init
-        seeds = rs.randint(np.iinfo(np.int32).max, size=n_runs)
+        seeds = rs.randint(SEED_BOUND, size=n_runs)
         done = self.n_iter_ if continuing else 0
         n_epochs = 1 if incremental else max(self.linear_start - done, 0) + self.epochs
         # The per-batch products (batch x dim x n_candidates) are too small for threads to

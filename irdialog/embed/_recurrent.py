@@ -38,6 +38,7 @@ from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode
 from . import _recurrent_kernels as K
 from ._training import (
     N_JOBS_CONSTRAINT,
+    SEED_BOUND,
     TRAINING_CONSTRAINTS,
     GoldFitMixin,
     Run,
@@ -619,7 +620,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         ptr, tok = self._context_sequences(X, analyzer, self.vocabulary_.index_)
         rs = check_random_state(self.random_state)
         train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
-        rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
+        rng = np.random.default_rng(rs.randint(SEED_BOUND))
 
         two_encoders = self.bidirectional or self.query_both_ways
 
@@ -997,7 +998,7 @@ class DualEncoderRanker(_RecurrentBase):
         resp_rows = n_ctx + codes
         rs = check_random_state(self.random_state)
         train_rows, val_rows = self._split_rows(n_ctx, groups, rs, incremental)
-        rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
+        rng = np.random.default_rng(rs.randint(SEED_BOUND))
 
         def init():
             params = self._init_encoder(rng, len(self.vocabulary_))

@@ -63,7 +63,7 @@ N_JOBS_CONSTRAINT = [
     None,
 ]
 # Seeds drawn from a model's random state (a validation split, a restart) are below this.
-_SEED_BOUND = np.iinfo(np.int32).max
+SEED_BOUND = np.iinfo(np.int32).max
 
 
 def validation_split(n, fraction, *, groups=None, random_state, model="The model"):
@@ -241,7 +241,7 @@ class TrainingMixin:
             n,
             self.validation_fraction,
             groups=groups,
-            random_state=rs.randint(_SEED_BOUND),
+            random_state=rs.randint(SEED_BOUND),
             model=self._training_name,
         )
 
