@@ -664,7 +664,7 @@ class ShardedIndex:
 
         Returns
         -------
-        ids : int64 ndarray of shape (n_queries, min(k, n_documents_))
+        ids : int64 ndarray of shape (n_queries, min(k, ``n_documents_``))
             Global ids (positions in the collection); ties to the lower id.
         scores : float64 ndarray of the same shape
             Each document's score, as :meth:`BM25Ranker.decision_function` gives it.
