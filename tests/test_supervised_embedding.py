@@ -696,11 +696,28 @@ def test_bm25_pools_are_the_best_bm25_candidates_but_the_gold():
     scores = (x_bags.toarray() > 0) @ impact.T
     for i in range(2):
         scores[i, gold[i]] = -np.inf
-        best = set(np.argsort(-scores[i], kind="stable")[:2].tolist())
-        assert set(pools.indices[2 * i : 2 * i + 2].tolist()) == best
+        # the two best, ties broken by the lower index, in increasing index order
+        best = sorted(np.argsort(-scores[i], kind="stable")[:2].tolist())
+        assert pools.indices[2 * i : 2 * i + 2].tolist() == best
 
 
-def test_bm25_negatives_fit_and_fit_chunks_agree():
+def test_top_k_breaks_ties_by_the_lower_index_whatever_the_partition():
+    from irdialog.embed._supervised_embedding import _top_k_lowest_index_first
+
+    rng = np.random.default_rng(0)
+    scores = rng.integers(0, 3, size=(50, 12)).astype(np.float64)  # many ties
+    scores[0] = -np.inf
+    for k in (1, 4, 11):
+        expected = np.sort(np.argsort(-scores, axis=1, kind="stable")[:, :k], axis=1)
+        np.testing.assert_array_equal(_top_k_lowest_index_first(scores, k), expected)
+
+
+def test_bm25_negatives_fit_and_fit_chunks_agree(monkeypatch):
+    from irdialog.embed import _supervised_embedding
+
+    # pools smaller than the 8 other candidates of the tiny dialogs, or they hold them all
+    # and draw as negatives="random" does
+    monkeypatch.setattr(_supervised_embedding, "MINED_NEGATIVES", 3)
     X, y, _ = make_tiny_dialogs()
     params = dict(embedding_dim=8, n_negatives=3, epochs=3, random_state=0, negatives="bm25")
     fitted = SupervisedEmbeddingRanker(**params).fit(X, y)

@@ -75,6 +75,20 @@ def _csr_arrays(m: sp.csr_matrix):
     )
 
 
+def _top_k_lowest_index_first(scores: np.ndarray, k: int) -> np.ndarray:
+    """Per row, the columns of the ``k`` highest scores, in increasing column order; among
+    equal scores at the boundary the lowest columns. ``np.argpartition`` alone breaks such
+    ties as its numpy version and the machine's SIMD sort do, and a pool's order decides
+    which negative a seeded draw picks."""
+    n_cols = scores.shape[1]
+    kth = np.partition(scores, n_cols - k, axis=1)[:, n_cols - k, None]  # the k-th largest
+    above = scores > kth
+    at = scores == kth
+    room = k - above.sum(axis=1, keepdims=True)
+    take = above | (at & (np.cumsum(at, axis=1) <= room))
+    return np.nonzero(take)[1].reshape(len(scores), k)
+
+
 def _bm25_pools(x_bags, r_bags, gold, n_candidates: int, k: int) -> _kernels.SENegatives:
     """Per example, the ``k`` candidates (rows ``[0, n_candidates)`` of the response table
     ``r_bags``) of highest BM25 score for its input's words, its gold response left out:
@@ -101,9 +115,7 @@ def _bm25_pools(x_bags, r_bags, gold, n_candidates: int, k: int) -> _kernels.SEN
         g = gold[start:stop]
         own = np.flatnonzero(g < n_candidates)
         scores[own, g[own]] = -np.inf
-        # the k best (their order does not matter: a pool is drawn from uniformly)
-        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-        pools[start:stop] = top
+        pools[start:stop] = _top_k_lowest_index_first(scores, k)
     indptr = np.arange(n + 1, dtype=np.int64) * pools.shape[1]
     return _kernels.SENegatives(indptr, pools.ravel())
 
