@@ -135,8 +135,8 @@ def check_contexts(X, *, name: str = "X") -> list[Context]:
     return out
 
 
-def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.ndarray:
-    """Validate gold responses: a sequence of strings, as long as X."""
+def _check_response_sequence(y, name: str) -> None:
+    """A sequence of responses: not a str, not a DataFrame or a 2-D array."""
     if isinstance(y, str):
         raise TypeError(f"{name} must be a sequence of responses, got a single str.")
     if hasattr(y, "columns") or getattr(y, "ndim", 1) != 1:
@@ -144,6 +144,11 @@ def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.n
             f"{name} must be a 1-D sequence of responses, got a {type(y).__name__}"
             f"{f' of shape {y.shape}' if hasattr(y, 'shape') else ''}."
         )
+
+
+def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.ndarray:
+    """Validate gold responses: a sequence of strings, as long as X."""
+    _check_response_sequence(y, name)
     y = list(y)
     for i, r in enumerate(y):
         if isinstance(r, (list, tuple)) and name == "y":
@@ -175,13 +180,7 @@ def check_gold_responses(y, n_samples: int | None = None, *, name: str = "y") ->
     ...
     ValueError: y[0] is an empty list: every context needs at least one right response.
     """
-    if isinstance(y, str):
-        raise TypeError(f"{name} must be a sequence of responses, got a single str.")
-    if hasattr(y, "columns") or getattr(y, "ndim", 1) != 1:
-        raise TypeError(
-            f"{name} must be a 1-D sequence of responses, got a {type(y).__name__}"
-            f"{f' of shape {y.shape}' if hasattr(y, 'shape') else ''}."
-        )
+    _check_response_sequence(y, name)
     out = []
     for i, r in enumerate(y):
         if isinstance(r, str):

@@ -533,14 +533,7 @@ def _cmd_rank(args) -> int:
                  "scores": [float(row[j]) for j in order]},
                 ensure_ascii=False,
             ))  # fmt: skip
-    text = "".join(line + "\n" for line in lines)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        output.write_text(text, encoding="utf-8")
-        if not args.quiet:
-            print(f"{len(lines)} rankings (top {args.k}) written to {output}")
-    return 0
+    return _write_rankings(lines, output, args)
 
 
 # The external ids of a JSON Lines corpus, beside its index (a text corpus's ids are its
@@ -619,6 +612,11 @@ def _cmd_rank_index(args) -> int:
                 found = row if ids is None else [ids[j] for j in row]
                 lines.append(json.dumps({"query": i, "ids": found, "scores": values},
                                         ensure_ascii=False))  # fmt: skip
+    return _write_rankings(lines, output, args)
+
+
+def _write_rankings(lines: list[str], output, args) -> int:
+    """The JSON Lines of ``irdialog rank`` to ``--output``, or to standard output."""
     text = "".join(line + "\n" for line in lines)
     if output is None:
         sys.stdout.write(text)

@@ -149,8 +149,10 @@ def test_learning_to_rank_takes_several_right_answers_and_caps_negatives():
     ltr = LearningToRankRanker(n_estimators=5, min_child_samples=2, max_negatives=2)
     ltr.fit(X, right, candidate_lists=pools)
     assert set(ltr.candidates_) == {a for r in right for a in r}
-    with pytest.raises(TypeError, match=r"y\[0\] must be a str or a non-empty sequence"):
+    with pytest.raises(ValueError, match=r"y\[0\] is an empty list"):
         LearningToRankRanker().fit(X[:2], [[], ["a"]])
+    with pytest.raises(TypeError, match=r"y\[1\]\[0\] must be a str"):
+        LearningToRankRanker().fit(X[:2], [["a"], [3]])
 
 
 class _RecordingRanker(TfidfRanker):

@@ -9,12 +9,19 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, clone
 
-from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
-from ..base import RankerMixin, check_contexts, resolve_candidates
-from ._pools import ListScoringMixin, Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
+from .._compat import Interval, StrOptions, _fit_context
+from ..base import RankerMixin, check_contexts, check_gold_responses, resolve_candidates
+from ._pools import (
+    ListScoringMixin,
+    Pools,
+    RankersComposition,
+    fit_ranker,
+    flat_pairs,
+    ranker_scores,
+)
 
 
-class FusionRanker(ListScoringMixin, _BaseComposition, RankerMixin, BaseEstimator):
+class FusionRanker(ListScoringMixin, RankersComposition, RankerMixin, BaseEstimator):
     """Combine rankers by reciprocal rank fusion or by a weighted sum of their scores.
 
     Each ranker is fitted on one (context, right response) row per right response, on
@@ -80,13 +87,6 @@ class FusionRanker(ListScoringMixin, _BaseComposition, RankerMixin, BaseEstimato
         self.k = k
         self.candidates = candidates
 
-    def get_params(self, deep=True):
-        return self._get_params("rankers", deep=deep)
-
-    def set_params(self, **params):
-        self._set_params("rankers", **params)
-        return self
-
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, candidate_lists=None):
         """Fit every ranker on the (context, right response) rows.
@@ -106,7 +106,7 @@ class FusionRanker(ListScoringMixin, _BaseComposition, RankerMixin, BaseEstimato
         self : FusionRanker
         """
         X = check_contexts(X)
-        gold = check_gold(y, len(X))
+        gold = check_gold_responses(y, len(X))
         if candidate_lists is not None and len(candidate_lists) != len(X):
             raise ValueError(f"X has {len(X)} contexts but candidate_lists does not.")
         if not self.rankers:

@@ -16,13 +16,20 @@ from sklearn.base import BaseEstimator
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 
-from .._compat import Interval, StrOptions, _BaseComposition, _fit_context
+from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads
-from ..base import RankerMixin, check_contexts, resolve_candidates
+from ..base import RankerMixin, check_contexts, check_gold_responses, resolve_candidates
 from ..retrieval import BM25Ranker
 from ..text import TOKENIZERS
 from ._features import FEATURE_NAMES, LexicalFeatures
-from ._pools import ListScoringMixin, Pools, check_gold, fit_ranker, flat_pairs, ranker_scores
+from ._pools import (
+    ListScoringMixin,
+    Pools,
+    RankersComposition,
+    fit_ranker,
+    flat_pairs,
+    ranker_scores,
+)
 
 # The lexical features that also enter less their list's best and mean.
 RELATIVE_FEATURES = ("bm25", "tfidf_cosine", "idf_overlap", "idf_coverage")
@@ -39,7 +46,7 @@ def _lightgbm():
     return lightgbm
 
 
-class LearningToRankRanker(ListScoringMixin, _BaseComposition, RankerMixin, BaseEstimator):
+class LearningToRankRanker(ListScoringMixin, RankersComposition, RankerMixin, BaseEstimator):
     """Re-rank candidates with LambdaMART (LightGBM ``lambdarank``) over pair features.
 
     Each (context, candidate) pair gets the lexical features of
@@ -189,13 +196,6 @@ class LearningToRankRanker(ListScoringMixin, _BaseComposition, RankerMixin, Base
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def get_params(self, deep=True):
-        return self._get_params("rankers", deep=deep)
-
-    def set_params(self, **params):
-        self._set_params("rankers", **params)
-        return self
-
     # -- features ----------------------------------------------------------------------------
 
     def _features(self, pools: Pools, scores=None) -> np.ndarray:
@@ -269,7 +269,7 @@ class LearningToRankRanker(ListScoringMixin, _BaseComposition, RankerMixin, Base
         """
         lgb = _lightgbm()
         X = check_contexts(X)
-        gold = check_gold(y, len(X))
+        gold = check_gold_responses(y, len(X))
         self.candidates_ = resolve_candidates(self.candidates, flat_pairs(X, gold)[1])
         documents = list(self.candidates_)
         if candidate_lists is not None:

@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
+from .._compat import _BaseComposition
 from ..base import check_contexts, check_responses
 
 
@@ -110,6 +111,18 @@ class Pools:
         return np.sqrt(self.group_mean((values - mean) ** 2))
 
 
+class RankersComposition(_BaseComposition):
+    """``get_params``/``set_params`` reaching the named rankers of ``rankers`` (their
+    parameters as ``name__param``), as scikit-learn's ``Pipeline`` reaches its steps."""
+
+    def get_params(self, deep=True):
+        return self._get_params("rankers", deep=deep)
+
+    def set_params(self, **params):
+        self._set_params("rankers", **params)
+        return self
+
+
 class ListScoringMixin:
     """``decision_function``, ``rank_candidates`` and the pair and pool scoring of
     :class:`~irdialog.base.RankerMixin` for a model whose scores depend on the whole list: it
@@ -162,24 +175,6 @@ def ranker_scores(ranker, pools: Pools) -> np.ndarray:
     scores = ranker.rank_candidates(pools.X, [list(c) for c in lists])
     col = np.arange(len(pools.owner)) - np.repeat(pools.starts, pools.lengths)
     return scores[pools.owner, col]
-
-
-def check_gold(y, n_samples: int) -> list[tuple[str, ...]]:
-    """The right responses of each example: a str, or a non-empty sequence of str."""
-    if isinstance(y, str):
-        raise TypeError("y must be a sequence of responses, got a single str.")
-    y = list(y)
-    if len(y) != n_samples:
-        raise ValueError(f"X has {n_samples} contexts but y has {len(y)} responses.")
-    if not y:
-        raise ValueError("y is empty: at least one response is needed.")
-    out = []
-    for i, r in enumerate(y):
-        answers = (r,) if isinstance(r, str) else tuple(r)
-        if not answers or not all(isinstance(a, str) for a in answers):
-            raise TypeError(f"y[{i}] must be a str or a non-empty sequence of str, got {r!r:.60}.")
-        out.append(answers)
-    return out
 
 
 def flat_pairs(X, gold: list[tuple[str, ...]]):
