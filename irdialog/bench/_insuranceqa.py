@@ -156,7 +156,8 @@ def bench_insuranceqa(
     X, y, negatives = [], [], []
     for x, rights, pool in zip(train.X, train.y, train.candidate_lists):
         rights = [rights] if isinstance(rights, str) else rights
-        wrong = [a for a in pool if a not in set(rights)]
+        right_set = set(rights)
+        wrong = [a for a in pool if a not in right_set]
         for right in rights:
             X.append(x)
             y.append(right)
