@@ -18,7 +18,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
@@ -26,7 +25,6 @@ from .._threads import FitThreads, n_threads
 from ..base import (
     RankerMixin,
     check_contexts,
-    check_responses,
     inner_product_pairs,
     resolve_candidates,
 )
@@ -49,7 +47,6 @@ from . import _memn2n_kernels as K
 from ._attention import turn_attention
 from ._training import (
     N_JOBS_CONSTRAINT,
-    SEED_BOUND,
     TRAINING_CONSTRAINTS,
     GoldFitMixin,
     Run,
@@ -273,9 +270,8 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
             train_key=train_key,
         )
 
-    def _fit(self, X, y, groups, continuing, incremental=False):
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
+    def _fit(self, fit):
+        X, y, continuing, incremental = fit.X, fit.y, fit.continuing, fit.incremental
         # every text of the fit is tokenised once, by this analyzer
         analyzer = self._analyzer() if continuing else self._learn_encoding(X, y)
         y_idx = LabelIndex(self.candidates_).encode(
@@ -285,10 +281,9 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         )
         data = self._encode(X, analyzer)
 
-        rs = check_random_state(self.random_state)
-        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
+        train_rows, val_rows = self._split_rows(len(X), fit)
         n_runs = 1 if continuing or incremental else self.n_init
-        seeds = rs.randint(SEED_BOUND, size=n_runs)
+        seeds = fit.seeds(n_runs)
         done = self.n_iter_ if continuing else 0
         n_epochs = 1 if incremental else max(self.linear_start - done, 0) + self.epochs
         # The per-batch products (batch x dim x n_candidates) are too small for threads to
@@ -744,24 +739,24 @@ class MemN2NRanker(_MemoryRanker):
 
     # ------------------------------------------------------------------ training
 
-    def _fit(self, X, y, groups, continuing, incremental=False):
+    def _fit(self, fit):
         if self.unseen_std is not None:
             if not self.candidate_words:
                 raise ValueError(
                     "unseen_std draws the embeddings of candidate words never seen in "
                     "training: it needs candidate_words=True"
                 )
-            if continuing or incremental:
+            if fit.continuing or fit.incremental:
                 raise ValueError(
                     "unseen_std needs a fit from scratch: with warm_start or partial_fit "
                     "the words of earlier fits would be drawn afresh; set unseen_std=None"
                 )
-        super()._fit(X, y, groups, continuing, incremental)
+        super()._fit(fit)
         if self.unseen_std is not None:
-            self._draw_unseen_words(check_contexts(X), y)
+            self._draw_unseen_words(fit.X, fit.y, fit.apart)
         return self
 
-    def _draw_unseen_words(self, X, y):
+    def _draw_unseen_words(self, X, y, rs):
         """Draw the embeddings of the candidate words no training text holds (``unseen_std``)."""
         analyzer = self._analyzer()
         seen = {tok for text in context_texts(X, y) for tok in analyzer.sequence(text)}
@@ -771,9 +766,7 @@ class MemN2NRanker(_MemoryRanker):
             - {index[tok] for tok in seen if tok in index}
         )
         E = self.embeddings_
-        draw = check_random_state(self.random_state).standard_normal(
-            (E.shape[0], len(rows), E.shape[2])
-        )
+        draw = rs.standard_normal((E.shape[0], len(rows), E.shape[2]))
         E[:, rows, :] = (draw * self.unseen_std).astype(np.float32)
 
     def _init_weights(self, rng):

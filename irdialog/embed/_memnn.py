@@ -6,12 +6,11 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._babi_qa_heuristics import answer_parts, pseudo_supporting
 from .._compat import Interval, StrOptions, _fit_context
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..base import RankerMixin, check_contexts, resolve_candidates
 from ..text import (
     TOKENIZERS,
     Analyzer,
@@ -312,7 +311,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         -------
         self : MemNNQA
         """
-        return self._fit(X, y, supporting, groups, self._continues())
+        return self._fit_path(X, y, groups=groups, supporting=supporting)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, supporting=None):
@@ -331,11 +330,10 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         -------
         self : MemNNQA
         """
-        return self._fit(X, y, supporting, None, self._continues(incremental=True), True)
+        return self._fit_path(X, y, incremental=True, supporting=supporting)
 
-    def _fit(self, X, y, supporting, groups, continuing, incremental=False):
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
+    def _fit(self, fit, supporting=None):
+        X, y, rng, continuing = fit.X, fit.y, fit.random_state, fit.continuing
         if not continuing:  # the pseudo-supporting facts read through the learned folding
             self.case_folding_ = learn_case_folding(context_texts(X, y))
         analyzer = self._analyzer()
@@ -343,7 +341,6 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         if supporting is None:
             supporting = pseudo_supporting(X, y, analyzer=analyzer)
         supporting = check_supporting(supporting, X)
-        rng = check_random_state(self.random_state)
         if continuing:
             stories = self._stories(X, analyzer)
             params = K.Params(*(p.copy() for p in self.params_))
@@ -351,7 +348,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
             stories, params = self._start(X, y, rng, analyzer)
         answers = self._answers(analyzer, y)
         gold_ptr, gold_facts = _ragged(supporting, np.int64)
-        rows, val_rows = self._split_rows(len(X), groups, rng, incremental)
+        rows, val_rows = self._split_rows(len(X), fit)
         work = self._work(stories, answers)
         settings = self._settings()
         self.params_ = params  # trained in place; _decision validates with them
@@ -374,7 +371,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         )
         self.params_ = self._train_epochs(
             lambda k: run,
-            1 if incremental else self.epochs,
+            1 if fit.incremental else self.epochs,
             continuing=continuing,
             desc="MemNNQA",
             advice=f"learning_rate (now {self.learning_rate})",

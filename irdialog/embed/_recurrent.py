@@ -28,18 +28,17 @@ from contextlib import nullcontext
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._threads import FitThreads, n_threads
-from ..base import RankerMixin, check_contexts, check_responses, iter_chunks, resolve_candidates
+from ..base import RankerMixin, check_contexts, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
 from ._training import (
     N_JOBS_CONSTRAINT,
-    SEED_BOUND,
     TRAINING_CONSTRAINTS,
+    ChunkFitMixin,
     GoldFitMixin,
     Run,
     TrainingMixin,
@@ -243,6 +242,13 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ training
 
+    def _rows_and_generator(self, n, fit):
+        """The (train rows, validation rows) of ``n`` examples and the generator of every
+        further draw of the fit (initialisation, batches, dropout), seeded from the fit's
+        random state after the split."""
+        train_rows, val_rows = self._split_rows(n, fit)
+        return train_rows, val_rows, np.random.default_rng(fit.seeds(1)[0])
+
     def _start_params(self, continuing, init):
         """The parameters training starts from: copies of the fitted ones when
         ``continuing``, else ``init()``."""
@@ -250,7 +256,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             return {k: v.copy() for k, v in self._all_params().items()}
         return init()
 
-    def _train(self, params, step_batches, validate, desc, continuing, incremental, restarts=None):
+    def _train(self, params, step_batches, validate, desc, fit, restarts=None):
         """Adam over the epochs of a fit (``epochs``, or one when ``incremental``) of the
         batches ``step_batches(epoch)`` gives, each a pair ``(n, batch)``: its number of
         examples and a callable ``batch(params, grads, part=slice(None)) -> (loss,
@@ -281,8 +287,8 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         with threads or nullcontext():
             kept = self._train_epochs(
                 start_run,
-                1 if incremental else self.epochs,
-                continuing=continuing,
+                1 if fit.incremental else self.epochs,
+                continuing=fit.continuing,
                 desc=desc,
                 advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
                 n_runs=n_runs,
@@ -596,9 +602,8 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
             elif hasattr(self, attr):  # from an earlier bidirectional fit
                 delattr(self, attr)
 
-    def _fit(self, X, y, groups, continuing, incremental=False):
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
+    def _fit(self, fit):
+        X, y, continuing = fit.X, fit.y, fit.continuing
         if self.query_both_ways and (self.bidirectional or self.reread_query):
             raise ValueError(
                 "RecurrentReader: query_both_ways=True reads the query both ways by itself; "
@@ -618,9 +623,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
             )
             self._cands_ = self._bags(self.candidates_, analyzer)
         ptr, tok = self._context_sequences(X, analyzer, self.vocabulary_.index_)
-        rs = check_random_state(self.random_state)
-        train_rows, val_rows = self._split_rows(len(X), groups, rs, incremental)
-        rng = np.random.default_rng(rs.randint(SEED_BOUND))
+        train_rows, val_rows, rng = self._rows_and_generator(len(X), fit)
 
         two_encoders = self.bidirectional or self.query_both_ways
 
@@ -667,14 +670,13 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         def train_key(params, threads):  # restarts without validation: a clean pass
             return evaluate(params, threads, train_rows)
 
-        n_runs = 1 if continuing or incremental else self.n_init
+        n_runs = 1 if continuing or fit.incremental else self.n_init
         self._train(
             params,
             batches,
             validate if len(val_rows) else None,
             "RecurrentReader",
-            continuing,
-            incremental,
+            fit,
             restarts=(n_runs, init, train_key) if n_runs > 1 else None,
         )
         return self
@@ -709,7 +711,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         return np.einsum("ij,ij->i", h, R)
 
 
-class DualEncoderRanker(_RecurrentBase):
+class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
     """Dual encoder: one LSTM (or RNN) embeds the context and the response, and a pair
     scores ``sigma(c^T M r + b)``.
 
@@ -879,7 +881,7 @@ class DualEncoderRanker(_RecurrentBase):
         -------
         self
         """
-        return self._fit(X, y, groups, labels, self._continues())
+        return self._fit_path(X, y, groups=groups, labels=labels)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, labels=None):
@@ -899,11 +901,10 @@ class DualEncoderRanker(_RecurrentBase):
         -------
         self
         """
-        return self._fit(X, y, None, labels, self._continues(incremental=True), True)
+        return self._fit_path(X, y, incremental=True, labels=labels)
 
-    def _fit(self, X, y, groups, labels, continuing, incremental=False):
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
+    def _fit(self, fit, labels=None):
+        X, y, continuing = fit.X, fit.y, fit.continuing
         if labels is not None:
             labels = np.asarray(labels)
             if labels.shape != (len(X),) or not np.isin(labels, (0, 1)).all():
@@ -929,66 +930,39 @@ class DualEncoderRanker(_RecurrentBase):
         if not continuing:
             true = y if labels is None else y[labels == 1]
             self.candidates_ = resolve_candidates(self.candidates, true)
-        return self._fit_sequences(
-            cptr, ctok, rptr, rtok, codes, labels, groups, continuing, incremental
-        )
+        return self._fit_sequences(cptr, ctok, rptr, rtok, codes, labels, fit)
 
-    def fit_chunks(self, chunks):
-        """Fit on an iterable of (context, true response) chunks read once, keeping only
-        integer arrays in memory (the 1M-row Ubuntu training file), as
-        :meth:`SupervisedEmbeddingRanker.fit_chunks
-        <irdialog.embed.SupervisedEmbeddingRanker.fit_chunks>`: the model is the one
-        :meth:`fit` gives on the concatenated chunks. Early stopping needs the contexts and
-        is not supported here.
-
-        Parameters
-        ----------
-        chunks : iterable
-            Each chunk an object with attributes ``X`` and ``y`` or an ``(X, y)`` pair.
-
-        Returns
-        -------
-        self
-        """
-        self._validate_params()
-        if self.early_stopping:
-            raise ValueError("fit_chunks does not support early_stopping; use fit.")
-        if self._continues():
-            raise ValueError("fit_chunks does not support warm_start; use fit.")
+    def _chunk_encoder(self):
+        """``fit_chunks``'s encoding (:class:`~irdialog.embed._training.ChunkFitMixin`):
+        contexts and true responses as token ids in order of first sight, mapped at the
+        end onto the vocabulary :meth:`fit` builds."""
         words: dict[str, int] = {QUERY_TOKEN: 0}  # provisional ids, in order of first sight
         table = LabelIndex()
-        parts, lengths, codes = [], [], []
         response_ids: dict[int, list[int]] = {}
-        for X, y in iter_chunks(chunks):
+
+        def encode(X, y):
             analyzer = self._analyzer()
             indptr, ids = self._context_sequences(X, analyzer, words, unknown="add")
-            lengths.append(np.diff(indptr))
-            parts.append(ids)
-            chunk_codes = table.encode(y, unknown="extend")
-            for g, response in zip(chunk_codes.tolist(), y):
+            codes = table.encode(y, unknown="extend")
+            for g, response in zip(codes.tolist(), y):
                 if g not in response_ids:
                     response_ids[g] = [words.setdefault(t, len(words))
                                        for t in analyzer.tokens(response)]  # fmt: skip
-            codes.append(chunk_codes)
-        if not lengths:
-            raise ValueError("chunks held no example: at least one is needed.")
-        fixed = None if self.candidates is None else resolve_candidates(self.candidates, ())
-        extra = [] if fixed is None else [self._analyzer().tokens(c) for c in fixed]
-        self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit([list(words), *extra])
-        index = self.vocabulary_.index_
-        remap = np.array([index[w] for w in words], dtype=np.int32)
-        ctok = remap[np.concatenate(parts)]
-        lengths = np.concatenate(lengths)
-        cptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=cptr[1:])
-        rptr, rtok = _ragged([remap[response_ids[g]] for g in range(len(table))])
-        self.candidates_ = np.asarray(table.labels_, dtype=object) if fixed is None else fixed
-        codes = np.concatenate(codes)
-        return self._fit_sequences(cptr, ctok, rptr, rtok, codes, None, None, False)
+            return indptr, ids, codes
 
-    def _fit_sequences(
-        self, cptr, ctok, rptr, rtok, codes, labels, groups, continuing, incremental=False
-    ):
+        def finish(cptr, ids, codes, fit):
+            fixed = None if self.candidates is None else resolve_candidates(self.candidates, ())
+            extra = [] if fixed is None else [self._analyzer().tokens(c) for c in fixed]
+            self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit([list(words), *extra])
+            index = self.vocabulary_.index_
+            remap = np.array([index[w] for w in words], dtype=np.int32)
+            rptr, rtok = _ragged([remap[response_ids[g]] for g in range(len(table))])
+            self.candidates_ = np.asarray(table.labels_, dtype=object) if fixed is None else fixed
+            return self._fit_sequences(cptr, remap[ids], rptr, rtok, codes, None, fit)
+
+        return encode, finish
+
+    def _fit_sequences(self, cptr, ctok, rptr, rtok, codes, labels, fit):
         """Train on contexts (cptr, ctok) whose responses are the rows ``codes`` of the
         response table (rptr, rtok)."""
         n_ctx, n_resp = len(cptr) - 1, len(rptr) - 1
@@ -996,9 +970,7 @@ class DualEncoderRanker(_RecurrentBase):
         ptr = np.concatenate((cptr, cptr[-1] + rptr[1:]))
         tok = np.concatenate((ctok, rtok)).astype(np.int32)
         resp_rows = n_ctx + codes
-        rs = check_random_state(self.random_state)
-        train_rows, val_rows = self._split_rows(n_ctx, groups, rs, incremental)
-        rng = np.random.default_rng(rs.randint(SEED_BOUND))
+        train_rows, val_rows, rng = self._rows_and_generator(n_ctx, fit)
 
         def init():
             params = self._init_encoder(rng, len(self.vocabulary_))
@@ -1006,7 +978,7 @@ class DualEncoderRanker(_RecurrentBase):
             params["bias"] = np.zeros(1)
             return params
 
-        params = self._start_params(continuing, init)
+        params = self._start_params(fit.continuing, init)
         lengths = np.diff(ptr)
         lstm, max_len = self._lstm, self._max_len()
 
@@ -1051,7 +1023,7 @@ class DualEncoderRanker(_RecurrentBase):
             return float(np.mean((s > 0) == (flags == 1))), -float(loss)
 
         validate = validate if len(val_rows) else None
-        self._train(params, batches, validate, "DualEncoder", continuing, incremental)
+        self._train(params, batches, validate, "DualEncoder", fit)
         return self
 
     def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, threads=None):

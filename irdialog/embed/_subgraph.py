@@ -25,15 +25,20 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from ..base import RankerMixin, check_contexts, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary
 from . import _kernels
-from ._supervised_embedding import _aligned_copy, _csr_arrays, train_tables
-from ._training import TRAINING_CONSTRAINTS, TrainingMixin
+from ._training import (
+    TRAINING_CONSTRAINTS,
+    GoldFitMixin,
+    TrainingMixin,
+    aligned_copy,
+    csr_arrays,
+    train_tables,
+)
 
 # Contexts scored at once when validating during fit.
 _VALIDATION_BLOCK = 1024
@@ -59,7 +64,7 @@ def _check_kb(kb) -> list[tuple[str, str, tuple[str, ...]]]:
     return out
 
 
-class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
+class SubgraphEmbeddingRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
     """Question answering with subgraph embeddings: ``S(q, a) = f(q)^T g(a)``.
 
     The candidates are nodes of a knowledge base ``kb`` (triples ``(subject, relation,
@@ -201,6 +206,7 @@ class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         **TRAINING_CONSTRAINTS,
     }
     _warm_start_fixed = ("embedding_dim", "use_history", "tokenizer")
+    _split_texts = True  # the vocabulary is the training part's
 
     def __init__(
         self, *, kb=None, candidates=None, embedding_dim=50, learning_rate=0.01, margin=0.1,
@@ -381,11 +387,11 @@ class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         e_types = np.tile(np.arange(n_types, dtype=np.int64), len(e_nodes))
         e_ptr = np.zeros(len(X) + 1, np.int64)
         np.cumsum(counts, out=e_ptr[1:])
-        m_indptr, m_indices, _ = _csr_arrays(paths)
+        m_indptr, m_indices, _ = csr_arrays(paths)
         return dict(
-            x=_csr_arrays(x_bags),
+            x=csr_arrays(x_bags),
             gold=gold,
-            r=_csr_arrays(r_bags),
+            r=csr_arrays(r_bags),
             n_candidates=len(self.candidates_),
             matches=_kernels.SEMatches(
                 e_ptr,
@@ -408,7 +414,7 @@ class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
             V = rng.normal(0.0, self.init_std, size=(self.node_bags_.shape[1], dim))
             U[0] = V[0] = 0.0  # the nil rows
         return _kernels.SEParams(
-            _aligned_copy(U), _aligned_copy(V),
+            aligned_copy(U), aligned_copy(V),
             np.zeros(len(U), np.float32), np.zeros(len(V), np.float32),
         )  # fmt: skip
 
@@ -431,29 +437,11 @@ class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         -------
         self
         """
-        X, y, X_val, y_val = self._training_data(X, y, groups, X_val, y_val)
-        return self._fit(X, y, X_val, y_val, self._continues())
+        return self._fit_path(X, y, groups=groups, X_val=X_val, y_val=y_val)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
-        """One epoch over questions X and answers y, from the fitted embeddings (or from a
-        new model fitted on this first call).
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-
-        Returns
-        -------
-        self
-        """
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
-        return self._fit(X, y, None, None, self._continues(incremental=True), n_epochs=1)
-
-    def _fit(self, X, y, X_val, y_val, continuing, n_epochs=None):
-        rng = check_random_state(self.random_state)
+    def _fit(self, fit):
+        X, y, X_val, y_val = fit.X, fit.y, fit.X_val, fit.y_val
+        rng, continuing = fit.random_state, fit.continuing
         analyzer = self._analyzer()
         problem = self._problem(X, y, rng, analyzer, learn=not continuing)
         params = self._init_params(rng, continuing)
@@ -492,7 +480,7 @@ class SubgraphEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
 
         U, V = train_tables(
             self, params, step, validate if val is not None else None,
-            n_epochs=self.epochs if n_epochs is None else n_epochs, continuing=continuing,
+            n_epochs=1 if fit.incremental else self.epochs, continuing=continuing,
             desc="subgraph embeddings", advice=f"learning_rate (now {self.learning_rate})",
         )  # fmt: skip
         self.input_embeddings_ = np.ascontiguousarray(U)

@@ -18,7 +18,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
@@ -29,7 +28,6 @@ from ..base import (
     check_contexts,
     check_responses,
     inner_product_pairs,
-    iter_chunks,
     resolve_candidates,
 )
 from ..features import match_type_matrices, match_type_pairs, type_token
@@ -43,7 +41,16 @@ from ..text import (
     encode_contexts,
 )
 from . import _kernels
-from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._training import (
+    N_JOBS_CONSTRAINT,
+    TRAINING_CONSTRAINTS,
+    ChunkFitMixin,
+    GoldFitMixin,
+    TrainingMixin,
+    aligned_copy,
+    csr_arrays,
+    train_tables,
+)
 
 # Contexts scored at once when validating during fit (block x n_candidates float32 scores).
 _VALIDATION_BLOCK = 1024
@@ -51,28 +58,6 @@ _VALIDATION_BLOCK = 1024
 MINED_NEGATIVES = 100
 # Okapi BM25's usual constants (Lucene's, bm25s's) for that mining.
 _BM25_K1, _BM25_B = 1.5, 0.75
-# Byte alignment of the training embedding matrices: a 32-float row then spans exactly two
-# cache lines instead of three, which the gather-bound SGD kernel feels.
-_ALIGN = 64
-
-
-def _aligned_copy(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous float32 copy of ``a`` whose data start on a _ALIGN-byte boundary."""
-    a = np.asarray(a, dtype=np.float32)
-    buf = np.empty(a.nbytes + _ALIGN, dtype=np.uint8)
-    start = (-buf.ctypes.data) % _ALIGN
-    out = buf[start : start + a.nbytes].view(np.float32).reshape(a.shape)
-    out[...] = a
-    return out
-
-
-def _csr_arrays(m: sp.csr_matrix):
-    """The CSR record (indptr int64, indices uint32, data float32) the kernels read."""
-    return _kernels.CSR(
-        np.ascontiguousarray(m.indptr, dtype=np.int64),
-        np.ascontiguousarray(m.indices, dtype=np.uint32),
-        np.ascontiguousarray(m.data, dtype=np.float32),
-    )
 
 
 def _top_k_lowest_index_first(scores: np.ndarray, k: int) -> np.ndarray:
@@ -142,22 +127,9 @@ def _encode_pools(negative_lists, labels: LabelIndex, gold: np.ndarray) -> _kern
     return _kernels.SENegatives(indptr, indices)
 
 
-def train_tables(model, params, step, validate, *, n_epochs, continuing, desc, advice):
-    """The epochs of a model trained by :func:`~irdialog.embed._kernels.se_sgd_epoch`: the
-    training core (``model._train_epochs``) over a :class:`~irdialog.embed._training.Run`
-    whose weights are the tables ``U, V`` of ``params``; returns the tables to keep."""
-    run = Run(
-        step,
-        weights=lambda: (params.U, params.V),
-        snapshot=lambda: (params.U.copy(), params.V.copy()),
-        validate=validate,
-    )
-    return model._train_epochs(
-        lambda k: run, n_epochs, continuing=continuing, desc=desc, advice=advice
-    )
-
-
-class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
+class SupervisedEmbeddingRanker(
+    GoldFitMixin, ChunkFitMixin, TrainingMixin, RankerMixin, BaseEstimator
+):
     """Supervised embeddings: ``f(x, y) = x^T U^T V y`` trained with a margin ranking loss.
 
     The input x (the whole conversation, or the last user utterance) and each candidate y
@@ -371,6 +343,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
     _warm_start_fixed = (
         "embedding_dim", "shared_embeddings", "use_history", "ngram_range", "match_type",
     )  # fmt: skip
+    _split_texts = True  # the vocabulary is the training part's
 
     def __init__(
         self,
@@ -553,7 +526,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
                     "MatchTypeFeaturizer before the ranker in a Pipeline. Fitting without "
                     "match-type words.",
                     UserWarning,
-                    stacklevel=5,
+                    stacklevel=6,
                 )
         elif self.match_type == "type":
             self._kb_lower_ = {str(e).lower(): str(t) for e, t in self.kb.items()}
@@ -562,10 +535,10 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
             self.types_ = []
         if len(self.types_) > 62:
             raise ValueError(f"At most 62 entity types are supported, got {len(self.types_)}.")
-        # the caller of fit: past fit, _fit, this method and the wrapper of _fit_context
+        # the caller of fit: past fit, _fit_path, _fit, this method and _fit_context's wrapper
         analyzer = analyzer or self._analyzer()
         return self._encoded_problem(
-            X, y, rng, analyzer, stacklevel=6, learn=True, negative_lists=negative_lists
+            X, y, rng, analyzer, stacklevel=7, learn=True, negative_lists=negative_lists
         )
 
     def _encoded_problem(self, X, y, rng, analyzer, stacklevel, learn=False, negative_lists=None):
@@ -641,18 +614,18 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
             e_words = e_types = np.zeros(0, np.int64)
         else:
             e_indptr, e_words, e_types = entities
-        m_indptr, m_indices, _ = _csr_arrays(m_bags)
+        m_indptr, m_indices, _ = csr_arrays(m_bags)
 
         n_words, dim = len(self.vocabulary_), self.embedding_dim
         U = rng.normal(0.0, self.init_std, size=(n_words, dim)).astype(np.float32)
         U[0] = 0.0  # the nil word
-        U = _aligned_copy(U)
+        U = aligned_copy(U)
         if self.shared_embeddings:
             V = U
         else:
             V = rng.normal(0.0, self.init_std, size=(n_words, dim)).astype(np.float32)
             V[0] = 0.0
-            V = _aligned_copy(V)
+            V = aligned_copy(V)
         GU = np.zeros(n_words, dtype=np.float32)
         GV = GU if self.shared_embeddings else np.zeros(n_words, dtype=np.float32)
         if pools is None and self.negatives == "bm25":
@@ -660,9 +633,9 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         return dict(
             pools=pools,
             params=_kernels.SEParams(U, V, GU, GV),
-            x=_csr_arrays(x_bags),
+            x=csr_arrays(x_bags),
             gold=gold,
-            r=_csr_arrays(r_bags),
+            r=csr_arrays(r_bags),
             n_candidates=len(self.candidates_),
             matches=_kernels.SEMatches(
                 e_indptr,
@@ -728,59 +701,32 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
                     "negative_lists with early_stopping needs X_val and y_val: the "
                     "validation split would separate the pools from their examples."
                 )
-        X, y, X_val, y_val = self._training_data(X, y, groups, X_val, y_val)
+        return self._fit_path(
+            X, y, groups=groups, X_val=X_val, y_val=y_val, negative_lists=negative_lists
+        )
+
+    def _fit(self, fit, negative_lists=None):
+        X, y, rng = fit.X, fit.y, fit.random_state
         if callable(self.negatives):
             negative_lists = self.negatives(X, y)
-        return self._fit(X, y, X_val, y_val, self._continues(), negative_lists=negative_lists)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
-        """One epoch over contexts X and their gold responses y, from the fitted embeddings
-        (or from a new model, whose vocabulary and candidates are then those of this
-        first call: pass ``candidates`` for a fixed set). No validation, no early stopping.
-
-        Parameters
-        ----------
-        X : sequence of Context or str
-        y : sequence of str
-
-        Returns
-        -------
-        self
-
-        Examples
-        --------
-        >>> from irdialog import SupervisedEmbeddingRanker
-        >>> X, y = ["hi there", "bye now"], ["hello", "goodbye"]
-        >>> model = SupervisedEmbeddingRanker(random_state=0)
-        >>> for _ in range(3):
-        ...     model = model.partial_fit(X, y)
-        >>> model.n_iter_, len(model.loss_curve_)
-        (3, 3)
-        """
-        X = check_contexts(X)
-        y = check_responses(y, len(X))
-        lists = self.negatives(X, y) if callable(self.negatives) else None
-        continuing = self._continues(incremental=True)
-        return self._fit(X, y, None, None, continuing, n_epochs=1, negative_lists=lists)
-
-    def _fit(self, X, y, X_val, y_val, continuing, n_epochs=None, negative_lists=None):
-        rng = check_random_state(self.random_state)
         analyzer = self._analyzer()  # every text of the fit is tokenised once, here
-        if continuing:  # the vocabulary and candidates of the fitted model
-            # the caller of fit: past this method, fit and the wrapper of _fit_context
+        if fit.continuing:  # the vocabulary and candidates of the fitted model
+            # the caller of fit: past this method, _fit_path, fit and _fit_context's wrapper
             problem = self._encoded_problem(
-                X, y, rng, analyzer, stacklevel=5, negative_lists=negative_lists
+                X, y, rng, analyzer, stacklevel=6, negative_lists=negative_lists
             )
             problem["params"].U[...] = self.input_embeddings_
             if not self.shared_embeddings:
                 problem["params"].V[...] = self.response_embeddings_
         else:
             problem = self._training_problem(X, y, rng, analyzer, negative_lists)
-        val = self._validation_data(X_val, y_val, analyzer) if X_val is not None else None
-        return self._train(problem, len(X), rng, val, continuing, n_epochs)
+        val = None
+        if fit.X_val is not None:
+            val = self._validation_data(fit.X_val, fit.y_val, analyzer)
+        n_epochs = 1 if fit.incremental else self.epochs
+        return self._train(problem, len(X), rng, val, fit.continuing, n_epochs)
 
-    def _train(self, problem, n_examples, rng, val, continuing=False, n_epochs=None):
+    def _train(self, problem, n_examples, rng, val, continuing, n_epochs):
         """The SGD epochs (with validation and early stopping) and the fitted state: the
         per-epoch step, validation score and weights of the
         :class:`~irdialog.embed._training.Run` the training core drives."""
@@ -796,8 +742,7 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
 
         U, V = train_tables(
             self, params, step, validate if val is not None else None,
-            n_epochs=self.epochs if n_epochs is None else n_epochs, continuing=continuing,
-            desc="supervised embeddings",
+            n_epochs=n_epochs, continuing=continuing, desc="supervised embeddings",
             advice=f"learning_rate (now {self.learning_rate}) or use optimizer='adagrad'",
         )  # fmt: skip
         # Fitted state as plain (unaligned is fine for scoring) arrays; V is U when shared.
@@ -807,42 +752,14 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         )
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit_chunks(self, chunks):
-        """Fit on an iterable of chunks read once, keeping only integer arrays in memory.
-
-        For corpora whose contexts do not fit in memory as Python objects (the 1M-row
-        Ubuntu training file): each chunk's inputs are encoded to word ids as the chunk
-        arrives (each distinct text of a chunk tokenised once) and the chunk is then
-        dropped; only the word ids and the distinct responses are kept. SGD runs on the
-        compact arrays. The model is the one :meth:`fit` gives on the
-        concatenated chunks (same vocabulary, same random draws, the same pools with
-        ``negatives="bm25"``). Match-type features, validation data (early stopping) and
-        a callable ``negatives`` need the contexts and are not supported here.
-
-        Parameters
-        ----------
-        chunks : iterable
-            Each chunk an object with attributes ``X`` and ``y`` or an ``(X, y)`` pair.
-
-        Returns
-        -------
-        self
-
-        Examples
-        --------
-        >>> from irdialog import SupervisedEmbeddingRanker
-        >>> chunks = [(["hi there", "bye now"], ["hello", "goodbye"]), (["hi"], ["hello"])]
-        >>> model = SupervisedEmbeddingRanker(epochs=20, random_state=0).fit_chunks(chunks)
-        >>> model.candidates_.tolist()
-        ['hello', 'goodbye']
-        """
+    def _chunk_encoder(self):
+        """``fit_chunks``'s encoding (:class:`~irdialog.embed._training.ChunkFitMixin`):
+        the inputs' words under provisional ids in order of first sight, the responses'
+        tokens kept once each; then the vocabulary :meth:`fit` builds, the ids mapped onto
+        it, and the pools of ``negatives="bm25"`` mined as :meth:`fit` mines them.
+        Match-type features and a callable ``negatives`` need the contexts: fit only."""
         if self.match_type is not None:
             raise ValueError("fit_chunks does not support match_type; use fit.")
-        if self.early_stopping:
-            raise ValueError("fit_chunks does not support early_stopping; use fit.")
-        if self._continues():
-            raise ValueError("fit_chunks does not support warm_start; use fit.")
         if callable(self.negatives):
             raise ValueError(
                 "fit_chunks draws negatives from the candidates or mines them with "
@@ -854,59 +771,48 @@ class SupervisedEmbeddingRanker(TrainingMixin, RankerMixin, BaseEstimator):
         labels = LabelIndex(() if fixed is None else fixed)
         words: dict[str, int] = {}  # word -> provisional id, in order of first sight
         response_tokens: dict[int, list[str]] = {}  # of the responses seen so far
-        parts, lengths, gold = [], [], []
-        for X, y in iter_chunks(chunks):
+
+        def encode(X, y):
             # Each distinct text of the chunk is tokenised once (a dialog's turns recur in
             # its later contexts, its responses in its later histories); only the word ids
             # and the tokens of the responses outlive the chunk.
             analyzer = self._analyzer()
-            enc = encode_contexts(
-                X,
-                analyzer.words,
-                words,
-                unknown="add",
-                max_history=None if self.use_history else 0,
-            )
+            max_history = None if self.use_history else 0
+            enc = encode_contexts(X, analyzer.words, words, unknown="add", max_history=max_history)
             indptr, ids = enc.context_words()
-            lengths.append(np.diff(indptr))
-            if len(ids):  # one array per chunk: millions of small arrays would not fit
-                parts.append(ids)
             codes = labels.encode(y, unknown="extend")
             for g, response in zip(codes.tolist(), y):
                 if g not in response_tokens:
                     response_tokens[g] = self._response_tokens(response, analyzer)
-            gold.append(codes)
-        if not lengths:
-            raise ValueError("chunks held no example: at least one is needed.")
-        table = labels.labels_
-        self.candidates_ = (
-            np.asarray(table, dtype=object) if fixed is None else np.asarray(fixed, dtype=object)
-        )
-        gold = np.concatenate(gold)
-        # The vocabulary fit builds (sorted words), then provisional ids mapped onto it.
-        self.vocabulary_ = Vocabulary().fit([list(words), *response_tokens.values()])
-        index = self.vocabulary_.index_
-        remap = np.array([index[w] for w in words], dtype=np.int64)
-        indices = remap[np.concatenate(parts)] if parts else np.zeros(0, np.int64)
-        lengths = np.concatenate(lengths)
-        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        x_bags = self._finish_input_bags(
-            sp.csr_matrix(
-                (np.ones(len(indices), np.float32), indices, indptr),
-                shape=(len(lengths), len(self.vocabulary_)),
+            return indptr, ids, codes
+
+        def finish(indptr, ids, gold, fit):
+            table = labels.labels_
+            self.candidates_ = np.asarray(table if fixed is None else fixed, dtype=object)
+            # The vocabulary fit builds (sorted words), then provisional ids mapped onto it.
+            self.vocabulary_ = Vocabulary().fit([list(words), *response_tokens.values()])
+            index = self.vocabulary_.index_
+            remap = np.array([index[w] for w in words], dtype=np.int64)
+            n = len(indptr) - 1
+            x_bags = self._finish_input_bags(
+                sp.csr_matrix(
+                    (np.ones(len(ids), np.float32), remap[ids], indptr),
+                    shape=(n, len(self.vocabulary_)),
+                )
             )
-        )
-        self._warn_without_negatives(gold, stacklevel=3)  # past the wrapper of _fit_context
-        rng = check_random_state(self.random_state)
-        analyzer = self._analyzer()  # the candidates never seen as a gold response
-        tokens = [
-            response_tokens[j] if j in response_tokens else self._response_tokens(r, analyzer)
-            for j, r in enumerate(table)
-        ]
-        r_bags, m_bags = self._response_arrays(table, tokens, analyzer)
-        problem = self._problem(x_bags, r_bags, m_bags, gold, rng)
-        return self._train(problem, len(lengths), rng, None)
+            # the caller of fit_chunks: past finish, fit_chunks and _fit_context's wrapper
+            self._warn_without_negatives(gold, stacklevel=4)
+            analyzer = self._analyzer()  # the candidates never seen as a gold response
+            tokens = [
+                response_tokens[j] if j in response_tokens else self._response_tokens(r, analyzer)
+                for j, r in enumerate(table)
+            ]
+            r_bags, m_bags = self._response_arrays(table, tokens, analyzer)
+            rng = fit.random_state
+            problem = self._problem(x_bags, r_bags, m_bags, gold, rng)
+            return self._train(problem, n, rng, None, False, self.epochs)
+
+        return encode, finish
 
     # ------------------------------------------------------------------ scoring
 

@@ -31,6 +31,7 @@ weights.
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import warnings
@@ -44,7 +45,8 @@ from sklearn.utils import check_random_state
 
 from .._compat import Interval, _fit_context
 from .._epochs import run_epochs, training_session
-from ..base import check_contexts, check_responses
+from ..base import check_contexts, check_responses, iter_chunks
+from . import _kernels
 
 # The parameters of training every gradient-trained model takes, validated alike.
 TRAINING_CONSTRAINTS = {
@@ -117,6 +119,49 @@ def validation_split(n, fraction, *, groups=None, random_state, model="The model
             f"leaves no training or no validation example: it needs at least two {unit}."
         )
     return train_rows, val_rows
+
+
+@dataclass
+class Fit:
+    """One call of ``fit`` or ``partial_fit``, as the core hands it to a model's ``_fit``.
+
+    Attributes
+    ----------
+    X : list of Context
+        The training contexts (less the held-out ones of a model that splits texts).
+    y : ndarray of str
+        Their gold responses.
+    groups : array-like or None
+        Dialog or story ids, for the validation split.
+    X_val, y_val : list of Context, ndarray of str, or None
+        The validation data, given or held out by the core.
+    random_state : RandomState
+        The fit's random state, drawn once from the model's ``random_state``: the draws
+        of the training come from it.
+    apart : RandomState
+        The random state of the draws kept apart from the training's (a held-out split of
+        texts, MemN2N's unseen words): with an int seed, the seed's stream from its start,
+        so that the training draws are those of a fit without these; with a RandomState
+        (or None), ``random_state`` itself, drawn on in turn.
+    continuing : bool
+        Whether the fit starts from the fitted weights (``warm_start``, ``partial_fit``).
+    incremental : bool
+        ``partial_fit``: one epoch, no validation, no restarts.
+    """
+
+    X: list
+    y: np.ndarray
+    groups: object
+    X_val: list | None
+    y_val: np.ndarray | None
+    random_state: np.random.RandomState
+    apart: np.random.RandomState
+    continuing: bool
+    incremental: bool
+
+    def seeds(self, n):
+        """``n`` seeds drawn from the fit's random state (restarts, generators)."""
+        return self.random_state.randint(SEED_BOUND, size=n)
 
 
 @dataclass
@@ -205,6 +250,11 @@ class TrainingMixin:
     """
 
     _warm_start_fixed: tuple = ()
+    # Where early stopping's validation examples come from: False, the rows of the encoded
+    # data, which the model's ``_fit`` draws with ``_split_rows`` (its vocabulary then holds
+    # every text); True, the texts, held out by the core before the model encodes them (its
+    # vocabulary is the training part's).
+    _split_texts: bool = False
 
     @property
     def _training_name(self) -> str:
@@ -230,24 +280,35 @@ class TrainingMixin:
                 )
         return True
 
-    def _split_rows(self, n, groups, rs, incremental=False):
-        """(train rows, validation rows) of ``n`` examples: all rows and none without
-        ``early_stopping`` or in ``partial_fit`` (``incremental``), else
-        :func:`validation_split` seeded by a draw from the RandomState ``rs`` (the only
-        draw made)."""
-        if incremental or not self.early_stopping:
+    def _split_rows(self, n, fit: Fit, *, apart=False):
+        """(train rows, validation rows) of ``n`` examples of a fit: all rows and none
+        without ``early_stopping`` or in ``partial_fit``, else :func:`validation_split`
+        seeded by a draw from the fit's random state (its ``apart`` one with ``apart``),
+        the only draw made."""
+        if fit.incremental or not self.early_stopping:
             return np.arange(n), np.arange(0)
+        rs = fit.apart if apart else fit.random_state
         return validation_split(
             n,
             self.validation_fraction,
-            groups=groups,
+            groups=fit.groups,
             random_state=rs.randint(SEED_BOUND),
             model=self._training_name,
         )
 
-    def _training_data(self, X, y, groups, X_val, y_val):
-        """The checked ``(X, y, X_val, y_val)`` of a fit on texts: the validation data
-        given, or with ``early_stopping`` the :meth:`_split_rows` of X, else none."""
+    def _random_states(self):
+        """The (``random_state``, ``apart``) of a :class:`Fit`: ``random_state`` made a
+        RandomState, once per fit."""
+        rs = check_random_state(self.random_state)
+        return rs, (copy.deepcopy(rs) if isinstance(self.random_state, Integral) else rs)
+
+    def _fit_path(self, X, y, *, groups=None, X_val=None, y_val=None, incremental=False, **extra):
+        """The one path of ``fit`` and ``partial_fit`` (``incremental``): the checks of the
+        contexts, responses and validation data, the continuation of the fitted weights,
+        the one draw of ``random_state`` and, for a model that splits texts
+        (``_split_texts``), the validation split; then the model's ``_fit(fit, **extra)``
+        on the :class:`Fit`."""
+        continuing = self._continues(incremental)
         X = check_contexts(X)
         y = check_responses(y, len(X))
         if (X_val is None) != (y_val is None):
@@ -255,12 +316,12 @@ class TrainingMixin:
         if X_val is not None:
             X_val = check_contexts(X_val, name="X_val")
             y_val = check_responses(y_val, len(X_val), name="y_val")
-        elif self.early_stopping:
-            rs = check_random_state(self.random_state)
-            train_rows, val_rows = self._split_rows(len(X), groups, rs)
-            X, X_val = [X[i] for i in train_rows], [X[i] for i in val_rows]
-            y, y_val = y[train_rows], y[val_rows]
-        return X, y, X_val, y_val
+        fit = Fit(X, y, groups, X_val, y_val, *self._random_states(), continuing, incremental)
+        if self._split_texts and self.early_stopping and X_val is None and not incremental:
+            train_rows, val_rows = self._split_rows(len(X), fit, apart=True)
+            fit.X, fit.X_val = [X[i] for i in train_rows], [X[i] for i in val_rows]
+            fit.y, fit.y_val = y[train_rows], y[val_rows]
+        return self._fit(fit, **extra)
 
     def _train_epochs(
         self,
@@ -369,7 +430,9 @@ class TrainingMixin:
 class GoldFitMixin:
     """``fit`` and ``partial_fit`` of a :class:`TrainingMixin` model trained to pick each
     context's gold response among its candidates, on the contexts and those responses
-    alone: both run the model's ``_fit(X, y, groups, continuing, incremental=False)``."""
+    alone: both take the core's one path (:meth:`TrainingMixin._fit_path`) to the model's
+    ``_fit(fit)``. A model whose ``fit`` takes more (validation data, supporting facts)
+    writes its own ``fit`` on the same path."""
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, groups=None):
@@ -388,7 +451,7 @@ class GoldFitMixin:
         -------
         self
         """
-        return self._fit(X, y, groups, self._continues())
+        return self._fit_path(X, y, groups=groups)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
@@ -407,5 +470,118 @@ class GoldFitMixin:
         Returns
         -------
         self
+
+        Examples
+        --------
+        >>> from irdialog import SupervisedEmbeddingRanker
+        >>> X, y = ["hi there", "bye now"], ["hello", "goodbye"]
+        >>> model = SupervisedEmbeddingRanker(random_state=0)
+        >>> for _ in range(3):
+        ...     model = model.partial_fit(X, y)
+        >>> model.n_iter_, len(model.loss_curve_)
+        (3, 3)
         """
-        return self._fit(X, y, None, self._continues(incremental=True), incremental=True)
+        return self._fit_path(X, y, incremental=True)
+
+
+class ChunkFitMixin:
+    """``fit_chunks`` of a :class:`TrainingMixin` model: a fit on a stream of chunks read
+    once. The model supplies ``_chunk_encoder()``, a pair of callables: ``encode(X, y)``
+    turns one chunk into integer arrays ``(indptr, ids, codes)`` (its contexts' token ids,
+    under the model's provisional numbering, and its responses' rows of a response table),
+    and ``finish(indptr, ids, codes, fit)`` fits the model on all of them, concatenated,
+    drawing from the :class:`Fit`'s random state."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_chunks(self, chunks):
+        """Fit on an iterable of chunks read once, keeping only integer arrays in memory.
+
+        For corpora whose contexts do not fit in memory as Python objects (the 1M-row
+        Ubuntu training file): each chunk's contexts are encoded to word ids as the chunk
+        arrives (each distinct text of a chunk tokenised once) and the chunk is then
+        dropped; only the word ids and the distinct responses are kept. Training runs on
+        the compact arrays. The model is the one :meth:`fit` gives on the concatenated
+        chunks (same vocabulary, same random draws). Validation data (early stopping),
+        ``warm_start`` and what else needs the contexts themselves are not supported.
+
+        Parameters
+        ----------
+        chunks : iterable
+            Each chunk an object with attributes ``X`` and ``y`` or an ``(X, y)`` pair.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> from irdialog import SupervisedEmbeddingRanker
+        >>> chunks = [(["hi there", "bye now"], ["hello", "goodbye"]), (["hi"], ["hello"])]
+        >>> model = SupervisedEmbeddingRanker(epochs=20, random_state=0).fit_chunks(chunks)
+        >>> model.candidates_.tolist()
+        ['hello', 'goodbye']
+        """
+        if self.early_stopping:
+            raise ValueError("fit_chunks does not support early_stopping; use fit.")
+        if self._continues():
+            raise ValueError("fit_chunks does not support warm_start; use fit.")
+        encode, finish = self._chunk_encoder()
+        parts, lengths, codes = [], [], []
+        for X, y in iter_chunks(chunks):
+            indptr, ids, chunk_codes = encode(X, y)
+            lengths.append(np.diff(indptr))
+            if len(ids):  # one array per chunk: millions of small arrays would not fit
+                parts.append(ids)
+            codes.append(chunk_codes)
+        if not lengths:
+            raise ValueError("chunks held no example: at least one is needed.")
+        lengths = np.concatenate(lengths)
+        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        fit = Fit(None, None, None, None, None, *self._random_states(), False, False)
+        return finish(indptr, ids, np.concatenate(codes), fit)
+
+
+# ------------------------------------------------------------------------ the tables' models
+# What the models trained by the margin-ranking kernel of the supervised embeddings
+# (:func:`~irdialog.embed._kernels.se_sgd_epoch`) share: their embedding tables U, V.
+
+# Byte alignment of the training embedding tables: a 32-float row then spans exactly two
+# cache lines instead of three, which the gather-bound SGD kernel feels.
+_ALIGN = 64
+
+
+def aligned_copy(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous float32 copy of ``a`` whose data start on a _ALIGN-byte boundary."""
+    a = np.asarray(a, dtype=np.float32)
+    buf = np.empty(a.nbytes + _ALIGN, dtype=np.uint8)
+    start = (-buf.ctypes.data) % _ALIGN
+    out = buf[start : start + a.nbytes].view(np.float32).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def csr_arrays(m) -> _kernels.CSR:
+    """The CSR record (indptr int64, indices uint32, data float32) the kernels read."""
+    return _kernels.CSR(
+        np.ascontiguousarray(m.indptr, dtype=np.int64),
+        np.ascontiguousarray(m.indices, dtype=np.uint32),
+        np.ascontiguousarray(m.data, dtype=np.float32),
+    )
+
+
+def train_tables(model, params, step, validate, *, n_epochs, continuing, desc, advice):
+    """The epochs of a model trained by :func:`~irdialog.embed._kernels.se_sgd_epoch`: the
+    training core (``model._train_epochs``) over a :class:`Run` whose weights are the
+    tables ``U, V`` of ``params`` (:class:`~irdialog.embed._kernels.SEParams`); returns
+    the tables to keep."""
+    run = Run(
+        step,
+        weights=lambda: (params.U, params.V),
+        snapshot=lambda: (params.U.copy(), params.V.copy()),
+        validate=validate,
+    )
+    return model._train_epochs(
+        lambda k: run, n_epochs, continuing=continuing, desc=desc, advice=advice
+    )
