@@ -4,6 +4,7 @@ loop itself on a toy model, then the same contract checked on each of the seven 
 import numpy as np
 import pytest
 from conftest import CITIES, make_tiny_dialogs
+from sklearn.utils import check_random_state
 
 from irdialog import (
     DualEncoderRanker,
@@ -314,6 +315,23 @@ def test_one_validation_split_rule(name, monkeypatch):
     np.testing.assert_array_equal(by_rows[0][2], by_rows[1][2])
     assert not np.array_equal(by_rows[0][2], by_rows[2][2])
     assert not np.array_equal(by_rows[0][2], np.arange(len(X) - len(by_rows[0][2]), len(X)))
+
+
+@parametrize_models
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_random_state_is_drawn_once_per_fit(name, early_stopping, monkeypatch):
+    calls = []
+
+    def counting(seed):
+        calls.append(seed)
+        return check_random_state(seed)
+
+    monkeypatch.setattr(training, "check_random_state", counting)
+    X, y, groups = make_tiny_dialogs()
+    model = _fit(name, X, y, groups, **{**EARLY, "early_stopping": early_stopping})
+    assert calls == [0]
+    MODELS[name][2](model, X, y)  # partial_fit
+    assert calls == [0, 0]
 
 
 @parametrize_models

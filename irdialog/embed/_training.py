@@ -18,15 +18,20 @@ and its gated variant, :class:`~irdialog.embed.QRNRanker`, :class:`~irdialog.emb
   ``FloatingPointError`` naming the model and what to lower), the validation score after
   each epoch, early stopping that keeps the weights of the best epoch, and a Ctrl-C
   (``KeyboardInterrupt``) that ends the epochs instead of the fit;
-- :class:`TrainingMixin`: the restarts, the continuation of a fitted model
-  (``warm_start``, ``partial_fit``), the interrupt's warning, and the fitted curves
-  (``loss_curve_``, ``validation_scores_``, ``best_validation_score_``, ``n_iter_``,
-  ``best_epoch_``), set alike on every model;
-- :class:`GoldFitMixin`: ``fit`` and ``partial_fit`` of the models trained on contexts and
-  their gold responses alone.
+- :class:`TrainingMixin`: the one fit path (``_fit_path``: the checks of the inputs, the
+  continuation of a fitted model by ``warm_start`` or ``partial_fit``, ``random_state``
+  drawn once into the :class:`Fit` the model's ``_fit`` receives, the validation split),
+  the restarts, the interrupt's warning, and the fitted curves (``loss_curve_``,
+  ``validation_scores_``, ``best_validation_score_``, ``n_iter_``, ``best_epoch_``), set
+  alike on every model;
+- :class:`GoldFitMixin` and :class:`ChunkFitMixin`: ``fit`` and ``partial_fit`` of the
+  models trained on contexts and their gold responses, and ``fit_chunks``;
+- :func:`train_tables`: the epochs of the models on the margin kernel of the supervised
+  embeddings, whose weights are two embedding tables.
 
-A model supplies only a :class:`Run`: its per-epoch step, its validation score and its
-weights.
+A model supplies its arrays and its kernels: a ``_fit(fit)`` that encodes the data of the
+:class:`Fit` and hands the core a :class:`Run` (its per-epoch step, its validation score
+and its weights).
 """
 
 from __future__ import annotations
