@@ -776,18 +776,10 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         M.
     match_bias_ : ndarray of shape (1,), float32
         b.
-    loss_curve_, train_accuracy_curve_ : list of float
-        The mean training loss and accuracy of each epoch.
-    validation_scores_ : list of float or None
-        The validation accuracy of each epoch (``early_stopping``; None without).
-    best_validation_score_ : float or None
-        The best of the last fit.
-    n_iter_ : int
-        Epochs run (over every ``fit`` continued with ``warm_start`` and every
-        ``partial_fit``).
-    best_epoch_ : int
-        The epoch (counted from 1) whose weights the model holds: the best validated one
-        with early stopping, else the last.
+    loss_curve_, train_accuracy_curve_, validation_scores_, best_validation_score_
+        The fitted curves, as :class:`RecurrentReader`'s (accuracy: of the pairs' labels).
+    n_iter_, best_epoch_ : int
+        As :class:`RecurrentReader`'s.
 
     See Also
     --------

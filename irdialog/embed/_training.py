@@ -128,30 +128,16 @@ def validation_split(n, fraction, *, groups=None, random_state, model="The model
 
 @dataclass
 class Fit:
-    """One call of ``fit`` or ``partial_fit``, as the core hands it to a model's ``_fit``.
+    """One call of ``fit`` or ``partial_fit``, as the core hands it to a model's ``_fit``:
+    the checked contexts ``X`` and responses ``y`` (less the held-out ones of a model that
+    splits texts), the ``groups`` and validation data ``X_val, y_val`` (given, held out by
+    the core, or None), whether the fit ``continuing`` starts from the fitted weights, and
+    whether it is ``incremental`` (``partial_fit``: one epoch, no validation, no restarts).
 
-    Attributes
-    ----------
-    X : list of Context
-        The training contexts (less the held-out ones of a model that splits texts).
-    y : ndarray of str
-        Their gold responses.
-    groups : array-like or None
-        Dialog or story ids, for the validation split.
-    X_val, y_val : list of Context, ndarray of str, or None
-        The validation data, given or held out by the core.
-    random_state : RandomState
-        The fit's random state, drawn once from the model's ``random_state``: the draws
-        of the training come from it.
-    apart : RandomState
-        The random state of the draws kept apart from the training's (a held-out split of
-        texts, MemN2N's unseen words): with an int seed, the seed's stream from its start,
-        so that the training draws are those of a fit without these; with a RandomState
-        (or None), ``random_state`` itself, drawn on in turn.
-    continuing : bool
-        Whether the fit starts from the fitted weights (``warm_start``, ``partial_fit``).
-    incremental : bool
-        ``partial_fit``: one epoch, no validation, no restarts.
+    ``random_state`` is the model's ``random_state`` made a RandomState once: the training
+    draws from it. ``apart`` draws what stays apart from the training (a held-out split of
+    texts, MemN2N's unseen words): with an int seed, the seed's stream from its start, so
+    that the training draws are those of a fit without these; else ``random_state``.
     """
 
     X: list
@@ -255,10 +241,8 @@ class TrainingMixin:
     """
 
     _warm_start_fixed: tuple = ()
-    # Where early stopping's validation examples come from: False, the rows of the encoded
-    # data, which the model's ``_fit`` draws with ``_split_rows`` (its vocabulary then holds
-    # every text); True, the texts, held out by the core before the model encodes them (its
-    # vocabulary is the training part's).
+    # Early stopping holds out rows the model's ``_fit`` draws with ``_split_rows`` (False),
+    # or texts the core holds out before the model encodes them, vocabulary included (True).
     _split_texts: bool = False
 
     @property
@@ -308,11 +292,9 @@ class TrainingMixin:
         return rs, (copy.deepcopy(rs) if isinstance(self.random_state, Integral) else rs)
 
     def _fit_path(self, X, y, *, groups=None, X_val=None, y_val=None, incremental=False, **extra):
-        """The one path of ``fit`` and ``partial_fit`` (``incremental``): the checks of the
-        contexts, responses and validation data, the continuation of the fitted weights,
-        the one draw of ``random_state`` and, for a model that splits texts
-        (``_split_texts``), the validation split; then the model's ``_fit(fit, **extra)``
-        on the :class:`Fit`."""
+        """The one path of ``fit`` and ``partial_fit`` (``incremental``) to the model's
+        ``_fit(fit, **extra)``: the checks of the data, the continuation of the fitted
+        weights, ``random_state`` drawn once, and the split of texts (``_split_texts``)."""
         continuing = self._continues(incremental)
         X = check_contexts(X)
         y = check_responses(y, len(X))
@@ -475,27 +457,15 @@ class GoldFitMixin:
         Returns
         -------
         self
-
-        Examples
-        --------
-        >>> from irdialog import SupervisedEmbeddingRanker
-        >>> X, y = ["hi there", "bye now"], ["hello", "goodbye"]
-        >>> model = SupervisedEmbeddingRanker(random_state=0)
-        >>> for _ in range(3):
-        ...     model = model.partial_fit(X, y)
-        >>> model.n_iter_, len(model.loss_curve_)
-        (3, 3)
         """
         return self._fit_path(X, y, incremental=True)
 
 
 class ChunkFitMixin:
-    """``fit_chunks`` of a :class:`TrainingMixin` model: a fit on a stream of chunks read
-    once. The model supplies ``_chunk_encoder()``, a pair of callables: ``encode(X, y)``
-    turns one chunk into integer arrays ``(indptr, ids, codes)`` (its contexts' token ids,
-    under the model's provisional numbering, and its responses' rows of a response table),
-    and ``finish(indptr, ids, codes, fit)`` fits the model on all of them, concatenated,
-    drawing from the :class:`Fit`'s random state."""
+    """``fit_chunks`` of a :class:`TrainingMixin` model. Its ``_chunk_encoder()`` gives
+    ``encode(X, y) -> (indptr, ids, codes)``, a chunk's contexts as token ids (provisional)
+    and its responses' rows of a response table, and ``finish(indptr, ids, codes, fit)``,
+    which fits the model on all chunks' arrays, concatenated, drawing from the :class:`Fit`."""
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit_chunks(self, chunks):
