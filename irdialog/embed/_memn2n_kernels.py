@@ -444,6 +444,30 @@ def candidate_embeddings(E, w, cptr, ctok, cw, out):
 
 
 @njit(cache=True, nogil=True)
+def candidate_backward(E, w, cands, upstream, n_b, dE):
+    """The adjoint of the candidates' embeddings (:func:`candidate_embeddings` of the
+    matrix w) and of the type words' logits of the batch's n_b examples: their gradients
+    (``upstream.dWc``, ``upstream.gt``) added into dE[w], and the type words' share into
+    ``upstream.dU``."""
+    cptr, ctok, cw, type_tok = cands.cptr, cands.ctok, cands.cw, cands.type_tok
+    U, dU, dWc, gt = upstream
+    dim = E.shape[2]
+    for j in range(cptr.shape[0] - 1):
+        for q in range(cptr[j], cptr[j + 1]):
+            v = ctok[q]
+            wt = cw[q]
+            for k in range(dim):
+                dE[w, v, k] += wt * dWc[j, k]
+    for t in range(type_tok.shape[0]):
+        tt = type_tok[t]
+        for bi in range(n_b):
+            g = gt[bi, t]
+            for k in range(dim):
+                dE[w, tt, k] += g * U[bi, k]
+                dU[bi, k] += g * E[w, tt, k]
+
+
+@njit(cache=True, nogil=True)
 def _match_pairs(e, eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_c, pair_t):
     """The distinct (candidate, type) matches of example e; returns how many.
 
@@ -567,24 +591,10 @@ def backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG)
     embeddings) and gt (the type words' logit gradients); dU gets the type words' share
     added in place. ``acts`` are the :class:`Activations` of :func:`forward_batch`.
     """
-    cptr, ctok, cw, type_tok = cands.cptr, cands.ctok, cands.cw, cands.type_tok
-    U, dU, dWc, gt = upstream
+    dU = upstream.dU
     n_mat, _, dim = E.shape
-    w = cfg[W_MAT]
-    for j in range(cptr.shape[0] - 1):
-        for q in range(cptr[j], cptr[j + 1]):
-            v = ctok[q]
-            wt = cw[q]
-            for k in range(dim):
-                dE[w, v, k] += wt * dWc[j, k]
     n_b = batch.shape[0]
-    for t in range(type_tok.shape[0]):
-        tt = type_tok[t]
-        for bi in range(n_b):
-            g = gt[bi, t]
-            for k in range(dim):
-                dE[w, tt, k] += g * U[bi, k]
-                dU[bi, k] += g * E[w, tt, k]
+    candidate_backward(E, cfg[W_MAT], cands, upstream, n_b, dE)
     sents = _sentences(E, cfg)
     grads = Grads(dE, dH, dG)
     max_mem = acts.prob.shape[2]

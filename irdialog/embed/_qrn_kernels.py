@@ -42,6 +42,7 @@ from ._memn2n_kernels import (
     _add_sentence,
     _kfrac,
     _scatter_sentence,
+    candidate_backward,
     candidate_embeddings,
     softmax_xent,
 )
@@ -313,24 +314,11 @@ def backward_batch(E, theta, cfg, data, cands, batch, acts, upstream, dE, dtheta
     """Gradient of the batch loss added into dE and dtheta (zero on entry), from the
     :class:`~irdialog.embed._memn2n_kernels.Upstream` gradients (dU gets the type words'
     share added in place) and the :class:`Activations` of :func:`forward_batch`."""
-    cptr, ctok, cw, type_tok = cands.cptr, cands.ctok, cands.cw, cands.type_tok
     sptr, stok, sspk, qsent, mptr, msent = data[:6]
-    U, dU, dWc, gt = upstream
+    dU = upstream.dU
     dim = E.shape[2]
-    for j in range(cptr.shape[0] - 1):
-        for p in range(cptr[j], cptr[j + 1]):
-            v = ctok[p]
-            wt = cw[p]
-            for k in range(dim):
-                dE[1, v, k] += wt * dWc[j, k]
     n_b = batch.shape[0]
-    for t in range(type_tok.shape[0]):
-        tt = type_tok[t]
-        for bi in range(n_b):
-            gv = gt[bi, t]
-            for k in range(dim):
-                dE[1, tt, k] += gv * U[bi, k]
-                dU[bi, k] += gv * E[1, tt, k]
+    candidate_backward(E, 1, cands, upstream, n_b, dE)
     ptr = acts.ptr
     n_all = ptr[n_b]
     if n_all == 0:
