@@ -25,7 +25,7 @@ from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
 from ._presets import Preset, load_presets, read_presets, write_presets
 from ._provenance import provenance
-from ._registry import SUITES, format_result, result_rows
+from ._registry import SUITES, format_result, register, result_rows
 from ._suite import ModelSpec, Row, Selection, Suite
 from ._ubuntu import UBUNTU_MODELS, bench_ubuntu
 
@@ -52,6 +52,7 @@ __all__ = [
     "paper_table",
     "provenance",
     "read_presets",
+    "register",
     "reseed",
     "result_rows",
     "run_suite",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import importlib
 import importlib.util
 import io
 import json
@@ -36,6 +37,7 @@ from ..datasets import get_data_home
 from ._command import _cmd_bench, bench_parser
 from ._harness import ID_KEYS, _is_metric
 from ._provenance import cpu_description, numerics, recorded_numba_simd
+from ._registry import registered_modules
 
 
 @dataclass(frozen=True)
@@ -712,10 +714,17 @@ def run_bench_command(args) -> dict:
     A result records the peak memory and CPU time of the process that made it (Ubuntu's
     ``resources``), so each run gets a process of its own: run here, it would inherit the
     peaks of every file re-run before it. The child is spawned, not forked, so it starts as
-    a recorded command does, with nothing of this process's memory or threads."""
+    a recorded command does, with nothing of this process's memory or threads; it imports
+    the modules of the suites registered from outside the package first."""
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
-        child.submit(args.func, args).result()
+        child.submit(_run_with_suites, registered_modules(), args).result()
     return json.loads(Path(args.output).read_text(encoding="utf-8"))
+
+
+def _run_with_suites(modules: list[str], args) -> int:
+    for module in modules:  # each registers its suites as it is imported
+        importlib.import_module(module)
+    return args.func(args)
 
 
 def run_script_command(argv: list[str], cwd: Path) -> dict:
