@@ -30,7 +30,11 @@ def _suite_modules() -> list[str]:
 # In the order of their modules' names (``irdialog bench --help``).
 SUITES: dict[str, Suite] = {
     suite.name: suite
-    for suite in (importlib.import_module(f"{__package__}.{m}").SUITE for m in _suite_modules())
+    for suite in (
+        getattr(importlib.import_module(f"{__package__}.{m}"), "SUITE", None)
+        for m in _suite_modules()
+    )
+    if isinstance(suite, Suite)
 }
 # The modules that declared the suites registered from outside the package: a child
 # process imports them to know those suites too (``bench reproduce``).
