@@ -23,7 +23,21 @@ def _fit(suite, spec, model, train) -> None:
 
 
 def check_model_and_tasks(suite, model: str, tasks) -> list:
-    """``tasks`` of ``suite`` as it names them; an error naming an unknown model or task."""
+    """``tasks`` of ``suite`` as it names them; an error naming an unknown model or task.
+
+    Examples
+    --------
+    >>> from irdialog.bench import SUITES
+    >>> from irdialog.bench._runner import check_model_and_tasks
+    >>> check_model_and_tasks(SUITES["dialog-babi"], "tfidf", ["1", 6])
+    [1, 6]
+    >>> check_model_and_tasks(SUITES["insuranceqa"], "bm25", None)
+    ['en']
+    >>> check_model_and_tasks(SUITES["babi-qa"], "ngram", [21])
+    Traceback (most recent call last):
+    ...
+    ValueError: bAbI QA tasks are 1-20, got [21]
+    """
     if model not in suite.models:
         raise ValueError(
             f"unknown {suite.name} model {model!r}; choose from {sorted(suite.models)}"
@@ -98,7 +112,16 @@ def run_declared(
     """One seed's run of a declared suite (see :class:`~irdialog.bench._suite.Suite`):
     ``{"suite", "model", "options", "chosen", "rows", "seconds"}``, and ``protocol`` when
     the suite describes it. Every data file is loaded before the first fit, so a missing
-    file fails at once."""
+    file fails at once.
+
+    Examples
+    --------
+    >>> from irdialog.bench import SUITES
+    >>> from irdialog.bench._runner import run_declared
+    >>> run = run_declared(SUITES["dialog-babi"], "tfidf", tasks=[1], progress=False)
+    >>> run["chosen"][0]["params"], [(r["split"], r["paper_per_response"]) for r in run["rows"]]
+    ({'use_history': False}, [('tst', 5.6), ('tst-OOV', 5.8)])
+    """
     tasks = check_model_and_tasks(suite, model, suite.tasks if tasks is None else tasks)
     spec = suite.models[model]
     overrides = dict(overrides or {})
