@@ -159,3 +159,16 @@ def test_toy_suite_options_come_from_its_declaration(toy_home, tmp_path, capsys)
         main(["bench", "toy", "--model", "bm25", "--tasks", "3"])
     with pytest.raises(SystemExit):
         main(["bench", "toy", "--model", "memn2n"])
+
+
+def test_the_package_suites_are_found_where_they_are_declared():
+    from irdialog.bench._registry import _suite_modules, registered_modules
+
+    modules = _suite_modules()
+    assert modules == ["_babi_qa", "_dialog_babi", "_insuranceqa", "_movie_dialog", "_ubuntu"]
+    assert {"babi-qa", "dialog-babi", "insuranceqa", "movie-dialog", "ubuntu"} < set(SUITES)
+    assert registered_modules() == [__name__]  # this file's suite, for reproduce's child
+    with pytest.raises(ValueError, match="already registered"):
+        register(Suite("toy", "another toy", models={}, table=list, run=dict))
+    with pytest.raises(ValueError, match="neither load and score nor run"):
+        Suite("empty", "no run", models={}, table=list)
