@@ -96,6 +96,14 @@ def _evaluation_split(data_home) -> str:
     return "test"
 
 
+def _scored(data_home) -> list[str]:
+    """The evaluation split, its file and the training file found before either is read."""
+    split = _evaluation_split(data_home)
+    _split_file("train", data_home)
+    _split_file(split, data_home)
+    return [split]
+
+
 def _in_data_home(path) -> str:
     return f"{_FOLDER}/{path.name}"
 
@@ -227,7 +235,7 @@ SUITE = Suite(
     metrics=INSURANCEQA_METRICS,
     layout="long",
     dev_split=None,
-    scored=lambda data_home: [_evaluation_split(data_home)],
+    scored=_scored,
     fit=_fit,
     protocol=_protocol,
     task_name="en",
