@@ -207,10 +207,12 @@ def _cmd_train(args) -> int:
         )  # fmt: skip
     _save_model(model, output, fmt)
     if not args.quiet:
-        dev = chosen["selection"].get("dev_per_response")
+        metric = suite.metric
+        dev = chosen["selection"].get(f"{suite.dev_split}_{metric}")
         print(f"{args.suite} task {args.task} {args.model}: {json.dumps(chosen['params'])}")
         if dev is not None:
-            print(f"dev per-response accuracy: {dev:.2f}%")
+            name = suite.metric_names.get(metric, metric).removesuffix(" (%)")
+            print(f"{suite.dev_split} {name}: {dev:.2f}%")
         print(_saved_to(output, fmt))
     return 0
 

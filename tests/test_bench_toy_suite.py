@@ -155,6 +155,12 @@ def test_toy_suite_options_come_from_its_declaration(toy_home, tmp_path, capsys)
     [row] = result["rows"]
     assert row["split"] == "dev" and row["paper_accuracy"] is None
     assert result["runs"][0]["chosen"][0]["selection"]["search"] == "the default"
+    # irdialog train --suite toy: the model behind a row, chosen on dev as the run chose it
+    capsys.readouterr()
+    saved = tmp_path / "toy.npz"
+    argv = ["train", "--suite", "toy", "--task", "1", "--model", "tfidf", "--save", str(saved)]
+    assert main([*argv, "--data-home", str(toy_home)]) == 0
+    assert saved.exists() and "dev accuracy: 85.71%" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["bench", "toy", "--model", "bm25", "--tasks", "3"])
     with pytest.raises(SystemExit):
