@@ -6,8 +6,10 @@ themselves, and the searches that write their presets, are ``irdialog bench`` (t
 ``$IRDIALOG_DATA``, then the bundled samples). A speed benchmark ends in
 :func:`finish_speed_result` (provenance, table, JSON in ``benchmarks/results/speed/``), and
 times each comparison with a reference (numpy's matmul, a peer library) in turn with
-:func:`alternate`. Every module, what it makes and where that is shown ("B": BENCHMARKS.md,
-"N": benchmarks/NOTES.md):
+:func:`alternate`, and declares at its top level what ``irdialog bench report`` and
+``irdialog bench reproduce`` read of its results, ``SPEED = SpeedBenchmark(...)``: they
+find the script by the command its result records. Every module, what it makes and where
+that is shown ("B": BENCHMARKS.md, "N": benchmarks/NOTES.md):
 
 Speed (``results/speed/<name>.json``):
 
@@ -69,13 +71,60 @@ Data sets and pictures:
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+@dataclass(frozen=True)
+class SpeedBenchmark:
+    """What a speed script declares of its results (``SPEED = SpeedBenchmark(...)`` at its
+    top level), read by ``irdialog bench report`` and ``irdialog bench reproduce``.
+
+    ``table(result)``: the lines of its Markdown table (printed by
+    :func:`finish_speed_result` too); ``ratios(result)``: ``{name: ratio}`` of sides timed
+    in the same run, the figures a re-run must repeat (None: the results have none);
+    ``peers``: the libraries (import names) beyond irdialog's dependencies it times
+    irdialog against, and ``programs``: ``{option: program}`` for the options of its
+    command naming a program it runs; without them a re-run is "not run (needs ...)".
+    """
+
+    table: Callable[[dict], list[str]]
+    ratios: Callable[[dict], dict] | None = None
+    peers: tuple = ()
+    programs: dict = field(default_factory=dict)
+
+
+def per_row_ratios(label, keys):
+    """``ratios`` of a :class:`SpeedBenchmark`: the ``keys`` of every row, named by
+    ``label(row)`` and the key."""
+
+    def ratios(result):
+        return {
+            f"{label(row)} {key}": row[key]
+            for row in result["rows"]
+            for key in keys
+            if row.get(key) is not None
+        }
+
+    return ratios
+
+
+def over_irdialog(result, suffix=""):
+    """``ratios`` of a peer comparison: each peer's time over irdialog's, per workload."""
+    return {
+        f"{row['workload']} {side} / irdialog{suffix}": ratio
+        for row in result["rows"]
+        for side, ratio in row["over_irdialog"].items()
+        if side != "irdialog"
+    }
 
 
 def machine_cpu_seconds() -> float | None:
@@ -160,11 +209,11 @@ def finish_speed_result(
     name, fields, *, argv, files=(), seeds=(), data_home=None, output=None, libraries=None
 ):
     """The JSON of a speed benchmark: ``{"benchmark": name, **fields, "machine_load",
-    "provenance"}`` (:func:`machine_load`), printed as its BENCHMARKS.md table
-    (``irdialog.bench._speed_tables``) and written to ``output`` (when given).
-    ``libraries`` adds versions to the provenance's (a peer such as torch)."""
+    "provenance"}`` (:func:`machine_load`), printed as its BENCHMARKS.md table (the
+    ``SPEED`` declaration of ``benchmarks/<name>.py``, ``-`` written ``_``) and written to
+    ``output`` (when given). ``libraries`` adds versions to the provenance's (a peer such
+    as torch)."""
     from irdialog.bench import provenance
-    from irdialog.bench._speed_tables import SPEED_TABLES
 
     module = name.replace("-", "_")
     record = provenance(
@@ -176,7 +225,7 @@ def finish_speed_result(
     record["libraries"].update(libraries or {})
     load = machine_load()
     result = {"benchmark": name, **fields, "machine_load": load, "provenance": record}
-    print("\n".join(SPEED_TABLES[name](result)))
+    print("\n".join(importlib.import_module(f"{__name__}.{module}").SPEED.table(result)))
     if output:
         path = Path(output)
         path.parent.mkdir(parents=True, exist_ok=True)

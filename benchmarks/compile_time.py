@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from benchmarks import finish_speed_result
+from benchmarks import SpeedBenchmark, finish_speed_result
 
 # Run in the child: `irdialog run --all --quiet` with numba's compile events recorded.
 _CHILD = r"""
@@ -91,6 +91,47 @@ def main(argv=None) -> int:
         output=args.output,
     )
     return 0
+
+
+def _table(result: dict) -> list[str]:
+    cold, warm = result["cold"], result["warm"]
+    one_core = result.get("cold_without_helper")
+
+    def row(label, run, ratio):
+        compiled = sum(run["compile_seconds"].values())
+        cpu = f"{run['cpu_seconds']:.1f}" if "cpu_seconds" in run else ""
+        return f"| {label} | {run['process_seconds']:.1f} | {ratio:.2f} | {cpu} | {compiled:.1f} |"
+
+    lines = [
+        "| `irdialog run --quiet` | wall s | / warm | CPU s (with the helper) "
+        "| numba compiling in the main process, s |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    if one_core is not None:
+        label = "cold, compile-ahead helper off (`IRDIALOG_COMPILE_AHEAD=0`)"
+        lines.append(row(label, one_core, result["cold_without_helper_over_warm"]))
+    lines += [
+        row("cold (empty numba cache)", cold, result["cold_over_warm"]),
+        row("warm (cache filled by the cold run)", warm, 1.0),
+        "",
+        "Compile time of the top-level kernels compiled in the main process (each with what it "
+        f"calls), cold{', helper off' if one_core is not None else ''}:",
+        "",
+        "| kernel | s |",
+        "|---|---:|",
+    ]
+    first = one_core if one_core is not None else cold
+    for name, seconds in sorted(first["compile_seconds"].items(), key=lambda kv: -kv[1]):
+        lines.append(f"| `{name.removeprefix('irdialog.')}` | {seconds:.1f} |")
+    return lines
+
+
+def _ratios(r):
+    return {k: r[k] for k in ("cold_over_warm", "cold_without_helper_over_warm") if k in r}
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(table=_table, ratios=_ratios)
 
 
 if __name__ == "__main__":

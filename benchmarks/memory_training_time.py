@@ -21,7 +21,7 @@ import sys
 
 from threadpoolctl import threadpool_limits
 
-from benchmarks import alternate, finish_speed_result
+from benchmarks import SpeedBenchmark, alternate, finish_speed_result
 from irdialog.bench import load_presets
 from irdialog.bench._babi_qa import BABI_QA_MODELS
 from irdialog.datasets import load_babi_qa, record_data_files
@@ -78,6 +78,49 @@ def main(argv=None) -> int:
         output=args.output,
     )
     return 0
+
+
+def _table(result: dict) -> list[str]:
+    names = {"memn2n": "MemN2N", "gmemn2n": "gated MemN2N", "qrn": "QRN"}
+    models = result["models"]
+    lines = [
+        "CPU seconds to train one run of each memory model on a bAbI QA task at its bench "
+        f"preset (the task's 1,000 training questions; one thread; best of {result['repeat']} "
+        "fits, the models taking turns), its ratio to MemN2N's, and the presets' restarts "
+        "(n_init), by which a bench fit multiplies a run:",
+        "",
+        "| task | "
+        + " | ".join(f"{names[m]}, s" for m in models)
+        + " | "
+        + " | ".join(f"{names[m]} / MemN2N" for m in models[1:])
+        + " | restarts |",
+        "|---:|" + "---:|" * (2 * len(models) - 1) + "---|",
+    ]
+    for r in result["rows"]:
+        seconds = r["seconds_per_run"]
+        base = seconds[models[0]]
+        restarts = ", ".join(f"{names[m]} {r['restarts'][m]}" for m in models)
+        lines.append(
+            f"| {r['task']} | "
+            + " | ".join(f"{seconds[m]:.2f}" for m in models)
+            + " | "
+            + " | ".join(f"{seconds[m] / base:.2f}x" for m in models[1:])
+            + f" | {restarts} |"
+        )
+    return lines
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(
+    table=_table,
+    ratios=lambda r: {
+        f"task {row['task']} {m} / {r['models'][0]}": (
+            row["seconds_per_run"][m] / row["seconds_per_run"][r["models"][0]]
+        )
+        for row in r["rows"]
+        for m in r["models"][1:]
+    },
+)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from collections import defaultdict
 
 from threadpoolctl import threadpool_limits
 
-from benchmarks import finish_speed_result
+from benchmarks import SpeedBenchmark, finish_speed_result
 from irdialog.bench._movie_dialog import _memn2n, entity_candidates
 from irdialog.datasets import load_movie_dialog, record_data_files
 from irdialog.embed import _memn2n_kernels as K
@@ -102,6 +102,38 @@ def main(argv=None) -> int:
         output=args.output,
     )
     return 0
+
+
+def _table(result: dict) -> list[str]:
+    lines = [
+        "| task | optimizer | s/epoch (training steps) | forward + backward | optimizer step "
+        "| fit s (epochs) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['task']} | {r['optimizer']} | {r['train_seconds_per_epoch']:.1f} "
+            f"| {r['batch_loss_grad_seconds_per_epoch']:.1f} "
+            f"| {r['optimizer_step_seconds_per_epoch']:.1f} "
+            f"| {r['fit_seconds']:.1f} ({r['epochs']}) |"
+        )
+    return lines
+
+
+def _ratios(r):
+    out, base = {}, r["rows"][0]
+    for row in r["rows"]:
+        name, per_epoch = row["optimizer"], row["train_seconds_per_epoch"]
+        if row is not base:
+            out[f"{name} epoch / {base['optimizer']} epoch"] = (
+                per_epoch / base["train_seconds_per_epoch"]
+            )
+        out[f"{name} optimizer step / epoch"] = row["optimizer_step_seconds_per_epoch"] / per_epoch
+    return out
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(table=_table, ratios=_ratios)
 
 
 if __name__ == "__main__":

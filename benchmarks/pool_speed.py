@@ -37,7 +37,7 @@ from collections import Counter
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks import alternate, finish_speed_result
+from benchmarks import SpeedBenchmark, alternate, finish_speed_result, per_row_ratios
 from irdialog import MemN2NRanker, SupervisedEmbeddingRanker
 from irdialog._topk import MAX_BLOCK_ROWS, _block_shape, inner_product_top_k
 from irdialog.bench._provenance import peak_rss_mib
@@ -180,6 +180,39 @@ def main(argv=None) -> int:
         output=args.output,
     )
     return 0
+
+
+def _table(result: dict) -> list[str]:
+    lines = [
+        f"{result['n_contexts']:,} contexts x {result['n_pool']:,} candidates, one thread; "
+        "scoring, the same-shape products alone and faiss alternated (best of "
+        f"{len(result['rows'][0]['times']['score'])}):",
+        "",
+        "| model | dim | rank s | embed s | score s | same-shape products s | share "
+        f"| faiss-cpu {result['faiss']} IndexFlatIP s | faiss / ours | same top-10 sets "
+        "| peak RSS GiB | hits@1 pool / candidates |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['model']} | {r['dim']} | {r['rank_seconds']:.1f} "
+            f"| {r['embed_pool_and_contexts_seconds']:.1f} | {r['score_seconds']:.1f} "
+            f"| {r['same_shape_matmul_seconds']:.1f} | {100 * r['share_of_matmul']:.0f}% "
+            f"| {r['faiss_seconds']:.1f} | {r['speedup_vs_faiss']:.2f}x "
+            f"| {r['same_top10_sets_as_faiss']:.1f}% | {r['peak_rss_gib_after']:.2f} "
+            f"| {r['hits@1_in_pool']:.1f} / {r['hits@1_in_candidates']:.1f} |"
+        )
+    return lines
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(
+    table=_table,
+    ratios=per_row_ratios(
+        lambda row: f"{row['model']} d={row['dim']}", ("speedup_vs_faiss", "share_of_matmul")
+    ),
+    peers=("faiss",),
+)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,14 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks import RESULTS, alternate, babi_workload, finish_speed_result
+from benchmarks import (
+    RESULTS,
+    SpeedBenchmark,
+    alternate,
+    babi_workload,
+    finish_speed_result,
+    per_row_ratios,
+)
 from irdialog.embed import _recurrent_kernels as K
 
 from .speed import matmul_work
@@ -296,6 +303,38 @@ def main(argv=None):
         "recurrent-speed", fields, argv=argv, seeds=[0], output=args.output,
         libraries={"torch": metadata.version("torch")},
     )  # fmt: skip
+
+
+def _table(result: dict) -> list[str]:
+    setting = result["setting"]
+    lines = [
+        f"CPU seconds per epoch ({setting['batches_per_epoch']} batches of {setting['batch']} "
+        f"sequences of {setting['sequence_length'][0]}-{setting['sequence_length'][1]} tokens, "
+        f"vocabulary {setting['vocab']}, embedding {setting['embedding_dim']}; forward, "
+        "backward, clipping and Adam), one thread each; numpy float32 matmul "
+        f"{result['numpy_float32_matmul_gflops']:.1f} GFLOP/s. Speed-up > 1: irdialog is faster.",
+        "",
+        "| cell | hidden | irdialog s | torch packed s | torch padded s | vs packed | vs padded |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['cell']} | {r['hidden']} | {r['irdialog_s']:.3f} | {r['torch_packed_s']:.3f}"
+            f" | {r['torch_padded_s']:.3f} | {r['speedup_vs_packed']:.2f}x"
+            f" | {r['speedup_vs_padded']:.2f}x |"
+        )
+    return lines
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(
+    table=_table,
+    ratios=per_row_ratios(
+        lambda row: f"{row['cell']} hidden={row['hidden']}",
+        ("speedup_vs_packed", "speedup_vs_padded"),
+    ),
+    peers=("torch",),
+)
 
 
 if __name__ == "__main__":

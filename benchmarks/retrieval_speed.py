@@ -67,6 +67,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import SpeedBenchmark
+
 SIDES = ("bm25", "bm25-stop", "tfidf", "bm25s", "rank_bm25")
 SCALES = {"kb": 1, "kb10": 10, "kb100": 100}
 
@@ -384,6 +386,128 @@ def main(argv=None) -> int:
         output=args.output,
     )
     return 0
+
+
+def _table(result: dict) -> list[str]:
+    names = {
+        "bm25": "BM25Ranker",
+        "bm25-stop": "BM25Ranker, bm25s's stop words",
+        "tfidf": "TfidfRanker",
+        "bm25s": "bm25s (numba)",
+    }
+    jobs = result["n_jobs"]
+    rows = result["rows"]
+
+    def get(row, side, key, fmt="{:,.0f}"):
+        value = row.get(side, {}).get(key)
+        return "" if value is None else fmt.format(value)
+
+    def ratio(row, side, key):
+        ours, peer = row.get(side, {}).get(key), row.get("bm25s", {}).get(key)
+        return "" if ours is None or peer is None else f"{ours / peer:.2f}x"
+
+    head = "| corpus | documents | queries |"
+    q1 = "queries_per_second_1"
+    lines = [
+        "Queries per second (tokenising included), one thread:",
+        "",
+        head + " BM25Ranker | TfidfRanker | bm25s (numba) | BM25Ranker / bm25s "
+        "| TfidfRanker / bm25s | rank_bm25 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['corpus']} | {r['n_documents']:,} | {r['n_queries']:,} "
+            f"| {get(r, 'bm25', q1)} | {get(r, 'tfidf', q1)} | {get(r, 'bm25s', q1)} "
+            f"| {ratio(r, 'bm25', q1)} | {ratio(r, 'tfidf', q1)} "
+            f"| {get(r, 'rank_bm25', q1, '{:.1f}')} |"
+        )
+    for n in (j for j in jobs if j != 1):
+        key = f"queries_per_second_{n}"
+        lines += [
+            "",
+            f"{n} threads (irdialog `n_jobs={n}`, bm25s `n_threads={n}`): queries per "
+            f"second, and over one thread:",
+            "",
+            "| corpus | BM25Ranker | TfidfRanker | bm25s (numba) | BM25Ranker / bm25s |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in rows:
+            cells = []
+            for side in ("bm25", "tfidf", "bm25s"):
+                one, many = r.get(side, {}).get("queries_per_second_1"), r.get(side, {}).get(key)
+                cells.append("" if many is None else f"{many:,.0f} ({many / one:.2f}x)")
+            lines.append(f"| {r['corpus']} | {' | '.join(cells)} | {ratio(r, 'bm25', key)} |")
+    lines += [
+        "",
+        "Gold answer in the top 10 (%), index time (s) and peak memory while indexing "
+        "(GiB over the process before it):",
+        "",
+        "| corpus | gold in top 10: BM25Ranker / TfidfRanker / bm25s | index s: BM25Ranker "
+        "/ TfidfRanker / bm25s | index GiB: BM25Ranker / TfidfRanker / bm25s |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        sides = ("bm25", "tfidf", "bm25s")
+        lines.append(
+            f"| {r['corpus']} | {' / '.join(get(r, s, 'gold_in_top10', '{:.1f}') for s in sides)} "
+            f"| {' / '.join(get(r, s, 'index_seconds', '{:.1f}') for s in sides)} "
+            f"| {' / '.join(get(r, s, 'index_peak_gib', '{:.2f}') for s in sides)} |"
+        )
+    lines += [
+        "",
+        "MaxScore against exhaustive scoring (the kernel alone, one thread, all the "
+        "queries): postings per query, the share scored, kernel seconds:",
+        "",
+        "| corpus | model | postings / query | scored / query | share | pruned s "
+        "| exhaustive s | same top 10 |",
+        "|---|---|---:|---:|---:|---:|---:|:---:|",
+    ]
+    for r in rows:
+        for side in ("bm25", "bm25-stop", "tfidf"):
+            x = r.get(side)
+            if x is None:
+                continue
+            lines.append(
+                f"| {r['corpus']} | {names[side]} | {x['postings_per_query']:,.0f} "
+                f"| {x['scored_per_query']:,.0f} | {100 * x['scored_share']:.1f}% "
+                f"| {x['kernel_pruned_seconds']:.2f} | {x['kernel_exhaustive_seconds']:.2f} "
+                f"| {'yes' if x['same_top10_as_exhaustive'] else 'NO'} ({x['checked_queries']:,}) |"
+            )
+    lines += [
+        "",
+        "BM25Ranker saved with `irdialog.persist.save(compress=False)` and loaded "
+        'memory-mapped (`load(path, mmap_mode="r")`):',
+        "",
+        "| corpus | file GiB | save s | load s | first 1,000 queries after load s | same ranks |",
+        "|---|---:|---:|---:|---:|:---:|",
+    ]
+    for r in rows:
+        x = r.get("bm25", {})
+        if "load_seconds" in x:
+            lines.append(
+                f"| {r['corpus']} | {x['file_gib']:.2f} | {x['save_seconds']:.1f} "
+                f"| {x['load_seconds']:.2f} | {x['first_queries_after_load_seconds']:.2f} "
+                f"| {'yes' if x['loaded_ranks_equal'] else 'NO'} |"
+            )
+    return lines
+
+
+def _ratios(r):
+    out = {}
+    for row in r["rows"]:
+        for n in r.get("n_jobs", [1]):
+            key = f"queries_per_second_{n}"
+            peer = row.get("bm25s", {}).get(key)
+            for side in ("bm25", "tfidf"):
+                ours = row.get(side, {}).get(key)
+                if ours is not None and peer:
+                    out[f"{row['corpus']} {side} / bm25s at n_jobs={n}"] = ours / peer
+    return out
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(table=_table, ratios=_ratios, peers=("bm25s", "rank_bm25"))
 
 
 if __name__ == "__main__":

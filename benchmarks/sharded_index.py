@@ -40,7 +40,7 @@ for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 
 import numpy as np  # noqa: E402
 
-from benchmarks import finish_speed_result  # noqa: E402
+from benchmarks import SpeedBenchmark, finish_speed_result  # noqa: E402
 
 _GENERATE_BLOCK = 10_000
 
@@ -164,6 +164,31 @@ def main(argv=None) -> dict:
     return finish_speed_result(
         "sharded-index", fields, argv=sys.argv[1:] if argv is None else argv, output=args.output
     )
+
+
+def _table(result: dict) -> list[str]:
+    lines = [
+        f"BM25 over {result['n_documents']:,} generated passages, {result['n_queries']:,} "
+        f"queries, top 10 (identical on both sides: {result['identical_top_10']}):",
+        "",
+        "| side | shards | build (s) | queries/s | one query (ms) | empty query (ms) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['side']} | {r['shards']} | {r['build_seconds']:.1f} "
+            f"| {r['queries_per_second']:,.0f} | {r['one_query_ms']:.2f} "
+            f"| {r['empty_query_ms']:.2f} |"
+        )
+    lines += [
+        "",
+        f"Scatter-gather overhead per query: {result['scatter_gather_overhead_ms']:.2f} ms",
+    ]
+    return lines
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(table=_table, ratios=None)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,13 @@ import os
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks import alternate, babi_workload, dialog_babi_workload, finish_speed_result
+from benchmarks import (
+    SpeedBenchmark,
+    alternate,
+    babi_workload,
+    dialog_babi_workload,
+    finish_speed_result,
+)
 from irdialog.bench import load_presets
 from irdialog.datasets import load_babi_qa, load_dialog_babi, record_data_files
 from irdialog.embed import _memn2n_kernels as K
@@ -131,6 +137,25 @@ def main(argv=None):
         "speed-memn2n", fields, argv=argv, seeds=[0], files=files, data_home=args.data_home,
         output=args.output,
     )  # fmt: skip
+
+
+def _table(result: dict) -> list[str]:
+    r = result
+    return [
+        f"MemN2N training, {r['blas_threads']} BLAS thread(s), next to numpy's float32 matmul "
+        "timed in turn with the fits:",
+        "",
+        "| dialog bAbI task 1 s/epoch | GFLOP/epoch | GFLOP/s | matmul GFLOP/s | share "
+        "| bAbI QA task 1 whole fit s |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {r['dialog_t1_seconds_per_epoch']:.3f} | {r['dialog_t1_gflop_per_epoch']:.2f} "
+        f"| {r['dialog_t1_gflops']:.2f} | {r['numpy_sgemm_gflops']:.2f} "
+        f"| {100 * r['fraction_of_sgemm']:.1f}% | {r['babi_t1_full_fit_seconds']:.1f} |",
+    ]
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(table=_table, ratios=lambda r: {"fraction_of_sgemm": r["fraction_of_sgemm"]})
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ from urllib.parse import unquote
 
 import numpy as np
 
-from benchmarks import RESULTS, alternate, finish_speed_result
+from benchmarks import RESULTS, SpeedBenchmark, alternate, finish_speed_result, over_irdialog
 from irdialog.base import check_contexts
 from irdialog.datasets import load_babi_qa, load_dialog_babi, record_data_files
 
@@ -666,6 +666,34 @@ def starspace_version(binary, commit=None) -> dict:
         )  # fmt: skip
         commit = done.stdout.strip() or None
     return {"binary": str(binary), "commit": commit, "build": "make (its makefile, -O3)"}
+
+
+def _table(result: dict) -> list[str]:
+    lines = [
+        f"Whole training runs on a {result['cores']}-core machine: irdialog on one thread "
+        "against each peer at the thread counts named (the same model and size, epochs, "
+        f"negatives and examples; best wall time of {result['repeat']} fits per side, the "
+        "sides taking turns), and each fitted model's accuracy. Above 1x, irdialog is faster:",
+        "",
+        "| workload | epochs | side | configuration | fit s | side / irdialog | metric "
+        "| accuracy |",
+        "|---|---:|---|---|---:|---:|---|---:|",
+    ]
+    for r in result["rows"]:
+        epochs = r["params"]["epochs"] + r["params"].get("linear_start", 0)
+        for side, seconds in r["seconds"].items():
+            lines.append(
+                f"| {r['workload']} | {epochs} | {side} | {r['configuration'][side]} "
+                f"| {seconds:.2f} | {r['over_irdialog'][side]:.2f}x | {r['metric']} "
+                f"| {r['score'][side]:.2f} |"
+            )
+    return lines
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(
+    table=_table, ratios=over_irdialog, peers=("torch",), programs={"--starspace": "StarSpace"}
+)
 
 
 if __name__ == "__main__":

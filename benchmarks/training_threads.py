@@ -26,7 +26,7 @@ import time
 
 from threadpoolctl import threadpool_limits
 
-from benchmarks import alternate, finish_speed_result, machine_cpu_seconds
+from benchmarks import SpeedBenchmark, alternate, finish_speed_result, machine_cpu_seconds
 from irdialog.datasets import record_data_files
 
 # The speed script of each model family whose fit trains on threads, which declares its
@@ -123,6 +123,42 @@ def main(argv=None) -> None:
         data_home=args.data_home,
         output=args.output,
     )
+
+
+def _table(result: dict) -> list[str]:
+    jobs = [str(n) for n in result["jobs"]]
+    many = jobs[1:]
+    lines = [
+        f"A fit with `n_jobs=N` against the same fit with one thread, on a {result['cores']}-core "
+        f"machine (best of {result['repeat']} fits per side after a warm-up fit, the sides "
+        "taking turns, over the rounds in which no other process took more than 5% of a core; "
+        "BLAS on one thread throughout), and each fitted model's score:",
+        "",
+        "| workload | one thread, s | "
+        + " | ".join(f"n_jobs={n}, s | speed-up" for n in many)
+        + " | metric | "
+        + " | ".join(f"n_jobs={n}" for n in jobs)
+        + " | quiet rounds |",
+        "|---|---:|" + "---:|---:|" * len(many) + "---|" + "---:|" * len(jobs) + "---:|",
+    ]
+    for r in result["rows"]:
+        times = " | ".join(f"{r['seconds'][n]:.2f} | {r['speedup'][n]:.2f}x" for n in many)
+        scores = " | ".join(f"{r['score'][n]:.2f}" for n in jobs)
+        one = f"{r['seconds'][jobs[0]]:.2f}"
+        quiet = f"{r['quiet_rounds']} of {result['repeat']}"
+        lines.append(f"| {r['workload']} | {one} | {times} | {r['metric']} | {scores} | {quiet} |")
+    return lines
+
+
+# What irdialog bench report and reproduce read of this script's results.
+SPEED = SpeedBenchmark(
+    table=_table,
+    ratios=lambda r: {
+        f"{row['workload']} speed-up at n_jobs={n}": row["speedup"][str(n)]
+        for row in r["rows"]
+        for n in r["jobs"][1:]
+    },
+)
 
 
 if __name__ == "__main__":

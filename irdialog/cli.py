@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from itertools import product
 from pathlib import Path
 
 import joblib
@@ -43,15 +42,15 @@ from .base import _top_k
 from .bench import SUITES, bench_dialog_babi, fit_threads
 from .bench._command import add_bench_parser
 from .bench._dialog_babi import compile_ahead_jobs
+from .bench._own_data import OWN_DATA_MODELS, grid_help, grid_points
 from .bench._reproduce import add_reproduce_parser
 from .bench._suite import positive_int
 from .datasets import list_datasets, load_dialogs
 from .datasets._base import DataFormatError, bundled_data_dir, get_data_home, read_lines
 from .datasets._dialogs import FORMATS
 from .datasets._listing import tasks_and_splits
-from .embed import MemN2NRanker, SupervisedEmbeddingRanker
 from .metrics import get_ranking_metric, gold_indices
-from .retrieval import BM25Ranker, NearestNeighborRanker, ShardedIndex, TfidfRanker
+from .retrieval import BM25Ranker, ShardedIndex
 from .retrieval._bm25 import METHODS as BM25_METHODS
 
 DESCRIPTION = (
@@ -208,10 +207,12 @@ def _cmd_train(args) -> int:
         )  # fmt: skip
     _save_model(model, output, fmt)
     if not args.quiet:
-        dev = chosen["selection"].get("dev_per_response")
+        metric = suite.metric
+        dev = chosen["selection"].get(f"{suite.dev_split}_{metric}")
         print(f"{args.suite} task {args.task} {args.model}: {json.dumps(chosen['params'])}")
         if dev is not None:
-            print(f"dev per-response accuracy: {dev:.2f}%")
+            name = suite.metric_names.get(metric, metric).removesuffix(" (%)")
+            print(f"{suite.dev_split} {name}: {dev:.2f}%")
         print(_saved_to(output, fmt))
     return 0
 
@@ -219,50 +220,8 @@ def _cmd_train(args) -> int:
 # ----------------------------------------------------------------- your own data
 
 
-class OwnModel:
-    """A model of ``irdialog train --train``: its estimator, the parameters it starts from
-    and the grid searched on ``--valid``."""
-
-    def __init__(self, estimator, defaults: dict, grid: dict, all_rows: bool = False):
-        self.estimator = estimator
-        self.defaults = defaults
-        self.grid = grid
-        # On an Ubuntu training file (with labels): take the statistics from every row,
-        # as the ubuntu bench does (fit_chunks), rather than from the rows labelled 1.
-        self.all_rows = all_rows
-
-    def points(self) -> list[dict]:
-        names = list(self.grid)
-        return [dict(zip(names, values)) for values in product(*self.grid.values())]
-
-
-OWN_MODELS = {
-    "tfidf": OwnModel(TfidfRanker, {}, {"use_history": [True, False]}, all_rows=True),
-    "bm25": OwnModel(
-        BM25Ranker, {"method": "lucene"}, {"use_history": [True, False], "k1": [1.2, 2.0]},
-        all_rows=True,
-    ),
-    "nn": OwnModel(NearestNeighborRanker, {}, {"similarity": ["overlap", "jaccard"]}),
-    "se": OwnModel(
-        SupervisedEmbeddingRanker,
-        {"normalize_input": True, "learning_rate": 0.1, "margin": 0.1, "epochs": 20},
-        {"use_history": [True, False], "margin": [0.1, 1.0]},
-    ),
-    "memn2n": OwnModel(MemN2NRanker, {"epochs": 50}, {"hops": [1, 3]}),
-}  # fmt: skip
-
 # Contexts scored at a time by evaluate, rank and the search on --valid.
 _EVAL_BLOCK = 1024
-
-
-def _grid_help() -> str:
-    def values(v):
-        return "/".join(str(x) for x in v)
-
-    return "; ".join(
-        f"{name}: " + " x ".join(f"{k} {values(v)}" for k, v in spec.grid.items())
-        for name, spec in OWN_MODELS.items()
-    )
 
 
 def _read_candidates(path) -> list[str]:
@@ -291,14 +250,14 @@ def _positive(data):
     return [data.X[i] for i in keep], [data.y[i] for i in keep]
 
 
-def _fit_own(spec: OwnModel, params: dict, data, candidates, args, progress: bool):
+def _fit_own(spec, params: dict, data, candidates, args, progress: bool):
     """The model of one point, fitted on the training data: seeded with --seed, on
     --threads threads, with the model's own progress bar when it has one."""
-    model = spec.estimator(**{**spec.defaults, **params, "candidates": candidates})
+    model = spec.build(**params, candidates=candidates)
     known = model.get_params()
     settings = {"random_state": args.seed, "n_jobs": args.threads, "verbose": progress}
     model.set_params(**{k: v for k, v in settings.items() if k in known and v is not None})
-    if "labels" in data and spec.all_rows:
+    if "labels" in data and spec.extra["rows"] == "all":
         return model.fit_chunks([(data.X, data.y)])
     return model.fit(*_positive(data))
 
@@ -395,14 +354,14 @@ def _judge(model, data, metrics: dict, progress: bool, desc: str):
 def _cmd_train_own(args) -> int:
     if args.task is not None:
         raise ValueError("give either --task (a bench suite) or --train FILE, not both")
-    if args.model not in OWN_MODELS:
+    if args.model not in OWN_DATA_MODELS:
         raise ValueError(f"unknown model {args.model!r} for --train; choose from "
-                         f"{', '.join(OWN_MODELS)}")  # fmt: skip
-    spec = OWN_MODELS[args.model]
+                         f"{', '.join(OWN_DATA_MODELS)}")  # fmt: skip
+    spec = OWN_DATA_MODELS[args.model]
     fmt = _save_format(args.save)
     output = check_output(args.save, option="--save")
     overrides = dict(args.set or [])
-    known = spec.estimator().get_params()
+    known = spec.build().get_params()
     if "candidates" in overrides:
         raise ValueError(
             "--set candidates: the candidates come from --candidates FILE (one response a "
@@ -426,7 +385,7 @@ def _cmd_train_own(args) -> int:
     if overrides or valid is None:
         points = [overrides]
     else:
-        points = spec.points()
+        points = grid_points(spec)
     progress = _progress(args)
     best = None
     for point in tqdm(points, desc=f"train {args.model}", disable=not progress or len(points) < 2):
@@ -689,7 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
         "set is --candidates, else the corpus (BEIR, MS MARCO), else the training "
         "responses; with --valid and no --set, each point of the model's small grid is "
         "fitted and the one with the best "
-        f"hits@1 on the valid file is kept ({_grid_help()}). On an Ubuntu training file "
+        f"hits@1 on the valid file is kept ({grid_help()}). On an Ubuntu training file "
         "(with labels) tfidf and bm25 take their statistics from every row, the other models "
         "learn from the rows labelled 1. "
         "A .npz file holds arrays and JSON and loads without pickle (irdialog.persist.load); "
@@ -720,7 +679,7 @@ def build_parser() -> argparse.ArgumentParser:
     models = "; ".join(f"{name}: {', '.join(sorted(SUITES[name].models))}" for name in trainable)
     train.add_argument(
         "--model", required=True, metavar="MODEL",
-        help=f"the model; with --task ({models}); with --train: {', '.join(OWN_MODELS)}",
+        help=f"the model; with --task ({models}); with --train: {', '.join(OWN_DATA_MODELS)}",
     )  # fmt: skip
     train.add_argument(
         "--save", required=True, metavar="FILE",

@@ -540,9 +540,9 @@ def test_train_babi_qa(tmp_path, bundled_only, capsys):
     ],
 )
 def test_train_and_chat_errors(tmp_path, monkeypatch, capsys, argv, message):
-    import irdialog.bench._dialog_babi as suite
+    import irdialog.bench._runner as runner
 
-    monkeypatch.setattr(suite, "_fit_task", _no_training)
+    monkeypatch.setattr(runner, "fit_task", _no_training)
     (tmp_path / "bad.npz").write_text("x")
     (tmp_path / "bad.joblib").write_text("x")
     assert main([a.format(tmp=tmp_path) for a in argv]) == 2

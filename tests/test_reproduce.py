@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from irdialog.bench import _reproduce
+from irdialog.bench._report import render_block
 from irdialog.bench._reproduce import (
     RULES,
-    SPEED_RATIOS,
     Outcome,
     Rule,
     bench_arguments,
@@ -29,6 +29,7 @@ from irdialog.bench._reproduce import (
     script_command,
     summary_line,
 )
+from irdialog.bench._speed import speed_declaration
 from irdialog.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -154,7 +155,7 @@ def test_a_re_run_over_other_seeds_differs():
 @pytest.mark.parametrize("path", sorted((RESULTS / "speed").glob("*.json")), ids=lambda p: p.stem)
 def test_speed_results_compare_their_ratios_not_their_times(path):
     committed = json.loads(path.read_text())
-    ratios = SPEED_RATIOS[committed["benchmark"]](committed)
+    ratios = speed_declaration(committed, ROOT).ratios(committed)
     assert ratios and all(v > 0 for v in ratios.values())
     assert compare_ratios(committed, copy.deepcopy(committed)) is None
     # everything twice as slow (another machine, a loaded one): the same ratios
@@ -201,8 +202,52 @@ def test_a_speed_ratio_off_by_more_than_the_factor_differs():
     diff = compare_ratios(committed, now)
     assert diff.key == "kb bm25 / bm25s at n_jobs=1"
     assert compare(committed, now).key == diff.key
-    old = {"benchmark": "compile-time", "cold_over_warm": 1.15}
+    command = {"command": "python -m benchmarks.compile_time"}
+    old = {"benchmark": "compile-time", "cold_over_warm": 1.15, "provenance": command}
     assert compare_ratios(old, {"benchmark": "compile-time"}).now == "missing"
+
+
+def test_a_speed_script_declares_its_table_ratios_and_peers_where_it_lives(
+    tmp_path, monkeypatch, capsys
+):
+    """A new speed script, and nothing in the package: report renders its table, reproduce
+    compares its ratios and says what it needs, all read from its SPEED declaration."""
+    import sys
+
+    from conftest import import_benchmark
+
+    import_benchmark("speed")
+    benchmarks = sys.modules["benchmarks"]
+    scripts = tmp_path / "benchmarks"
+    (scripts / "results" / "speed").mkdir(parents=True)
+    (scripts / "toy_speed.py").write_text(
+        "from benchmarks import SpeedBenchmark, per_row_ratios\n"
+        "SPEED = SpeedBenchmark(\n"
+        "    table=lambda r: [f\"| {row['n']} | {row['ratio']} |\" for row in r['rows']],\n"
+        "    ratios=per_row_ratios(lambda row: f\"n={row['n']}\", ('ratio',)),\n"
+        "    peers=('a_peer_nobody_has',),\n"
+        ")\n"
+    )
+    monkeypatch.setattr(benchmarks, "__path__", [*benchmarks.__path__, str(scripts)])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    committed = {
+        "benchmark": "toy-speed",
+        "rows": [{"n": 10, "ratio": 2.0, "times": [1.0, 1.1]}],
+        "provenance": {"command": "python -m benchmarks.toy_speed --output x.json"},
+    }
+    (scripts / "results" / "speed" / "toy-speed.json").write_text(json.dumps(committed))
+    block = render_block(["speed/toy-speed"], scripts / "results")
+    assert block.splitlines()[0] == "| 10 | 2.0 |"
+    moved = copy.deepcopy(committed)
+    moved["rows"][0]["ratio"] = 4.0
+    assert compare_ratios(committed, moved, root=tmp_path).key == "n=10 ratio"
+    assert compare_ratios(committed, copy.deepcopy(committed), root=tmp_path) is None
+    argv = ["bench", "reproduce", "speed/toy-speed", "--results", str(scripts / "results")]
+    assert main(argv) == 0
+    assert "not run (needs a_peer_nobody_has)" in capsys.readouterr().out
+    committed["provenance"]["command"] = "python -m benchmarks.no_such_script"
+    with pytest.raises(ValueError, match="no script benchmarks.no_such_script"):
+        speed_declaration(committed, tmp_path)
 
 
 # --- the commands ----------------------------------------------------------------------

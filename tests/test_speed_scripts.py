@@ -7,8 +7,6 @@ import sys
 import numpy as np
 from conftest import import_benchmark
 
-from irdialog.bench._speed_tables import SPEED_TABLES
-
 # benchmarks/ is a folder of the repository, not of the installed package, and the tests
 # may run from another directory (.ci/min-versions does).
 speed = import_benchmark("speed")
@@ -40,7 +38,7 @@ def test_a_speed_run_writes_its_table_and_provenance(tmp_path, monkeypatch, caps
     load = result["machine_load"]  # what else ran meanwhile (Linux)
     assert load is None or (load["wall_seconds"] > 0 and load["others_cpu_seconds"] >= 0)
     table = capsys.readouterr().out.splitlines()
-    assert table == SPEED_TABLES["speed"](result) and table[-1].startswith("| 1 | ")
+    assert table == speed.SPEED.table(result) and table[-1].startswith("| 1 | ")
 
 
 def test_training_threads_times_each_n_jobs_in_turn_and_writes_its_table(
@@ -71,9 +69,8 @@ def test_training_threads_times_each_n_jobs_in_turn_and_writes_its_table(
     assert row["speedup"]["1"] == 1.0 and row["seconds"]["2"] > 0
     assert set(row["score"]) == {"1", "2"}
     table = capsys.readouterr().out.splitlines()
-    assert table[-len(SPEED_TABLES["training-threads"](result)) :] == SPEED_TABLES[
-        "training-threads"
-    ](result)
+    expected = threads.SPEED.table(result)
+    assert table[-len(expected) :] == expected
     assert table[-1].startswith("| SE, tiny | ")
 
 
@@ -156,7 +153,7 @@ def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monk
     assert row["restarts"] == presets and len(row["cpu_seconds"]["qrn"]) == 2
     assert row["seconds_per_run"]["qrn"] == min(row["cpu_seconds"]["qrn"])
     table = capsys.readouterr().out.splitlines()
-    assert table == SPEED_TABLES["memory-training-time"](result)
+    assert table == timing.SPEED.table(result)
     assert table[-1].startswith("| 2 | ") and table[-1].endswith("QRN 1 |")
 
 
@@ -179,5 +176,5 @@ def test_candidate_lists_speed_times_every_side_and_checks_the_scores(tmp_path, 
     assert all(r["equal_to_pair_path"] and len(r["times"]["new"]) == 2 for r in result["rows"])
     assert set(result["rows"][0]["seconds"]) == {"before", "new", "sklearn"}
     table = capsys.readouterr().out.splitlines()
-    assert table == SPEED_TABLES["candidate-lists-speed"](result)
+    assert table == bench.SPEED.table(result)
     assert table[-1].startswith("| generated | spaces | SupervisedEmbeddingRanker | ")

@@ -12,7 +12,6 @@ from conftest import import_benchmark, make_tiny_dialogs
 
 from irdialog import MemN2NRanker, SupervisedEmbeddingRanker
 from irdialog.base import check_contexts
-from irdialog.bench._speed_tables import SPEED_TABLES
 from irdialog.datasets import load_babi_qa
 
 peers = import_benchmark("training_peers")
@@ -166,7 +165,7 @@ def test_the_table_has_a_line_per_side():
         "configuration": {"irdialog": "one thread", "torch": "PyTorch, 1 thread"},
         "score": {"irdialog": 50.0, "torch": 49.0},
     }  # fmt: skip
-    lines = SPEED_TABLES["training-peers"]({"cores": 2, "repeat": 2, "rows": [row]})
+    lines = peers.SPEED.table({"cores": 2, "repeat": 2, "rows": [row]})
     assert lines[-2:] == [
         "| SE, dialog bAbI task 1 | 2 | irdialog | one thread | 1.00 | 1.00x | dev % | 50.00 |",
         "| SE, dialog bAbI task 1 | 2 | torch | PyTorch, 1 thread | 3.00 | 3.00x | dev % | 49.00 |",
@@ -194,7 +193,7 @@ def test_the_time_to_accuracy_table_has_a_line_per_side():
         "over_irdialog": {"irdialog": 1.0, "peer": 3.0},
         "configuration": {"irdialog": "one thread", "peer": "C++"},
     }  # fmt: skip
-    lines = SPEED_TABLES["training-time-to-accuracy"]({"cores": 2, "repeat": 2, "rows": [row]})
+    lines = tta.SPEED.table({"cores": 2, "repeat": 2, "rows": [row]})
     assert lines[-2:] == [
         "| SE, dialog bAbI task 1 | irdialog | one thread | 1: 0.10, 40.00; 50: 2.00, 99.50 "
         "| 98.00 | 2.00 | 1.00x |",

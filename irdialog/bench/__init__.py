@@ -1,16 +1,21 @@
 """Benchmark suites: the rows of the papers' tables, reproduced on the real data.
 
 One module per suite: dialog bAbI (``_dialog_babi``), bAbI QA (``_babi_qa``), Movie Dialog
-(``_movie_dialog``), Ubuntu (``_ubuntu``), each ending in its declaration (``SUITE``, a
-:class:`Suite` of :class:`ModelSpec` models, each with its :class:`Selection` of
-hyper-parameters), found by the registry (``_registry``). Hyper-parameters chosen beforehand
-are data (``_presets``, ``irdialog/data/presets/*.json``). A suite function runs one seed and
-returns the rows of its table next to the paper's; :func:`run_suite` runs it over seeds and
-adds the provenance record (``_harness``, ``_provenance``); :func:`result_rows` reads any
-result in one long row format (:class:`Row`); ``_report`` renders the result files as the
-Markdown tables of BENCHMARKS.md. ``_command`` is ``irdialog bench``, the command over all
-of it; ``_reproduce`` (``bench reproduce``) re-runs the result files from their recorded
-commands, parsed by ``_command``, and compares.
+(``_movie_dialog``), Ubuntu (``_ubuntu``), InsuranceQA (``_insuranceqa``), each ending in
+its declaration (``SUITE``, a :class:`Suite` of :class:`ModelSpec` models, each with its
+:class:`Selection` of hyper-parameters), found there by the registry (``_registry``; a suite
+declared elsewhere joins with :func:`register`). Hyper-parameters chosen beforehand are data
+(``_presets``, ``irdialog/data/presets/*.json``). A suite's run, one seed, gives the rows of
+its table next to the paper's: the one runner (``_runner``) runs every suite that declares
+how its data is read and scored, and a suite with a protocol of its own gives its ``run``.
+:func:`run_suite` runs it over seeds and adds the provenance record (``_harness``,
+``_provenance``); :func:`result_rows` reads any result in one long row format
+(:class:`Row`); ``_report`` renders the result files as the Markdown tables of
+BENCHMARKS.md, the speed results' from the declaration of the script that made them
+(``_speed``). ``_own_data`` holds the models of ``irdialog train --train``. ``_command`` is
+``irdialog bench``, the command over all of it; ``_reproduce`` (``bench reproduce``)
+re-runs the result files from their recorded commands, parsed by ``_command``, and
+compares.
 """
 
 from ._babi_qa import BABI_QA_MODELS, bench_babi_qa, search_babi_qa, train_babi_qa
@@ -25,7 +30,7 @@ from ._movie_dialog import MOVIE_DIALOG_MODELS, bench_movie_dialog
 from ._paper import paper_table
 from ._presets import Preset, load_presets, read_presets, write_presets
 from ._provenance import provenance
-from ._registry import SUITES, format_result, result_rows
+from ._registry import SUITES, format_result, register, result_rows
 from ._suite import ModelSpec, Row, Selection, Suite
 from ._ubuntu import UBUNTU_MODELS, bench_ubuntu
 
@@ -52,6 +57,7 @@ __all__ = [
     "paper_table",
     "provenance",
     "read_presets",
+    "register",
     "reseed",
     "result_rows",
     "run_suite",

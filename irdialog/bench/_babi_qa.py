@@ -30,6 +30,7 @@ from ..retrieval import NGramClassifier
 from ..svm import StructuredSVMQA
 from ._harness import reseed, round_metric
 from ._paper import paper_table
+from ._runner import check_model_and_tasks
 from ._suite import ModelSpec, Selection, Suite, long_rows, markdown_table, number, spread
 from ._summary import best_of, cite, failed_spread, load_result, others, seed_counts, short
 
@@ -212,13 +213,7 @@ def valid_split(groups, fraction: float) -> PredefinedSplit:
 
 
 def _check_tasks(model, tasks):
-    if model not in BABI_QA_MODELS:
-        raise ValueError(f"unknown babi-qa model {model!r}; choose from {sorted(BABI_QA_MODELS)}")
-    tasks = [int(t) for t in tasks]
-    unknown = set(tasks) - set(range(1, 21))
-    if unknown:
-        raise ValueError(f"bAbI QA tasks are 1-20, got {sorted(unknown)}")
-    return BABI_QA_MODELS[model], tasks
+    return BABI_QA_MODELS[model], check_model_and_tasks(SUITE, model, tasks)
 
 
 def _fit_params(spec, data) -> dict:
@@ -617,6 +612,7 @@ def summary_table(results_dir: Path, table: list[dict]) -> list[str]:
 SUITE = Suite(
     name=SUITE_NAME,
     help="bAbI QA, 20 tasks (Table 3)",
+    title="bAbI QA",
     run=bench_babi_qa,
     models=BABI_QA_MODELS,
     table=markdown,

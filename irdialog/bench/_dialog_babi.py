@@ -36,7 +36,6 @@ MemN2N presets were tuned by hand on dev (``--heldout --set``), as their file sa
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +50,7 @@ from ..retrieval import BM25Ranker, NearestNeighborRanker, RuleBasedRanker, Tfid
 from ._harness import reseed, round_metric
 from ._paper import paper_table
 from ._presets import load_presets
+from ._runner import check_model_and_tasks
 from ._suite import ModelSpec, Selection, Suite, long_rows, markdown_table, spread
 from ._summary import best_of, by_seed, cite, load_result, others, seed_counts, seed_spread
 
@@ -261,36 +261,17 @@ def _evaluate(model, data) -> dict:
     }
 
 
-def _dialog_paper():
-    return {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
+def _load(task, split, data_home):
+    return load_dialog_babi(task, split, data_home=data_home)
 
 
-def _fit_task(spec, presets, task, train, dev, seed, overrides, bar=None):
-    """Fit every grid point (or the preset) of a task on trn and keep the best on dev:
-    ``(dev accuracy, params, fitted model, selection record)``."""
-    points = spec.selection.points(SUITE_NAME, task, presets)
-    points = [{**point, **overrides} for point in points]
-    best = None
-    for point in points:
-        fitted = reseed(spec.build(train, **point), seed).fit(train.X, train.y)
-        dev_acc = _evaluate(fitted, dev)["per_response"]
-        if best is None or dev_acc > best[0]:
-            best = (dev_acc, point, fitted)
-        if bar is not None:
-            bar.update()
-    return (*best, spec.selection.record(SUITE_NAME, task, presets))
-
-
-def _check_model_and_tasks(model, tasks) -> list[int]:
-    if model not in DIALOG_BABI_MODELS:
-        raise ValueError(
-            f"unknown dialog-babi model {model!r}; choose from {sorted(DIALOG_BABI_MODELS)}"
-        )
-    tasks = [int(t) for t in tasks]
-    unknown = set(tasks) - set(range(1, 7))
-    if unknown:
-        raise ValueError(f"dialog bAbI tasks are 1-6, got {sorted(unknown)}")
-    return tasks
+def _paper(task, split, column) -> dict:
+    """The paper's per-response and per-dialog accuracy of ``column`` for a row."""
+    table = {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
+    ref = table.get((task, split))
+    if not ref:
+        return {}
+    return {"per_response": float(ref[column]), "per_dialog": float(ref[f"{column}_dialog"])}
 
 
 def compile_ahead_jobs(models, task: int = 1, data_home=None, seed: int = 0, n_rows: int = 200):
@@ -346,16 +327,7 @@ def train_dialog_babi(model: str, task: int, data_home=None, seed: int = 0, over
     >>> chosen["params"], chosen["selection"]["dev_per_response"]
     ({'use_history': False}, 6.02)
     """
-    [task] = _check_model_and_tasks(model, [task])
-    spec = DIALOG_BABI_MODELS[model]
-    presets = spec.selection.presets(SUITE_NAME)
-    train = load_dialog_babi(task, "trn", data_home=data_home)
-    dev = load_dialog_babi(task, "dev", data_home=data_home)
-    dev_acc, point, fitted, record = _fit_task(
-        spec, presets, task, train, dev, seed, dict(overrides or {})
-    )
-    selection = {"dev_per_response": round_metric(dev_acc), **record}
-    return fitted, {"task": task, "params": dict(point), "selection": selection}
+    return SUITE.train(model, task, data_home=data_home, seed=seed, overrides=overrides)
 
 
 def bench_dialog_babi(
@@ -412,63 +384,10 @@ def bench_dialog_babi(
     1     tst-OOV    per_response      6020             5.8       5.8   +0.0
     1     tst-OOV    per_dialog        6020             0.0       0.0   +0.0
     """
-    tasks = _check_model_and_tasks(model, tasks)
-    spec = DIALOG_BABI_MODELS[model]
-    overrides = dict(overrides or {})
-    presets = spec.selection.presets(SUITE_NAME)
-    start = time.perf_counter()
-    scored = [("dev", "dev")] if heldout else [("tst", "tst"), ("tst-OOV", "tst-OOV")]
-    data = {
-        (task, split): load_dialog_babi(task, split, data_home=data_home)
-        for task in tasks
-        for split in ("trn", "dev", "tst", "tst-OOV")
-        if split in ("trn", "dev") or (not heldout and (task, split) in DIALOG_BABI_ROWS)
-    }
-    paper = _dialog_paper()
-    rows, chosen = [], []
-    n_points = sum(len(spec.selection.points(SUITE_NAME, t, presets)) for t in tasks)
-    bar = tqdm(total=n_points + 2 * len(tasks), desc=f"dialog-babi {model}", disable=not progress)
-    for task in tasks:
-        dev_acc, point, fitted, record = _fit_task(
-            spec, presets, task, data[task, "trn"], data[task, "dev"], seed, overrides, bar
-        )
-        chosen.append(
-            {
-                "task": task,
-                "params": dict(point),
-                "selection": {"dev_per_response": round_metric(dev_acc), **record},
-            }
-        )
-        for split, row_split in scored:
-            if (task, split) in data:
-                column = spec.paper
-                # Held-out rows, and models beyond the paper, have no paper value.
-                ref = paper.get((task, row_split), {}) if column and not heldout else {}
-                rows.append(
-                    {
-                        "task": task,
-                        "split": split,
-                        **_evaluate(fitted, data[task, split]),
-                        "paper_per_response": float(ref[column]) if ref else None,
-                        "paper_per_dialog": float(ref[f"{column}_dialog"]) if ref else None,
-                    }
-                )
-        bar.update(2)
-    bar.close()
-    if not heldout:
-        rows.sort(key=lambda r: DIALOG_BABI_ROWS.index((r["task"], r["split"])))
-    return {
-        "suite": SUITE_NAME,
-        "model": model,
-        "options": {
-            "tasks": tasks,
-            **({"heldout": True} if heldout else {}),
-            **({"overrides": overrides} if overrides else {}),
-        },
-        "chosen": chosen,
-        "rows": rows,
-        "seconds": time.perf_counter() - start,
-    }
+    return SUITE.run(
+        model, tasks=tasks, data_home=data_home, progress=progress, seed=seed,
+        heldout=heldout, overrides=overrides,
+    )  # fmt: skip
 
 
 def _dev_curve(spec, point, train, dev, seed=0, patience=None) -> list[float]:
@@ -544,7 +463,7 @@ def search_dialog_babi(model: str, tasks=(1, 2, 3, 4, 5, 6), data_home=None, pro
     >>> sorted(entry["params"])  # doctest: +SKIP
     ['embedding_dim', 'epochs', 'learning_rate', 'margin', 'n_negatives', 'use_history']
     """
-    tasks = _check_model_and_tasks(model, tasks)
+    tasks = check_model_and_tasks(SUITE, model, tasks)
     if patience is not None and (not isinstance(patience, int) or patience < 1):
         raise ValueError(f"patience must be a positive number of epochs, got {patience!r}")
     spec = DIALOG_BABI_MODELS[model]
@@ -720,9 +639,16 @@ def _search_options(args) -> dict:
 SUITE = Suite(
     name=SUITE_NAME,
     help="dialog bAbI Table 2 (11 rows)",
-    run=bench_dialog_babi,
     models=DIALOG_BABI_MODELS,
     table=markdown,
+    load=_load,
+    score=_evaluate,
+    metrics=("per_response", "per_dialog"),
+    train_split="trn",
+    scored=("tst", "tst-OOV"),
+    cells=tuple(DIALOG_BABI_ROWS),
+    paper=_paper,
+    title="dialog bAbI",
     summary=summary_table,
     metric="per_response",
     tasks=tuple(range(1, 7)),
@@ -732,7 +658,6 @@ SUITE = Suite(
     search_notes=lambda model: SE_SEARCH_NOTES,
     search_arguments=_search_arguments,
     search_options=_search_options,
-    train=train_dialog_babi,
     plot_label=lambda row: f"T{row.task}" + ("\nOOV" if row.split == "tst-OOV" else ""),
     metric_names={
         "per_response": "per-response accuracy (%)",

@@ -17,17 +17,12 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-import time
-
-from tqdm.auto import tqdm
-
 from ..datasets import load_dialogs
 from ..datasets._base import find_data_file
 from ..embed import SupervisedEmbeddingRanker
 from ..ensemble import LearningToRankRanker
 from ..metrics import get_ranking_metric
 from ..retrieval import BM25Ranker, TfidfRanker
-from ._harness import reseed
 from ._suite import ModelSpec, Selection, Suite, markdown_table, spread
 
 SUITE_NAME = "insuranceqa"
@@ -45,8 +40,10 @@ _VALID = (
 _SE_POOLS = {"embedding_dim": 64, "epochs": 10, "margin": 0.1}
 
 
-def _se_pools(**params):
-    return SupervisedEmbeddingRanker(**params)
+def _candidates(build):
+    """A model of the suite: ``build`` with the answers of the training pools as its
+    candidates."""
+    return lambda train, **params: build(candidates=train.candidates, **params)
 
 
 def _ltr_se(**params):
@@ -59,17 +56,20 @@ def _ltr_se(**params):
 # (question, right answer) example per right answer; "negatives", the same with the pool's
 # wrong answers as the negatives of each; "pools", whole questions with their pools.
 INSURANCEQA_MODELS: dict[str, ModelSpec] = {
-    "bm25": ModelSpec(None, BM25Ranker, Selection.fixed({"method": "lucene"}, _NOTE)),
-    "tfidf": ModelSpec(None, TfidfRanker, Selection.fixed({}, _NOTE)),
+    "bm25": ModelSpec(None, _candidates(BM25Ranker), Selection.fixed({"method": "lucene"}, _NOTE)),
+    "tfidf": ModelSpec(None, _candidates(TfidfRanker), Selection.fixed({}, _NOTE)),
     "se-pools": ModelSpec(
-        None, _se_pools, Selection.fixed(_SE_POOLS, _VALID), extra={"fit": "negatives"}
+        None,
+        _candidates(SupervisedEmbeddingRanker),
+        Selection.fixed(_SE_POOLS, _VALID),
+        extra={"fit": "negatives"},
     ),
     "ltr": ModelSpec(
-        None, LearningToRankRanker, Selection.fixed({}, _NOTE), extra={"fit": "pools"}
+        None, _candidates(LearningToRankRanker), Selection.fixed({}, _NOTE), extra={"fit": "pools"}
     ),
     "ltr-se": ModelSpec(
         None,
-        _ltr_se,
+        _candidates(_ltr_se),
         Selection.fixed({"cv": 3, "max_negatives": 50}, _VALID),
         extra={"fit": "pools"},
     ),
@@ -96,8 +96,76 @@ def _evaluation_split(data_home) -> str:
     return "test"
 
 
+def _scored(data_home) -> list[str]:
+    """The evaluation split, its file and the training file found before either is read."""
+    split = _evaluation_split(data_home)
+    _split_file("train", data_home)
+    _split_file(split, data_home)
+    return [split]
+
+
 def _in_data_home(path) -> str:
     return f"{_FOLDER}/{path.name}"
+
+
+def _load(task, split, data_home):
+    """One split's questions and pools; the training split also as (question, right
+    answer) pairs, each with its pool's wrong answers, and the answers of its pools."""
+    path = _split_file(split, data_home)
+    data = load_dialogs(path, format="pools-by-id")
+    data.path = path
+    if split == "train":
+        data.pairs, data.pair_answers, data.negatives = [], [], []
+        for x, rights, pool in zip(data.X, data.y, data.candidate_lists):
+            rights = [rights] if isinstance(rights, str) else rights
+            right_set = set(rights)
+            wrong = [a for a in pool if a not in right_set]
+            for right in rights:
+                data.pairs.append(x)
+                data.pair_answers.append(right)
+                data.negatives.append(wrong)
+        data.candidates = list(dict.fromkeys(a for pool in data.candidate_lists for a in pool))
+    return data
+
+
+def _fit(ranker, train, spec) -> None:
+    how = spec.extra.get("fit", "pairs")
+    if how == "pools":
+        ranker.fit(train.X, train.y, candidate_lists=train.candidate_lists)
+    elif how == "negatives":
+        ranker.fit(train.pairs, train.pair_answers, negative_lists=train.negatives)
+    else:
+        ranker.fit(train.pairs, train.pair_answers)
+
+
+def _score(ranker, evaluation) -> dict:
+    """MAP, MRR and P@1 (%) of each question's pool, ranked ``_BLOCK`` questions at a time."""
+    metrics = {name: get_ranking_metric(name) for name in INSURANCEQA_METRICS}
+    values = {name: [] for name in INSURANCEQA_METRICS}
+    n = len(evaluation.X)
+    for lo in range(0, n, _BLOCK):
+        pools = evaluation.candidate_lists[lo : lo + _BLOCK]
+        scores = ranker.rank_candidates(evaluation.X[lo : lo + _BLOCK], pools)
+        gold = [
+            [pool.index(r) for r in ([rights] if isinstance(rights, str) else rights)]
+            for pool, rights in zip(pools, evaluation.y[lo : lo + _BLOCK])
+        ]
+        for name, metric in metrics.items():
+            values[name].extend(metric.per_example(gold, scores))
+    return {**{name: 100.0 * metrics[name].average(values[name]) for name in metrics}, "n": n}
+
+
+def _protocol(spec, ranker, data) -> str:
+    train = data["train"]
+    [evaluation] = [v for k, v in data.items() if k != "train"]
+    how = spec.extra.get("fit", "pairs")
+    return (
+        f"{type(ranker).__name__} fitted on the {len(train.X)} questions of "
+        f"{_in_data_home(train.path)} ({len(train.pairs)} right answers; {_HOW[how]}), its "
+        f"candidates the {len(train.candidates)} answers of their pools; the pool of each of "
+        f"the {len(evaluation.X)} questions of {_in_data_home(evaluation.path)} ranked with "
+        f"rank_candidates, ties at their expected value; {spec.selection.note}."
+    )
 
 
 def bench_insuranceqa(
@@ -142,68 +210,7 @@ def bench_insuranceqa(
     >>> [(row["split"], row["metric"], row["value"]) for row in run["rows"]]
     [('valid', 'map', 100.0), ('valid', 'mrr', 100.0), ('valid', 'p@1', 100.0)]
     """
-    if model not in INSURANCEQA_MODELS:
-        raise ValueError(
-            f"unknown insuranceqa model {model!r}; choose from {sorted(INSURANCEQA_MODELS)}"
-        )
-    spec = INSURANCEQA_MODELS[model]
-    [params] = spec.selection.points(SUITE_NAME)
-    start = time.perf_counter()
-    split = _evaluation_split(data_home)
-    train_path, eval_path = _split_file("train", data_home), _split_file(split, data_home)
-    train = load_dialogs(train_path, format="pools-by-id")
-    evaluation = load_dialogs(eval_path, format="pools-by-id")
-    X, y, negatives = [], [], []
-    for x, rights, pool in zip(train.X, train.y, train.candidate_lists):
-        rights = [rights] if isinstance(rights, str) else rights
-        right_set = set(rights)
-        wrong = [a for a in pool if a not in right_set]
-        for right in rights:
-            X.append(x)
-            y.append(right)
-            negatives.append(wrong)
-    candidates = list(dict.fromkeys(a for pool in train.candidate_lists for a in pool))
-    ranker = reseed(spec.build(**params, candidates=candidates), seed)
-    how = spec.extra.get("fit", "pairs")
-    if how == "pools":
-        ranker.fit(train.X, train.y, candidate_lists=train.candidate_lists)
-    elif how == "negatives":
-        ranker.fit(X, y, negative_lists=negatives)
-    else:
-        ranker.fit(X, y)
-
-    metrics = {name: get_ranking_metric(name) for name in INSURANCEQA_METRICS}
-    values = {name: [] for name in INSURANCEQA_METRICS}
-    n = len(evaluation.X)
-    for lo in tqdm(range(0, n, _BLOCK), desc=f"insuranceqa {model} {split}", disable=not progress):
-        pools = evaluation.candidate_lists[lo : lo + _BLOCK]
-        scores = ranker.rank_candidates(evaluation.X[lo : lo + _BLOCK], pools)
-        gold = [
-            [pool.index(r) for r in ([rights] if isinstance(rights, str) else rights)]
-            for pool, rights in zip(pools, evaluation.y[lo : lo + _BLOCK])
-        ]
-        for name, metric in metrics.items():
-            values[name].extend(metric.per_example(gold, scores))
-    rows = [
-        {"task": "en", "split": split, "metric": name, "n": n, "paper": None,
-         "value": 100.0 * metrics[name].average(values[name])}
-        for name in INSURANCEQA_METRICS
-    ]  # fmt: skip
-    return {
-        "suite": SUITE_NAME,
-        "model": model,
-        "options": {},
-        "chosen": [{"params": dict(params), "selection": spec.selection.record(SUITE_NAME)}],
-        "rows": rows,
-        "protocol": (
-            f"{type(ranker).__name__} fitted on the {len(train.X)} questions of "
-            f"{_in_data_home(train_path)} ({len(X)} right answers; {_HOW[how]}), its "
-            f"candidates the {len(candidates)} answers of their pools; the pool of each of the {n} "
-            f"questions of {_in_data_home(eval_path)} ranked with rank_candidates, ties at "
-            f"their expected value; {spec.selection.note}."
-        ),
-        "seconds": time.perf_counter() - start,
-    }
+    return SUITE.run(model, data_home=data_home, progress=progress, seed=seed)
 
 
 def markdown(results) -> list[str]:
@@ -221,8 +228,16 @@ def markdown(results) -> list[str]:
 SUITE = Suite(
     name=SUITE_NAME,
     help="InsuranceQA answer selection, MAP, MRR and P@1 of each question's pool",
-    run=bench_insuranceqa,
     models=INSURANCEQA_MODELS,
     table=markdown,
+    load=_load,
+    score=_score,
+    metrics=INSURANCEQA_METRICS,
+    layout="long",
+    dev_split=None,
+    scored=_scored,
+    fit=_fit,
+    protocol=_protocol,
+    task_name="en",
     plot_label=lambda row: row.metric,
 )

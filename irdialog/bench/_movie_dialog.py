@@ -52,6 +52,7 @@ from ..entities._parser import ENTITY_PREFIX
 from ..metrics import get_ranking_metric
 from ._harness import reseed
 from ._paper import paper_table
+from ._runner import check_model_and_tasks
 from ._suite import ModelSpec, Selection, Suite, markdown_table, number, positive_int, spread
 from ._summary import best_of, by_seed, cite, load_result, seed_counts, seed_spread
 
@@ -375,10 +376,7 @@ def _test_rows(model, task, data, paper) -> list[dict]:
 
 
 def _check_run(model, task, joint):
-    if model not in MOVIE_DIALOG_MODELS:
-        raise ValueError(
-            f"unknown movie-dialog model {model!r}; choose from {sorted(MOVIE_DIALOG_MODELS)}"
-        )
+    check_model_and_tasks(SUITE, model, [])
     spec = MOVIE_DIALOG_MODELS[model]
     if joint:
         if task is not None:

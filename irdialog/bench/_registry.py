@@ -1,20 +1,72 @@
-"""The one registry of the harness: every suite module's ``SUITE`` declaration. A new suite
-is one module, ``irdialog/bench/_<suite>.py``, ending in ``SUITE = Suite(...)``, and its
-name in :data:`SUITE_MODULES`; nothing else lists it."""
+"""The one registry of the harness: every suite's ``SUITE`` declaration.
+
+A suite is one module of this package, ``irdialog/bench/_<suite>.py``, that declares
+``SUITE = Suite(...)`` at its top level: the registry finds it there, and nothing else
+lists it. A suite declared outside the package (a project's own, a test's) joins with
+:func:`register`.
+"""
 
 from __future__ import annotations
 
 import importlib
+import re
+from pathlib import Path
 
 from ._suite import Row, Suite
 
-# The suite modules, in the order of ``irdialog bench --help``.
-SUITE_MODULES = ("_dialog_babi", "_babi_qa", "_movie_dialog", "_ubuntu", "_insuranceqa")
+_DECLARES = re.compile(r"^SUITE = Suite\(", re.MULTILINE)
 
+
+def _suite_modules() -> list[str]:
+    """The modules of this package that declare a suite (read, not imported)."""
+    here = Path(__file__).parent
+    return [
+        path.stem
+        for path in sorted(here.glob("_*.py"))
+        if _DECLARES.search(path.read_text(encoding="utf-8"))
+    ]
+
+
+# In the order of their modules' names (``irdialog bench --help``).
 SUITES: dict[str, Suite] = {
     suite.name: suite
-    for suite in (importlib.import_module(f"{__package__}.{m}").SUITE for m in SUITE_MODULES)
+    for suite in (
+        getattr(importlib.import_module(f"{__package__}.{m}"), "SUITE", None)
+        for m in _suite_modules()
+    )
+    if isinstance(suite, Suite)
 }
+# The modules that declared the suites registered from outside the package: a child
+# process imports them to know those suites too (``bench reproduce``).
+_REGISTERED_FROM: dict[str, str] = {}
+
+
+def register(suite: Suite) -> Suite:
+    """Add a suite declared outside the package to the registry: ``irdialog bench
+    NAME``, ``bench reproduce`` and ``bench report`` then know it. Register it at the top
+    level of the module that declares it.
+
+    Examples
+    --------
+    >>> from irdialog.bench import SUITES, Suite, register
+    >>> toy = Suite("toy-doc", "a suite of no data", models={}, table=list, run=dict)
+    >>> register(toy) is SUITES["toy-doc"]
+    True
+    >>> del SUITES["toy-doc"]
+    """
+    if suite.name in SUITES and SUITES[suite.name] is not suite:
+        raise ValueError(f"a bench suite named {suite.name!r} is already registered")
+    SUITES[suite.name] = suite
+    defined_by = suite.load if suite.load is not None else suite.run
+    module = getattr(defined_by, "__module__", None)
+    if module and not module.startswith(f"{__package__}."):
+        _REGISTERED_FROM[suite.name] = module
+    return suite
+
+
+def registered_modules() -> list[str]:
+    """The modules outside the package whose suites are registered."""
+    return sorted(set(_REGISTERED_FROM.values()))
 
 
 def result_rows(result: dict) -> list[Row]:

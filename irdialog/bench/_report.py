@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ._presets import update_protocol
 from ._registry import SUITES
-from ._speed_tables import SPEED_TABLES
+from ._speed import speed_declaration
 from ._summary import update_summaries
 
 _BLOCK = re.compile(
@@ -150,9 +150,10 @@ def render_block(names: list[str], results_dir, part: str = "results") -> str:
     ----------
     names : list of str
         Result file names without ``.json`` (relative to ``results_dir``), all of one
-        suite, or all speed benchmarks (``speed/<name>``, rendered by
-        :mod:`irdialog.bench._speed_tables`).
+        suite, or all speed benchmarks (``speed/<name>``, rendered by the table their
+        script declares, :mod:`irdialog.bench._speed`).
     results_dir : path-like
+        ``<repository>/benchmarks/results``.
     part : {"results", "notes"}, default="results"
         ``"results"``: the table (a speed table with its command); ``"notes"``: the seeds,
         times and choices of each file and the versions that produced it.
@@ -172,7 +173,7 @@ def render_block(names: list[str], results_dir, part: str = "results") -> str:
     if speed:  # one table each
         lines = []
         for name, r in results:
-            lines += SPEED_TABLES[r["benchmark"]](r)
+            lines += speed_declaration(r, Path(results_dir).resolve().parents[1]).table(r)
             lines += ["", f"`{name}.json`: `{r['provenance']['command']}`{_load_note(r)}", ""]
         return "\n".join(lines[:-1]) + "\n"
     return "\n".join(SUITES[results[0][1]["suite"]].table(results)) + "\n"

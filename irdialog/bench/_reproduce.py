@@ -7,16 +7,18 @@ process of its own, so that the peak memory and CPU time it records are its own,
 ``--output`` sent to a temporary file (and ``--data-home`` replaced when one is given), then
 compares the new rows with the committed ones under the rule of the file's suite and model
 (:data:`RULES`). Speed results compare the ratios between sides timed in the same run
-(:data:`SPEED_RATIOS`), never absolute times, within a factor that grows with the spread of
-the repeats the file records (:func:`speed_rule`). A file whose peer library
-(:data:`SPEED_PEERS`), program (:data:`PROGRAMS`) or data this machine lacks is not run,
-and says what it needs: that is no difference.
+(the ``ratios`` its script declares, :mod:`irdialog.bench._speed`), never absolute times,
+within a factor that grows with the spread of the repeats the file records
+(:func:`speed_rule`). A file whose peer library or program (its script's ``peers`` and
+``programs``) or data this machine lacks is not run, and says what it needs: that is no
+difference.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fnmatch
+import importlib
 import importlib.util
 import io
 import json
@@ -36,6 +38,8 @@ from ..datasets import get_data_home
 from ._command import _cmd_bench, bench_parser
 from ._harness import ID_KEYS, _is_metric
 from ._provenance import cpu_description, numerics, recorded_numba_simd
+from ._registry import registered_modules
+from ._speed import speed_declaration
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class Rule:
     within ``tolerance`` points, everything else equal), ``"spread"`` (every metric inside
     the range of the committed per-seed values, widened by ``tolerance``; a metric recorded
     for one seed only within ``single_seed`` points), or ``"ratio"`` (speed results: every
-    ratio of :data:`SPEED_RATIOS` within a factor ``tolerance`` of the committed one).
+    ratio its script declares within a factor ``tolerance`` of the committed one).
     """
 
     kind: str
@@ -202,97 +206,6 @@ def speed_rule(result: dict) -> Rule:
 
 
 # ---------------------------------------------------------------------------------------
-# Speed results: the ratios each benchmark's rows carry, by name.
-
-
-def _compile_time(r):
-    return {k: r[k] for k in ("cold_over_warm", "cold_without_helper_over_warm") if k in r}
-
-
-def _movie_memn2n_epoch(r):
-    out, base = {}, r["rows"][0]
-    for row in r["rows"]:
-        name, per_epoch = row["optimizer"], row["train_seconds_per_epoch"]
-        if row is not base:
-            out[f"{name} epoch / {base['optimizer']} epoch"] = (
-                per_epoch / base["train_seconds_per_epoch"]
-            )
-        out[f"{name} optimizer step / epoch"] = row["optimizer_step_seconds_per_epoch"] / per_epoch
-    return out
-
-
-def _over_irdialog(result, suffix=""):
-    """Each peer's time over irdialog's, per workload (the peer comparisons)."""
-    return {
-        f"{row['workload']} {side} / irdialog{suffix}": ratio
-        for row in result["rows"]
-        for side, ratio in row["over_irdialog"].items()
-        if side != "irdialog"
-    }
-
-
-def _per_row(label, keys):
-    """The ratios ``keys`` of every row, named by ``label(row)`` and the key."""
-
-    def ratios(r):
-        return {
-            f"{label(row)} {key}": row[key]
-            for row in r["rows"]
-            for key in keys
-            if row.get(key) is not None
-        }
-
-    return ratios
-
-
-def _retrieval_speed(r):
-    out = {}
-    for row in r["rows"]:
-        for n in r.get("n_jobs", [1]):
-            key = f"queries_per_second_{n}"
-            peer = row.get("bm25s", {}).get(key)
-            for side in ("bm25", "tfidf"):
-                ours = row.get(side, {}).get(key)
-                if ours is not None and peer:
-                    out[f"{row['corpus']} {side} / bm25s at n_jobs={n}"] = ours / peer
-    return out
-
-
-SPEED_RATIOS = {
-    "compile-time": _compile_time,
-    "candidate-lists-speed": _per_row(
-        lambda row: f"{row['workload']} {row['script']} {row['model']}",
-        ("speedup_vs_before", "speedup_vs_sklearn"),
-    ),
-    "movie-memn2n-epoch": _movie_memn2n_epoch,
-    "pool-speed": _per_row(
-        lambda row: f"{row['model']} d={row['dim']}", ("speedup_vs_faiss", "share_of_matmul")
-    ),
-    "recurrent-speed": _per_row(
-        lambda row: f"{row['cell']} hidden={row['hidden']}",
-        ("speedup_vs_packed", "speedup_vs_padded"),
-    ),
-    "retrieval-speed": _retrieval_speed,
-    "speed": _per_row(lambda row: f"task {row['task']}", ("ratio", "ratio_cpu_time")),
-    "speed-memn2n": lambda r: {"fraction_of_sgemm": r["fraction_of_sgemm"]},
-    "training-threads": lambda r: {
-        f"{row['workload']} speed-up at n_jobs={n}": row["speedup"][str(n)]
-        for row in r["rows"]
-        for n in r["jobs"][1:]
-    },
-    "training-peers": _over_irdialog,
-    "memory-training-time": lambda r: {
-        f"task {row['task']} {m} / {r['models'][0]}": (
-            row["seconds_per_run"][m] / row["seconds_per_run"][r["models"][0]]
-        )
-        for row in r["rows"]
-        for m in r["models"][1:]
-    },
-    "training-time-to-accuracy": lambda r: _over_irdialog(r, ", time to accuracy"),
-}
-
-
-# ---------------------------------------------------------------------------------------
 # Comparison.
 
 
@@ -371,21 +284,25 @@ def compare_rows(committed: list[dict], now: list[dict], rule: Rule) -> Differen
     return None
 
 
-def compare_ratios(committed: dict, now: dict, rule: Rule | None = None) -> Difference | None:
-    """The first ratio of a speed result (:data:`SPEED_RATIOS`) off by more than a factor
+def compare_ratios(
+    committed: dict, now: dict, rule: Rule | None = None, root=None
+) -> Difference | None:
+    """The first ratio of a speed result (the ``ratios`` its script declares, see
+    :mod:`irdialog.bench._speed`; ``root``: the repository) off by more than a factor
     ``rule.tolerance`` either way (default: the committed result's :func:`speed_rule`), or
     None.
 
     Examples
     --------
     >>> from irdialog.bench._reproduce import compare_ratios
-    >>> old = {"benchmark": "compile-time", "cold_over_warm": 1.15}
+    >>> old = {"benchmark": "compile-time", "cold_over_warm": 1.15,
+    ...        "provenance": {"command": "python -m benchmarks.compile_time"}}
     >>> compare_ratios(old, {**old, "cold_over_warm": 1.3}) is None
     True
     >>> print(compare_ratios(old, {**old, "cold_over_warm": 2.0}))
     cold_over_warm: committed 1.15, now 2
     """
-    extract = SPEED_RATIOS.get(committed["benchmark"])
+    extract = speed_declaration(committed, root).ratios
     if extract is None:
         raise ValueError(f"no ratios known for speed benchmark {committed['benchmark']!r}")
     rule = speed_rule(committed) if rule is None else rule
@@ -404,11 +321,12 @@ def _fmt(value) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
-def compare(committed: dict, now: dict) -> Difference | None:
-    """The first difference between a committed result and its re-run, under its rule."""
+def compare(committed: dict, now: dict, root=None) -> Difference | None:
+    """The first difference between a committed result and its re-run, under its rule
+    (``root``: the repository, whose scripts declare the ratios of speed results)."""
     rule = rule_for(committed)
     if rule.kind == "ratio":
-        return compare_ratios(committed, now, rule)
+        return compare_ratios(committed, now, rule, root)
     if now.get("seeds") != committed.get("seeds"):
         return Difference("", "seeds", committed.get("seeds"), now.get("seeds"))
     return compare_rows(committed["rows"], now["rows"], rule)
@@ -513,36 +431,28 @@ def script_command(command: str, output, *, data_home=None) -> list[str]:
     return [sys.executable, *override_options(argv[1:], overrides)]
 
 
-# The libraries outside irdialog's dependencies (import names) that a speed benchmark
-# times irdialog against, and the options of a recorded command that name a program it
-# runs: without them a file is not run here, which is no difference.
-SPEED_PEERS = {
-    "pool-speed": ("faiss",),
-    "recurrent-speed": ("torch",),
-    "retrieval-speed": ("bm25s", "rank_bm25"),
-    "training-peers": ("torch",),
-}
-PROGRAMS = {"--starspace": "StarSpace"}
 # irdialog's own modules: one of them missing is a failure, not a missing peer
 _OWN_MODULES = ("irdialog", "benchmarks")
 
 
 def missing_peer(result: dict, argv: list[str], root: Path) -> tuple[str, str] | None:
     """``(what, detail)`` of the first peer library or program a speed result needs that
-    this machine lacks (:data:`SPEED_PEERS`, :data:`PROGRAMS`), else None.
+    this machine lacks (the ``peers`` and ``programs`` its script declares), else None.
 
     Examples
     --------
     >>> from pathlib import Path
     >>> from irdialog.bench._reproduce import missing_peer
-    >>> argv = ["-m", "benchmarks.training_time_to_accuracy", "--starspace", "/no/starspace"]
-    >>> missing_peer({"benchmark": "training-time-to-accuracy"}, argv, Path("."))
+    >>> command = "python -m benchmarks.training_time_to_accuracy --starspace /no/starspace"
+    >>> result = {"provenance": {"command": command}}
+    >>> missing_peer(result, command.split()[1:], Path("."))
     ('StarSpace', 'no program /no/starspace')
     """
-    for module in SPEED_PEERS.get(result.get("benchmark"), ()):
+    declaration = speed_declaration(result, root)
+    for module in declaration.peers:
         if importlib.util.find_spec(module) is None:
             return module, ""
-    for option, program in PROGRAMS.items():
+    for option, program in declaration.programs.items():
         path = option_value(argv, option)
         if path is not None and not (root / path).is_file():
             return program, f"no program {path}"
@@ -712,10 +622,17 @@ def run_bench_command(args) -> dict:
     A result records the peak memory and CPU time of the process that made it (Ubuntu's
     ``resources``), so each run gets a process of its own: run here, it would inherit the
     peaks of every file re-run before it. The child is spawned, not forked, so it starts as
-    a recorded command does, with nothing of this process's memory or threads."""
+    a recorded command does, with nothing of this process's memory or threads; it imports
+    the modules of the suites registered from outside the package first."""
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
-        child.submit(args.func, args).result()
+        child.submit(_run_with_suites, registered_modules(), args).result()
     return json.loads(Path(args.output).read_text(encoding="utf-8"))
+
+
+def _run_with_suites(modules: list[str], args) -> int:
+    for module in modules:  # each registers its suites as it is imported
+        importlib.import_module(module)
+    return args.func(args)
 
 
 def run_script_command(argv: list[str], cwd: Path) -> dict:
@@ -759,6 +676,7 @@ def reproduce_one(
     try:
         if speed:
             argv = script_command(command, output, data_home=data_home)
+            speed_declaration(committed, root)  # its script declares its ratios and needs
             home = option_value(argv, "--data-home")
             home = None if home is None else root / home  # an absolute home stays itself
         else:
@@ -793,7 +711,7 @@ def reproduce_one(
             return Outcome(name, "skipped", seconds, needs=module)
         return Outcome(name, "differ", seconds, f"run failed: {type(err).__name__}: {err}")
     seconds = _clock() - start
-    difference = compare(committed, now)
+    difference = compare(committed, now, root)
     note = _data_note(committed, now) + (_platform_note(committed) if speed else "")
     rule = rule_for(committed)
     if difference is None:

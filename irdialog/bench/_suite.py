@@ -13,11 +13,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from sklearn.model_selection import ParameterGrid
 
 from ._harness import _is_metric
 from ._presets import load_presets
+from ._runner import run_declared, train_declared
 
 
 @dataclass(frozen=True)
@@ -293,7 +295,17 @@ def format_rows(rows: list[Row], model: str) -> str:
 
 @dataclass(frozen=True)
 class Suite:
-    """A paper table, declared once; the command line, the report and the plots read it.
+    """A paper table, declared once; the runner, the command line, the report and the plots
+    read it.
+
+    A suite is data: its tasks, its models (:class:`ModelSpec`: paper column, build, the
+    :class:`Selection` of their hyper-parameters), how a split of a task is read
+    (``load``) and scored (``score``), which (task, split) cells its table has, the
+    paper's figures and its Markdown table. One runner (:mod:`irdialog.bench._runner`)
+    fits every point of a model's selection on ``train_split``, keeps the best on
+    ``dev_split`` by ``metric``, and scores the ``scored`` splits, for every suite that
+    declares ``load`` and ``score``; a suite whose protocol is its own (streaming,
+    several tasks fitted together) gives its ``run`` instead.
 
     Parameters
     ----------
@@ -301,13 +313,47 @@ class Suite:
         The subcommand (``irdialog bench NAME``) and the results' ``"suite"``.
     help : str
         The subcommand's one-line help.
-    run : callable
-        ``run(model=..., seed=..., data_home=..., progress=..., **options)``: one seed's
-        run (see :func:`irdialog.bench.run_suite`).
     models : dict of str to ModelSpec
+        ``build(train, **params)`` of a declared suite's model gets the training split as
+        ``load`` read it.
     table : callable
         ``table([(file name, result), ...])``: the lines of the Markdown table of a
         results block of this suite.
+    load : callable, default=None
+        ``load(task, split, data_home)``: one split of one task (``task_name`` where the
+        suite has no tasks), with ``X`` and ``y`` for a fit; read through the
+        :mod:`irdialog.datasets` loaders, so that the provenance records the files.
+    score : callable, default=None
+        ``score(model, data)``: ``{metric: value in %, ..., "n": examples}`` of a fitted
+        model on a loaded split, the metrics of ``metrics`` in order.
+    metrics : tuple of str, default=()
+        The row metrics ``score`` gives.
+    layout : {"wide", "long"}, default="wide"
+        Rows with a column per metric (and ``paper_<metric>``), or a row per metric
+        (``{"task", "split", "metric", "n", "paper", "value"}``).
+    train_split, dev_split : str, default="train", "dev"
+        The split every point is fitted on and the split that chooses among them (None:
+        no choice; the selection must have one point).
+    scored : tuple of str or callable, default=("test",)
+        The splits of the rows, or ``scored(data_home)`` giving them.
+    cells : tuple of (task, split), default=None
+        The rows of the paper's table, in order, where not every task has every scored
+        split.
+    paper : callable, default=None
+        ``paper(task, split, column)``: ``{metric: the paper's figure}`` of a model's
+        ``paper`` column (empty: none).
+    fit : callable, default=None
+        ``fit(model, train, spec)``, where ``model.fit(train.X, train.y)`` does not do.
+    protocol : callable, default=None
+        ``protocol(spec, fitted, data)``: the run's protocol sentence (``data``: the last
+        task's splits by name).
+    task_name : object, default=None
+        The rows' ``task`` of a suite without tasks.
+    title : str, default=None
+        The suite's name in messages (default: ``name``).
+    run : callable, default=None
+        ``run(model=..., seed=..., data_home=..., progress=..., **options)``: one seed's
+        run (see :func:`irdialog.bench.run_suite`); a declared suite's is the runner's.
     summary : callable, default=None
         ``summary(results_dir, best_published)``: the lines of the summary table of this
         suite's paper table that opens BENCHMARKS.md (``<!-- summary: NAME -->``; see
@@ -340,7 +386,8 @@ class Suite:
     search_options : callable, default=None
     train : callable, default=None
         ``train(model, task, data_home=..., seed=..., overrides=...)`` gives ``(fitted
-        model, chosen)``: the model behind one task's row (``irdialog train``).
+        model, chosen)``: the model behind one task's row (``irdialog train``); a declared
+        suite with tasks has the runner's.
     label : callable, default=None
         ``label(result)``: the name of a result's model in tables and plots (default: the
         model).
@@ -361,9 +408,22 @@ class Suite:
 
     name: str
     help: str
-    run: Callable[..., dict]
     models: dict
     table: Callable[[list], list[str]]
+    load: Callable | None = None
+    score: Callable | None = None
+    metrics: tuple = ()
+    layout: str = "wide"
+    train_split: str = "train"
+    dev_split: str | None = "dev"
+    scored: tuple | Callable = ("test",)
+    cells: tuple | None = None
+    paper: Callable | None = None
+    fit: Callable | None = None
+    protocol: Callable | None = None
+    task_name: object = None
+    title: str | None = None
+    run: Callable[..., dict] | None = None
     summary: Callable[..., list[str]] | None = None
     metric: str | None = None
     tasks: tuple | None = None
@@ -381,6 +441,20 @@ class Suite:
     plot_label: Callable[[Row], str] | None = None
     metric_names: dict = field(default_factory=dict)
     full_scale: bool = False
+
+    def __post_init__(self):
+        if self.title is None:
+            object.__setattr__(self, "title", self.name)
+        if self.run is None and self.load is None:
+            raise ValueError(f"suite {self.name!r} declares neither load and score nor run")
+        if self.run is None:
+            object.__setattr__(self, "run", partial(run_declared, self))
+            if self.train is None and self.tasks is not None:
+                object.__setattr__(self, "train", partial(train_declared, self))
+
+    def scored_splits(self, data_home) -> list[str]:
+        """The splits a run scores on ``data_home``."""
+        return list(self.scored(data_home) if callable(self.scored) else self.scored)
 
     def rows(self, result: dict) -> list[Row]:
         """The long rows of one of this suite's results (:func:`long_rows`)."""

@@ -35,6 +35,7 @@ from ..retrieval import BM25Ranker, TfidfRanker
 from ._harness import reseed
 from ._paper import paper_table
 from ._provenance import peak_rss_mib
+from ._runner import check_model_and_tasks
 from ._suite import ModelSpec, Selection, Suite, markdown_table, positive_int, spread
 
 SUITE_NAME = "ubuntu"
@@ -212,8 +213,7 @@ def bench_ubuntu(
     >>> [(row["metric"], row["value"]) for row in run["rows"]]
     [('r1@2', 100.0)]
     """
-    if model not in UBUNTU_MODELS:
-        raise ValueError(f"unknown ubuntu model {model!r}; choose from {sorted(UBUNTU_MODELS)}")
+    check_model_and_tasks(SUITE, model, None)
     spec = UBUNTU_MODELS[model]
     build, rows_used = spec.build, spec.extra["rows"]
     [params] = spec.selection.points(SUITE_NAME)

@@ -1,0 +1,176 @@
+"""The one run of a declared suite: per task, every point of a model's selection fitted on
+the training split, the best on the dev split kept, the scored splits scored; the model
+behind one task's row for ``irdialog train``.
+
+A suite that declares how its data is read (``Suite.load``) and scored (``Suite.score``)
+runs here; :class:`~irdialog.bench._suite.Suite` gives it its ``run`` and ``train``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tqdm.auto import tqdm
+
+from ._harness import reseed, round_metric
+
+
+def _fit(suite, spec, model, train) -> None:
+    if suite.fit is not None:
+        suite.fit(model, train, spec)
+    else:
+        model.fit(train.X, train.y)
+
+
+def check_model_and_tasks(suite, model: str, tasks) -> list:
+    """``tasks`` of ``suite`` as it names them; an error naming an unknown model or task.
+
+    Examples
+    --------
+    >>> from irdialog.bench import SUITES
+    >>> from irdialog.bench._runner import check_model_and_tasks
+    >>> check_model_and_tasks(SUITES["dialog-babi"], "tfidf", ["1", 6])
+    [1, 6]
+    >>> check_model_and_tasks(SUITES["insuranceqa"], "bm25", None)
+    ['en']
+    >>> check_model_and_tasks(SUITES["babi-qa"], "ngram", [21])
+    Traceback (most recent call last):
+    ...
+    ValueError: bAbI QA tasks are 1-20, got [21]
+    """
+    if model not in suite.models:
+        raise ValueError(
+            f"unknown {suite.name} model {model!r}; choose from {sorted(suite.models)}"
+        )
+    if suite.tasks is None:
+        return [suite.task_name]
+    tasks = [int(t) for t in tasks]
+    unknown = set(tasks) - set(suite.tasks)
+    if unknown:
+        raise ValueError(
+            f"{suite.title} tasks are {suite.tasks[0]}-{suite.tasks[-1]}, got {sorted(unknown)}"
+        )
+    return tasks
+
+
+def _task_data(suite, task, splits, data_home) -> dict:
+    return {split: suite.load(task, split, data_home) for split in splits}
+
+
+def fit_task(suite, spec, presets, task, data, seed, overrides, bar=None):
+    """Fit every point of ``spec``'s selection for ``task`` on the training split and keep
+    the best on the dev split (the only point where the suite has none): ``(fitted model,
+    chosen)``, ``chosen`` as a run's ``chosen`` entry."""
+    points = spec.selection.points(suite.name, task, presets)
+    points = [{**point, **overrides} for point in points]
+    train = data[suite.train_split]
+    dev = data.get(suite.dev_split) if suite.dev_split else None
+    if dev is None and len(points) > 1:
+        raise ValueError(f"{suite.name}: {len(points)} points to choose from and no dev split")
+    best = None
+    for point in points:
+        fitted = reseed(spec.build(train, **point), seed)
+        _fit(suite, spec, fitted, train)
+        score = None if dev is None else suite.score(fitted, dev)[suite.metric]
+        if best is None or score > best[0]:
+            best = (score, point, fitted)
+        if bar is not None:
+            bar.update()
+    score, point, fitted = best
+    record = spec.selection.record(suite.name, task, presets)
+    selection = record if dev is None else {
+        f"{suite.dev_split}_{suite.metric}": round_metric(score), **record
+    }  # fmt: skip
+    chosen = {"task": task} if suite.tasks is not None else {}
+    return fitted, {**chosen, "params": dict(point), "selection": selection}
+
+
+def _paper_cells(suite, spec, task, split, heldout) -> dict:
+    """``{metric: the paper's figure}`` of a row (empty when held out or beyond the paper)."""
+    if heldout or spec.paper is None or suite.paper is None:
+        return {}
+    return suite.paper(task, split, spec.paper)
+
+
+def _rows(suite, task, split, scores: dict, paper: dict) -> list[dict]:
+    """The rows of one scored split, in the suite's layout: one row with a column per
+    metric (``"wide"``) or one row per metric (``"long"``)."""
+    if suite.layout == "long":
+        return [
+            {"task": task, "split": split, "metric": m, "n": scores["n"], "paper": paper.get(m),
+             "value": scores[m]}
+            for m in suite.metrics
+        ]  # fmt: skip
+    papers = {f"paper_{m}": paper.get(m) for m in suite.metrics}
+    return [{"task": task, "split": split, **scores, **papers}]
+
+
+def run_declared(
+    suite, model: str, *, tasks=None, data_home=None, progress: bool = True, seed: int = 0,
+    heldout: bool = False, overrides: dict | None = None,
+) -> dict:  # fmt: skip
+    """One seed's run of a declared suite (see :class:`~irdialog.bench._suite.Suite`):
+    ``{"suite", "model", "options", "chosen", "rows", "seconds"}``, and ``protocol`` when
+    the suite describes it. Every data file is loaded before the first fit, so a missing
+    file fails at once.
+
+    Examples
+    --------
+    >>> from irdialog.bench import SUITES
+    >>> from irdialog.bench._runner import run_declared
+    >>> run = run_declared(SUITES["dialog-babi"], "tfidf", tasks=[1], progress=False)
+    >>> run["chosen"][0]["params"], [(r["split"], r["paper_per_response"]) for r in run["rows"]]
+    ({'use_history': False}, [('tst', 5.6), ('tst-OOV', 5.8)])
+    """
+    tasks = check_model_and_tasks(suite, model, suite.tasks if tasks is None else tasks)
+    spec = suite.models[model]
+    overrides = dict(overrides or {})
+    presets = spec.selection.presets(suite.name)
+    start = time.perf_counter()
+    scored = [suite.dev_split] if heldout else suite.scored_splits(data_home)
+    cells = suite.cells
+    data = {}
+    for task in tasks:
+        kept = [s for s in scored if heldout or cells is None or (task, s) in cells]
+        fitting = [s for s in (suite.train_split, suite.dev_split) if s]
+        data[task] = _task_data(suite, task, dict.fromkeys(fitting + kept), data_home)
+    n_points = sum(len(spec.selection.points(suite.name, t, presets)) for t in tasks)
+    bar = tqdm(total=n_points + 2 * len(tasks), desc=f"{suite.name} {model}",
+               disable=not progress)  # fmt: skip
+    rows, chosen = [], []
+    for task in tasks:
+        fitted, entry = fit_task(suite, spec, presets, task, data[task], seed, overrides, bar)
+        chosen.append(entry)
+        for split in scored:
+            if heldout or cells is None or (task, split) in cells:
+                scores = suite.score(fitted, data[task][split])
+                paper = _paper_cells(suite, spec, task, split, heldout)
+                rows += _rows(suite, task, split, scores, paper)
+        bar.update(2)
+    bar.close()
+    if not heldout and cells is not None:
+        rows.sort(key=lambda r: cells.index((r["task"], r["split"])))
+    options = {}
+    if suite.tasks is not None:
+        options["tasks"] = tasks
+    if heldout:
+        options["heldout"] = True
+    if overrides:
+        options["overrides"] = overrides
+    run = {"suite": suite.name, "model": model, "options": options, "chosen": chosen,
+           "rows": rows}  # fmt: skip
+    if suite.protocol is not None:
+        run["protocol"] = suite.protocol(spec, fitted, data[tasks[-1]])
+    run["seconds"] = time.perf_counter() - start
+    return run
+
+
+def train_declared(suite, model: str, task, data_home=None, seed: int = 0, overrides=None):
+    """The model behind one task's row of :func:`run_declared`, fitted the same way:
+    ``(fitted model, chosen)``."""
+    [task] = check_model_and_tasks(suite, model, [task])
+    spec = suite.models[model]
+    presets = spec.selection.presets(suite.name)
+    fitting = [s for s in (suite.train_split, suite.dev_split) if s]
+    data = _task_data(suite, task, fitting, data_home)
+    return fit_task(suite, spec, presets, task, data, seed, dict(overrides or {}))
