@@ -6,6 +6,7 @@ import numba
 import numpy as np
 import pytest
 from conftest import make_tiny_dialogs
+from test_memn2n import CONFIGS, GATED, Problem
 from test_supervised_embedding import csr, make_problem
 
 from irdialog._threads import (
@@ -18,6 +19,8 @@ from irdialog.datasets import load_dialog_babi
 from irdialog.embed import MemN2NRanker, SupervisedEmbeddingRanker, _supervised_embedding
 from irdialog.embed import _hogwild_kernels as H
 from irdialog.embed import _kernels as K
+from irdialog.embed import _memn2n_kernels as MK
+from irdialog.embed import _memn2n_parallel_kernels as P
 from irdialog.embed import _reference as R
 
 two_threads = pytest.mark.skipif(
@@ -225,3 +228,58 @@ def test_se_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
     low, high, twos = _spread(make, lambda m: m.fit(train.X, train.y).score(Xd, yd))
     assert calls == [2] * 15  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
+
+
+# --------------------------------------------------------------------------- MemN2N kernels
+
+
+def _parts_loss_grad(pb, n_parts, threads, lazy):
+    """batch_loss_grad_parts on the Problem ``pb`` of test_memn2n: (loss, correct, dE, dH,
+    dG), with the gradient's rows those of batch_rows (lazy) or every row."""
+    n_mat = pb.E.shape[0]
+    n_gates = len(pb.G)
+    sizes = (n_mat, pb.V, pb.dim, pb.hops, len(pb.batch), int(np.diff(pb.mptr).max()),
+             pb.n_cand, 2)  # fmt: skip
+    parts = P.make_parts(n_parts, *sizes, pb.E.dtype, n_gates)
+    parts.dE[0] = 7.0  # what an update of the dense gradient leaves: overwritten
+    if lazy:
+        mark = np.zeros(pb.V, np.int64)
+        rows, w_rows = np.empty(pb.V, np.int64), np.empty(pb.V, np.int64)
+        n, n_w = MK.batch_rows(pb.data(), pb.batch, pb.cands(), mark, 2, rows, w_rows)
+        rows, w_rows = rows[:n], w_rows[:n_w]
+        parts.dE[0] = 0.0
+    else:
+        rows = w_rows = np.arange(pb.V)
+    with numba_threads(threads):
+        loss, correct = P.batch_loss_grad_parts(
+            pb.E, pb.H, pb.G, pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, parts, n_parts,
+            rows, w_rows,
+        )  # fmt: skip
+    assert not parts.dE[1:].any()  # the other parts are zero again
+    return loss, correct, parts.dE[0].copy(), parts.dH[0].copy(), parts.dG[0].copy()
+
+
+@pytest.mark.parametrize("config", [CONFIGS[0], CONFIGS[2], GATED[1]])
+@pytest.mark.parametrize("n_parts, lazy", [(2, True), (3, False), (5, True)])
+def test_memn2n_batch_on_parts_is_the_numpy_reference(config, n_parts, lazy):
+    pb = Problem(0, dtype=np.float64, **config)
+    r_loss, r_correct, r_dE, r_dH, r_dG, _ = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
+    threads = min(n_parts, numba.config.NUMBA_NUM_THREADS)
+    loss, correct, dE, dH, dG = _parts_loss_grad(pb, n_parts, threads, lazy)
+    tol = dict(rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(loss, r_loss, **tol)
+    assert correct == r_correct
+    np.testing.assert_allclose(dE, r_dE, **tol)
+    np.testing.assert_allclose(dH, r_dH, **tol)
+    np.testing.assert_allclose(dG, r_dG, **tol)
+    assert np.abs(dE).sum() > 0
+
+
+def test_memn2n_batch_on_parts_float32_and_a_batch_shorter_than_the_parts():
+    pb = Problem(3, dtype=np.float32, **CONFIGS[0])
+    pb.batch = pb.batch[:3]  # parts of one example each, smaller than make_parts sized
+    r_loss, r_correct, r_dE, *_ = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
+    loss, correct, dE, *_ = _parts_loss_grad(pb, 2, 2, lazy=True)
+    np.testing.assert_allclose(loss, r_loss, rtol=2e-4)
+    np.testing.assert_allclose(dE, r_dE, rtol=2e-4, atol=2e-5)
+    assert correct == r_correct

@@ -567,16 +567,31 @@ def backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG)
     embeddings) and gt (the type words' logit gradients); dU gets the type words' share
     added in place. ``acts`` are the :class:`Activations` of :func:`forward_batch`.
     """
-    cptr, ctok, cw, type_tok = cands.cptr, cands.ctok, cands.cw, cands.type_tok
-    U, dU, dWc, gt = upstream
-    n_mat, _, dim = E.shape
-    w = cfg[W_MAT]
+    scatter_candidates(dE[cfg[W_MAT]], cands.cptr, cands.ctok, cands.cw, upstream.dWc)
+    backward_examples(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG)
+
+
+@njit(cache=True, nogil=True)
+def scatter_candidates(dW, cptr, ctok, cw, dWc):
+    """dW[word] += count * dWc[j] over the words of each candidate j of the CSR
+    ``cptr, ctok, cw``: the candidate embeddings' gradient into their words' rows."""
+    dim = dW.shape[1]
     for j in range(cptr.shape[0] - 1):
         for q in range(cptr[j], cptr[j + 1]):
             v = ctok[q]
             wt = cw[q]
             for k in range(dim):
-                dE[w, v, k] += wt * dWc[j, k]
+                dW[v, k] += wt * dWc[j, k]
+
+
+@njit(cache=True, nogil=True)
+def backward_examples(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG):
+    """:func:`backward_batch` but for the candidates' words: the type words' and the
+    examples' share of the gradient, added into dE, dH and dG."""
+    type_tok = cands.type_tok
+    U, dU, _, gt = upstream
+    n_mat, _, dim = E.shape
+    w = cfg[W_MAT]
     n_b = batch.shape[0]
     for t in range(type_tok.shape[0]):
         tt = type_tok[t]
