@@ -16,7 +16,7 @@ from irdialog._threads import (
     threads_for_work,
 )
 from irdialog.datasets import load_dialog_babi
-from irdialog.embed import MemN2NRanker, SupervisedEmbeddingRanker, _supervised_embedding
+from irdialog.embed import MemN2NRanker, SupervisedEmbeddingRanker, _memn2n, _supervised_embedding
 from irdialog.embed import _hogwild_kernels as H
 from irdialog.embed import _kernels as K
 from irdialog.embed import _memn2n_kernels as MK
@@ -283,3 +283,31 @@ def test_memn2n_batch_on_parts_float32_and_a_batch_shorter_than_the_parts():
     np.testing.assert_allclose(loss, r_loss, rtol=2e-4)
     np.testing.assert_allclose(dE, r_dE, rtol=2e-4, atol=2e-5)
     assert correct == r_correct
+
+
+@two_threads
+def test_memn2n_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
+    """Dialog bAbI task 1 (bundled), 600 examples, 2 epochs at the bench's settings: the
+    batches of the 2-thread fits run on two threads (their 4,212 candidates pay for it),
+    and the fits of 5 seeds score, on average, inside the range of the 1-thread fits."""
+    train, dev = load_dialog_babi(1, "trn"), load_dialog_babi(1, "dev")
+    X, y, Xd, yd = train.X[:600], train.y[:600], dev.X[:600], dev.y[:600]
+
+    def make(seed, n_jobs):
+        return MemN2NRanker(
+            candidates=train.candidates, hops=1, embedding_dim=32, position_encoding=False,
+            learning_rate=0.01, epochs=2, random_state=seed, n_jobs=n_jobs,
+        )  # fmt: skip
+
+    calls = []
+    parts = _memn2n.batch_loss_grad_parts
+
+    def counted(*args):
+        calls.append(args[9])
+        return parts(*args)
+
+    monkeypatch.setattr(_memn2n, "batch_loss_grad_parts", counted)
+    low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
+    assert calls and set(calls) == {2}
+    assert len(calls) >= 5 * 2 * (600 // 32)  # every full batch of the 2-thread fits
+    assert low <= np.mean(twos) <= high, (low, high, twos)
