@@ -29,6 +29,28 @@ def se_shard_bounds(n, n_shards, s):
     return start, start + q + (1 if s < r else 0)
 
 
+@njit(cache=True, nogil=True)
+def _se_shard(params, x, gold, r, n_candidates, matches, order, settings, pools, shards, s):
+    """Shard ``s`` of :func:`se_hogwild_epoch`: the serial epoch over its examples, with
+    the generator ``seeds[s]``, the match-word scratch ``marks[s]`` and the statistics
+    ``stats[s]`` of its own (``shards`` is ``(seeds, marks, stats)``). Returns its loss."""
+    seeds, marks, stats = shards
+    start, end = se_shard_bounds(order.shape[0], seeds.shape[0], s)
+    own = SEMatches(
+        matches.e_indptr,
+        matches.e_words,
+        matches.e_types,
+        matches.m_indptr,
+        matches.m_indices,
+        matches.type_rows,
+        marks[s],
+    )
+    return se_sgd_epoch(
+        params, x, gold, r, n_candidates, own, order[start:end], settings, seeds[s], stats[s],
+        pools,
+    )  # fmt: skip
+
+
 @njit(cache=True, parallel=True, nogil=True)
 def se_hogwild_epoch(
     params, x, gold, r, n_candidates, matches, order, settings, state, stats, n_shards, pools=None
@@ -54,21 +76,12 @@ def se_hogwild_epoch(
     marks = np.zeros((n_shards, matches.mark.shape[0]), np.int64)
     shard_stats = np.zeros((n_shards, 2))
     losses = np.zeros(n_shards)
-    n = order.shape[0]
+    # the body of the loop is a function of its own, so that numba shares no variable of
+    # one iteration with another
     for s in prange(n_shards):
-        start, end = se_shard_bounds(n, n_shards, s)
-        own = SEMatches(
-            matches.e_indptr,
-            matches.e_words,
-            matches.e_types,
-            matches.m_indptr,
-            matches.m_indices,
-            matches.type_rows,
-            marks[s],
-        )
-        losses[s] = se_sgd_epoch(
-            params, x, gold, r, n_candidates, own, order[start:end], settings, seeds[s],
-            shard_stats[s], pools,
+        losses[s] = _se_shard(
+            params, x, gold, r, n_candidates, matches, order, settings, pools,
+            (seeds, marks, shard_stats), s,
         )  # fmt: skip
     for s in range(n_shards):
         stats[0] += shard_stats[s, 0]

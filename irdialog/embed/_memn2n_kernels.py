@@ -760,19 +760,6 @@ def batch_rows(data, batch, cands, mark, stamp, rows, w_rows):
 
 
 @njit(cache=True, nogil=True)
-def move_rows(src, dst, rows, w_rows, w):
-    """Add the gradient ``src`` into ``dst`` at the rows of :func:`batch_rows` (``w_rows``
-    for the answer matrix ``w``) and zero them in ``src``: a lazy gradient, nonzero at
-    those rows only, moved from one part of a batch to the part that is updated."""
-    for p in range(src.shape[0]):
-        rs = w_rows if p == w else rows
-        for r in rs:
-            for k in range(src.shape[2]):
-                dst[p, r, k] += src[p, r, k]
-                src[p, r, k] = 0.0
-
-
-@njit(cache=True, nogil=True)
 def apply_update_rows(E, H, G, dE, dH, dG, rows, w_rows, w, moments, update, step):
     """:func:`apply_update` on the rows of :func:`batch_rows` only, zeroing their gradient.
 
