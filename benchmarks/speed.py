@@ -175,6 +175,18 @@ def bench_supervised_embedding(
 # --- main ---
 
 
+def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
+    """The fits of supervised embeddings that the ``n_jobs`` benchmark
+    (:mod:`benchmarks.training_threads`) times (``ubuntu_home`` unused): dialog bAbI tasks
+    1 and 5 at the bench's presets, whole (each a dict as
+    :func:`benchmarks.dialog_babi_workload` returns)."""
+    from benchmarks import dialog_babi_workload
+
+    return [
+        dialog_babi_workload("se", "SupervisedEmbeddingRanker", task, data_home) for task in (1, 5)
+    ]
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None)

@@ -5,15 +5,20 @@
         [--output benchmarks/results/speed/training-threads.json]
 
 Each model family's speed script names its bench workloads (``threads_workloads`` of
-:mod:`benchmarks.recurrent_speed` and :mod:`benchmarks.speed_memn2n`):
+:mod:`benchmarks.speed` (supervised embeddings), :mod:`benchmarks.recurrent_speed` and
+:mod:`benchmarks.speed_memn2n`):
 an estimator built with the bench's settings for a given ``n_jobs``, its fit on the
 training data, and its score on the dev or validation data. The fits with each ``n_jobs``
 take turns (:func:`benchmarks.alternate`, so that a busy spell of the machine hits every
 side alike), after a warm-up fit each; a side's time is its best wall-clock fit over the
 rounds in which the rest of the machine stayed idle (:func:`time_workload`). BLAS is held
 to one thread on every side, so that only the fit's own threads differ. The score of each
-``n_jobs`` is that of its last fit: a seeded fit repeats for a given ``n_jobs``, and may
-differ with another one (the estimators' ``n_jobs`` docstrings say how).
+``n_jobs`` is that of its last fit: a seeded fit may differ with another ``n_jobs``, and
+a Hogwild one (supervised embeddings) from one run to the next (the estimators' ``n_jobs``
+docstrings say how). Each row records the machine's load averages (``os.getloadavg``)
+before and after its fits, and the result numba's threading layer and the OpenMP wait
+policy: OpenMP's default, spinning, stalls a parallel region when the machine's other
+processes hold the cores, where ``OMP_WAIT_POLICY=PASSIVE`` does not.
 """
 
 from __future__ import annotations
@@ -24,14 +29,16 @@ import importlib
 import os
 import time
 
+import numba
 from threadpoolctl import threadpool_limits
 
 from benchmarks import SpeedBenchmark, alternate, finish_speed_result, machine_cpu_seconds
 from irdialog.datasets import record_data_files
 
 # The speed script of each model family whose fit trains on threads, which declares its
-# workloads (supervised embeddings train on one thread: BENCHMARKS.md says why).
+# workloads.
 SCRIPTS = {
+    "se": "benchmarks.speed",
     "recurrent": "benchmarks.recurrent_speed",
     "memn2n": "benchmarks.speed_memn2n",
 }
@@ -62,9 +69,11 @@ def time_workload(work: dict, jobs, repeat: int) -> dict:
             others[n].append(machine_cpu_seconds() - machine - (time.process_time() - own))
         return fitted
 
+    load_before = [round(v, 2) for v in os.getloadavg()]
     with threadpool_limits(limits=1, user_api="blas"):
         sides = {str(n): functools.partial(fit, n) for n in jobs}
         wall, cpu, last = alternate(sides, repeat, warm_up=True)
+    load_after = [round(v, 2) for v in os.getloadavg()]
     busy = {n: (others[n][-repeat:] or [0.0] * repeat) for n in jobs}
     quiet = [r for r in range(repeat) if all(busy[n][r] < 0.05 * wall[str(n)][r] for n in jobs)]
     rounds = quiet or list(range(repeat))
@@ -80,7 +89,17 @@ def time_workload(work: dict, jobs, repeat: int) -> dict:
         "quiet_rounds": len(quiet),
         "others_cpu_seconds": {str(n): [round(v, 2) for v in busy[n]] for n in jobs},
         "score": {str(n): round(float(work["score"](last[str(n)])), 2) for n in jobs},
+        # the 1, 5 and 15-minute load averages before and after the fits
+        "load_average": {"before": load_before, "after": load_after},
     }
+
+
+def _threading_layer():
+    """The threading layer numba's parallel regions ran on (None if none ran)."""
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel region ran yet
+        return None
 
 
 def main(argv=None) -> None:
@@ -116,7 +135,15 @@ def main(argv=None) -> None:
                 rows.append(row)
     finish_speed_result(
         "training-threads",
-        {"cores": os.cpu_count(), "jobs": args.jobs, "repeat": args.repeat, "rows": rows},
+        {
+            "cores": os.cpu_count(),
+            "jobs": args.jobs,
+            "repeat": args.repeat,
+            "rows": rows,
+            "numba_threads": numba.config.NUMBA_NUM_THREADS,
+            "numba_threading_layer": _threading_layer(),
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        },  # fmt: skip
         argv=argv,
         files=files,
         seeds=[0],

@@ -12,9 +12,16 @@ there ships each call to another process. Work that writes into shared arrays fr
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from numbers import Integral
 
+import numba
 from joblib import cpu_count
+
+# A numba parallel region costs 10-20 us to start its threads and join them (measured
+# with the OpenMP layer on two cores); a thread must get work that takes several times
+# longer: 2**20 multiply-adds, 100-200 us at the kernels' speed, keep the cost under 10%.
+MIN_WORK_PER_THREAD = 2**20
 
 
 def n_threads(n_jobs) -> int:
@@ -64,3 +71,41 @@ class FitThreads:
         on the pool's, at once."""
         futures = [self.pool.submit(fn, *args) for args in calls[1:]]
         return [fn(*calls[0])] + [f.result() for f in futures]
+
+
+def threads_for_work(n_jobs, work, min_work=MIN_WORK_PER_THREAD) -> int:
+    """Threads a piece of ``work`` (multiply-adds, or any unit of ``min_work``) runs on
+    for ``n_jobs``: one per ``min_work`` of it, at most :func:`n_threads` of ``n_jobs``
+    and numba's thread count (``NUMBA_NUM_THREADS``), at least one.
+
+    Work too small to pay for a thread's start runs on fewer threads; work below
+    ``2 * min_work`` on one, where the serial kernel runs.
+
+    Examples
+    --------
+    >>> threads_for_work(None, 10**9), threads_for_work(2, 1000)
+    (1, 1)
+    >>> threads_for_work(2, 10**9) == min(2, numba.config.NUMBA_NUM_THREADS)
+    True
+    """
+    threads = min(n_threads(n_jobs), numba.config.NUMBA_NUM_THREADS)
+    return int(max(1, min(threads, work // min_work)))
+
+
+@contextmanager
+def numba_threads(n):
+    """Run the numba parallel regions of this thread on ``n`` threads, then restore the
+    count (numba's count is per calling thread).
+
+    Examples
+    --------
+    >>> with numba_threads(1):
+    ...     numba.get_num_threads()
+    1
+    """
+    before = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

@@ -1,6 +1,7 @@
 """MemN2NRanker: numba kernels against a plain numpy reference, a finite-difference check of
 the whole forward/backward pass, the optimizer steps, and the estimator contract."""
 
+import numba
 import numpy as np
 import pytest
 from conformance import RankerConformance
@@ -8,6 +9,7 @@ from conftest import TINY_KB, make_tiny_dialogs
 from sklearn.pipeline import make_pipeline
 
 from irdialog.base import Context, Turn
+from irdialog.embed import _memn2n
 from irdialog.embed import _memn2n_kernels as K
 from irdialog.embed import _reference as R
 from irdialog.embed._memn2n import MemN2NRanker
@@ -502,10 +504,13 @@ def test_restarts_on_threads_give_the_model_of_one_thread(early_stopping):
         dict(gate="hop", weight_tying="adjacent", optimizer="lazy_adam"),  # the gates' dG
     ],
 )
-def test_one_run_shares_out_its_batches_and_repeats(params):
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread")
+def test_one_run_shares_out_its_batches_and_repeats(params, monkeypatch):
     """With n_init=1, n_jobs=2 cuts each batch in two parts whose gradients are summed:
     the update of one batch is one thread's up to the sums' order, and a seeded fit
     repeats bit for bit for that n_jobs."""
+    # batches this small run on one thread (the rule of threads_for_work): make them two
+    monkeypatch.setattr(_memn2n, "threads_for_work", lambda n_jobs, work: 2)
     X, y, _ = make_tiny_dialogs()
     one_step = dict(epochs=1, batch_size=len(X), **params)  # one batch: a single update
     alone = _fast(**one_step).fit(X, y)

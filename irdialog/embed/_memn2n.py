@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
-from .._threads import FitThreads, n_threads
+from .._threads import FitThreads, n_threads, numba_threads, threads_for_work
 from ..base import (
     RankerMixin,
     check_contexts,
@@ -45,6 +45,7 @@ from ..text import (
 )
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
+from ._memn2n_parallel_kernels import batch_loss_grad_parts, make_parts
 from ._training import (
     N_JOBS_CONSTRAINT,
     TRAINING_CONSTRAINTS,
@@ -539,10 +540,17 @@ class MemN2NRanker(_MemoryRanker):
         Threads of the fit (None: one; -1: every core). With ``n_init`` > 1, up to
         ``n_jobs`` restarts train side by side, each the same computation as alone: the
         fitted model is bit-for-bit that of ``n_jobs=1``. With ``n_init=1``, each
-        mini-batch is cut into ``n_jobs`` interleaved parts whose gradients are computed
-        on their own threads and summed in a fixed order before the update: the model
-        differs from that of ``n_jobs=1`` only in the last bits of the float32 sums, and a
-        seed gives bit-for-bit the same model for a given ``n_jobs``.
+        mini-batch is cut into interleaved parts whose gradients are computed on their own
+        threads, in one numba parallel region, and summed in a fixed order before the
+        update: the model differs from that of ``n_jobs=1`` only in the last bits of the
+        float32 sums (within the spread of the seeds), and a seed gives bit-for-bit the
+        same model for a given number of parts. A batch takes only the threads its work
+        pays for: one per 2**20 multiply-adds, estimated as ``batch_size`` x
+        ``embedding_dim`` x (3 x the candidates + 4 x ``hops`` x (the words and memories
+        of an example)), at most ``n_jobs`` and numba's thread count
+        (``NUMBA_NUM_THREADS``); a batch with less than twice that work runs on one
+        thread, exactly as with ``n_jobs=1`` (the batches of dialog bAbI, with its 4,212
+        candidates, take two threads; those of bAbI QA, with a few dozen, one).
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation, shuffling and noise. A given seed gives bit-for-bit the same
         model (training runs with one BLAS thread, whatever the machine).
@@ -795,9 +803,12 @@ class MemN2NRanker(_MemoryRanker):
         linear start, random noise drawn from ``rng``) and returns ``batch_step(batch,
         n_steps) -> (loss, correct)``, the gradient and update of one mini-batch.
 
-        With ``threads`` (:class:`~irdialog._threads.FitThreads`), a batch is cut into
-        one interleaved part per thread; each part's gradient goes into its own
-        workspace, and the parts are summed in thread order before the one update."""
+        With ``threads`` (:class:`~irdialog._threads.FitThreads`, of which only the
+        count is used), a batch whose work pays for them
+        (:func:`~irdialog._threads.threads_for_work` of :meth:`_batch_work`) is cut into
+        one interleaved part per thread, whose gradients
+        :func:`~irdialog.embed._memn2n_parallel_kernels.batch_loss_grad_parts` computes in
+        one numba parallel region and sums in part order before the one update."""
         E, H, G = weights
         cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
         n_gates = K.n_gates(cfg_soft)
@@ -814,14 +825,15 @@ class MemN2NRanker(_MemoryRanker):
         max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
         counts = np.diff(data.mptr)
         noisy = self.random_noise > 0 and self.temporal_encoding
-        n_parts = 1 if threads is None else threads.n
-        part_size = -(-self.batch_size // n_parts)
         sizes = (
-            len(E), len(self.vocabulary_), self.embedding_dim, self.hops, part_size,
+            len(E), len(self.vocabulary_), self.embedding_dim, self.hops, self.batch_size,
             int(counts.max(initial=0)), len(self.candidates_), len(self.types_),
         )  # fmt: skip
-        parts_ws = [K.Workspace(*sizes, np.float32, lazy, n_gates) for _ in range(n_parts)]
-        ws = parts_ws[0]
+        ws = K.Workspace(*sizes, np.float32, lazy, n_gates)
+        n_parts = 1 if threads is None else threads_for_work(threads.n, self._batch_work(data))
+        if n_parts > 1:  # the batch's gradient on threads, in one numba parallel region
+            parts = make_parts(n_parts, *sizes, np.float32, n_gates)
+            every_row = np.arange(len(self.vocabulary_))
         cands = self._cand_arrays()
 
         def epoch_steps(epoch):
@@ -839,39 +851,47 @@ class MemN2NRanker(_MemoryRanker):
                 )
             arrays = data.kernel_args(mtime)
 
-            def part_grad(t, part):
-                return K.batch_loss_grad(E, H, G, cfg, arrays, cands, y, part, parts_ws[t])
-
             def batch_step(batch, n_steps):
                 k = min(n_parts, len(batch))
-                if k == 1:
-                    b_loss, b_correct = part_grad(0, batch)
-                else:
-                    done = threads.run(part_grad, [(t, batch[t::k]) for t in range(k)])
-                    b_loss, b_correct = sum(r[0] for r in done), sum(r[1] for r in done)
-                    for part in parts_ws[1:k]:
-                        ws.dH += part.dH
-                        ws.dG += part.dG
-                        if not lazy:
-                            ws.dE += part.dE
                 if lazy:
                     ws.row_stamp += 2
                     n, n_w = K.batch_rows(
                         arrays, batch, cands, ws.row_mark, ws.row_stamp, ws.rows, ws.w_rows
                     )
-                    for part in parts_ws[1:k]:
-                        K.move_rows(part.dE, ws.dE, ws.rows[:n], ws.w_rows[:n_w], w_mat)
+                    rows, w_rows = ws.rows[:n], ws.w_rows[:n_w]
+                if k == 1:
+                    b_loss, b_correct = K.batch_loss_grad(E, H, G, cfg, arrays, cands, y, batch, ws)
+                    grads = ws.dE, ws.dH, ws.dG
+                else:
+                    with numba_threads(k):
+                        b_loss, b_correct = batch_loss_grad_parts(
+                            E, H, G, cfg, arrays, cands, y, batch, parts, k,
+                            *((rows, w_rows) if lazy else (every_row, every_row)),
+                        )  # fmt: skip
+                    grads = parts.dE[0], parts.dH[0], parts.dG[0]
+                if lazy:
                     K.apply_update_rows(
-                        E, H, G, ws.dE, ws.dH, ws.dG, ws.rows[:n], ws.w_rows[:n_w], w_mat,
-                        state, update, n_steps,
+                        E, H, G, *grads, rows, w_rows, w_mat, state, update, n_steps
                     )  # fmt: skip
                 else:
-                    K.apply_update(E, H, G, ws.dE, ws.dH, ws.dG, state, update, n_steps)
+                    K.apply_update(E, H, G, *grads, state, update, n_steps)
                 return b_loss, b_correct
 
             return batch_step
 
         return epoch_steps
+
+    def _batch_work(self, data) -> float:
+        """The multiply-adds of a mini-batch, as :meth:`_epoch_steps` estimates them to
+        choose its threads: per example, ``embedding_dim`` times three products with each
+        candidate (scores, and the gradients of the state and of the candidates) and, for
+        each hop and its backward pass, four with each word and memory of the example, at
+        their mean counts."""
+        n = max(len(data.qsent), 1)
+        memories = len(data.msent) / n
+        words = (data.sptr[-1] / max(len(data.sptr) - 1, 1)) * (memories + 1)
+        per_example = 3 * len(self.candidates_) + 4 * self.hops * (words + memories)
+        return self.batch_size * self.embedding_dim * per_example
 
     # ------------------------------------------------------------------ scoring
 

@@ -449,15 +449,29 @@ def candidate_backward(E, w, cands, upstream, n_b, dE):
     matrix w) and of the type words' logits of the batch's n_b examples: their gradients
     (``upstream.dWc``, ``upstream.gt``) added into dE[w], and the type words' share into
     ``upstream.dU``."""
-    cptr, ctok, cw, type_tok = cands.cptr, cands.ctok, cands.cw, cands.type_tok
-    U, dU, dWc, gt = upstream
-    dim = E.shape[2]
+    scatter_candidates(dE[w], cands.cptr, cands.ctok, cands.cw, upstream.dWc)
+    type_words_backward(E, w, cands.type_tok, upstream, n_b, dE)
+
+
+@njit(cache=True, nogil=True)
+def scatter_candidates(dW, cptr, ctok, cw, dWc):
+    """dW[word] += count * dWc[j] over the words of each candidate j of the CSR
+    ``cptr, ctok, cw``: the candidate embeddings' gradient into their words' rows."""
+    dim = dW.shape[1]
     for j in range(cptr.shape[0] - 1):
         for q in range(cptr[j], cptr[j + 1]):
             v = ctok[q]
             wt = cw[q]
             for k in range(dim):
-                dE[w, v, k] += wt * dWc[j, k]
+                dW[v, k] += wt * dWc[j, k]
+
+
+@njit(cache=True, nogil=True)
+def type_words_backward(E, w, type_tok, upstream, n_b, dE):
+    """The type words' logits' gradient ``upstream.gt`` of n_b examples added into dE[w],
+    and their share into ``upstream.dU``."""
+    U, dU, _, gt = upstream
+    dim = E.shape[2]
     for t in range(type_tok.shape[0]):
         tt = type_tok[t]
         for bi in range(n_b):
@@ -591,10 +605,18 @@ def backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG)
     embeddings) and gt (the type words' logit gradients); dU gets the type words' share
     added in place. ``acts`` are the :class:`Activations` of :func:`forward_batch`.
     """
+    scatter_candidates(dE[cfg[W_MAT]], cands.cptr, cands.ctok, cands.cw, upstream.dWc)
+    backward_examples(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG)
+
+
+@njit(cache=True, nogil=True)
+def backward_examples(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG):
+    """:func:`backward_batch` but for the candidates' words: the type words' and the
+    examples' share of the gradient, added into dE, dH and dG."""
     dU = upstream.dU
     n_mat, _, dim = E.shape
     n_b = batch.shape[0]
-    candidate_backward(E, cfg[W_MAT], cands, upstream, n_b, dE)
+    type_words_backward(E, cfg[W_MAT], cands.type_tok, upstream, n_b, dE)
     sents = _sentences(E, cfg)
     grads = Grads(dE, dH, dG)
     max_mem = acts.prob.shape[2]
@@ -752,19 +774,6 @@ def batch_rows(data, batch, cands, mark, stamp, rows, w_rows):
             w_rows[n_w] = r
             n_w += 1
     return n, n_w
-
-
-@njit(cache=True, nogil=True)
-def move_rows(src, dst, rows, w_rows, w):
-    """Add the gradient ``src`` into ``dst`` at the rows of :func:`batch_rows` (``w_rows``
-    for the answer matrix ``w``) and zero them in ``src``: a lazy gradient, nonzero at
-    those rows only, moved from one part of a batch to the part that is updated."""
-    for p in range(src.shape[0]):
-        rs = w_rows if p == w else rows
-        for r in rs:
-            for k in range(src.shape[2]):
-                dst[p, r, k] += src[p, r, k]
-                src[p, r, k] = 0.0
 
 
 @njit(cache=True, nogil=True)

@@ -1,6 +1,7 @@
 """Plain numpy references of the embedding models' kernels, for the tests to compare against.
 
-The kernels of :mod:`irdialog.embed._kernels` (supervised embeddings),
+The kernels of :mod:`irdialog.embed._kernels` (supervised embeddings) and
+:mod:`irdialog.embed._hogwild_kernels` (their epoch on several threads),
 :mod:`irdialog.embed._memn2n_kernels` (MemN2N), :mod:`irdialog.embed._memnn_kernels`,
 :mod:`irdialog.embed._recurrent_kernels`, the optimizer steps of
 :mod:`irdialog.embed._optim` and the float32 math of :mod:`irdialog.embed._fastmath` are
@@ -132,6 +133,36 @@ def se_sgd_epoch(P, order, n_negatives, lr, margin, adagrad):
             else:
                 W[w] -= lr * coef * vec
     return U, V, GU, GV, loss, draws
+
+
+def se_hogwild_epoch(P, order, n_shards, n_negatives, lr, margin, adagrad):
+    """:func:`~irdialog.embed._hogwild_kernels.se_hogwild_epoch` run on one thread: the
+    shards of ``order`` (contiguous, the first ``len(order) % n_shards`` one longer), one
+    after the other, each the serial epoch :func:`se_sgd_epoch` from the weights the
+    previous left, with the generator seeded by the next splitmix64 output of
+    ``P["state"]``.
+
+    Returns (U, V, GU, GV, loss, draws), as :func:`se_sgd_epoch`.
+    """
+    state = int(P["state"][0])
+    seeds = []
+    for _ in range(n_shards):
+        state, z = splitmix64(state)
+        seeds.append(z)
+    sizes = [len(order) // n_shards + (s < len(order) % n_shards) for s in range(n_shards)]
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    P = dict(P)
+    loss, draws = 0.0, {}
+    for s in range(n_shards):
+        P["state"] = np.array([seeds[s]], dtype=np.uint64)
+        shard = order[bounds[s] : bounds[s + 1]]
+        U, V, GU, GV, shard_loss, shard_draws = se_sgd_epoch(
+            P, shard, n_negatives, lr, margin, adagrad
+        )
+        P.update(U=U, V=V, GU=GU, GV=GV)
+        loss += shard_loss
+        draws.update(shard_draws)
+    return P["U"], P["V"], P["GU"], P["GV"], loss, draws
 
 
 # --------------------------------------------------------------------------- MemN2N

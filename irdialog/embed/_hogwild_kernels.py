@@ -1,0 +1,89 @@
+"""Numba kernels that train one model on several threads inside one parallel region.
+
+A fit with ``n_jobs > 1`` runs its threads inside numba (``parallel=True``, ``prange``),
+so that no thread hand-off from Python happens per example or per mini-batch:
+
+- :func:`se_hogwild_epoch`: an epoch of supervised embeddings, its examples cut into one
+  contiguous shard per thread, each shard stepped by the serial kernel
+  :func:`~irdialog.embed._kernels.se_sgd_epoch` on the shared embeddings without locks
+  (Hogwild, Recht et al. 2011, as StarSpace, fastText and word2vec train). Threads may
+  read a row that another is writing: the result depends on their timing, and a seed
+  repeats only within the seed spread, not bit for bit.
+
+Run on one thread, each kernel is its serial semantics, which the plain numpy reference
+:func:`irdialog.embed._reference.se_hogwild_epoch` computes.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ._kernels import SEMatches, se_next_uint64, se_sgd_epoch
+
+
+@njit(cache=True)
+def se_shard_bounds(n, n_shards, s):
+    """[start, end) of shard ``s`` of ``n_shards`` contiguous shards of ``n`` items, the
+    first ``n % n_shards`` one item longer."""
+    q, r = n // n_shards, n % n_shards
+    start = s * q + min(s, r)
+    return start, start + q + (1 if s < r else 0)
+
+
+@njit(cache=True, nogil=True)
+def _se_shard(params, x, gold, r, n_candidates, matches, order, settings, pools, shards, s):
+    """Shard ``s`` of :func:`se_hogwild_epoch`: the serial epoch over its examples, with
+    the generator ``seeds[s]``, the match-word scratch ``marks[s]`` and the statistics
+    ``stats[s]`` of its own (``shards`` is ``(seeds, marks, stats)``). Returns its loss."""
+    seeds, marks, stats = shards
+    start, end = se_shard_bounds(order.shape[0], seeds.shape[0], s)
+    own = SEMatches(
+        matches.e_indptr,
+        matches.e_words,
+        matches.e_types,
+        matches.m_indptr,
+        matches.m_indices,
+        matches.type_rows,
+        marks[s],
+    )
+    return se_sgd_epoch(
+        params, x, gold, r, n_candidates, own, order[start:end], settings, seeds[s], stats[s],
+        pools,
+    )  # fmt: skip
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def se_hogwild_epoch(
+    params, x, gold, r, n_candidates, matches, order, settings, state, stats, n_shards, pools=None
+):
+    """One epoch of :func:`~irdialog.embed._kernels.se_sgd_epoch` on ``n_shards`` threads.
+
+    ``order`` is cut into ``n_shards`` contiguous shards (:func:`se_shard_bounds`); shard
+    s is the serial epoch over its examples, with its own splitmix64 generator seeded by
+    the s-th output of ``state`` (advanced ``n_shards`` times) and its own match-word
+    scratch. The shards run at once on the shared ``params``, updated without locks.
+
+    Parameters are those of :func:`~irdialog.embed._kernels.se_sgd_epoch`, and
+    ``n_shards``, the number of shards (one per thread).
+
+    Returns
+    -------
+    loss : float
+        The sum of the shards' losses (each example's loss before its step).
+    """
+    seeds = np.empty((n_shards, 1), np.uint64)
+    for s in range(n_shards):
+        seeds[s, 0] = se_next_uint64(state)
+    marks = np.zeros((n_shards, matches.mark.shape[0]), np.int64)
+    shard_stats = np.zeros((n_shards, 2))
+    losses = np.zeros(n_shards)
+    # the body of the loop is a function of its own, so that numba shares no variable of
+    # one iteration with another
+    for s in prange(n_shards):
+        losses[s] = _se_shard(
+            params, x, gold, r, n_candidates, matches, order, settings, pools,
+            (seeds, marks, shard_stats), s,
+        )  # fmt: skip
+    for s in range(n_shards):
+        stats[0] += shard_stats[s, 0]
+        stats[1] += shard_stats[s, 1]
+    return losses.sum()

@@ -1,0 +1,313 @@
+"""Training on several threads: the rule that picks the threads, the kernels that train one
+model on them (against their numpy references), what ``n_jobs`` accepts, and for each model
+that trains on threads, that a 2-thread fit lands within the spread of 5 seeds of one."""
+
+import numba
+import numpy as np
+import pytest
+from conftest import make_tiny_dialogs
+from test_memn2n import CONFIGS, GATED, Problem
+from test_supervised_embedding import csr, make_problem
+
+from irdialog._threads import (
+    MIN_WORK_PER_THREAD,
+    n_threads,
+    numba_threads,
+    threads_for_work,
+)
+from irdialog.datasets import load_dialog_babi
+from irdialog.embed import MemN2NRanker, SupervisedEmbeddingRanker, _memn2n, _supervised_embedding
+from irdialog.embed import _hogwild_kernels as H
+from irdialog.embed import _kernels as K
+from irdialog.embed import _memn2n_kernels as MK
+from irdialog.embed import _memn2n_parallel_kernels as P
+from irdialog.embed import _reference as R
+
+two_threads = pytest.mark.skipif(
+    numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread (NUMBA_NUM_THREADS)"
+)
+
+# --------------------------------------------------------------------------- the rule
+
+
+def test_threads_for_work_is_one_per_min_work_up_to_n_jobs():
+    most = min(4, numba.config.NUMBA_NUM_THREADS)
+    assert threads_for_work(4, 0) == 1
+    assert threads_for_work(4, 2 * MIN_WORK_PER_THREAD - 1) == 1  # too small for two
+    assert threads_for_work(4, 2 * MIN_WORK_PER_THREAD) == min(2, most)
+    assert threads_for_work(4, 100 * MIN_WORK_PER_THREAD) == most
+    assert threads_for_work(None, 100 * MIN_WORK_PER_THREAD) == 1
+    assert threads_for_work(1, 100 * MIN_WORK_PER_THREAD) == 1
+    assert threads_for_work(-1, 100 * MIN_WORK_PER_THREAD) == min(
+        n_threads(-1), numba.config.NUMBA_NUM_THREADS
+    )
+    assert threads_for_work(4, 30, min_work=10) == min(3, most)
+
+
+def test_numba_threads_sets_and_restores_the_count():
+    before = numba.get_num_threads()
+    with numba_threads(1):
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
+    with pytest.raises(RuntimeError), numba_threads(1):
+        raise RuntimeError
+    assert numba.get_num_threads() == before
+
+
+@pytest.mark.parametrize("model", [SupervisedEmbeddingRanker, MemN2NRanker])
+@pytest.mark.parametrize("n_jobs", [0, 1.5, "two", True])
+def test_bad_n_jobs_is_named(model, n_jobs):
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="n_jobs") as error:
+        model(n_jobs=n_jobs, epochs=1).fit(X, y)
+    assert repr(n_jobs) in str(error.value) or str(n_jobs) in str(error.value)
+    with pytest.raises(ValueError, match="n_jobs must be"):
+        n_threads(n_jobs)
+
+
+def test_negative_n_jobs_counts_back_from_every_core():
+    # scikit-learn's and joblib's convention: -1 every core, -3 all but two, at least one
+    assert n_threads(-3) == max(n_threads(-1) - 2, 1)
+    X, y, _ = make_tiny_dialogs()
+    SupervisedEmbeddingRanker(n_jobs=-3, epochs=1).fit(X, y)
+
+
+# --------------------------------------------------------------------------- SE kernels
+
+
+def _run_hogwild(P, order, n_shards, n_negatives, lr, margin, adagrad, threads):
+    U, GU = P["U"].copy(), P["GU"].copy()
+    V = U if P["shared"] else P["V"].copy()
+    GV = GU if P["shared"] else P["GV"].copy()
+    state, stats = P["state"].copy(), np.zeros(2)
+    matches = K.SEMatches(*P["e"], *P["m"], P["type_rows"], np.zeros(P["n_match"], np.int64))
+    pools = K.SENegatives(*P["pools"]) if "pools" in P else None
+    with numba_threads(threads):
+        loss = H.se_hogwild_epoch(
+            K.SEParams(U, V, GU, GV), K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]),
+            P["n_candidates"], matches, order, K.SESettings(n_negatives, lr, margin, adagrad),
+            state, stats, n_shards, pools,
+        )  # fmt: skip
+    assert not matches.mark.any()  # the caller's scratch is untouched
+    return U, V, GU, GV, loss, stats
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 7, 8])
+@pytest.mark.parametrize("n_shards", [1, 2, 3])
+def test_shard_bounds_cover_the_items_in_order(n, n_shards):
+    bounds = [H.se_shard_bounds(n, n_shards, s) for s in range(n_shards)]
+    assert bounds[0][0] == 0 and bounds[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+    sizes = [end - start for start, end in bounds]
+    assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True)
+
+
+@pytest.mark.parametrize(
+    "shared, types, adagrad, n_shards",
+    [
+        (False, False, False, 1),
+        (False, True, False, 2),
+        (True, True, True, 3),
+        (False, True, True, 2),
+    ],
+)
+def test_se_hogwild_epoch_on_one_thread_is_its_numpy_reference(shared, types, adagrad, n_shards):
+    P = make_problem(3, shared=shared, types=types)
+    order = np.array([4, 0, 6, 2, 1, 5, 3, 0], dtype=np.int64)
+    U, V, GU, GV, loss, stats = _run_hogwild(P, order, n_shards, 3, 0.05, 0.5, adagrad, 1)
+    Ur, Vr, GUr, GVr, loss_r, _ = R.se_hogwild_epoch(P, order, n_shards, 3, 0.05, 0.5, adagrad)
+    assert loss > 0 and stats[1] > 0
+    np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
+    np.testing.assert_allclose(stats[0], loss, rtol=1e-12)
+    np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(V, Vr, rtol=1e-4, atol=1e-5)
+    if adagrad:
+        np.testing.assert_allclose(GU, GUr, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(GV, GVr, rtol=1e-4, atol=1e-6)
+    assert (U is V) == shared
+    # the shards draw from their own generators: another model than the serial epoch's
+    if n_shards > 1:
+        Us, *_ = R.se_sgd_epoch(P, order, 3, 0.05, 0.5, adagrad)
+        assert not np.allclose(U, Us, atol=1e-5)
+
+
+def _disjoint_problem(shared):
+    """Two groups of four examples with their own input words, responses and pools: the
+    shards of the order [group 0, group 1] touch no row in common."""
+    rng = np.random.default_rng(8)
+    n_words, dim = 20, 5
+    groups = [(range(1, 9), range(0, 3)), (range(10, 19), range(3, 6))]
+    x_rows, r_rows, gold, pools = [], [[] for _ in range(6)], [], []
+    for words, responses in groups:
+        for c in responses:
+            r_rows[c] = [(int(w), 1.0) for w in rng.choice(list(words), 2, replace=False)]
+        for _ in range(4):
+            x_rows.append([(int(w), 1.0) for w in rng.choice(list(words), 3, replace=False)])
+            g = int(rng.choice(list(responses)))
+            gold.append(g)
+            pools.append([c for c in responses if c != g])
+    U = rng.normal(0, 0.5, (n_words, dim)).astype(np.float32)
+    V = U if shared else rng.normal(0, 0.5, (n_words, dim)).astype(np.float32)
+    GU = np.full(n_words, 0.1, np.float32)
+    indptr = np.cumsum([0] + [len(p) for p in pools]).astype(np.int64)
+    return dict(
+        U=U, V=V, GU=GU, GV=GU if shared else GU.copy(), shared=shared,
+        x=csr(x_rows, n_words), r=csr(r_rows, n_words), gold=np.array(gold, np.int64),
+        n_candidates=6, e=(np.zeros(9, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)),
+        m=(np.zeros(7, np.int64), np.zeros(0, np.int64)), n_match=1,
+        type_rows=np.zeros(0, np.int64), state=np.array([99], dtype=np.uint64),
+        pools=(indptr, np.array([c for p in pools for c in p], np.int64)),
+    )  # fmt: skip
+
+
+@two_threads
+@pytest.mark.parametrize("shared, adagrad", [(False, False), (True, True)])
+def test_se_hogwild_epoch_on_two_threads_with_disjoint_shards_is_the_reference(shared, adagrad):
+    # shards that share no row cannot race: the threads' timing cannot change the result
+    P = _disjoint_problem(shared)
+    order = np.array([2, 0, 3, 1, 1, 7, 4, 6, 5, 4], dtype=np.int64)
+    Ur, Vr, _, _, loss_r, _ = R.se_hogwild_epoch(P, order, 2, 4, 0.1, 1.0, adagrad)
+    for _ in range(5):
+        U, V, _, _, loss, _ = _run_hogwild(P, order, 2, 4, 0.1, 1.0, adagrad, 2)
+        np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
+        np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(V, Vr, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(U, P["U"])
+
+
+# --------------------------------------------------------------------------- estimators
+
+
+def _se_work_per_example(model, X, y):
+    problem = model._training_problem(X, y, np.random.RandomState(0))
+    return _supervised_embedding._epoch_work(problem, 1, model.n_negatives)
+
+
+def test_se_epochs_too_small_for_threads_run_the_serial_kernel(monkeypatch):
+    X, y, _ = make_tiny_dialogs()
+    params = dict(embedding_dim=8, epochs=3, random_state=0)
+    assert _se_work_per_example(SupervisedEmbeddingRanker(**params), X, y) * len(X) < (
+        2 * MIN_WORK_PER_THREAD
+    )
+    single = SupervisedEmbeddingRanker(**params).fit(X, y)
+    monkeypatch.setattr(H, "se_hogwild_epoch", None)  # a call would fail
+    threaded = SupervisedEmbeddingRanker(**params, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(threaded.input_embeddings_, single.input_embeddings_)
+    np.testing.assert_array_equal(threaded.response_embeddings_, single.response_embeddings_)
+
+
+def _spread(make, fit_score, seeds=range(5)):
+    """(min, max) of the 1-thread scores over ``seeds``, and the 2-thread scores."""
+    ones = [fit_score(make(seed, 1)) for seed in seeds]
+    twos = [fit_score(make(seed, 2)) for seed in seeds]
+    return min(ones), max(ones), twos
+
+
+@two_threads
+def test_se_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
+    """Dialog bAbI task 1 (bundled), 3 epochs at the bench's settings: the 2-thread
+    (Hogwild) fits of 5 seeds score, on average, inside the range of the 1-thread fits."""
+    train, dev = load_dialog_babi(1, "trn"), load_dialog_babi(1, "dev")
+    Xd, yd = dev.X[:1000], dev.y[:1000]
+
+    def make(seed, n_jobs):
+        return SupervisedEmbeddingRanker(
+            candidates=train.candidates, embedding_dim=32, n_negatives=100,
+            normalize_input=True, learning_rate=0.1, margin=0.1, epochs=3,
+            random_state=seed, n_jobs=n_jobs,
+        )  # fmt: skip
+
+    calls = []
+    hogwild = H.se_hogwild_epoch
+
+    def counted(*args):
+        calls.append(args[10])
+        return hogwild(*args)
+
+    monkeypatch.setattr(H, "se_hogwild_epoch", counted)
+    low, high, twos = _spread(make, lambda m: m.fit(train.X, train.y).score(Xd, yd))
+    assert calls == [2] * 15  # every epoch of the 2-thread fits ran on two threads
+    assert low <= np.mean(twos) <= high, (low, high, twos)
+
+
+# --------------------------------------------------------------------------- MemN2N kernels
+
+
+def _parts_loss_grad(pb, n_parts, threads, lazy):
+    """batch_loss_grad_parts on the Problem ``pb`` of test_memn2n: (loss, correct, dE, dH,
+    dG), with the gradient's rows those of batch_rows (lazy) or every row."""
+    n_mat = pb.E.shape[0]
+    n_gates = len(pb.G)
+    sizes = (n_mat, pb.V, pb.dim, pb.hops, len(pb.batch), int(np.diff(pb.mptr).max()),
+             pb.n_cand, 2)  # fmt: skip
+    parts = P.make_parts(n_parts, *sizes, pb.E.dtype, n_gates)
+    parts.dE[0] = 7.0  # what an update of the dense gradient leaves: overwritten
+    if lazy:
+        mark = np.zeros(pb.V, np.int64)
+        rows, w_rows = np.empty(pb.V, np.int64), np.empty(pb.V, np.int64)
+        n, n_w = MK.batch_rows(pb.data(), pb.batch, pb.cands(), mark, 2, rows, w_rows)
+        rows, w_rows = rows[:n], w_rows[:n_w]
+        parts.dE[0] = 0.0
+    else:
+        rows = w_rows = np.arange(pb.V)
+    with numba_threads(threads):
+        loss, correct = P.batch_loss_grad_parts(
+            pb.E, pb.H, pb.G, pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, parts, n_parts,
+            rows, w_rows,
+        )  # fmt: skip
+    assert not parts.dE[1:].any()  # the other parts are zero again
+    return loss, correct, parts.dE[0].copy(), parts.dH[0].copy(), parts.dG[0].copy()
+
+
+@pytest.mark.parametrize("config", [CONFIGS[0], CONFIGS[2], GATED[1]])
+@pytest.mark.parametrize("n_parts, lazy", [(2, True), (3, False), (5, True)])
+def test_memn2n_batch_on_parts_is_the_numpy_reference(config, n_parts, lazy):
+    pb = Problem(0, dtype=np.float64, **config)
+    r_loss, r_correct, r_dE, r_dH, r_dG, _ = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
+    threads = min(n_parts, numba.config.NUMBA_NUM_THREADS)
+    loss, correct, dE, dH, dG = _parts_loss_grad(pb, n_parts, threads, lazy)
+    tol = dict(rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(loss, r_loss, **tol)
+    assert correct == r_correct
+    np.testing.assert_allclose(dE, r_dE, **tol)
+    np.testing.assert_allclose(dH, r_dH, **tol)
+    np.testing.assert_allclose(dG, r_dG, **tol)
+    assert np.abs(dE).sum() > 0
+
+
+def test_memn2n_batch_on_parts_float32_and_a_batch_shorter_than_the_parts():
+    pb = Problem(3, dtype=np.float32, **CONFIGS[0])
+    pb.batch = pb.batch[:3]  # parts of one example each, smaller than make_parts sized
+    r_loss, r_correct, r_dE, *_ = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
+    loss, correct, dE, *_ = _parts_loss_grad(pb, 2, 2, lazy=True)
+    np.testing.assert_allclose(loss, r_loss, rtol=2e-4)
+    np.testing.assert_allclose(dE, r_dE, rtol=2e-4, atol=2e-5)
+    assert correct == r_correct
+
+
+@two_threads
+def test_memn2n_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
+    """Dialog bAbI task 1 (bundled), 600 examples, 2 epochs at the bench's settings: the
+    batches of the 2-thread fits run on two threads (their 4,212 candidates pay for it),
+    and the fits of 5 seeds score, on average, inside the range of the 1-thread fits."""
+    train, dev = load_dialog_babi(1, "trn"), load_dialog_babi(1, "dev")
+    X, y, Xd, yd = train.X[:600], train.y[:600], dev.X[:600], dev.y[:600]
+
+    def make(seed, n_jobs):
+        return MemN2NRanker(
+            candidates=train.candidates, hops=1, embedding_dim=32, position_encoding=False,
+            learning_rate=0.01, epochs=2, random_state=seed, n_jobs=n_jobs,
+        )  # fmt: skip
+
+    calls = []
+    parts = _memn2n.batch_loss_grad_parts
+
+    def counted(*args):
+        calls.append(args[9])
+        return parts(*args)
+
+    monkeypatch.setattr(_memn2n, "batch_loss_grad_parts", counted)
+    low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
+    assert calls and set(calls) == {2}
+    assert len(calls) >= 5 * 2 * (600 // 32)  # every full batch of the 2-thread fits
+    assert low <= np.mean(twos) <= high, (low, high, twos)
