@@ -108,7 +108,21 @@ def with_candidates(build):
 def score_pools(metrics):
     """``score(model, data)`` of a pool suite: each metric of ``metrics`` (%) over the
     pools of ``data``, ranked ``_BLOCK`` contexts at a time; ``n`` the contexts scored (a
-    context with no right response is left out)."""
+    context with no right response is left out).
+
+    Examples
+    --------
+    >>> from sklearn.utils import Bunch
+    >>> from irdialog import TfidfRanker
+    >>> from irdialog.bench._format_suite import score_pools
+    >>> model = TfidfRanker().fit(["red wine", "blue sky"], ["a red one", "the sky"])
+    >>> data = Bunch(X=["red please", "sky", "anything"],
+    ...              y=[["a red one", "red too"], "the sky", []],
+    ...              candidate_lists=[["a red one", "the sky", "red too"],
+    ...                               ["a red one", "the sky"], ["the sky", "a red one"]])
+    >>> score_pools(["map", "p@1", "r2@1"])(model, data)
+    {'map': 100.0, 'p@1': 100.0, 'r2@1': 100.0, 'n': 2}
+    """
 
     def score(model, data) -> dict:
         judged = {m: get_ranking_metric(m, no_answer="skip") for m in metrics}
