@@ -156,6 +156,20 @@ def test_ubuntu_v1_puts_lowe_et_al_beside_ours(home, tmp_path):
     assert published("ubuntu-v1", "v1", "dual-encoder")["r10@1"] == {"lowe2015_table4": 60.4}
 
 
+def test_ubuntu_v1_dual_encoder_runs_with_its_settings_overridden(home, tmp_path):
+    tiny = ["epochs=1", "hidden_size=8", "embedding_dim=8", "max_length=20"]
+    result = _bench("ubuntu-v1", "dual-encoder", home, tmp_path,
+                    *[a for t in tiny for a in ("--set", t)])  # fmt: skip
+    assert result["options"]["overrides"] == {
+        "epochs": 1, "hidden_size": 8, "embedding_dim": 8, "max_length": 20,
+    }  # fmt: skip
+    [chosen] = result["runs"][0]["chosen"]
+    assert chosen["params"]["cell"] == "lstm" and chosen["params"]["hidden_size"] == 8
+    rows = {r["metric"]: r for r in result["rows"]}
+    assert rows["r10@1"]["paper"] == {"lowe2015_table4": 60.4}
+    assert all(0.0 <= r["value"] <= 100.0 for r in rows.values())
+
+
 def test_dstc7_scores_dev_when_there_is_no_test(home, tmp_path):
     result = _bench("dstc7", "bm25", home, tmp_path)
     assert result["options"]["dataset"] == "ubuntu"
@@ -177,6 +191,7 @@ def test_beir_ranks_the_corpus_of_the_named_data_set(home, tmp_path):
     ]  # fmt: skip
     assert _values(result) == {("test", "ndcg@10"): 100.0, ("test", "recall@100"): 100.0}
     assert "30 distinct documents" in result["protocol"]
+    assert "\nscifact test       ndcg@10 " in format_result(result)  # the task column fits
     with pytest.raises(SystemExit):  # the data set is required
         main(["bench", "beir", "--model", "bm25", "--data-home", str(home)])
 

@@ -39,6 +39,7 @@ REFERENCE = "format_suites.csv"
 _BLOCK = 256  # contexts scored at a time
 DEPTH = 1000  # documents of a retrieval run re-scored and judged (Anserini's --hits)
 NO_SEARCH = "no hyper-parameter search: the estimator's defaults"
+_OVERRIDES = "a hyper-parameter of the model over its fixed value (the run records it)"
 
 
 def published(suite: str, task, method) -> dict:
@@ -280,6 +281,7 @@ def pool_suite(name: str, help: str, models: dict, load, metrics, *, task, score
         paper=_paper(name),
         task_name=task,
         plot_label=lambda row: row.metric,
+        overrides=_OVERRIDES,
     )
 
 
@@ -304,6 +306,7 @@ def retrieval_suite(name: str, help: str, models: dict, load, metrics, *, task, 
         paper=_paper(name),
         task_name=task,
         plot_label=lambda row: row.metric,
+        overrides=_OVERRIDES,
         **fields,
     )
 
