@@ -33,7 +33,7 @@ from ..datasets._base import find_data_file
 from ..metrics import get_ranking_metric
 from ._paper import paper_table
 from ._runner import run_declared
-from ._suite import Selection, markdown_table, number, spread
+from ._suite import ModelSpec, Selection, markdown_table, number, spread
 
 REFERENCE = "format_suites.csv"
 _BLOCK = 256  # contexts scored at a time
@@ -315,8 +315,6 @@ def classical_models(tfidf, bm25, bm25_params=None, bm25_note=NO_SEARCH) -> dict
     """``{"tfidf": ..., "bm25": ...}`` ModelSpecs of a suite: TF-IDF (published column
     ``"tfidf"``) and Lucene's BM25 (``"bm25"``), built by ``tfidf``/``bm25`` from the
     split the suite fits on."""
-    from ._suite import ModelSpec
-
     params = {"method": "lucene", **(bm25_params or {})}
     return {
         "tfidf": ModelSpec("tfidf", tfidf, Selection.fixed({}, NO_SEARCH)),
