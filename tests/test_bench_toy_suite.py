@@ -171,7 +171,10 @@ def test_the_package_suites_are_found_where_they_are_declared():
     from irdialog.bench._registry import _suite_modules, registered_modules
 
     modules = _suite_modules()
-    assert modules == ["_babi_qa", "_dialog_babi", "_insuranceqa", "_movie_dialog", "_ubuntu"]
+    assert modules == [
+        "_babi_qa", "_beir", "_dialog_babi", "_douban", "_dstc7", "_ecommerce", "_insuranceqa",
+        "_movie_dialog", "_msmarco", "_ubuntu", "_ubuntu_v1",
+    ]  # fmt: skip
     assert {"babi-qa", "dialog-babi", "insuranceqa", "movie-dialog", "ubuntu"} < set(SUITES)
     assert registered_modules() == [__name__]  # this file's suite, for reproduce's child
     with pytest.raises(ValueError, match="already registered"):

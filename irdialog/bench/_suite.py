@@ -277,8 +277,9 @@ def format_rows(rows: list[Row], model: str) -> str:
     task  split      metric               n    tfidf (ours)     paper   diff
     1     tst        per_response      5936             5.8       5.6   +0.2
     """
+    width = max([6] + [len(str(r.task)) + 1 for r in rows])  # a data set's name as task
     lines = [
-        f"{'task':<6}{'split':<11}{'metric':<14}{'n':>8}  {model + ' (ours)':>14}"
+        f"{'task':<{width}}{'split':<11}{'metric':<14}{'n':>8}  {model + ' (ours)':>14}"
         f"  {'paper':>8}   diff"
     ]
     for r in rows:
@@ -287,7 +288,7 @@ def format_rows(rows: list[Row], model: str) -> str:
         if isinstance(r.paper, (int, float)) and isinstance(r.value, (int, float)):
             diff = f"{r.value - r.paper:+.1f}"
         lines.append(
-            f"{r.task!s:<6}{r.split:<11}{r.metric:<14}{number(r.n):>8}  "
+            f"{r.task!s:<{width}}{r.split:<11}{r.metric:<14}{number(r.n):>8}  "
             f"{spread(r, sep='±'):>14}  {paper:>8}  {diff:>5}".rstrip()
         )
     return "\n".join(lines)
