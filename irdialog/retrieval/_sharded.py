@@ -43,7 +43,8 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
-from ._bm25 import BM25Ranker
+from ._bm25 import METHODS, BM25Ranker
+from ._bm25_kernels import bm25_impacts
 from ._index import InvertedIndex
 
 FORMAT = "irdialog-sharded-index"
@@ -70,8 +71,6 @@ _SHARD_ARRAYS = ("indptr", "docs", "impacts", "term_max")
 # posting's term count, each document's length.
 _CHANGE_ARRAYS = ("tfs", "lengths")
 _READ_BLOCK = 1 << 20
-# Postings scored at a time: bounds the float64 temporaries (~15 MB).
-_SCORE_BLOCK = 1 << 18
 
 
 class ShardFileError(ValueError):
@@ -213,25 +212,18 @@ def _statistics_ranker(spec: dict) -> BM25Ranker:
 def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None):
     """Each posting's impact (float32) with the ranker's statistics, and each term's
     largest; the postings of the documents marked in ``dead`` score 0. The values of
-    :meth:`BM25Ranker._term_scores`, bit for bit, a block of postings at a time."""
-    n_terms, n = len(indptr) - 1, len(docs)
-    impacts = np.empty(n, dtype=np.float32)
-    ratio = lengths / ranker.average_length_ if ranker.average_length_ > 0 else None
-    for lo in range(0, n, _SCORE_BLOCK):
-        hi = min(lo + _SCORE_BLOCK, n)
-        first = int(np.searchsorted(indptr, lo, side="right")) - 1
-        last = int(np.searchsorted(indptr, hi, side="left"))
-        bounds = np.clip(indptr[first : last + 1], lo, hi)
-        terms = np.repeat(np.arange(first, last), np.diff(bounds))
-        d = np.asarray(docs[lo:hi])
-        r = ratio[d] if ratio is not None else 1.0
-        impacts[lo:hi] = ranker._posting_scores(np.asarray(tfs[lo:hi]), r, terms)
-        if dead is not None:
-            impacts[lo:hi][dead[d]] = 0.0
-    term_max = np.zeros(n_terms, dtype=np.float32)
-    nonempty = np.diff(indptr) > 0
-    if n:
-        term_max[nonempty] = np.maximum.reduceat(impacts, indptr[:-1][nonempty])
+    :meth:`BM25Ranker._term_scores`, bit for bit (:func:`bm25_impacts`)."""
+    impacts = np.empty(len(docs), dtype=np.float32)
+    term_max = np.zeros(len(indptr) - 1, dtype=np.float32)
+    if dead is None:
+        dead = np.zeros(len(lengths), dtype=bool)
+    bm25_impacts(
+        np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(docs, dtype=np.int32),
+        np.ascontiguousarray(tfs, dtype=np.float32),
+        np.ascontiguousarray(lengths, dtype=np.float64), ranker.idf_,
+        float(ranker.average_length_), METHODS.index(ranker.method), float(ranker.k1),
+        float(ranker.b), float(ranker.delta), dead, impacts, term_max,
+    )  # fmt: skip
     return impacts, term_max
 
 

@@ -1,0 +1,59 @@
+"""Numba kernel of BM25 impacts: each posting's score from its term count, its document's
+length and its term's idf, in one pass over an index's postings.
+
+What a shard of :class:`~irdialog.retrieval.ShardedIndex` runs when the collection's
+statistics change (documents added or deleted): the values of
+:meth:`BM25Ranker._term_scores <irdialog.retrieval.BM25Ranker>` bit for bit (the same float64
+operations in the same order, cast to float32 once), without its temporaries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# The variants, by their position in irdialog.retrieval._bm25.METHODS.
+ROBERTSON, LUCENE, ATIRE, BM25L, BM25PLUS = range(5)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _tf_part(method, tf, ratio, k1, b, delta):
+    # _bm25._tf_component, operation for operation.
+    norm = 1.0 - b + b * ratio
+    if method == ROBERTSON or method == LUCENE:
+        return tf / (k1 * norm + tf)
+    if method == ATIRE:
+        return tf * (k1 + 1.0) / (tf + k1 * norm)
+    if method == BM25L:
+        c = tf / norm
+        return (k1 + 1.0) * (c + delta) / (k1 + c + delta)
+    return (k1 + 1.0) * tf / (k1 * norm + tf) + delta
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def bm25_impacts(indptr, docs, tfs, lengths, idf, average_length, method, k1, b, delta, dead,
+                 impacts, term_max):  # fmt: skip
+    """Each posting's BM25 impact (float32) into ``impacts``, each term's largest into
+    ``term_max``.
+
+    ``indptr`` (int64), ``docs`` (int32) and ``tfs`` (float32) are the postings, term-major;
+    ``lengths`` (float64) the documents' lengths, ``idf`` (float64) the terms'; ``method``
+    a position in ``METHODS``; the postings of documents marked in ``dead`` (bool, one per
+    document) score 0. BM25L and BM25+ impacts are less the tf = 0 score, as in the index.
+    """
+    for t in range(indptr.shape[0] - 1):
+        best = np.float32(0.0)
+        for p in range(indptr[t], indptr[t + 1]):
+            d = docs[p]
+            if dead[d]:
+                impacts[p] = np.float32(0.0)
+                continue
+            ratio = lengths[d] / average_length if average_length > 0 else 1.0
+            part = _tf_part(method, np.float64(tfs[p]), ratio, k1, b, delta)
+            if method == BM25L or method == BM25PLUS:
+                part = part - _tf_part(method, 0.0, ratio, k1, b, delta)
+            value = np.float32(idf[t] * part)
+            impacts[p] = value
+            if value > best:
+                best = value
+        term_max[t] = best
