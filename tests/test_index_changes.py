@@ -1,0 +1,292 @@
+"""ShardedIndex.add, delete and compact: after any sequence of them, the top k (ids and
+scores) and the statistics are those of an index rebuilt from the documents left; the BM25
+impact kernel against BM25Ranker's own scoring; a change that fails leaves the index as it
+was; damaged files of a changed index are refused at open."""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from irdialog import BM25Ranker
+from irdialog.retrieval import ShardedIndex
+from irdialog.retrieval import _sharded as sharded
+from irdialog.retrieval._bm25 import METHODS
+from irdialog.retrieval._bm25_kernels import bm25_impacts
+from irdialog.retrieval._sharded import ShardFileError, _posting_impacts, _term_major
+
+WORDS = ["w0", "w0", "w0", "w1", "w1", "w2", "w3", "w4", "día", "日本", "W1", "?"]
+QUERIES = ["w0", "w1 w2", "w0 w0 w3", "día 日本", "w4 w1 w0", "", "unknown", "w2 w2 w4"]
+
+
+def _text(rng, n):
+    return " ".join(rng.choice(WORDS, size=n))
+
+
+def _check_equal(index, texts, method, k=10):
+    """``index``'s top k equals that of an index built from ``texts`` (id: text, the
+    documents not deleted), ids mapped, scores to float32 rounding."""
+    live = np.array(sorted(texts), dtype=np.int64)
+    assert index.n_documents_ == len(live)
+    with ShardedIndex(BM25Ranker(method=method)).build([texts[i] for i in live]) as ref:
+        want_ids, want_scores = ref.top_k(QUERIES, k)
+        assert index.ranker_.average_length_ == ref.ranker_.average_length_
+        known = [t for t in ref.ranker_.vocabulary_]
+        np.testing.assert_array_equal(
+            index.ranker_.idf_[[index.ranker_.vocabulary_[t] for t in known]],
+            ref.ranker_.idf_[[ref.ranker_.vocabulary_[t] for t in known]],
+        )
+    ids, scores = index.top_k(QUERIES, k)
+    np.testing.assert_array_equal(ids, live[want_ids])
+    np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def threads():
+    """An in-process cluster (threads): four shards without starting processes."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+# -- the kernel ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_bm25_impacts_are_term_scores_bit_for_bit(method):
+    rng = np.random.default_rng(3)
+    counts = sp.random(15, 9, density=0.4, random_state=4, format="csr")
+    counts.data = rng.integers(1, 5, size=counts.nnz).astype(np.float32)
+    lengths = np.asarray(counts.sum(axis=1)).ravel() + rng.integers(0, 3, 15)
+    ranker = BM25Ranker(method=method, k1=1.3, b=0.6, delta=0.7)
+    df = np.bincount(counts.indices, minlength=9)
+    ranker._set_statistics(df, 15, float(lengths.sum()))
+    reference = ranker._term_scores(counts, lengths, np.float32).T.tocsr()
+    reference.sort_indices()
+    indptr, docs, tfs = _term_major(counts)
+    impacts, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths)
+    np.testing.assert_array_equal(docs, reference.indices)
+    np.testing.assert_array_equal(impacts, reference.data)  # bit for bit
+    bounds = zip(reference.indptr, reference.indptr[1:])
+    expected_max = np.array([reference.data[a:b].max(initial=0) for a, b in bounds], np.float32)
+    np.testing.assert_array_equal(term_max, expected_max)
+    # The uncompiled function agrees; the postings of a dead document score 0.
+    dead = np.zeros(15, dtype=bool)
+    dead[[2, 7]] = True
+    out, best = np.empty_like(impacts), np.zeros_like(term_max)
+    args = (indptr, docs, tfs, lengths, ranker.idf_, ranker.average_length_,
+            METHODS.index(method), 1.3, 0.6, 0.7, dead, out, best)  # fmt: skip
+    bm25_impacts.py_func(*args)
+    np.testing.assert_array_equal(out[~dead[docs]], impacts[~dead[docs]])
+    assert (out[dead[docs]] == 0).all()
+    assert (best <= term_max).all()
+
+
+# -- random changes against a rebuild ------------------------------------------------------
+
+_document = st.lists(st.sampled_from(WORDS), max_size=7).map(" ".join)
+_operation = st.one_of(
+    st.tuples(st.just("add"), st.lists(_document, max_size=6)),
+    st.tuples(st.just("delete"), st.lists(st.integers(0, 10**6), max_size=5)),
+    st.tuples(st.just("compact")),
+    st.tuples(st.just("reopen")),
+)
+_changes = {
+    "corpus": st.lists(_document, min_size=1, max_size=14),
+    "operations": st.lists(_operation, min_size=1, max_size=6),
+    "method": st.sampled_from(METHODS),
+}
+
+
+def _run_changes(corpus, operations, method, shards, client):
+    template = BM25Ranker(method=method)
+    with tempfile.TemporaryDirectory() as tmp:
+        index = ShardedIndex(template, shards=shards, client=client, directory=tmp)
+        index.build(corpus)
+        texts = dict(enumerate(corpus))
+        try:
+            for operation in operations:
+                kind = operation[0]
+                if kind == "add":
+                    ids = index.add(operation[1])
+                    first = int(index.offsets_[-1]) - len(operation[1])
+                    assert ids.tolist() == list(range(first, first + len(operation[1])))
+                    texts.update(zip(ids.tolist(), operation[1]))
+                elif kind == "delete":
+                    live = sorted(texts)
+                    ids = sorted({live[i % len(live)] for i in operation[1]})[: len(live) - 1]
+                    index.delete(ids)
+                    for i in ids:
+                        del texts[i]
+                elif kind == "compact":
+                    kept = index.compact()
+                    assert kept.tolist() == sorted(texts)
+                    texts = {j: texts[i] for j, i in enumerate(kept.tolist())}
+                    assert len(index.offsets_) == shards + 1
+                else:
+                    index.close()
+                    index = ShardedIndex.open(tmp, client=client)
+                _check_equal(index, texts, method)
+            _check_equal(index, texts, method, k=100)  # k above the count: every document
+            named = {str(Path(tmp) / name) for name in index._doc["files"]}
+            for entry in index._doc["shards"]:
+                named |= {str(p) for p in (Path(tmp) / entry["path"]).iterdir()}
+            on_disk = {str(p) for p in Path(tmp).rglob("*") if p.is_file()}
+            assert on_disk == named | {str(Path(tmp) / "index.json")}  # nothing left behind
+        finally:
+            index.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**_changes)
+def test_changes_equal_a_rebuild_one_shard(corpus, operations, method):
+    _run_changes(corpus, operations, method, 1, None)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(**_changes)
+def test_changes_equal_a_rebuild_four_shards(threads, corpus, operations, method):
+    _run_changes(corpus, operations, method, 4, threads)
+
+
+@pytest.mark.slow
+def test_changes_on_worker_processes_equal_a_rebuild(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(7)
+    corpus = [_text(rng, rng.integers(0, 12)) for _ in range(400)]
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        index = ShardedIndex(shards=4, client=client, directory=tmp_path).build(corpus)
+        texts = dict(enumerate(corpus))
+        with index:
+            for _ in range(4):
+                more = [_text(rng, rng.integers(0, 12)) for _ in range(30)]
+                texts.update(zip(index.add(more).tolist(), more))
+                gone = rng.choice(sorted(texts), size=25, replace=False)
+                index.delete(gone)
+                for i in gone:
+                    del texts[i]
+                _check_equal(index, texts, "lucene")
+            kept = index.compact()
+            texts = {j: texts[i] for j, i in enumerate(kept.tolist())}
+            _check_equal(index, texts, "lucene")
+        with ShardedIndex.open(tmp_path, client=client) as again:
+            _check_equal(again, texts, "lucene")
+
+
+# -- behaviours ----------------------------------------------------------------------------
+
+
+def test_deleted_documents_are_never_returned(tmp_path):
+    docs = ["w1 w2", "w2", "w3", "w1", "w4 w4"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        index.delete([1, 3])
+        assert index.deleted_.tolist() == [1, 3] and index.n_documents_ == 3
+        ids, scores = index.top_k(["w1 w2", "w9"], 10)
+        # Every document left, the one that matches first, then the others by id.
+        assert ids.tolist() == [[0, 2, 4], [0, 2, 4]]
+        assert scores[0, 0] > 0 and (scores[0, 1:] == 0).all()
+        assert index.add(["w2 w2"]).tolist() == [5]
+        assert index.top_k(["w2"], 2)[0].tolist() == [[5, 0]]
+
+
+def test_delete_checks_its_ids(tmp_path):
+    with ShardedIndex(directory=tmp_path).build(["a", "b", "c"]) as index:
+        with pytest.raises(ValueError, match=r"ids must be in \[0, 3\), got \[3\]"):
+            index.delete([0, 3])
+        with pytest.raises(TypeError, match="1-D sequence of integers"):
+            index.delete(["a"])
+        index.delete([1, 1])
+        with pytest.raises(ValueError, match=r"already deleted: \[1\]"):
+            index.delete([1])
+        with pytest.raises(ValueError, match="Deleting every document"):
+            index.delete([0, 2])
+        index.delete([])
+        assert index.n_documents_ == 2
+        assert index.add([]).tolist() == []
+
+
+def test_a_change_that_fails_leaves_the_index_as_it_was(tmp_path, monkeypatch):
+    docs = ["w1 w2", "w2 w3", "w3 w1", "w4"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        before = (tmp_path / "index.json").read_text(encoding="utf-8")
+        expected = index.top_k(QUERIES, 3)
+
+        def fail(*args):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(sharded, "_rescore_shard", fail)
+        with pytest.raises(OSError, match="disk full"):
+            index.add(["w5 w1"])
+        with pytest.raises(OSError, match="disk full"):
+            index.delete([0])
+        assert (tmp_path / "index.json").read_text(encoding="utf-8") == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            "df.npy", "index.json", "shard-00000", "term_ends.npy", "terms.npy"
+        ]  # fmt: skip
+        for got, want in zip(index.top_k(QUERIES, 3), expected):
+            np.testing.assert_array_equal(got, want)
+        monkeypatch.undo()
+        index.delete([0])
+    with ShardedIndex.open(tmp_path) as again:
+        assert again.deleted_.tolist() == [0] and again.n_documents_ == 3
+
+
+def test_damaged_files_of_a_changed_index_are_refused_by_path(tmp_path):
+    with ShardedIndex(directory=tmp_path).build(["w1 w2", "w2 w3", "w3"]) as index:
+        index.add(["w1 w4"])
+        index.delete([1])
+        shard = tmp_path / index._doc["shards"][1]["path"]
+        deleted = tmp_path / sharded._file(index._doc, "deleted")
+    impacts = shard / "impacts.npy"
+    data = bytearray(impacts.read_bytes())
+    data[-1] ^= 1
+    impacts.write_bytes(bytes(data))
+    with pytest.raises(ShardFileError, match=f"{impacts}.*SHA-256"):
+        ShardedIndex.open(tmp_path)
+    deleted.write_bytes(deleted.read_bytes()[:-8])
+    with pytest.raises(ShardFileError, match=f"{deleted}.*truncated"):
+        ShardedIndex.open(tmp_path)
+
+
+def test_an_index_of_the_earlier_format_opens_but_does_not_change(tmp_path):
+    ShardedIndex(directory=tmp_path).build(["w1", "w2"]).close()
+    path = tmp_path / "index.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**doc, "version": 1}), encoding="utf-8")
+    with ShardedIndex.open(tmp_path) as index:
+        assert index.top_k(["w2"], 1)[0].tolist() == [[1]]
+        with pytest.raises(ValueError, match="earlier format"):
+            index.add(["w3"])
+
+
+def test_a_change_links_the_arrays_it_does_not_change(tmp_path):
+    with ShardedIndex(directory=tmp_path).build(["w1 w2", "w2 w3"]) as index:
+        before = {name: os.stat(tmp_path / "shard-00000" / name).st_ino
+                  for name in ("docs.npy", "tfs.npy", "impacts.npy")}  # fmt: skip
+        index.delete([0])
+        shard = tmp_path / index._doc["shards"][0]["path"]
+        assert shard.name == "shard-00000-g00001"
+        assert not (tmp_path / "shard-00000").exists()
+        assert os.stat(shard / "docs.npy").st_ino == before["docs.npy"]
+        assert os.stat(shard / "tfs.npy").st_ino == before["tfs.npy"]
+        assert os.stat(shard / "impacts.npy").st_ino != before["impacts.npy"]
