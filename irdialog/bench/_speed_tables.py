@@ -395,6 +395,32 @@ def sharded_index(result: dict) -> list[str]:
     return lines
 
 
+def index_changes(result: dict) -> list[str]:
+    sec, qps = result["seconds"], result["queries_per_second"]
+    n, workers = result["changed_documents"], result["workers"]
+    where = "one process" if workers <= 1 else f"{workers} worker processes"
+    return [
+        f"BM25 over {result['n_documents']:,} generated passages on {where}; {n:,} added, "
+        f"then {n:,} deleted:",
+        "",
+        "| step | seconds | of a full build |",
+        "|---|---:|---:|",
+        f"| full build | {sec['build']:.1f} | 100% |",
+        f"| add | {sec['add']:.2f} | {100 * result['add_over_build']:.1f}% |",
+        f"| delete | {sec['delete']:.2f} | {100 * result['delete_over_build']:.1f}% |",
+        f"| rebuild of the documents left | {sec['rebuild']:.1f} | "
+        f"{100 * sec['rebuild'] / sec['build']:.0f}% |",
+        f"| compact | {sec['compact']:.1f} | {100 * sec['compact'] / sec['build']:.0f}% |",
+        "",
+        f"Top 10 of {result['n_queries']:,} queries: {qps['changed']:,.0f} queries/s changed, "
+        f"{qps['rebuilt']:,.0f} rebuilt ({result['changed_over_rebuilt_qps']:.2f}x); the same "
+        f"ids: {result['identical_top_10_ids']}, largest score difference "
+        f"{result['largest_score_difference']:.1e}. Opening {result['index_bytes'] / 2**20:,.0f} "
+        f"MiB: {result['open_seconds']['sha256']:.2f} s hashing every file, "
+        f"{result['open_seconds']['sizes']:.2f} s checking sizes.",
+    ]
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
@@ -409,4 +435,5 @@ SPEED_TABLES = {
     "training-time-to-accuracy": training_time_to_accuracy,
     "memory-training-time": memory_training_time,
     "sharded-index": sharded_index,
+    "index-changes": index_changes,
 }
