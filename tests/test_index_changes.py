@@ -290,3 +290,79 @@ def test_a_change_links_the_arrays_it_does_not_change(tmp_path):
         assert os.stat(shard / "docs.npy").st_ino == before["docs.npy"]
         assert os.stat(shard / "tfs.npy").st_ino == before["tfs.npy"]
         assert os.stat(shard / "impacts.npy").st_ino != before["impacts.npy"]
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def _ranks(main, directory, queries, out):
+    assert main(["rank", str(directory), str(queries), "-k", "5", "--output", str(out),
+                 "--quiet"]) == 0  # fmt: skip
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def test_command_line_add_delete_compact(tmp_path, capsys):
+    from irdialog.cli import main
+
+    rng = np.random.default_rng(5)
+    docs = [_text(rng, rng.integers(1, 8)) for _ in range(40)]
+    more = [_text(rng, rng.integers(1, 8)) for _ in range(10)]
+    (tmp_path / "corpus.txt").write_text("\n".join(docs) + "\n", encoding="utf-8")
+    (tmp_path / "more.txt").write_text("\n".join(more) + "\n", encoding="utf-8")
+    (tmp_path / "gone.txt").write_text("3\n41\n\n7\n", encoding="utf-8")
+    queries = tmp_path / "queries.txt"
+    queries.write_text("\n".join(QUERIES[:5]) + "\n", encoding="utf-8")
+    save = tmp_path / "index"
+    assert main(["index", "build", str(tmp_path / "corpus.txt"), "--save", str(save),
+                 "--quiet"]) == 0  # fmt: skip
+    assert main(["index", "add", str(save), str(tmp_path / "more.txt")]) == 0
+    assert "10 documents added: 50" in capsys.readouterr().out
+    assert main(["index", "delete", str(save), str(tmp_path / "gone.txt")]) == 0
+    assert "3 documents deleted: 47 left" in capsys.readouterr().out
+    texts = {i: t for i, t in enumerate(docs + more) if i not in (3, 7, 41)}
+    live = np.array(sorted(texts))
+    with ShardedIndex().build([texts[i] for i in live]) as ref:
+        want_ids, want_scores = ref.top_k(QUERIES[:5], 5)
+    lines = _ranks(main, save, queries, tmp_path / "r1.jsonl")
+    assert [line["ids"] for line in lines] == live[want_ids].tolist()
+    np.testing.assert_allclose([line["scores"] for line in lines], want_scores, rtol=1e-6)
+    # Compacted: the same ids (kept in ids.json), and more added after the largest.
+    assert main(["index", "compact", str(save), "--quiet"]) == 0
+    assert _ranks(main, save, queries, tmp_path / "r2.jsonl") == lines
+    assert main(["index", "add", str(save), str(tmp_path / "more.txt"), "--quiet"]) == 0
+    assert json.loads((save / "ids.json").read_text())[-10:] == list(range(50, 60))
+    # Errors name what was wrong.
+    (tmp_path / "bad.txt").write_text("2\nx\n", encoding="utf-8")
+    assert main(["index", "delete", str(save), str(tmp_path / "bad.txt")]) == 2
+    assert "bad.txt" in capsys.readouterr().err
+    (tmp_path / "again.txt").write_text("2\n", encoding="utf-8")
+    assert main(["index", "delete", str(save), str(tmp_path / "again.txt"), "--quiet"]) == 0
+    assert main(["index", "delete", str(save), str(tmp_path / "again.txt")]) == 2
+    assert "already deleted" in capsys.readouterr().err
+
+
+def test_command_line_changes_of_a_json_lines_index(tmp_path, capsys):
+    from irdialog.cli import main
+
+    def write(path, records):
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+    write(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": f"w{i % 4} w{i % 3}"} for i in range(9)])
+    write(tmp_path / "m.jsonl", [{"id": "x1", "text": "w1 w9"}, {"id": "d2", "text": "w2"}])
+    save = tmp_path / "index"
+    assert main(["index", "build", str(tmp_path / "c.jsonl"), "--save", str(save),
+                 "--quiet"]) == 0  # fmt: skip
+    assert main(["index", "add", str(save), str(tmp_path / "m.jsonl")]) == 2
+    assert "'d2' (record 2) is already used" in capsys.readouterr().err
+    write(tmp_path / "m.jsonl", [{"id": "x1", "text": "w1 w9"}])
+    assert main(["index", "add", str(save), str(tmp_path / "m.jsonl"), "--quiet"]) == 0
+    (tmp_path / "gone.txt").write_text('d1\n"d4"\n', encoding="utf-8")
+    assert main(["index", "delete", str(save), str(tmp_path / "gone.txt"), "--quiet"]) == 0
+    queries = tmp_path / "q.txt"
+    queries.write_text("w9 w1\nw1\n", encoding="utf-8")
+    lines = _ranks(main, save, queries, tmp_path / "r.jsonl")
+    assert lines[0]["ids"][0] == "x1"
+    assert not {"d1", "d4"} & {i for line in lines for i in line["ids"]}
+    (tmp_path / "gone.txt").write_text("d99\n", encoding="utf-8")
+    assert main(["index", "delete", str(save), str(tmp_path / "gone.txt")]) == 2
+    assert "gone.txt" in capsys.readouterr().err

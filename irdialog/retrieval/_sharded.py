@@ -20,6 +20,17 @@ are bit for bit those of one index, so the merged ranking is the one index's.
 
 Workers receive paths, never index arrays: a shard is memory-mapped from its directory by
 the worker that searches it and kept open there.
+
+The index changes as Lucene's does, by new segments and tombstones, with one difference: its
+statistics are always those of the documents it holds, so that every score equals a
+rebuild's. A shard keeps each posting's term count and each document's length beside its
+impacts; a change updates the collection's statistics (an addition counts only the new
+documents, a deletion reads the postings of the deleted ones), then every shard is scored
+again from its counts (:func:`bm25_impacts`, one pass over its postings, on its worker; no
+text is read again) and written as a new directory, its unchanged arrays hard-linked. The
+index file names the directories and statistics files of one generation; a change writes
+the next and replaces that file in one rename, so an interrupted change leaves the index as
+it was.
 """
 
 from __future__ import annotations
@@ -590,12 +601,24 @@ class ShardedIndex:
     verbose : bool, default=False
         Progress bars (tqdm) of the build.
 
+    The index changes in place: :meth:`add` puts new documents in a new shard, :meth:`delete`
+    marks documents deleted (a tombstone list, applied at query time; their postings stay
+    until :meth:`compact`), and after each the collection's statistics are those of the
+    documents left: the document count, the mean length, and every document frequency
+    (so the idf of every word is recomputed over them), every shard scored again with them.
+    The top k (ids and scores, to float32 rounding) is then that of an index built from the
+    documents left, ids mapped; ids are stable until :meth:`compact` renumbers them.
+
     Attributes
     ----------
     directory_ : pathlib.Path
     n_documents_ : int
+        The documents searched (not deleted).
     offsets_ : int64 ndarray of shape (n_shards + 1,)
-        Shard ``s`` holds the documents ``offsets_[s]`` to ``offsets_[s + 1] - 1``.
+        Shard ``s`` holds the documents ``offsets_[s]`` to ``offsets_[s + 1] - 1``
+        (deleted ones included).
+    deleted_ : int64 ndarray
+        The ids of the deleted documents, increasing.
     ranker_ : BM25Ranker
         The query side: the template's parameters with the collection's vocabulary and
         statistics (``vocabulary_``, ``idf_``, ``n_documents_``, ``average_length_``).
@@ -609,6 +632,8 @@ class ShardedIndex:
     ----------
     Elasticsearch, search type ``dfs_query_then_fetch``: term statistics gathered from every
     shard before scoring.
+    Lucene's segments, deletes and merges (``IndexWriter``): an index changed by new
+    segments and tombstones.
 
     Examples
     --------
@@ -622,6 +647,20 @@ class ShardedIndex:
     >>> model = BM25Ranker(candidates=docs, k1=1.2).fit(["hi"], [docs[0]])
     >>> bool((model.decision_function(["cat on a mat"])[0, [0, 2]] == scores).all())
     True
+
+    Changed, it ranks as a rebuild of the documents left:
+
+    >>> with ShardedIndex().build(docs) as index:
+    ...     index.add(["a mat for the cat"]).tolist()
+    ...     index.delete([0])
+    ...     ids, scores = index.top_k(["cat on a mat"], k=2)
+    [4]
+    >>> ids
+    array([[4, 2]])
+    >>> left = [docs[1], docs[2], docs[3], "a mat for the cat"]
+    >>> with ShardedIndex().build(left) as rebuilt:
+    ...     rebuilt.top_k(["cat on a mat"], k=2)[0]
+    array([[3, 1]])
     """
 
     def __init__(self, ranker=None, *, shards=1, client=None, directory=None, verbose=False):
