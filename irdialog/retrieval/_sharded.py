@@ -343,11 +343,11 @@ def _deleted_counts(directory: str, dead):
     manifest, a = _shard_arrays(Path(directory))
     mask = _dead_mask(manifest["n_docs"], dead)
     indptr = np.asarray(a["indptr"])
-    hit = mask[np.asarray(a["docs"])].astype(np.int64)
+    hit = mask[np.asarray(a["docs"])].view(np.uint8)
     per_term = np.zeros(len(indptr) - 1, dtype=np.int64)
     nonempty = np.diff(indptr) > 0
     if len(hit):
-        per_term[nonempty] = np.add.reduceat(hit, indptr[:-1][nonempty])
+        per_term[nonempty] = np.add.reduceat(hit, indptr[:-1][nonempty], dtype=np.int64)
     terms = np.flatnonzero(per_term)
     return terms, per_term[terms], float(np.asarray(a["lengths"])[mask].sum())
 
@@ -381,7 +381,11 @@ def _change_shard(kind: str, *args) -> dict:
     """One shard's part of a change of the index: ``kind`` "index" (a new shard), "rescore"
     or "compact"."""
     work = {"index": _index_shard, "rescore": _rescore_shard, "compact": _compact_shard}
-    return work[kind](*args)
+    manifest = work[kind](*args)
+    # Opened here, where it was written and will be searched (its sizes checked): the
+    # change needs no round of opening after it.
+    _open_shard(args[1] if kind == "rescore" else args[0], checksum=False)
+    return manifest
 
 
 def _file(doc: dict, stem: str) -> str:
@@ -905,9 +909,9 @@ class ShardedIndex:
             raise
 
     def _attach(self, directory: Path, doc: dict, ranker: BM25Ranker, *, deleted=None,
-                verify=True) -> ShardedIndex:  # fmt: skip
+                verify=True, warm=True) -> ShardedIndex:  # fmt: skip
         """The index of ``doc`` as this object's state, its shards opened by the workers
-        (their files hashed with ``verify``, else their sizes checked)."""
+        with ``warm`` (their files hashed with ``verify``, else their sizes checked)."""
         self.directory_ = directory
         self.ranker_ = ranker
         ranker._absent = ranker._absent_score()
@@ -918,7 +922,8 @@ class ShardedIndex:
         self.offsets_ = np.array([*offsets, offsets[-1] + self._shard_docs[-1]], dtype=np.int64)
         self.deleted_ = np.zeros(0, np.int64) if deleted is None else np.array(deleted, np.int64)
         self._doc = doc
-        self._run(_warm_shard, [(d, verify) for d in self._dirs], "opening shards")
+        if warm:
+            self._run(_warm_shard, [(d, verify) for d in self._dirs], "opening shards")
         return self
 
     # -- change -----------------------------------------------------------------------------
@@ -1151,7 +1156,7 @@ class ShardedIndex:
         else:
             with contextlib.suppress(OSError, TimeoutError):
                 self._client.run(_forget_shards, old_dirs)
-        self._attach(directory, new, ranker, deleted=deleted, verify=False)
+        self._attach(directory, new, ranker, deleted=deleted, warm=False)  # opened as written
         _remove_unnamed(directory, old, new)
 
     def _discard(self, generation: int) -> None:
