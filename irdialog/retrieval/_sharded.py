@@ -242,6 +242,8 @@ def _link_array(source: Path, directory: Path, name: str, entry: dict) -> dict:
     """``source/name.npy`` into ``directory`` (a hard link, or a copy where links fail);
     its manifest entry, unchanged."""
     path = directory / f"{name}.npy"
+    with contextlib.suppress(FileNotFoundError):  # a task run again
+        path.unlink()
     try:
         os.link(source / f"{name}.npy", path)
     except OSError:
@@ -1001,7 +1003,8 @@ class ShardedIndex:
             tasks = [("rescore", d, t, spec, self._dead(s))
                      for s, (d, t) in enumerate(zip(self._dirs, targets))]  # fmt: skip
             tasks.append(("index", str(target), spec))
-            self._run(_change_shard, tasks, "scoring shards", dirs=[*targets, str(target)])
+            self._run(_change_shard, tasks, "scoring shards", dirs=[*targets, str(target)],
+                      retries=1, key="irdialog-change")  # fmt: skip
         except BaseException:
             self._discard(generation)
             raise
@@ -1053,6 +1056,7 @@ class ShardedIndex:
                 _deleted_counts,
                 [(self._dirs[s], ids[shard == s] - self.offsets_[s]) for s in touched],
                 None,
+                retries=1,
             )
             df = np.array(np.load(directory / _file(doc, "df"), allow_pickle=False))
             for terms, n, _ in counts:
@@ -1075,7 +1079,8 @@ class ShardedIndex:
                        for s in range(len(self._dirs))]  # fmt: skip
             tasks = [("rescore", d, t, spec, self._dead(s, deleted))
                      for s, (d, t) in enumerate(zip(self._dirs, targets))]  # fmt: skip
-            self._run(_change_shard, tasks, "scoring shards", dirs=targets)
+            self._run(_change_shard, tasks, "scoring shards", dirs=targets, retries=1,
+                      key="irdialog-change")  # fmt: skip
         except BaseException:
             self._discard(generation)
             raise
@@ -1117,7 +1122,8 @@ class ShardedIndex:
             targets.append(target)
             tasks.append(("compact", target, parts, self._spec(doc, directory)))
         try:
-            self._run(_change_shard, tasks, "compacting shards", dirs=targets)
+            self._run(_change_shard, tasks, "compacting shards", dirs=targets, retries=1,
+                      key="irdialog-change")  # fmt: skip
         except BaseException:
             self._discard(generation)
             raise
