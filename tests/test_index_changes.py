@@ -427,3 +427,16 @@ def test_command_line_changes_of_a_json_lines_index(tmp_path, capsys):
     (tmp_path / "gone.txt").write_text("d99\n", encoding="utf-8")
     assert main(["index", "delete", str(save), str(tmp_path / "gone.txt")]) == 2
     assert "gone.txt" in capsys.readouterr().err
+
+
+def test_the_speed_script_checks_the_changed_index_against_a_rebuild(capsys):
+    from benchmarks.index_changes import main
+    from irdialog.bench._speed_tables import SPEED_TABLES
+
+    result = main(["--documents", "3000", "--vocabulary", "500", "--workers", "1",
+                   "--queries", "50", "--repeat", "1"])  # fmt: skip
+    assert result["changed_documents"] == 30
+    assert result["identical_top_10_ids"] and result["largest_score_difference"] < 1e-9
+    assert 0 < result["add_over_build"] and 0 < result["delete_over_build"]
+    table = capsys.readouterr().out.strip().splitlines()
+    assert table == SPEED_TABLES["index-changes"](result)
