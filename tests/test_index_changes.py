@@ -18,7 +18,7 @@ from irdialog import BM25Ranker
 from irdialog.retrieval import ShardedIndex
 from irdialog.retrieval import _sharded as sharded
 from irdialog.retrieval._bm25 import METHODS
-from irdialog.retrieval._bm25_kernels import bm25_impacts
+from irdialog.retrieval._bm25_kernels import TermCounts, bm25_impacts
 from irdialog.retrieval._sharded import ShardFileError, _posting_impacts, _term_major
 
 WORDS = ["w0", "w0", "w0", "w1", "w1", "w2", "w3", "w4", "día", "日本", "W1", "?"]
@@ -85,7 +85,7 @@ def test_bm25_impacts_are_term_scores_bit_for_bit(method):
     dead = np.zeros(15, dtype=bool)
     dead[[2, 7]] = True
     out, best = np.empty_like(impacts), np.zeros_like(term_max)
-    args = (indptr, docs, tfs, lengths, ranker.idf_, ranker.average_length_,
+    args = (TermCounts(indptr, docs, tfs), lengths, ranker.idf_, ranker.average_length_,
             METHODS.index(method), 1.3, 0.6, 0.7, dead, out, best)  # fmt: skip
     bm25_impacts.py_func(*args)
     np.testing.assert_array_equal(out[~dead[docs]], impacts[~dead[docs]])

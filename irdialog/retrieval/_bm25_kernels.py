@@ -9,11 +9,18 @@ operations in the same order, cast to float32 once), without its temporaries.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 # The variants, by their position in irdialog.retrieval._bm25.METHODS.
 ROBERTSON, LUCENE, ATIRE, BM25L, BM25PLUS = range(5)
+
+TermCounts = namedtuple("TermCounts", "indptr docs tfs")
+TermCounts.__doc__ = """An index's term counts, term-major: term t's documents
+``docs[indptr[t]:indptr[t + 1]]`` (int64 ``indptr``, int32 ``docs``), increasing, with its
+count in each (float32 ``tfs``)."""
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -31,16 +38,17 @@ def _tf_part(method, tf, ratio, k1, b, delta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def bm25_impacts(indptr, docs, tfs, lengths, idf, average_length, method, k1, b, delta, dead,
-                 impacts, term_max):  # fmt: skip
+def bm25_impacts(counts, lengths, idf, average_length, method, k1, b, delta, dead, impacts,
+                 term_max):  # fmt: skip
     """Each posting's BM25 impact (float32) into ``impacts``, each term's largest into
     ``term_max``.
 
-    ``indptr`` (int64), ``docs`` (int32) and ``tfs`` (float32) are the postings, term-major;
-    ``lengths`` (float64) the documents' lengths, ``idf`` (float64) the terms'; ``method``
-    a position in ``METHODS``; the postings of documents marked in ``dead`` (bool, one per
-    document) score 0. BM25L and BM25+ impacts are less the tf = 0 score, as in the index.
+    ``counts`` are the postings (:class:`TermCounts`); ``lengths`` (float64) the documents'
+    lengths, ``idf`` (float64) the terms'; ``method`` a position in ``METHODS``; the
+    postings of documents marked in ``dead`` (bool, one per document) score 0. BM25L and
+    BM25+ impacts are less the tf = 0 score, as in the index.
     """
+    indptr, docs, tfs = counts.indptr, counts.docs, counts.tfs
     for t in range(indptr.shape[0] - 1):
         best = np.float32(0.0)
         for p in range(indptr[t], indptr[t + 1]):

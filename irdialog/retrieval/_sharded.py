@@ -55,7 +55,7 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from ._bm25 import METHODS, BM25Ranker
-from ._bm25_kernels import bm25_impacts
+from ._bm25_kernels import TermCounts, bm25_impacts
 from ._index import InvertedIndex
 
 FORMAT = "irdialog-sharded-index"
@@ -228,10 +228,12 @@ def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None):
     term_max = np.zeros(len(indptr) - 1, dtype=np.float32)
     if dead is None:
         dead = np.zeros(len(lengths), dtype=bool)
-    bm25_impacts(
+    counts = TermCounts(
         np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(docs, dtype=np.int32),
         np.ascontiguousarray(tfs, dtype=np.float32),
-        np.ascontiguousarray(lengths, dtype=np.float64), ranker.idf_,
+    )  # fmt: skip
+    bm25_impacts(
+        counts, np.ascontiguousarray(lengths, dtype=np.float64), ranker.idf_,
         float(ranker.average_length_), METHODS.index(ranker.method), float(ranker.k1),
         float(ranker.b), float(ranker.delta), dead, impacts, term_max,
     )  # fmt: skip
