@@ -329,6 +329,18 @@ def test_damaged_files_of_a_changed_index_are_refused_by_path(tmp_path):
         ShardedIndex.open(tmp_path)
 
 
+def test_a_build_over_a_changed_index_leaves_none_of_it(tmp_path):
+    with ShardedIndex(directory=tmp_path).build(["w1 w2", "w2 w3", "w3"]) as index:
+        index.add(["w1 w4"])
+        index.delete([1])
+    (tmp_path / "notes").mkdir()  # not the index's: kept
+    with ShardedIndex(directory=tmp_path).build(["w5", "w6"]) as index:
+        assert index.top_k(["w6"], 5)[0].tolist() == [[1, 0]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "df.npy", "index.json", "notes", "shard-00000", "term_ends.npy", "terms.npy"
+    ]  # fmt: skip
+
+
 def test_an_index_of_the_earlier_format_opens_but_does_not_change(tmp_path):
     ShardedIndex(directory=tmp_path).build(["w1", "w2"]).close()
     path = tmp_path / "index.json"

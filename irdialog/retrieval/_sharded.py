@@ -40,6 +40,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -82,6 +83,8 @@ _SHARD_ARRAYS = ("indptr", "docs", "impacts", "term_max")
 # posting's term count, each document's length.
 _CHANGE_ARRAYS = ("tfs", "lengths")
 _READ_BLOCK = 1 << 20
+# The directories an index writes: its shards, and the statistics of a generation.
+_GENERATED = re.compile(r"shard-\d{5}(-g\d{5})?|g\d{5}")
 
 
 class ShardFileError(ValueError):
@@ -424,6 +427,15 @@ def _remove_unnamed(directory: Path, old: dict, new: dict) -> None:
         with contextlib.suppress(OSError):  # a generation's directory, once empty
             if Path(name).parent != Path("."):
                 (directory / name).parent.rmdir()
+
+
+def _remove_stale(directory: Path, doc: dict) -> None:
+    """The shards and generations of statistics of an earlier index in ``directory`` that
+    ``doc`` does not name (a build over a changed index)."""
+    named = {s["path"] for s in doc["shards"]} | {Path(n).parts[0] for n in doc["files"]}
+    for path in directory.iterdir():
+        if path.is_dir() and path.name not in named and _GENERATED.fullmatch(path.name):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _live_top_k(ids, scores, deleted, k):
@@ -785,6 +797,7 @@ class ShardedIndex:
                 for d, off, c in zip(dirs, offsets, counted)
             ]
             _write_json(directory / INDEX_FILE, doc)
+            _remove_stale(directory, doc)
             return self._attach(directory, doc, ranker, verify=False)  # hashed as written
         except BaseException:
             self.close()
