@@ -19,7 +19,9 @@ one-thread worker processes). Then, each timed:
   sizes only, and the bytes hashed.
 
 Threads: every BLAS and numba on one. The machine's other load is recorded
-(``machine_load``): on a shared machine the figures are indicative.
+(``machine_load``): on a shared machine the figures are indicative. With one shard, the CPU
+seconds of each step (this process's, all of its work) are recorded too: they do not depend
+on what else the machine runs.
 
 Usage::
 
@@ -43,10 +45,14 @@ import numpy as np  # noqa: E402
 from benchmarks import finish_speed_result  # noqa: E402
 from benchmarks.sharded_index import make_queries, write_corpus  # noqa: E402
 
+_CPU = {}  # the CPU seconds of this process in each step (with one shard, all its work)
 
-def _timed(fn):
-    t = time.perf_counter()
+
+def _timed(fn, step=None):
+    t, c = time.perf_counter(), time.process_time()
     out = fn()
+    if step is not None:
+        _CPU[step] = time.process_time() - c
     return time.perf_counter() - t, out
 
 
@@ -98,12 +104,12 @@ def main(argv=None) -> dict:
             warm.close()
 
             seconds = {}
-            seconds["build"], index = _timed(lambda: build(corpus, "changed"))
+            seconds["build"], index = _timed(lambda: build(corpus, "changed"), "build")
             print(f"build {seconds['build']:.1f} s", file=sys.stderr)
-            seconds["add"], _ = _timed(lambda: index.add([more]))
+            seconds["add"], _ = _timed(lambda: index.add([more]), "add")
             rng = np.random.default_rng(3)
             gone = rng.choice(int(index.offsets_[-1]), size=n_change, replace=False)
-            seconds["delete"], _ = _timed(lambda: index.delete(gone))
+            seconds["delete"], _ = _timed(lambda: index.delete(gone), "delete")
             print(f"add {seconds['add']:.2f} s, delete {seconds['delete']:.2f} s",
                   file=sys.stderr)  # fmt: skip
             live = np.setdiff1d(np.arange(int(index.offsets_[-1])), index.deleted_)
@@ -153,6 +159,7 @@ def main(argv=None) -> dict:
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
         "add_over_build": round(seconds["add"] / seconds["build"], 4),
         "delete_over_build": round(seconds["delete"] / seconds["build"], 4),
+        "cpu_seconds": {k: round(v, 3) for k, v in _CPU.items()},
         "queries_per_second": {s: round(v, 1) for s, v in qps.items()},
         "changed_over_rebuilt_qps": round(qps["changed"] / qps["rebuilt"], 3),
         "identical_top_10_ids": same_ids,

@@ -399,18 +399,27 @@ def index_changes(result: dict) -> list[str]:
     sec, qps = result["seconds"], result["queries_per_second"]
     n, workers = result["changed_documents"], result["workers"]
     where = "one process" if workers <= 1 else f"{workers} worker processes"
+    cpu = result.get("cpu_seconds", {}) if workers <= 1 else {}
+
+    def _cpu(step, of=None):  # with one shard only: the workers' CPU is not counted here
+        if step not in cpu:
+            return ""
+        return f"{cpu[step]:.2f}" if of is None else f"{100 * cpu[step] / cpu[of]:.1f}%"
+
     return [
         f"BM25 over {result['n_documents']:,} generated passages on {where}; {n:,} added, "
         f"then {n:,} deleted:",
         "",
-        "| step | seconds | of a full build |",
-        "|---|---:|---:|",
-        f"| full build | {sec['build']:.1f} | 100% |",
-        f"| add | {sec['add']:.2f} | {100 * result['add_over_build']:.1f}% |",
-        f"| delete | {sec['delete']:.2f} | {100 * result['delete_over_build']:.1f}% |",
+        "| step | seconds | of a full build | CPU seconds here | of the build's |",
+        "|---|---:|---:|---:|---:|",
+        f"| full build | {sec['build']:.1f} | 100% | {_cpu('build')} | 100% |",
+        f"| add | {sec['add']:.2f} | {100 * result['add_over_build']:.1f}% | {_cpu('add')} "
+        f"| {_cpu('add', 'build')} |",
+        f"| delete | {sec['delete']:.2f} | {100 * result['delete_over_build']:.1f}% "
+        f"| {_cpu('delete')} | {_cpu('delete', 'build')} |",
         f"| rebuild of the documents left | {sec['rebuild']:.1f} | "
-        f"{100 * sec['rebuild'] / sec['build']:.0f}% |",
-        f"| compact | {sec['compact']:.1f} | {100 * sec['compact'] / sec['build']:.0f}% |",
+        f"{100 * sec['rebuild'] / sec['build']:.0f}% | | |",
+        f"| compact | {sec['compact']:.1f} | {100 * sec['compact'] / sec['build']:.0f}% | | |",
         "",
         f"Top 10 of {result['n_queries']:,} queries: {qps['changed']:,.0f} queries/s changed, "
         f"{qps['rebuilt']:,.0f} rebuilt ({result['changed_over_rebuilt_qps']:.2f}x); the same "
