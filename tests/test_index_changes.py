@@ -85,8 +85,9 @@ def test_bm25_impacts_are_term_scores_bit_for_bit(method):
     dead = np.zeros(15, dtype=bool)
     dead[[2, 7]] = True
     out, best = np.empty_like(impacts), np.zeros_like(term_max)
-    args = (TermCounts(indptr, docs, tfs), lengths, ranker.idf_, ranker.average_length_,
-            METHODS.index(method), 1.3, 0.6, 0.7, dead, out, best)  # fmt: skip
+    marked = np.where(dead, -1.0, lengths)
+    args = (TermCounts(indptr, docs, tfs), marked, ranker.idf_, ranker.average_length_,
+            METHODS.index(method), 1.3, 0.6, 0.7, out, best)  # fmt: skip
     bm25_impacts.py_func(*args)
     np.testing.assert_array_equal(out[~dead[docs]], impacts[~dead[docs]])
     assert (out[dead[docs]] == 0).all()

@@ -38,25 +38,25 @@ def _tf_part(method, tf, ratio, k1, b, delta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def bm25_impacts(counts, lengths, idf, average_length, method, k1, b, delta, dead, impacts,
+def bm25_impacts(counts, lengths, idf, average_length, method, k1, b, delta, impacts,
                  term_max):  # fmt: skip
     """Each posting's BM25 impact (float32) into ``impacts``, each term's largest into
     ``term_max``.
 
-    ``counts`` are the postings (:class:`TermCounts`); ``lengths`` (float64) the documents'
-    lengths, ``idf`` (float64) the terms'; ``method`` a position in ``METHODS``; the
-    postings of documents marked in ``dead`` (bool, one per document) score 0. BM25L and
-    BM25+ impacts are less the tf = 0 score, as in the index.
+    ``counts`` are the postings (:class:`TermCounts`); ``lengths`` the documents' lengths
+    (float32 or float64, exact: token counts), a negative length marking a deleted document,
+    whose postings score 0; ``idf`` (float64) the terms'; ``method`` a position in
+    ``METHODS``. BM25L and BM25+ impacts are less the tf = 0 score, as in the index.
     """
     indptr, docs, tfs = counts.indptr, counts.docs, counts.tfs
     for t in range(indptr.shape[0] - 1):
         best = np.float32(0.0)
         for p in range(indptr[t], indptr[t + 1]):
-            d = docs[p]
-            if dead[d]:
+            length = np.float64(lengths[docs[p]])
+            if length < 0:
                 impacts[p] = np.float32(0.0)
                 continue
-            ratio = lengths[d] / average_length if average_length > 0 else 1.0
+            ratio = length / average_length if average_length > 0 else 1.0
             part = _tf_part(method, np.float64(tfs[p]), ratio, k1, b, delta)
             if method == BM25L or method == BM25PLUS:
                 part = part - _tf_part(method, 0.0, ratio, k1, b, delta)

@@ -229,16 +229,21 @@ def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None):
     :meth:`BM25Ranker._term_scores`, bit for bit (:func:`bm25_impacts`)."""
     impacts = np.empty(len(docs), dtype=np.float32)
     term_max = np.zeros(len(indptr) - 1, dtype=np.float32)
-    if dead is None:
-        dead = np.zeros(len(lengths), dtype=bool)
+    lengths = np.asarray(lengths)
+    # Token counts are exact in float32 (below 2**24), whose gathers by the postings take
+    # half the cache; a deleted document's length is -1.
+    exact = len(lengths) == 0 or lengths.max() < 2**24
+    marked = np.array(lengths, dtype=np.float32 if exact else np.float64)
+    if dead is not None:
+        marked[dead] = -1.0
     counts = TermCounts(
         np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(docs, dtype=np.int32),
         np.ascontiguousarray(tfs, dtype=np.float32),
     )  # fmt: skip
     bm25_impacts(
-        counts, np.ascontiguousarray(lengths, dtype=np.float64), ranker.idf_,
-        float(ranker.average_length_), METHODS.index(ranker.method), float(ranker.k1),
-        float(ranker.b), float(ranker.delta), dead, impacts, term_max,
+        counts, marked, ranker.idf_, float(ranker.average_length_),
+        METHODS.index(ranker.method), float(ranker.k1), float(ranker.b), float(ranker.delta),
+        impacts, term_max,
     )  # fmt: skip
     return impacts, term_max
 
