@@ -38,6 +38,8 @@ Speed (``results/speed/<name>.json``):
   scikit-learn pipeline (``candidate-lists-speed``; B, "Speed").
 - ``sharded_index``: building and querying a BM25 index in shards on local Dask workers
   against one process (printed; B, "Speed").
+- ``index_changes``: adding and deleting 1% of a BM25 index's documents against a full
+  build, and queries after the change against a rebuilt index (printed; B, "Speed").
 - ``insuranceqa_rankers``: every learned ranker and lever on InsuranceQA valid (printed; B,
   "InsuranceQA").
 

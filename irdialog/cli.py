@@ -17,6 +17,7 @@ Examples
     irdialog rank bm25.npz test.jsonl -k 10 --output ranks.jsonl
     irdialog index build passages.txt --shards 4 --save passages.index
     irdialog rank passages.index queries.txt -k 10 --output ranks.jsonl
+    irdialog index add passages.index more.txt       # then: index delete DIR IDS, index compact DIR
     irdialog datasets --data-home DATA
 """
 
@@ -555,6 +556,110 @@ def _cmd_index_build(args) -> int:
     return 0
 
 
+def _index_directory(path: str) -> Path:
+    directory = Path(path)
+    if not (directory / "index.json").is_file():
+        raise FileNotFoundError(f"{directory}: not an index directory (no index.json)")
+    return directory
+
+
+def _read_ids(directory: Path) -> list | None:
+    """The external ids of an index's documents, by position (None: the positions)."""
+    path = directory / INDEX_IDS
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def _write_ids(directory: Path, ids: list) -> None:
+    part = directory / f".{INDEX_IDS}.part"
+    part.write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")
+    part.replace(directory / INDEX_IDS)
+
+
+def _cmd_index_add(args) -> int:
+    directory = _index_directory(args.directory)
+    corpus = Path(args.corpus)
+    if not corpus.is_file():
+        raise FileNotFoundError(f"{corpus}: no such corpus file")
+    ids = _read_ids(directory)
+    records = corpus.suffix.lower() in (".jsonl", ".json")
+    if records:
+        if ids is None:
+            raise ValueError(
+                f"{directory}: its documents are numbered by line (built from a text file); "
+                "add a text file, one document a line"
+            )
+        pairs = list(_corpus_records(corpus))
+        new_ids, documents = [i for i, _ in pairs], [t for _, t in pairs]
+        keys = set(map(json.dumps, ids))
+        for number, i in enumerate(new_ids, 1):
+            if json.dumps(i) in keys:
+                raise ValueError(f"{corpus}: the id {i!r} (record {number}) is already used")
+            keys.add(json.dumps(i))
+    else:
+        if ids is not None and not all(isinstance(i, int) for i in ids):
+            raise ValueError(
+                f"{directory}: its ids come from JSON Lines; add a .jsonl file with 'id' and 'text'"
+            )
+        documents = [corpus]  # read by a worker, one document a line
+    with ShardedIndex.open(directory, client=args.scheduler, verbose=_progress(args)) as index:
+        added = index.add(documents)
+        n_docs = index.n_documents_
+    if records:
+        _write_ids(directory, ids + new_ids)
+    elif ids is not None:  # a compacted text corpus: the ids go on from the largest
+        start = max(ids, default=-1) + 1
+        _write_ids(directory, ids + list(range(start, start + len(added))))
+    if not args.quiet:
+        print(f"{len(added)} documents added: {n_docs} in {directory}")
+    return 0
+
+
+def _cmd_index_delete(args) -> int:
+    directory = _index_directory(args.directory)
+    path = Path(args.ids)
+    ids = _read_ids(directory)
+    positions = {json.dumps(i): p for p, i in enumerate(ids)} if ids is not None else None
+    found = []
+    for number, line in enumerate(read_lines(path), 1):
+        text = line.strip()
+        if not text:
+            continue
+        if positions is None:
+            try:
+                found.append(int(text))
+            except ValueError:
+                raise DataFormatError(path, number, "a document id (an integer)") from None
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text  # a string id, unquoted
+        if json.dumps(value) not in positions:
+            raise DataFormatError(path, number, "an id of the index", got=text)
+        found.append(positions[json.dumps(value)])
+    with ShardedIndex.open(directory, client=args.scheduler, verbose=_progress(args)) as index:
+        index.delete(found)
+        n_docs = index.n_documents_
+    if not args.quiet:
+        print(f"{len(set(found))} documents deleted: {n_docs} left in {directory}")
+    return 0
+
+
+def _cmd_index_compact(args) -> int:
+    directory = _index_directory(args.directory)
+    ids = _read_ids(directory)
+    with ShardedIndex.open(directory, client=args.scheduler, verbose=_progress(args)) as index:
+        kept = index.compact()
+        n_shards = len(index.offsets_) - 1
+    if ids is not None:
+        _write_ids(directory, [ids[i] for i in kept.tolist()])
+    elif len(kept) and kept[-1] != len(kept) - 1:  # renumbered: keep the ids given so far
+        _write_ids(directory, kept.tolist())
+    if not args.quiet:
+        print(f"{len(kept)} documents in {n_shards} shards: {directory}")
+    return 0
+
+
 def _cmd_rank_index(args) -> int:
     output = check_output(args.output)
     directory = Path(args.model_file)
@@ -788,6 +893,47 @@ def build_parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="no progress bars or messages; errors only"
     )
     build.set_defaults(func=_cmd_index_build)
+
+    def change_parser(name, help, description):
+        command = index_commands.add_parser(name, help=help, description=description, **fmt)
+        command.add_argument("directory", metavar="DIR", help="the index directory")
+        return command
+
+    def change_options(command, func):
+        command.add_argument(
+            "--scheduler", metavar="ADDRESS",
+            help="the Dask scheduler (tcp://host:port) whose workers hold the shards; "
+            "default: a local cluster (this process for one shard)",
+        )  # fmt: skip
+        command.add_argument(
+            "--quiet", action="store_true", help="no progress bars or messages; errors only"
+        )
+        command.set_defaults(func=func)
+
+    add = change_parser(
+        "add", "add documents to an index",
+        "Add the documents of FILE to the index DIR as a new shard, the statistics (document "
+        "count, frequencies, mean length) those of every document, so that scores equal a "
+        "rebuild's. FILE: as CORPUS of `index build` (a text file for an index of a text "
+        "file, whose new documents are numbered after the last; JSON Lines with new 'id's "
+        "for one of JSON Lines).",
+    )  # fmt: skip
+    add.add_argument("corpus", metavar="FILE", help="the documents (.txt or .jsonl)")
+    change_options(add, _cmd_index_add)
+    delete = change_parser(
+        "delete", "delete documents from an index",
+        "Delete the documents whose ids are listed in IDS (one a line, as `irdialog rank` "
+        "gives them) from the index DIR; the statistics become those of the documents left. "
+        "They stay on disk, never returned, until `index compact`.",
+    )  # fmt: skip
+    delete.add_argument("ids", metavar="IDS", help="a file of document ids, one a line")
+    change_options(delete, _cmd_index_delete)
+    compact = change_parser(
+        "compact", "rewrite an index without its deleted documents",
+        "Rewrite the index DIR in as many shards as it was built with, without its deleted "
+        "documents; the documents keep their ids.",
+    )  # fmt: skip
+    change_options(compact, _cmd_index_compact)
 
     chat = sub.add_parser(
         "chat",

@@ -240,7 +240,6 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
         stay small however large the collection (an index stores float32)."""
         counts = counts.tocsr()
         ratio = lengths / self.average_length_ if self.average_length_ > 0 else None
-        k1, b, delta = float(self.k1), float(self.b), float(self.delta)
         data = np.empty(counts.nnz, dtype=dtype)
         n_rows = counts.shape[0]
         block = max(1, n_rows * _SCORE_BLOCK // max(1, counts.nnz))
@@ -249,12 +248,19 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
             lo, hi = counts.indptr[start], counts.indptr[stop]
             rows = np.repeat(np.arange(start, stop), np.diff(counts.indptr[start : stop + 1]))
             r = ratio[rows] if ratio is not None else 1.0
-            tf = counts.data[lo:hi].astype(np.float64)
-            part = _tf_component(self.method, tf, r, k1, b, delta)
-            if self.method in ("bm25l", "bm25+"):
-                part = part - _tf_component(self.method, 0.0, r, k1, b, delta)
-            data[lo:hi] = self.idf_[counts.indices[lo:hi]] * part
+            data[lo:hi] = self._posting_scores(counts.data[lo:hi], r, counts.indices[lo:hi])
         return sp.csr_matrix((data, counts.indices, counts.indptr), shape=counts.shape)
+
+    def _posting_scores(self, tf, ratio, terms) -> np.ndarray:
+        """The float64 BM25 score of postings: term counts ``tf``, their documents' length
+        ratios ``ratio`` (|d| / avgdl, or 1.0) and their terms; less the tf = 0 score for
+        BM25L and BM25+."""
+        k1, b, delta = float(self.k1), float(self.b), float(self.delta)
+        tf = tf.astype(np.float64)
+        part = _tf_component(self.method, tf, ratio, k1, b, delta)
+        if self.method in ("bm25l", "bm25+"):
+            part = part - _tf_component(self.method, 0.0, ratio, k1, b, delta)
+        return self.idf_[terms] * part
 
     def _absent_score(self) -> np.ndarray:
         """Per word, the score of a document without it (0 but for BM25L and BM25+)."""

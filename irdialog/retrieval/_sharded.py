@@ -20,6 +20,17 @@ are bit for bit those of one index, so the merged ranking is the one index's.
 
 Workers receive paths, never index arrays: a shard is memory-mapped from its directory by
 the worker that searches it and kept open there.
+
+The index changes as Lucene's does, by new segments and tombstones, with one difference: its
+statistics are always those of the documents it holds, so that every score equals a
+rebuild's. A shard keeps each posting's term count and each document's length beside its
+impacts; a change updates the collection's statistics (an addition counts only the new
+documents, a deletion reads the postings of the deleted ones), then every shard is scored
+again from its counts (:func:`bm25_impacts`, one pass over its postings, on its worker; no
+text is read again) and written as a new directory, its unchanged arrays hard-linked. The
+index file names the directories and statistics files of one generation; a change writes
+the next and replaces that file in one rename, so an interrupted change leaves the index as
+it was.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -43,11 +55,15 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
-from ._bm25 import BM25Ranker
+from ._bm25 import METHODS, BM25Ranker
+from ._bm25_kernels import TermCounts, bm25_impacts
 from ._index import InvertedIndex
 
 FORMAT = "irdialog-sharded-index"
-FORMAT_VERSION = 1
+# 2: shards keep their term counts and document lengths, so that the index can change
+# (1 still opens, for search only).
+FORMAT_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 INDEX_FILE = "index.json"
 MANIFEST = "manifest.json"
 # The template's parameters that the index keeps (the analyzer and the scoring); the
@@ -59,9 +75,16 @@ _QUERY_BLOCK = 4096
 # A block of queries up to this size travels inside each shard's task; a larger one is
 # scattered to the workers first (one copy each).
 _INLINE_BYTES = 1 << 18
-_COUNTS = ("counts_data", "counts_indices", "counts_indptr", "lengths", "terms", "term_ends")
+# A shard's term counts between the steps of a build (or of an addition).
+_COUNTS = ("counts_data", "counts_indices", "counts_indptr", "counts_lengths", "counts_terms",
+           "counts_term_ends")  # fmt: skip
 _SHARD_ARRAYS = ("indptr", "docs", "impacts", "term_max")
+# What a shard keeps beside its impacts to be scored again with new statistics: each
+# posting's term count, each document's length.
+_CHANGE_ARRAYS = ("tfs", "lengths")
 _READ_BLOCK = 1 << 20
+# The directories an index writes: its shards, and the statistics of a generation.
+_GENERATED = re.compile(r"shard-\d{5}(-g\d{5})?|g\d{5}")
 
 
 class ShardFileError(ValueError):
@@ -190,38 +213,262 @@ def _count_shard(texts, params: dict, directory: str, shard: int) -> dict:
     }
 
 
-def _collection_ranker(index_dir: Path, doc: dict) -> BM25Ranker:
-    """A ranker holding the collection's statistics (no vocabulary): what scores a shard."""
-    arrays = _read_arrays(index_dir, {"df.npy": doc["files"]["df.npy"]})
-    ranker = _ranker(doc["ranker"])
-    ranker._set_statistics(np.asarray(arrays["df"]), doc["n_documents"], doc["total_length"])
+def _statistics_ranker(spec: dict) -> BM25Ranker:
+    """A ranker holding the collection's statistics (no vocabulary): what scores a shard.
+    ``spec``: the ranker's parameters, the path of the document frequencies, the number of
+    documents and their total length."""
+    ranker = _ranker(spec["ranker"])
+    df = np.load(spec["df"], mmap_mode="r", allow_pickle=False)
+    ranker._set_statistics(np.asarray(df), spec["n_documents"], spec["total_length"])
     return ranker
 
 
-def _index_shard(directory: str, index_dir: str) -> dict:
+def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None):
+    """Each posting's impact (float32) with the ranker's statistics, and each term's
+    largest; the postings of the documents marked in ``dead`` score 0. The values of
+    :meth:`BM25Ranker._term_scores`, bit for bit (:func:`bm25_impacts`)."""
+    impacts = np.empty(len(docs), dtype=np.float32)
+    term_max = np.zeros(len(indptr) - 1, dtype=np.float32)
+    lengths = np.asarray(lengths)
+    # Token counts are exact in float32 (below 2**24), whose gathers by the postings take
+    # half the cache; a deleted document's length is -1.
+    exact = len(lengths) == 0 or lengths.max() < 2**24
+    marked = np.array(lengths, dtype=np.float32 if exact else np.float64)
+    if dead is not None:
+        marked[dead] = -1.0
+    counts = TermCounts(
+        np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(docs, dtype=np.int32),
+        np.ascontiguousarray(tfs, dtype=np.float32),
+    )  # fmt: skip
+    bm25_impacts(
+        counts, marked, ranker.idf_, float(ranker.average_length_),
+        METHODS.index(ranker.method), float(ranker.k1), float(ranker.b), float(ranker.delta),
+        impacts, term_max,
+    )  # fmt: skip
+    return impacts, term_max
+
+
+def _link_array(source: Path, directory: Path, name: str, entry: dict) -> dict:
+    """``source/name.npy`` into ``directory`` (a hard link, or a copy where links fail);
+    its manifest entry, unchanged."""
+    path = directory / f"{name}.npy"
+    with contextlib.suppress(FileNotFoundError):  # a task run again
+        path.unlink()
+    try:
+        os.link(source / f"{name}.npy", path)
+    except OSError:
+        shutil.copyfile(source / f"{name}.npy", path)
+    return dict(entry)
+
+
+def _write_shard(directory: Path, ranker, postings, lengths, *, dead=None, links=None) -> dict:
+    """A shard's arrays and manifest: ``postings`` (indptr, docs, tfs) over the terms of
+    ``ranker``, scored with its statistics; the arrays named in ``links`` (name: (source
+    directory, manifest entry)) linked from the source rather than written."""
+    indptr, docs, tfs = postings
+    impacts, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths, dead)
+    arrays = {"indptr": indptr, "docs": docs, "impacts": impacts, "term_max": term_max,
+              "tfs": tfs, "lengths": lengths}  # fmt: skip
+    links = links or {}
+    files = {
+        f"{name}.npy": _link_array(links[name][0], directory, name, links[name][1])
+        if name in links
+        else _write_array(directory, name, a)
+        for name, a in arrays.items()
+    }
+    manifest = {"format": FORMAT, "n_docs": len(lengths), "n_terms": len(indptr) - 1,
+                "files": files}  # fmt: skip
+    _write_json(directory / MANIFEST, manifest)
+    return manifest
+
+
+def _term_major(counts: sp.csr_matrix):
+    """(indptr int64, docs int32, tfs float32) of a (documents, terms) count matrix."""
+    P = counts.T.tocsr()
+    P.sort_indices()
+    return (np.ascontiguousarray(P.indptr, dtype=np.int64),
+            np.ascontiguousarray(P.indices, dtype=np.int32),
+            np.ascontiguousarray(P.data, dtype=np.float32))  # fmt: skip
+
+
+def _index_shard(directory: str, spec: dict) -> dict:
     """Step 3: the shard's impacts with the collection's statistics, written as arrays
     with their manifest; returns the manifest."""
-    directory, index_dir = Path(directory), Path(index_dir)
-    doc = _read_json(index_dir / INDEX_FILE, "sharded index")
-    ranker = _collection_ranker(index_dir, doc)
+    directory = Path(directory)
+    ranker = _statistics_ranker(spec)
     n_terms = len(ranker.idf_)
     parts = {name: np.load(directory / f"{name}.npy") for name in _COUNTS}
     remap = np.load(directory / "remap.npy")
-    lengths = parts["lengths"]
+    lengths = parts["counts_lengths"]
     counts = sp.csr_matrix(
         (parts["counts_data"], remap[parts["counts_indices"]].astype(np.int32),
          parts["counts_indptr"]),
         shape=(len(lengths), n_terms),
     )  # fmt: skip
-    index = InvertedIndex.from_matrix(ranker._term_scores(counts, lengths, np.float32))
-    files = {
-        f"{name}.npy": _write_array(directory, name, getattr(index, name)) for name in _SHARD_ARRAYS
-    }
-    manifest = {"format": FORMAT, "n_docs": index.n_docs, "n_terms": n_terms, "files": files}
-    _write_json(directory / MANIFEST, manifest)
+    manifest = _write_shard(directory, ranker, _term_major(counts), lengths)
     for name in (*_COUNTS, "remap"):
         (directory / f"{name}.npy").unlink()
     return manifest
+
+
+def _shard_arrays(directory: Path) -> tuple[dict, dict]:
+    """A shard's manifest and arrays (memory-mapped, sizes checked), to be changed."""
+    manifest = _read_json(directory / MANIFEST, "shard of an index")
+    if not {f"{name}.npy" for name in _CHANGE_ARRAYS} <= set(manifest.get("files", ())):
+        raise ShardFileError(
+            f"{directory / MANIFEST}: the shard keeps no term counts (an index of an earlier "
+            "format); rebuild it to change it"
+        )
+    return manifest, _read_arrays(directory, manifest["files"], checksum=False)
+
+
+def _dead_mask(n_docs: int, dead) -> np.ndarray:
+    mask = np.zeros(n_docs, dtype=bool)
+    mask[np.asarray(dead, dtype=np.int64)] = True
+    return mask
+
+
+def _rescore_shard(source: str, target: str, spec: dict, dead) -> dict:
+    """Shard ``source`` written again as ``target``, scored with the statistics of
+    ``spec`` (over a vocabulary that may have grown); its documents ``dead`` (its own
+    ids) score 0. Its documents, counts and lengths are linked, not copied."""
+    source, target = Path(source), Path(target)
+    manifest, a = _shard_arrays(source)
+    ranker = _statistics_ranker(spec)
+    target.mkdir(parents=True, exist_ok=True)
+    files = manifest["files"]
+    links = {name: (source, files[f"{name}.npy"]) for name in ("docs", *_CHANGE_ARRAYS)}
+    indptr = np.asarray(a["indptr"])
+    grown = len(ranker.idf_) - (len(indptr) - 1)
+    if grown:
+        indptr = np.concatenate([indptr, np.full(grown, indptr[-1], dtype=np.int64)])
+    else:
+        links["indptr"] = (source, files["indptr.npy"])
+    dead = _dead_mask(manifest["n_docs"], dead) if len(dead) else None
+    return _write_shard(target, ranker, (indptr, a["docs"], a["tfs"]), a["lengths"],
+                        dead=dead, links=links)  # fmt: skip
+
+
+def _deleted_counts(directory: str, dead):
+    """What deleting the documents ``dead`` (the shard's ids) takes from the collection's
+    statistics: the terms they hold, how many of them hold each, their total length."""
+    manifest, a = _shard_arrays(Path(directory))
+    mask = _dead_mask(manifest["n_docs"], dead)
+    indptr = np.asarray(a["indptr"])
+    hit = mask[np.asarray(a["docs"])].view(np.uint8)
+    per_term = np.zeros(len(indptr) - 1, dtype=np.int64)
+    nonempty = np.diff(indptr) > 0
+    if len(hit):
+        per_term[nonempty] = np.add.reduceat(hit, indptr[:-1][nonempty], dtype=np.int64)
+    terms = np.flatnonzero(per_term)
+    return terms, per_term[terms], float(np.asarray(a["lengths"])[mask].sum())
+
+
+def _compact_shard(target: str, parts, spec: dict) -> dict:
+    """A shard of the live documents of other shards: ``parts`` lists (source, first,
+    stop, dead), the documents ``first`` to ``stop - 1`` of shard ``source`` but ``dead``;
+    scored with the statistics of ``spec``."""
+    ranker = _statistics_ranker(spec)
+    n_terms = len(ranker.idf_)
+    blocks, lengths = [], []
+    for source, first, stop, dead in parts:
+        manifest, a = _shard_arrays(Path(source))
+        indptr = np.asarray(a["indptr"])
+        P = sp.csr_matrix((a["tfs"], a["docs"], indptr),
+                          shape=(len(indptr) - 1, manifest["n_docs"]))  # fmt: skip
+        rows = np.arange(first, stop)
+        rows = rows[~_dead_mask(manifest["n_docs"], dead)[rows]]
+        block = P.T.tocsr()[rows]
+        blocks.append(sp.csr_matrix((block.data, block.indices, block.indptr),
+                                    shape=(len(rows), n_terms)))  # fmt: skip
+        lengths.append(np.asarray(a["lengths"])[rows])
+    target = Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    counts = sp.vstack(blocks, format="csr") if blocks else sp.csr_matrix((0, n_terms))
+    lengths = np.concatenate(lengths) if lengths else np.zeros(0)
+    return _write_shard(target, ranker, _term_major(counts), lengths)
+
+
+def _change_shard(kind: str, *args) -> dict:
+    """One shard's part of a change of the index: ``kind`` "index" (a new shard), "rescore"
+    or "compact"."""
+    work = {"index": _index_shard, "rescore": _rescore_shard, "compact": _compact_shard}
+    manifest = work[kind](*args)
+    # Opened here, where it was written and will be searched (its sizes checked): the
+    # change needs no round of opening after it.
+    _open_shard(args[1] if kind == "rescore" else args[0], checksum=False)
+    return manifest
+
+
+def _file(doc: dict, stem: str) -> str:
+    """The name, in the index directory, of the statistics file ``stem`` of ``doc``."""
+    [name] = [name for name in doc["files"] if Path(name).stem == stem]
+    return name
+
+
+def _append_terms(directory: Path, files: dict, stats: Path, new_terms: list) -> dict:
+    """``files`` with the vocabulary's files replaced by ones that end with ``new_terms``."""
+    buffer = np.load(directory / _file({"files": files}, "terms"), allow_pickle=False)
+    ends = np.load(directory / _file({"files": files}, "term_ends"), allow_pickle=False)
+    more, more_ends = _terms_arrays(new_terms)
+    end = ends[-1] if len(ends) else 0
+    files = {n: e for n, e in files.items() if Path(n).stem not in ("terms", "term_ends")}
+    files[f"{stats.name}/terms.npy"] = _write_array(stats, "terms", np.concatenate([buffer, more]))
+    files[f"{stats.name}/term_ends.npy"] = _write_array(
+        stats, "term_ends", np.concatenate([ends, more_ends + end])
+    )
+    return files
+
+
+def _remove_unnamed(directory: Path, old: dict, new: dict) -> None:
+    """The shards and statistics files that ``old`` names and ``new`` does not."""
+    keep = {s["path"] for s in new["shards"]}
+    for entry in old["shards"]:
+        if entry["path"] not in keep:
+            shutil.rmtree(directory / entry["path"], ignore_errors=True)
+    for name in set(old["files"]) - set(new["files"]):
+        with contextlib.suppress(FileNotFoundError):
+            (directory / name).unlink()
+        with contextlib.suppress(OSError):  # a generation's directory, once empty
+            if Path(name).parent != Path("."):
+                (directory / name).parent.rmdir()
+
+
+def _remove_stale(directory: Path, doc: dict) -> None:
+    """The shards and generations of statistics of an earlier index in ``directory`` that
+    ``doc`` does not name (a build over a changed index)."""
+    named = {s["path"] for s in doc["shards"]} | {Path(n).parts[0] for n in doc["files"]}
+    for path in directory.iterdir():
+        if path.is_dir() and path.name not in named and _GENERATED.fullmatch(path.name):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _live_top_k(ids, scores, deleted, k):
+    """The top ``k`` of the documents not ``deleted`` (sorted), from the merged top k of
+    shards in which deleted documents score 0: the positive scores as ranked, then the
+    lowest ids not deleted among those of score 0 (every positive score is among the
+    merged ones when fewer than k are positive)."""
+    n = ids.shape[0]
+    out_ids = np.empty((n, k), dtype=np.int64)
+    out_scores = np.zeros((n, k))
+    positive = scores > 0
+    n_positive = positive.sum(axis=1)
+    full = n_positive >= k
+    out_ids[full] = ids[full, :k]  # positive scores come first
+    out_scores[full] = scores[full, :k]
+    # The j-th id not deleted (from 0) is j plus the deleted ids at or below it: the
+    # deleted id i (from 0) has ``deleted[i] - i`` ids not deleted below it.
+    below = deleted - np.arange(len(deleted))
+    for q in np.flatnonzero(~full):
+        p = n_positive[q]
+        found = ids[q, :p]
+        j = np.arange(k + p)
+        candidates = j + np.searchsorted(below, j, side="right")
+        fill = candidates[~np.isin(candidates, found)][: k - p]
+        out_ids[q, :p] = found
+        out_ids[q, p:] = fill
+        out_scores[q, :p] = scores[q, :p]
+    return out_ids, out_scores
 
 
 # The shards this process has open, by directory: (the stat of their files, the index).
@@ -241,10 +488,11 @@ def _stat(directory: Path) -> tuple:
     return tuple(out)
 
 
-def _open_shard(directory: str, *, verify: bool = False) -> InvertedIndex:
+def _open_shard(directory: str, *, verify: bool = False, checksum: bool = True) -> InvertedIndex:
     """The shard of ``directory``, memory-mapped, its files checked against its manifest
-    (sizes and SHA-256) when this process first opens it, when any of them has changed
-    since (so that a file cut short is never read through a map), or with ``verify``."""
+    (sizes, and SHA-256 unless ``checksum`` is false) when this process first opens it,
+    when any of them has changed since (so that a file cut short is never read through a
+    map), or with ``verify``."""
     directory = Path(directory)
     path = directory / MANIFEST
     with _OPEN_LOCK:
@@ -254,12 +502,15 @@ def _open_shard(directory: str, *, verify: bool = False) -> InvertedIndex:
             return held[1]
         _OPEN.pop(str(directory), None)
         manifest = _read_json(path, "shard of an index")
-        if manifest.get("format") != FORMAT or set(manifest.get("files", ())) != {
-            f"{name}.npy" for name in _SHARD_ARRAYS
-        }:
+        files = set(manifest.get("files", ()))
+        query = {f"{name}.npy" for name in _SHARD_ARRAYS}
+        if manifest.get("format") != FORMAT or files not in (
+            query,
+            query | {f"{name}.npy" for name in _CHANGE_ARRAYS},
+        ):
             raise ShardFileError(f"{path}: not the manifest of a shard of an index")
         try:
-            a = _read_arrays(directory, manifest["files"])
+            a = _read_arrays(directory, manifest["files"], checksum=checksum or verify)
         except (KeyError, TypeError) as err:
             raise ShardFileError(f"{path}: malformed ({type(err).__name__}: {err})") from None
         index = InvertedIndex(
@@ -281,8 +532,8 @@ def _forget_shards(dirs) -> None:
             _OPEN.pop(str(d), None)
 
 
-def _warm_shard(directory: str) -> int:
-    return _open_shard(directory, verify=True).n_docs
+def _warm_shard(directory: str, verify: bool = True) -> int:
+    return _open_shard(directory, verify=verify, checksum=verify).n_docs
 
 
 def _search_shard(directory: str, queries: sp.csr_matrix, k: int):
@@ -375,12 +626,24 @@ class ShardedIndex:
     verbose : bool, default=False
         Progress bars (tqdm) of the build.
 
+    The index changes in place: :meth:`add` puts new documents in a new shard, :meth:`delete`
+    marks documents deleted (a tombstone list, applied at query time; their postings stay
+    until :meth:`compact`), and after each the collection's statistics are those of the
+    documents left: the document count, the mean length, and every document frequency
+    (so the idf of every word is recomputed over them), every shard scored again with them.
+    The top k (ids and scores, to float32 rounding) is then that of an index built from the
+    documents left, ids mapped; ids are stable until :meth:`compact` renumbers them.
+
     Attributes
     ----------
     directory_ : pathlib.Path
     n_documents_ : int
+        The documents searched (not deleted).
     offsets_ : int64 ndarray of shape (n_shards + 1,)
-        Shard ``s`` holds the documents ``offsets_[s]`` to ``offsets_[s + 1] - 1``.
+        Shard ``s`` holds the documents ``offsets_[s]`` to ``offsets_[s + 1] - 1``
+        (deleted ones included).
+    deleted_ : int64 ndarray
+        The ids of the deleted documents, increasing.
     ranker_ : BM25Ranker
         The query side: the template's parameters with the collection's vocabulary and
         statistics (``vocabulary_``, ``idf_``, ``n_documents_``, ``average_length_``).
@@ -394,6 +657,8 @@ class ShardedIndex:
     ----------
     Elasticsearch, search type ``dfs_query_then_fetch``: term statistics gathered from every
     shard before scoring.
+    Lucene's segments, deletes and merges (``IndexWriter``): an index changed by new
+    segments and tombstones.
 
     Examples
     --------
@@ -407,6 +672,20 @@ class ShardedIndex:
     >>> model = BM25Ranker(candidates=docs, k1=1.2).fit(["hi"], [docs[0]])
     >>> bool((model.decision_function(["cat on a mat"])[0, [0, 2]] == scores).all())
     True
+
+    Changed, it ranks as a rebuild of the documents left:
+
+    >>> with ShardedIndex().build(docs) as index:
+    ...     index.add(["a mat for the cat"]).tolist()
+    ...     index.delete([0])
+    ...     ids, scores = index.top_k(["cat on a mat"], k=2)
+    [4]
+    >>> ids
+    array([[4, 2]])
+    >>> left = [docs[1], docs[2], docs[3], "a mat for the cat"]
+    >>> with ShardedIndex().build(left) as rebuilt:
+    ...     rebuilt.top_k(["cat on a mat"], k=2)[0]
+    array([[3, 1]])
     """
 
     def __init__(self, ranker=None, *, shards=1, client=None, directory=None, verbose=False):
@@ -514,14 +793,17 @@ class ShardedIndex:
             dirs = [str(directory / f"shard-{s:05d}") for s in range(n_shards)]
             counted = self._count(corpus, params, dirs)
             doc, ranker = self._statistics(counted, params, directory, dirs)
-            self._run(_index_shard, [(d, str(directory)) for d in dirs], "indexing shards")
+            spec = self._spec(doc, directory)
+            self._run(_index_shard, [(d, spec) for d in dirs], "indexing shards")
             offsets = np.cumsum([0] + [c["n_docs"] for c in counted])
+            doc["n_shards"] = n_shards
             doc["shards"] = [
                 {"path": Path(d).name, "offset": int(off), "n_docs": c["n_docs"]}
                 for d, off, c in zip(dirs, offsets, counted)
             ]
             _write_json(directory / INDEX_FILE, doc)
-            return self._attach(directory, doc, ranker)
+            _remove_stale(directory, doc)
+            return self._attach(directory, doc, ranker, verify=False)  # hashed as written
         except BaseException:
             self.close()
             raise
@@ -589,9 +871,10 @@ class ShardedIndex:
     # -- open -------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, directory, *, client=None, verbose=False) -> ShardedIndex:
+    def open(cls, directory, *, client=None, verify=True, verbose=False) -> ShardedIndex:
         """Open an index written by :meth:`build`; every shard is checked (each file's
-        size and SHA-256 against its manifest) and mapped by the worker that will search it.
+        size, and with ``verify`` its SHA-256, against its manifest) and mapped by the
+        worker that will search it.
 
         Parameters
         ----------
@@ -599,6 +882,10 @@ class ShardedIndex:
         client : distributed.Client, str or None, default=None
             As for the constructor: None runs one shard here, several on a
             ``LocalCluster`` that the index starts.
+        verify : bool, default=True
+            Hash every file (SHA-256, about a second per 1.5 GB here) to find a file
+            damaged in place; without it, only what a file's size and the arrays' shapes
+            reveal (a file cut short or grown) is refused.
         verbose : bool, default=False
 
         Returns
@@ -612,12 +899,12 @@ class ShardedIndex:
         """
         directory = Path(directory)
         doc = _read_json(directory / INDEX_FILE, "sharded index")
-        if doc.get("format") != FORMAT or doc.get("version") != FORMAT_VERSION:
+        if doc.get("format") != FORMAT or doc.get("version") not in _READABLE_VERSIONS:
             raise ShardFileError(f"{directory / INDEX_FILE}: not an index of this irdialog")
         if "shards" not in doc:
             raise ShardFileError(f"{directory / INDEX_FILE}: the build did not finish")
         try:
-            arrays = _read_arrays(directory, doc["files"])
+            arrays = _read_arrays(directory, doc["files"], checksum=verify)
             ranker = _ranker(doc["ranker"])
             terms = _terms_list(arrays["terms"], arrays["term_ends"])
             ranker.vocabulary_ = {t: i for i, t in enumerate(terms)}
@@ -632,25 +919,277 @@ class ShardedIndex:
             isinstance(s, dict) and {"path", "offset", "n_docs"} <= s.keys() for s in doc["shards"]
         ):
             raise ShardFileError(f"{directory / INDEX_FILE}: malformed (the list of shards)")
-        index = cls(ranker, shards=len(doc["shards"]), client=client, directory=directory,
-                    verbose=verbose)  # fmt: skip
-        index._connect(len(doc["shards"]), None)
+        shards = doc.get("n_shards", len(doc["shards"]))
+        index = cls(ranker, shards=shards, client=client, directory=directory, verbose=verbose)
+        index._connect(shards, None)
         try:
-            return index._attach(directory, doc, ranker)
+            return index._attach(
+                directory, doc, ranker, deleted=arrays.get("deleted"), verify=verify
+            )
         except BaseException:
             index.close()
             raise
 
-    def _attach(self, directory: Path, doc: dict, ranker: BM25Ranker) -> ShardedIndex:
+    def _attach(self, directory: Path, doc: dict, ranker: BM25Ranker, *, deleted=None,
+                verify=True, warm=True) -> ShardedIndex:  # fmt: skip
+        """The index of ``doc`` as this object's state, its shards opened by the workers
+        with ``warm`` (their files hashed with ``verify``, else their sizes checked)."""
         self.directory_ = directory
         self.ranker_ = ranker
         ranker._absent = ranker._absent_score()
         self.n_documents_ = int(doc["n_documents"])
-        self.offsets_ = np.array([s["offset"] for s in doc["shards"]] + [self.n_documents_])
         self._dirs = [str(directory / s["path"]) for s in doc["shards"]]
         self._shard_docs = [int(s["n_docs"]) for s in doc["shards"]]
-        self._run(_warm_shard, [(d,) for d in self._dirs], "opening shards")
+        offsets = [s["offset"] for s in doc["shards"]]
+        self.offsets_ = np.array([*offsets, offsets[-1] + self._shard_docs[-1]], dtype=np.int64)
+        self.deleted_ = np.zeros(0, np.int64) if deleted is None else np.array(deleted, np.int64)
+        self._doc = doc
+        if warm:
+            self._run(_warm_shard, [(d, verify) for d in self._dirs], "opening shards")
         return self
+
+    # -- change -----------------------------------------------------------------------------
+
+    @staticmethod
+    def _spec(doc: dict, directory: Path) -> dict:
+        """What a worker needs to score a shard with the statistics of ``doc``."""
+        return {"ranker": doc["ranker"], "df": str(directory / _file(doc, "df")),
+                "n_documents": doc["n_documents"], "total_length": doc["total_length"]}  # fmt: skip
+
+    def _check_changeable(self) -> None:
+        self._check_open()
+        if self._doc.get("version", 1) < 2:
+            raise ValueError(
+                f"{self.directory_}: an index of an earlier format keeps no term counts; "
+                "rebuild it to add or delete documents."
+            )
+
+    def add(self, documents) -> np.ndarray:
+        """Add documents, as a new shard; returns their ids.
+
+        The new documents are counted (on a worker), their terms join the vocabulary and
+        their counts the collection's statistics; then the new shard is indexed and every
+        other shard scored again with the new statistics, from the term counts it keeps
+        (no text is read again), each on its worker. The change is committed by one
+        atomic rename of the index file: an index interrupted midway opens as before it.
+
+        Parameters
+        ----------
+        documents : iterable of str, list of paths, or dask.bag.Bag
+            As the corpus of :meth:`build`.
+
+        Returns
+        -------
+        ids : int64 ndarray
+            The new documents' ids: they follow every id given so far.
+        """
+        self._check_changeable()
+        directory, doc = self.directory_, self._doc
+        generation = doc.get("generation", 0) + 1
+        target = directory / f"shard-{len(self._dirs):05d}-g{generation:05d}"
+        first = int(self.offsets_[-1])
+        try:
+            [counted] = self._count(documents, doc["ranker"], [str(target)])
+            if counted["n_docs"] == 0:
+                shutil.rmtree(target, ignore_errors=True)
+                return np.zeros(0, np.int64)
+            vocabulary = self.ranker_.vocabulary_
+            new_terms = [t for t in counted["terms"] if t not in vocabulary]
+            added = {t: len(vocabulary) + j for j, t in enumerate(new_terms)}
+            remap = np.fromiter((vocabulary.get(t, added.get(t)) for t in counted["terms"]),
+                                dtype=np.int64, count=len(counted["terms"]))  # fmt: skip
+            np.save(target / "remap.npy", remap, allow_pickle=False)
+            df = np.zeros(len(vocabulary) + len(new_terms), np.int64)
+            df[: len(vocabulary)] = np.load(directory / _file(doc, "df"), allow_pickle=False)
+            df[remap] += counted["df"]
+            stats = directory / f"g{generation:05d}"
+            stats.mkdir(exist_ok=True)
+            files = {name: e for name, e in doc["files"].items() if Path(name).stem != "df"}
+            files[f"{stats.name}/df.npy"] = _write_array(stats, "df", df)
+            if new_terms:
+                files = _append_terms(directory, files, stats, new_terms)
+            new = {
+                **doc,
+                "version": FORMAT_VERSION,
+                "generation": generation,
+                "n_documents": doc["n_documents"] + counted["n_docs"],
+                "total_length": doc["total_length"] + counted["total_length"],
+                "n_terms": len(df),
+                "files": files,
+            }
+            spec = self._spec(new, directory)
+            targets = [str(directory / f"shard-{s:05d}-g{generation:05d}")
+                       for s in range(len(self._dirs))]  # fmt: skip
+            tasks = [("rescore", d, t, spec, self._dead(s))
+                     for s, (d, t) in enumerate(zip(self._dirs, targets))]  # fmt: skip
+            tasks.append(("index", str(target), spec))
+            self._run(_change_shard, tasks, "scoring shards", dirs=[*targets, str(target)],
+                      retries=1, key="irdialog-change")  # fmt: skip
+        except BaseException:
+            self._discard(generation)
+            raise
+        new["shards"] = [
+            *({**entry, "path": Path(t).name} for entry, t in zip(doc["shards"], targets)),
+            {"path": target.name, "offset": first, "n_docs": counted["n_docs"]},
+        ]
+        for t in new_terms:
+            vocabulary[t] = len(vocabulary)
+        self._commit(new, df, self.deleted_)
+        return np.arange(first, first + counted["n_docs"], dtype=np.int64)
+
+    def delete(self, ids) -> None:
+        """Delete documents by id.
+
+        Their postings stay in their shards until :meth:`compact`, scoring 0, and the
+        search leaves them out (a tombstone list); the statistics (document count, document
+        frequencies, mean length) become those of the documents left, so that every score
+        is that of an index rebuilt from them. Every shard is scored again with them.
+
+        Parameters
+        ----------
+        ids : sequence of int
+            Ids as :meth:`top_k` returns them, of documents not deleted yet.
+        """
+        self._check_changeable()
+        ids = np.asarray(ids)
+        if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
+            raise TypeError(f"ids must be a 1-D sequence of integers, got {ids!r:.80}.")
+        ids = np.unique(ids.astype(np.int64))
+        n_ids = int(self.offsets_[-1])
+        if ids.size and (ids[0] < 0 or ids[-1] >= n_ids):
+            bad = ids[(ids < 0) | (ids >= n_ids)]
+            raise ValueError(f"ids must be in [0, {n_ids}), got {bad[:5].tolist()}.")
+        again = np.intersect1d(ids, self.deleted_)
+        if again.size:
+            raise ValueError(f"Documents already deleted: {again[:5].tolist()}.")
+        if not ids.size:
+            return
+        deleted = np.union1d(self.deleted_, ids)
+        if len(deleted) == n_ids:
+            raise ValueError("Deleting every document leaves no index; build a new one.")
+        directory, doc = self.directory_, self._doc
+        generation = doc.get("generation", 0) + 1
+        shard = np.searchsorted(self.offsets_, ids, side="right") - 1
+        touched = np.unique(shard)
+        try:
+            counts = self._run(
+                _deleted_counts,
+                [(self._dirs[s], ids[shard == s] - self.offsets_[s]) for s in touched],
+                None,
+                retries=1,
+            )
+            df = np.array(np.load(directory / _file(doc, "df"), allow_pickle=False))
+            for terms, n, _ in counts:
+                df[terms] -= n
+            stats = directory / f"g{generation:05d}"
+            stats.mkdir(exist_ok=True)
+            files = {name: e for name, e in doc["files"].items()
+                     if Path(name).stem not in ("df", "deleted")}  # fmt: skip
+            files[f"{stats.name}/df.npy"] = _write_array(stats, "df", df)
+            files[f"{stats.name}/deleted.npy"] = _write_array(stats, "deleted", deleted)
+            new = {
+                **doc,
+                "generation": generation,
+                "n_documents": doc["n_documents"] - len(ids),
+                "total_length": doc["total_length"] - sum(c[2] for c in counts),
+                "files": files,
+            }
+            spec = self._spec(new, directory)
+            targets = [str(directory / f"shard-{s:05d}-g{generation:05d}")
+                       for s in range(len(self._dirs))]  # fmt: skip
+            tasks = [("rescore", d, t, spec, self._dead(s, deleted))
+                     for s, (d, t) in enumerate(zip(self._dirs, targets))]  # fmt: skip
+            self._run(_change_shard, tasks, "scoring shards", dirs=targets, retries=1,
+                      key="irdialog-change")  # fmt: skip
+        except BaseException:
+            self._discard(generation)
+            raise
+        new["shards"] = [
+            {**entry, "path": Path(t).name} for entry, t in zip(doc["shards"], targets)
+        ]
+        self._commit(new, df, deleted)
+
+    def compact(self) -> np.ndarray:
+        """Rewrite the index as ``shards`` shards of the documents not deleted, as a
+        build of them would (the vocabulary kept); ids are renumbered from 0.
+
+        Returns
+        -------
+        kept : int64 ndarray
+            The ids before, of the documents now numbered 0, 1, ...
+        """
+        self._check_changeable()
+        directory, doc = self.directory_, self._doc
+        generation = doc.get("generation", 0) + 1
+        n_ids = int(self.offsets_[-1])
+        live = np.ones(n_ids, dtype=bool)
+        live[self.deleted_] = False
+        kept = np.flatnonzero(live)
+        n_shards = max(1, int(self.shards))
+        bounds = [len(kept) * t // n_shards for t in range(n_shards + 1)]
+        tasks, targets = [], []
+        for t in range(n_shards):
+            target = str(directory / f"shard-{t:05d}-g{generation:05d}")
+            parts = []
+            if bounds[t] < bounds[t + 1]:
+                lo, hi = int(kept[bounds[t]]), int(kept[bounds[t + 1] - 1]) + 1
+                for s, d in enumerate(self._dirs):
+                    a, b = max(lo, self.offsets_[s]), min(hi, self.offsets_[s + 1])
+                    if a < b:
+                        dead = self.deleted_[(self.deleted_ >= a) & (self.deleted_ < b)]
+                        off = self.offsets_[s]
+                        parts.append((d, int(a - off), int(b - off), dead - off))
+            targets.append(target)
+            tasks.append(("compact", target, parts, self._spec(doc, directory)))
+        try:
+            self._run(_change_shard, tasks, "compacting shards", dirs=targets, retries=1,
+                      key="irdialog-change")  # fmt: skip
+        except BaseException:
+            self._discard(generation)
+            raise
+        new = {
+            **doc,
+            "generation": generation,
+            "files": {n: e for n, e in doc["files"].items() if Path(n).stem != "deleted"},
+            "shards": [
+                {
+                    "path": Path(target).name,
+                    "offset": bounds[t],
+                    "n_docs": bounds[t + 1] - bounds[t],
+                }
+                for t, target in enumerate(targets)
+            ],
+        }
+        df = np.load(directory / _file(doc, "df"), allow_pickle=False)
+        self._commit(new, df, None)
+        return kept
+
+    def _dead(self, s: int, deleted=None) -> np.ndarray:
+        """The deleted documents (default: ``deleted_``) of shard ``s``, by their ids in it."""
+        lo, hi = self.offsets_[s], self.offsets_[s + 1]
+        d = self.deleted_ if deleted is None else deleted
+        return d[(d >= lo) & (d < hi)] - lo
+
+    def _commit(self, new: dict, df: np.ndarray, deleted) -> None:
+        """Make ``new`` the index: its file replaces the old one in one rename; then the
+        shards and files that it no longer names are removed."""
+        directory, old, old_dirs = self.directory_, self._doc, self._dirs
+        _write_json(directory / INDEX_FILE, new)
+        ranker = self.ranker_
+        ranker._set_statistics(np.asarray(df), new["n_documents"], new["total_length"])
+        if self._client is None:
+            _forget_shards(old_dirs)
+        else:
+            with contextlib.suppress(OSError, TimeoutError):
+                self._client.run(_forget_shards, old_dirs)
+        self._attach(directory, new, ranker, deleted=deleted, warm=False)  # opened as written
+        _remove_unnamed(directory, old, new)
+
+    def _discard(self, generation: int) -> None:
+        """Remove what a change that failed had written (the index file still names the
+        generation before)."""
+        for path in self.directory_.glob(f"*g{generation:05d}"):
+            shutil.rmtree(path, ignore_errors=True)
 
     # -- search -----------------------------------------------------------------------------
 
@@ -687,6 +1226,8 @@ class ShardedIndex:
             block = Q[start : start + _QUERY_BLOCK]
             parts = self._scatter(block, k)
             top, s = merge_top_k(parts, self.offsets_[:-1], k)
+            if len(self.deleted_):
+                top, s = _live_top_k(top, s, self.deleted_, k)
             ids.append(top)
             scores.append(s)
         return np.vstack(ids), np.vstack(scores) + absent[:, None]

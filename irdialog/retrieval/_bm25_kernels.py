@@ -1,0 +1,67 @@
+"""Numba kernel of BM25 impacts: each posting's score from its term count, its document's
+length and its term's idf, in one pass over an index's postings.
+
+What a shard of :class:`~irdialog.retrieval.ShardedIndex` runs when the collection's
+statistics change (documents added or deleted): the values of
+:meth:`BM25Ranker._term_scores <irdialog.retrieval.BM25Ranker>` bit for bit (the same float64
+operations in the same order, cast to float32 once), without its temporaries.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+# The variants, by their position in irdialog.retrieval._bm25.METHODS.
+ROBERTSON, LUCENE, ATIRE, BM25L, BM25PLUS = range(5)
+
+TermCounts = namedtuple("TermCounts", "indptr docs tfs")
+TermCounts.__doc__ = """An index's term counts, term-major: term t's documents
+``docs[indptr[t]:indptr[t + 1]]`` (int64 ``indptr``, int32 ``docs``), increasing, with its
+count in each (float32 ``tfs``)."""
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _tf_part(method, tf, ratio, k1, b, delta):
+    # _bm25._tf_component, operation for operation.
+    norm = 1.0 - b + b * ratio
+    if method == ROBERTSON or method == LUCENE:
+        return tf / (k1 * norm + tf)
+    if method == ATIRE:
+        return tf * (k1 + 1.0) / (tf + k1 * norm)
+    if method == BM25L:
+        c = tf / norm
+        return (k1 + 1.0) * (c + delta) / (k1 + c + delta)
+    return (k1 + 1.0) * tf / (k1 * norm + tf) + delta
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def bm25_impacts(counts, lengths, idf, average_length, method, k1, b, delta, impacts,
+                 term_max):  # fmt: skip
+    """Each posting's BM25 impact (float32) into ``impacts``, each term's largest into
+    ``term_max``.
+
+    ``counts`` are the postings (:class:`TermCounts`); ``lengths`` the documents' lengths
+    (float32 or float64, exact: token counts), a negative length marking a deleted document,
+    whose postings score 0; ``idf`` (float64) the terms'; ``method`` a position in
+    ``METHODS``. BM25L and BM25+ impacts are less the tf = 0 score, as in the index.
+    """
+    indptr, docs, tfs = counts.indptr, counts.docs, counts.tfs
+    for t in range(indptr.shape[0] - 1):
+        best = np.float32(0.0)
+        for p in range(indptr[t], indptr[t + 1]):
+            length = np.float64(lengths[docs[p]])
+            if length < 0:
+                impacts[p] = np.float32(0.0)
+                continue
+            ratio = length / average_length if average_length > 0 else 1.0
+            part = _tf_part(method, np.float64(tfs[p]), ratio, k1, b, delta)
+            if method == BM25L or method == BM25PLUS:
+                part = part - _tf_part(method, 0.0, ratio, k1, b, delta)
+            value = np.float32(idf[t] * part)
+            impacts[p] = value
+            if value > best:
+                best = value
+        term_max[t] = best

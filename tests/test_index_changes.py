@@ -1,0 +1,454 @@
+"""ShardedIndex.add, delete and compact: after any sequence of them, the top k (ids and
+scores) and the statistics are those of an index rebuilt from the documents left; the BM25
+impact kernel against BM25Ranker's own scoring; a change that fails leaves the index as it
+was; damaged files of a changed index are refused at open."""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from irdialog import BM25Ranker
+from irdialog.retrieval import ShardedIndex
+from irdialog.retrieval import _sharded as sharded
+from irdialog.retrieval._bm25 import METHODS
+from irdialog.retrieval._bm25_kernels import TermCounts, bm25_impacts
+from irdialog.retrieval._sharded import ShardFileError, _posting_impacts, _term_major
+
+WORDS = ["w0", "w0", "w0", "w1", "w1", "w2", "w3", "w4", "día", "日本", "W1", "?"]
+QUERIES = ["w0", "w1 w2", "w0 w0 w3", "día 日本", "w4 w1 w0", "", "unknown", "w2 w2 w4"]
+
+
+def _text(rng, n):
+    return " ".join(rng.choice(WORDS, size=n))
+
+
+def _check_equal(index, texts, method, k=10):
+    """``index``'s top k equals that of an index built from ``texts`` (id: text, the
+    documents not deleted), ids mapped, scores to float32 rounding."""
+    live = np.array(sorted(texts), dtype=np.int64)
+    assert index.n_documents_ == len(live)
+    with ShardedIndex(BM25Ranker(method=method)).build([texts[i] for i in live]) as ref:
+        want_ids, want_scores = ref.top_k(QUERIES, k)
+        assert index.ranker_.average_length_ == ref.ranker_.average_length_
+        known = [t for t in ref.ranker_.vocabulary_]
+        np.testing.assert_array_equal(
+            index.ranker_.idf_[[index.ranker_.vocabulary_[t] for t in known]],
+            ref.ranker_.idf_[[ref.ranker_.vocabulary_[t] for t in known]],
+        )
+    ids, scores = index.top_k(QUERIES, k)
+    np.testing.assert_array_equal(ids, live[want_ids])
+    np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def threads():
+    """An in-process cluster (threads): four shards without starting processes."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+# -- the kernel ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_bm25_impacts_are_term_scores_bit_for_bit(method):
+    rng = np.random.default_rng(3)
+    counts = sp.random(15, 9, density=0.4, random_state=4, format="csr")
+    counts.data = rng.integers(1, 5, size=counts.nnz).astype(np.float32)
+    lengths = np.asarray(counts.sum(axis=1)).ravel() + rng.integers(0, 3, 15)
+    ranker = BM25Ranker(method=method, k1=1.3, b=0.6, delta=0.7)
+    df = np.bincount(counts.indices, minlength=9)
+    ranker._set_statistics(df, 15, float(lengths.sum()))
+    reference = ranker._term_scores(counts, lengths, np.float32).T.tocsr()
+    reference.sort_indices()
+    indptr, docs, tfs = _term_major(counts)
+    impacts, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths)
+    np.testing.assert_array_equal(docs, reference.indices)
+    np.testing.assert_array_equal(impacts, reference.data)  # bit for bit
+    bounds = zip(reference.indptr, reference.indptr[1:])
+    expected_max = np.array([reference.data[a:b].max(initial=0) for a, b in bounds], np.float32)
+    np.testing.assert_array_equal(term_max, expected_max)
+    # The uncompiled function agrees; the postings of a dead document score 0.
+    dead = np.zeros(15, dtype=bool)
+    dead[[2, 7]] = True
+    out, best = np.empty_like(impacts), np.zeros_like(term_max)
+    marked = np.where(dead, -1.0, lengths)
+    args = (TermCounts(indptr, docs, tfs), marked, ranker.idf_, ranker.average_length_,
+            METHODS.index(method), 1.3, 0.6, 0.7, out, best)  # fmt: skip
+    bm25_impacts.py_func(*args)
+    np.testing.assert_array_equal(out[~dead[docs]], impacts[~dead[docs]])
+    assert (out[dead[docs]] == 0).all()
+    assert (best <= term_max).all()
+
+
+# -- random changes against a rebuild ------------------------------------------------------
+
+_document = st.lists(st.sampled_from(WORDS), max_size=7).map(" ".join)
+_operation = st.one_of(
+    st.tuples(st.just("add"), st.lists(_document, max_size=6)),
+    st.tuples(st.just("delete"), st.lists(st.integers(0, 10**6), max_size=5)),
+    st.tuples(st.just("compact")),
+    st.tuples(st.just("reopen")),
+)
+_changes = {
+    "corpus": st.lists(_document, min_size=1, max_size=14),
+    "operations": st.lists(_operation, min_size=1, max_size=6),
+    "method": st.sampled_from(METHODS),
+}
+
+
+def _run_changes(corpus, operations, method, shards, client):
+    template = BM25Ranker(method=method)
+    with tempfile.TemporaryDirectory() as tmp:
+        index = ShardedIndex(template, shards=shards, client=client, directory=tmp)
+        index.build(corpus)
+        texts = dict(enumerate(corpus))
+        try:
+            for operation in operations:
+                kind = operation[0]
+                if kind == "add":
+                    ids = index.add(operation[1])
+                    first = int(index.offsets_[-1]) - len(operation[1])
+                    assert ids.tolist() == list(range(first, first + len(operation[1])))
+                    texts.update(zip(ids.tolist(), operation[1]))
+                elif kind == "delete":
+                    live = sorted(texts)
+                    ids = sorted({live[i % len(live)] for i in operation[1]})[: len(live) - 1]
+                    index.delete(ids)
+                    for i in ids:
+                        del texts[i]
+                elif kind == "compact":
+                    kept = index.compact()
+                    assert kept.tolist() == sorted(texts)
+                    texts = {j: texts[i] for j, i in enumerate(kept.tolist())}
+                    assert len(index.offsets_) == shards + 1
+                else:
+                    index.close()
+                    index = ShardedIndex.open(tmp, client=client)
+                _check_equal(index, texts, method)
+            _check_equal(index, texts, method, k=100)  # k above the count: every document
+            named = {str(Path(tmp) / name) for name in index._doc["files"]}
+            for entry in index._doc["shards"]:
+                named |= {str(p) for p in (Path(tmp) / entry["path"]).iterdir()}
+            on_disk = {str(p) for p in Path(tmp).rglob("*") if p.is_file()}
+            assert on_disk == named | {str(Path(tmp) / "index.json")}  # nothing left behind
+        finally:
+            index.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**_changes)
+def test_changes_equal_a_rebuild_one_shard(corpus, operations, method):
+    _run_changes(corpus, operations, method, 1, None)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(**_changes)
+def test_changes_equal_a_rebuild_four_shards(threads, corpus, operations, method):
+    _run_changes(corpus, operations, method, 4, threads)
+
+
+@pytest.mark.slow
+def test_changes_on_worker_processes_equal_a_rebuild(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(7)
+    corpus = [_text(rng, rng.integers(0, 12)) for _ in range(400)]
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        index = ShardedIndex(shards=4, client=client, directory=tmp_path).build(corpus)
+        texts = dict(enumerate(corpus))
+        with index:
+            for _ in range(4):
+                more = [_text(rng, rng.integers(0, 12)) for _ in range(30)]
+                texts.update(zip(index.add(more).tolist(), more))
+                gone = rng.choice(sorted(texts), size=25, replace=False)
+                index.delete(gone)
+                for i in gone:
+                    del texts[i]
+                _check_equal(index, texts, "lucene")
+            kept = index.compact()
+            texts = {j: texts[i] for j, i in enumerate(kept.tolist())}
+            _check_equal(index, texts, "lucene")
+        with ShardedIndex.open(tmp_path, client=client) as again:
+            _check_equal(again, texts, "lucene")
+
+
+class _KillFirstTask:
+    """A worker plugin that ends its worker's process when it starts the first task whose
+    key begins with ``prefix`` (once in the cluster: a marker file records it)."""
+
+    name = "irdialog-test-kill-first-task"
+
+    def __init__(self, marker, prefix):
+        self.marker = marker
+        self.prefix = prefix
+
+    def setup(self, worker):
+        pass
+
+    def teardown(self, worker):
+        pass
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith(self.prefix):
+            try:
+                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                return
+            os.close(fd)
+            os._exit(1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prefix", ["irdialog-change", "irdialog-search"])
+def test_a_worker_lost_mid_change_or_mid_query(tmp_path, prefix):
+    """A worker killed while the shards are scored again, or while a changed index is
+    searched: the task runs again elsewhere, and the result is the rebuild's, whole."""
+    import cloudpickle
+    import distributed
+
+    rng = np.random.default_rng(11)
+    corpus = [_text(rng, rng.integers(0, 12)) for _ in range(300)]
+    more = [_text(rng, rng.integers(0, 12)) for _ in range(20)]
+    plugin = type("KillFirstTask", (_KillFirstTask, distributed.WorkerPlugin), {})
+    cloudpickle.register_pickle_by_value(__import__(__name__))
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        try:
+            index = ShardedIndex(shards=4, client=client, directory=tmp_path / "index")
+            with index.build(corpus):
+                client.register_plugin(plugin(str(tmp_path / "killed"), prefix))
+                texts = dict(enumerate(corpus))
+                texts.update(zip(index.add(more).tolist(), more))
+                index.delete([1, 2, 3, 310])
+                for i in (1, 2, 3, 310):
+                    del texts[i]
+                _check_equal(index, texts, "lucene")
+                assert (tmp_path / "killed").exists()  # a worker was lost
+        finally:
+            client.unregister_worker_plugin(_KillFirstTask.name)
+            cloudpickle.unregister_pickle_by_value(__import__(__name__))
+
+
+# -- behaviours ----------------------------------------------------------------------------
+
+
+def test_deleted_documents_are_never_returned(tmp_path):
+    docs = ["w1 w2", "w2", "w3", "w1", "w4 w4"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        index.delete([1, 3])
+        assert index.deleted_.tolist() == [1, 3] and index.n_documents_ == 3
+        ids, scores = index.top_k(["w1 w2", "w9"], 10)
+        # Every document left, the one that matches first, then the others by id.
+        assert ids.tolist() == [[0, 2, 4], [0, 2, 4]]
+        assert scores[0, 0] > 0 and (scores[0, 1:] == 0).all()
+        assert index.add(["w2 w2"]).tolist() == [5]
+        assert index.top_k(["w2"], 2)[0].tolist() == [[5, 0]]
+
+
+def test_delete_checks_its_ids(tmp_path):
+    with ShardedIndex(directory=tmp_path).build(["a", "b", "c"]) as index:
+        with pytest.raises(ValueError, match=r"ids must be in \[0, 3\), got \[3\]"):
+            index.delete([0, 3])
+        with pytest.raises(TypeError, match="1-D sequence of integers"):
+            index.delete(["a"])
+        index.delete([1, 1])
+        with pytest.raises(ValueError, match=r"already deleted: \[1\]"):
+            index.delete([1])
+        with pytest.raises(ValueError, match="Deleting every document"):
+            index.delete([0, 2])
+        index.delete([])
+        assert index.n_documents_ == 2
+        assert index.add([]).tolist() == []
+
+
+def test_a_change_that_fails_leaves_the_index_as_it_was(tmp_path, monkeypatch):
+    docs = ["w1 w2", "w2 w3", "w3 w1", "w4"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        before = (tmp_path / "index.json").read_text(encoding="utf-8")
+        expected = index.top_k(QUERIES, 3)
+
+        def fail(*args):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(sharded, "_rescore_shard", fail)
+        with pytest.raises(OSError, match="disk full"):
+            index.add(["w5 w1"])
+        with pytest.raises(OSError, match="disk full"):
+            index.delete([0])
+        assert (tmp_path / "index.json").read_text(encoding="utf-8") == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            "df.npy", "index.json", "shard-00000", "term_ends.npy", "terms.npy"
+        ]  # fmt: skip
+        for got, want in zip(index.top_k(QUERIES, 3), expected):
+            np.testing.assert_array_equal(got, want)
+        monkeypatch.undo()
+        index.delete([0])
+    with ShardedIndex.open(tmp_path) as again:
+        assert again.deleted_.tolist() == [0] and again.n_documents_ == 3
+
+
+def test_damaged_files_of_a_changed_index_are_refused_by_path(tmp_path):
+    with ShardedIndex(directory=tmp_path).build(["w1 w2", "w2 w3", "w3"]) as index:
+        index.add(["w1 w4"])
+        index.delete([1])
+        shard = tmp_path / index._doc["shards"][1]["path"]
+        deleted = tmp_path / sharded._file(index._doc, "deleted")
+    impacts = shard / "impacts.npy"
+    data = bytearray(impacts.read_bytes())
+    data[-1] ^= 1
+    impacts.write_bytes(bytes(data))
+    with pytest.raises(ShardFileError, match=f"{impacts}.*SHA-256"):
+        ShardedIndex.open(tmp_path)
+    deleted.write_bytes(deleted.read_bytes()[:-8])
+    with pytest.raises(ShardFileError, match=f"{deleted}.*truncated"):
+        ShardedIndex.open(tmp_path)
+
+
+def test_a_build_over_a_changed_index_leaves_none_of_it(tmp_path):
+    with ShardedIndex(directory=tmp_path).build(["w1 w2", "w2 w3", "w3"]) as index:
+        index.add(["w1 w4"])
+        index.delete([1])
+    (tmp_path / "notes").mkdir()  # not the index's: kept
+    with ShardedIndex(directory=tmp_path).build(["w5", "w6"]) as index:
+        assert index.top_k(["w6"], 5)[0].tolist() == [[1, 0]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "df.npy", "index.json", "notes", "shard-00000", "term_ends.npy", "terms.npy"
+    ]  # fmt: skip
+
+
+def test_an_index_of_the_earlier_format_opens_but_does_not_change(tmp_path):
+    ShardedIndex(directory=tmp_path).build(["w1", "w2"]).close()
+    path = tmp_path / "index.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**doc, "version": 1}), encoding="utf-8")
+    with ShardedIndex.open(tmp_path) as index:
+        assert index.top_k(["w2"], 1)[0].tolist() == [[1]]
+        with pytest.raises(ValueError, match="earlier format"):
+            index.add(["w3"])
+
+
+def test_a_change_links_the_arrays_it_does_not_change(tmp_path):
+    with ShardedIndex(directory=tmp_path).build(["w1 w2", "w2 w3"]) as index:
+        before = {name: os.stat(tmp_path / "shard-00000" / name).st_ino
+                  for name in ("docs.npy", "tfs.npy", "impacts.npy")}  # fmt: skip
+        index.delete([0])
+        shard = tmp_path / index._doc["shards"][0]["path"]
+        assert shard.name == "shard-00000-g00001"
+        assert not (tmp_path / "shard-00000").exists()
+        assert os.stat(shard / "docs.npy").st_ino == before["docs.npy"]
+        assert os.stat(shard / "tfs.npy").st_ino == before["tfs.npy"]
+        assert os.stat(shard / "impacts.npy").st_ino != before["impacts.npy"]
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def _ranks(main, directory, queries, out):
+    assert main(["rank", str(directory), str(queries), "-k", "5", "--output", str(out),
+                 "--quiet"]) == 0  # fmt: skip
+    return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+
+
+def test_command_line_add_delete_compact(tmp_path, capsys):
+    from irdialog.cli import main
+
+    rng = np.random.default_rng(5)
+    docs = [_text(rng, rng.integers(1, 8)) for _ in range(40)]
+    more = [_text(rng, rng.integers(1, 8)) for _ in range(10)]
+    (tmp_path / "corpus.txt").write_text("\n".join(docs) + "\n", encoding="utf-8")
+    (tmp_path / "more.txt").write_text("\n".join(more) + "\n", encoding="utf-8")
+    (tmp_path / "gone.txt").write_text("3\n41\n\n7\n", encoding="utf-8")
+    queries = tmp_path / "queries.txt"
+    queries.write_text("\n".join(QUERIES[:5]) + "\n", encoding="utf-8")
+    save = tmp_path / "index"
+    assert main(["index", "build", str(tmp_path / "corpus.txt"), "--save", str(save),
+                 "--quiet"]) == 0  # fmt: skip
+    assert main(["index", "add", str(save), str(tmp_path / "more.txt")]) == 0
+    assert "10 documents added: 50" in capsys.readouterr().out
+    assert main(["index", "delete", str(save), str(tmp_path / "gone.txt")]) == 0
+    assert "3 documents deleted: 47 left" in capsys.readouterr().out
+    texts = {i: t for i, t in enumerate(docs + more) if i not in (3, 7, 41)}
+    live = np.array(sorted(texts))
+    with ShardedIndex().build([texts[i] for i in live]) as ref:
+        want_ids, want_scores = ref.top_k(QUERIES[:5], 5)
+    lines = _ranks(main, save, queries, tmp_path / "r1.jsonl")
+    assert [line["ids"] for line in lines] == live[want_ids].tolist()
+    np.testing.assert_allclose([line["scores"] for line in lines], want_scores, rtol=1e-6)
+    # Compacted: the same ids (kept in ids.json), and more added after the largest.
+    assert main(["index", "compact", str(save), "--quiet"]) == 0
+    assert _ranks(main, save, queries, tmp_path / "r2.jsonl") == lines
+    assert main(["index", "add", str(save), str(tmp_path / "more.txt"), "--quiet"]) == 0
+    assert json.loads((save / "ids.json").read_text())[-10:] == list(range(50, 60))
+    # Errors name what was wrong.
+    (tmp_path / "bad.txt").write_text("2\nx\n", encoding="utf-8")
+    assert main(["index", "delete", str(save), str(tmp_path / "bad.txt")]) == 2
+    assert "bad.txt" in capsys.readouterr().err
+    (tmp_path / "again.txt").write_text("2\n", encoding="utf-8")
+    assert main(["index", "delete", str(save), str(tmp_path / "again.txt"), "--quiet"]) == 0
+    assert main(["index", "delete", str(save), str(tmp_path / "again.txt")]) == 2
+    assert "already deleted" in capsys.readouterr().err
+
+
+def test_command_line_changes_of_a_json_lines_index(tmp_path, capsys):
+    from irdialog.cli import main
+
+    def write(path, records):
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+    write(tmp_path / "c.jsonl", [{"id": f"d{i}", "text": f"w{i % 4} w{i % 3}"} for i in range(9)])
+    write(tmp_path / "m.jsonl", [{"id": "x1", "text": "w1 w9"}, {"id": "d2", "text": "w2"}])
+    save = tmp_path / "index"
+    assert main(["index", "build", str(tmp_path / "c.jsonl"), "--save", str(save),
+                 "--quiet"]) == 0  # fmt: skip
+    assert main(["index", "add", str(save), str(tmp_path / "m.jsonl")]) == 2
+    assert "'d2' (record 2) is already used" in capsys.readouterr().err
+    write(tmp_path / "m.jsonl", [{"id": "x1", "text": "w1 w9"}])
+    assert main(["index", "add", str(save), str(tmp_path / "m.jsonl"), "--quiet"]) == 0
+    (tmp_path / "gone.txt").write_text('d1\n"d4"\n', encoding="utf-8")
+    assert main(["index", "delete", str(save), str(tmp_path / "gone.txt"), "--quiet"]) == 0
+    queries = tmp_path / "q.txt"
+    queries.write_text("w9 w1\nw1\n", encoding="utf-8")
+    lines = _ranks(main, save, queries, tmp_path / "r.jsonl")
+    assert lines[0]["ids"][0] == "x1"
+    assert not {"d1", "d4"} & {i for line in lines for i in line["ids"]}
+    (tmp_path / "gone.txt").write_text("d99\n", encoding="utf-8")
+    assert main(["index", "delete", str(save), str(tmp_path / "gone.txt")]) == 2
+    assert "gone.txt" in capsys.readouterr().err
+
+
+def test_the_speed_script_checks_the_changed_index_against_a_rebuild(capsys):
+    from benchmarks.index_changes import SPEED, main
+
+    result = main(["--documents", "3000", "--vocabulary", "500", "--workers", "1",
+                   "--queries", "50", "--repeat", "1"])  # fmt: skip
+    assert result["changed_documents"] == 30
+    assert result["identical_top_10_ids"] and result["largest_score_difference"] < 1e-9
+    assert 0 < result["add_over_build"] and 0 < result["delete_over_build"]
+    table = capsys.readouterr().out.strip().splitlines()
+    assert table == SPEED.table(result)
