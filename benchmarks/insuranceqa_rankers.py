@@ -10,7 +10,9 @@ Every choice is made on the train and valid splits; the test split is not read.
 
 The data (GPL-3.0) are read from ``--data-home``, never bundled: ``insuranceqa-en/``
 holding ``answers.json.gz`` (``{id: {"en": text}}``) and ``train.json.gz`` /
-``valid.json.gz`` (``{qid: {"en": question, "answers": [ids], "negatives": [ids]}}``).
+``valid.json.gz`` (``{qid: {"en": question, "answers": [ids], "negatives": [ids]}}``), read
+by ``load_dialogs(..., format="pools-by-id")``. BM25's candidates are the answers of the
+training pools, as in ``irdialog bench insuranceqa``.
 
 Usage::
 
@@ -21,8 +23,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import time
 from pathlib import Path
@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from irdialog import BM25Ranker, SupervisedEmbeddingRanker, TfidfRanker
+from irdialog.datasets import load_dialogs
 from irdialog.ensemble import FusionRanker, LearningToRankRanker
 from irdialog.metrics import gold_ranks
 
@@ -42,48 +43,20 @@ SE_POOLS = dict(SE, margin=0.1)
 # -- data -------------------------------------------------------------------------------------
 
 
-def _read(path: Path) -> dict:
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"{path} not found: --data-home must hold insuranceqa-en/ with answers.json.gz, "
-            "train.json.gz and valid.json.gz."
-        ) from None
-    except (OSError, ValueError) as err:
-        raise ValueError(f"{path}: not a gzipped JSON file ({err}).") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object of records, got {type(data).__name__}.")
-    return data
-
-
-def read_split(home: Path, split: str, answers: dict) -> dict:
-    """Questions, right answers (texts) and pools (right answers first) of one split."""
-    path = home / f"{split}.json.gz"
-    X, right, pools = [], [], []
-    for qid, q in _read(path).items():
-        try:
-            text, ids, negatives = q["en"], list(q["answers"]), list(q["negatives"])
-            rights = [answers[i] for i in ids]
-            wrong = [answers[i] for i in dict.fromkeys(negatives) if i not in set(ids)]
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"{path}, question {qid!r}: missing or unknown {err}.") from None
-        X.append(text)
-        right.append(rights)
-        pools.append(rights + wrong)
-    return {"X": X, "right": right, "pools": pools}
-
-
-def read_insuranceqa(data_home) -> tuple[dict, dict, dict]:
+def read_split(data_home, split: str) -> dict:
+    """Questions, right answers (texts) and pools (right answers first) of one split, read
+    by the package's ``pools-by-id`` loader."""
     home = Path(data_home or os.environ.get("IRDIALOG_DATA", ".")) / "insuranceqa-en"
-    path = home / "answers.json.gz"
-    answers = {}
-    for aid, a in _read(path).items():
-        if not isinstance(a, dict) or not isinstance(a.get("en"), str):
-            raise ValueError(f"{path}, answer {aid!r}: expected {{'en': text}}, got {a!r:.60}.")
-        answers[aid] = a["en"]
-    return answers, read_split(home, "train", answers), read_split(home, "valid", answers)
+    data = load_dialogs(home / f"{split}.json.gz", format="pools-by-id")
+    right = [[r] if isinstance(r, str) else list(r) for r in data.y]
+    return {"X": list(data.X), "right": right, "pools": [list(p) for p in data.candidate_lists]}
+
+
+def read_insuranceqa(data_home) -> tuple[list, dict, dict]:
+    """The answers of the training pools (the candidates of BM25 and its statistics, as
+    ``irdialog bench insuranceqa`` has them), and the train and valid splits."""
+    train, valid = read_split(data_home, "train"), read_split(data_home, "valid")
+    return list(dict.fromkeys(a for pool in train["pools"] for a in pool)), train, valid
 
 
 # -- metrics ----------------------------------------------------------------------------------
@@ -164,7 +137,7 @@ def _fit_fusion(method):
     return fit
 
 
-# name -> fit(train, corpus of every answer text) -> a fitted ranker
+# name -> fit(train, corpus: the answers of the training pools) -> a fitted ranker
 MODELS = {
     "tfidf": _fit_pairs(TfidfRanker()),
     "bm25": lambda train, corpus: BM25Ranker(candidates=corpus).fit(*_pairs(train)),
@@ -200,10 +173,9 @@ def main(argv=None) -> None:
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         ap.error(f"unknown models {unknown}; choose from {list(MODELS)}")
-    answers, train, valid = read_insuranceqa(args.data_home)
+    corpus, train, valid = read_insuranceqa(args.data_home)
     if args.train_questions:
         train = {k: v[: args.train_questions] for k, v in train.items()}
-    corpus = list(dict.fromkeys(answers.values()))
     n_right = [len(r) for r in valid["right"]]
     print(
         f"InsuranceQA valid: {len(valid['X'])} questions, pools of "

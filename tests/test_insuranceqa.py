@@ -79,3 +79,17 @@ def test_insuranceqa_bm25_on_the_real_valid_split(data_home):
     values = {row["metric"]: row["value"] for row in run["rows"]}
     assert run["rows"][0]["n"] == 2000
     assert 0 < values["p@1"] <= values["mrr"] <= 100
+
+
+@pytest.mark.slow
+def test_the_best_model_beats_bm25_on_the_real_valid_split(data_home):
+    """ltr-se, fitted on every training question (a few minutes on one core), against BM25."""
+    pytest.importorskip("lightgbm")
+    if not (data_home / "insuranceqa-en").is_dir():
+        pytest.skip("insuranceqa-en not found")
+
+    def p_at_1(model):
+        run = bench_insuranceqa(model, data_home=data_home, progress=False)
+        return next(row["value"] for row in run["rows"] if row["metric"] == "p@1")
+
+    assert p_at_1("ltr-se") > 1.5 * p_at_1("bm25")
