@@ -18,26 +18,35 @@ Usage::
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python -m benchmarks.insuranceqa_rankers --data-home DIR [--models bm25,ltr]
+
+``--no-spaces`` ranks a copy of the corpus written without spaces (built in memory, never
+saved), for the models that read characters (``ltr+se-cv3-char3``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
 from pathlib import Path
 
 import numpy as np
 
 from irdialog import BM25Ranker, SupervisedEmbeddingRanker, TfidfRanker
+from irdialog.base import Context
 from irdialog.datasets import load_dialogs
 from irdialog.ensemble import FusionRanker, LearningToRankRanker
 from irdialog.metrics import gold_ranks
+from irdialog.text import char_tokenize
 
 SE = dict(embedding_dim=64, epochs=10, random_state=0)
 # With pools of hard negatives a larger margin pays (valid P@1 of se-pools: margin 0.01,
 # the default, 12.35; 0.1, 14.10)
 SE_POOLS = dict(SE, margin=0.1)
+# Text without spaces (--no-spaces): supervised embeddings over character trigrams
+SE_CHAR3 = dict(SE_POOLS, tokenizer="char", ngram_range=(3, 3))
+_WHITE_SPACE = re.compile(r"\s+")
 
 
 # -- data -------------------------------------------------------------------------------------
@@ -57,6 +66,41 @@ def read_insuranceqa(data_home) -> tuple[list, dict, dict]:
     ``irdialog bench insuranceqa`` has them), and the train and valid splits."""
     train, valid = read_split(data_home, "train"), read_split(data_home, "valid")
     return list(dict.fromkeys(a for pool in train["pools"] for a in pool)), train, valid
+
+
+def without_spaces(split: dict) -> dict:
+    """A split with every white space removed from its questions and answers, as a
+    language written without spaces between words would have them.
+
+    Examples
+    --------
+    >>> without_spaces({"X": ["how do i  renew"], "right": [["online"]],
+    ...                 "pools": [["online", "by phone"]]})["pools"]
+    [['online', 'byphone']]
+    """
+
+    def squeeze(text):
+        return _WHITE_SPACE.sub("", text)
+
+    return {
+        "X": [Context(query=squeeze(x.query if isinstance(x, Context) else x)) for x in split["X"]],
+        # two answers that differed only by their spaces become one
+        "right": [list(dict.fromkeys(map(squeeze, rights))) for rights in split["right"]],
+        "pools": [list(dict.fromkeys(map(squeeze, pool))) for pool in split["pools"]],
+    }
+
+
+def char_trigrams(text: str) -> list[str]:
+    """The overlapping character trigrams of a text (its characters when shorter): the
+    tokens of the lexical features on text without spaces.
+
+    Examples
+    --------
+    >>> char_trigrams("Renew")
+    ['ren', 'ene', 'new']
+    """
+    chars = char_tokenize(text)
+    return ["".join(chars[i : i + 3]) for i in range(len(chars) - 2)] or chars
 
 
 # -- metrics ----------------------------------------------------------------------------------
@@ -145,6 +189,8 @@ MODELS = {
     "se-bm25": _fit_pairs(SupervisedEmbeddingRanker(**SE, negatives="bm25")),
     "se-pools": _fit_se_pools(SE),
     "se-pools-m0.1": _fit_se_pools(SE_POOLS),
+    "se-pools-d128": _fit_se_pools(dict(SE_POOLS, embedding_dim=128)),
+    "se-pools-d256": _fit_se_pools(dict(SE_POOLS, embedding_dim=256)),
     "fusion-rrf": _fit_fusion("rrf"),
     "fusion-linear": _fit_fusion("linear"),
     "ltr": _fit_ltr(random_state=0),
@@ -158,6 +204,14 @@ MODELS = {
         max_negatives=50,
         random_state=0,
     ),
+    # for --no-spaces: character trigrams in the lexical features and the embeddings
+    "ltr+se-cv3-char3": _fit_ltr(
+        rankers=[("se", SupervisedEmbeddingRanker(**SE_CHAR3))],
+        cv=3,
+        max_negatives=50,
+        tokenizer=char_trigrams,
+        random_state=0,
+    ),
 }
 
 
@@ -168,6 +222,11 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--train-questions", type=int, default=None, help="the first N train questions only"
     )
+    ap.add_argument(
+        "--no-spaces",
+        action="store_true",
+        help="remove every white space from the questions and answers (built in memory)",
+    )
     args = ap.parse_args(argv)
     names = args.models.split(",")
     unknown = [n for n in names if n not in MODELS]
@@ -176,6 +235,9 @@ def main(argv=None) -> None:
     corpus, train, valid = read_insuranceqa(args.data_home)
     if args.train_questions:
         train = {k: v[: args.train_questions] for k, v in train.items()}
+    if args.no_spaces:
+        train, valid = without_spaces(train), without_spaces(valid)
+        corpus = list(dict.fromkeys(_WHITE_SPACE.sub("", a) for a in corpus))
     n_right = [len(r) for r in valid["right"]]
     print(
         f"InsuranceQA valid: {len(valid['X'])} questions, pools of "
