@@ -53,7 +53,7 @@ def test_suite_scores_test_when_the_data_home_has_it(tmp_path):
 
 def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
     suite = SUITES["insuranceqa"]
-    assert set(suite.models) == {"bm25", "tfidf", "se-pools", "ltr", "ltr-se"}
+    assert set(suite.models) == {"bm25", "tfidf", "se-pools", "se-pools-wide", "ltr", "ltr-se"}
     result = run_suite(
         suite.run, model="bm25", seeds=[0], data_home=_home(tmp_path), progress=False
     )
@@ -64,7 +64,12 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "model, how", [("se-pools", "wrong answers of its pool as negatives"), ("ltr", "its pool")]
+    "model, how",
+    [
+        ("se-pools", "wrong answers of its pool as negatives"),
+        ("se-pools-wide", "wrong answers of its pool as negatives"),
+        ("ltr", "its pool"),
+    ],
 )
 def test_learned_models_learn_from_the_training_pools(tmp_path, model, how):
     pytest.importorskip("lightgbm")
