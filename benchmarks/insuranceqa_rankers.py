@@ -33,7 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from irdialog import BM25Ranker, SupervisedEmbeddingRanker, TfidfRanker
+from irdialog import (
+    BM25Ranker,
+    DualEncoderRanker,
+    MemN2NRanker,
+    SupervisedEmbeddingRanker,
+    TfidfRanker,
+)
 from irdialog.base import Context
 from irdialog.datasets import load_dialogs
 from irdialog.ensemble import FusionRanker, LearningToRankRanker
@@ -187,6 +193,10 @@ MODELS = {
     "tfidf": _fit_pairs(TfidfRanker()),
     "bm25": lambda train, corpus: BM25Ranker(candidates=corpus).fit(*_pairs(train)),
     "se": _fit_pairs(SupervisedEmbeddingRanker(**SE)),
+    # every parameter at its default (the seed aside), on the (question, right answer) pairs
+    "se-default": _fit_pairs(SupervisedEmbeddingRanker(random_state=0)),
+    "memn2n-default": _fit_pairs(MemN2NRanker(random_state=0)),
+    "dual-encoder-default": _fit_pairs(DualEncoderRanker(random_state=0)),
     "se-bm25": _fit_pairs(SupervisedEmbeddingRanker(**SE, negatives="bm25")),
     "se-pools": _fit_se_pools(SE),
     "se-pools-m0.1": _fit_se_pools(SE_POOLS),
@@ -224,6 +234,9 @@ def main(argv=None) -> None:
         "--train-questions", type=int, default=None, help="the first N train questions only"
     )
     ap.add_argument(
+        "--valid-questions", type=int, default=None, help="the first N valid questions only"
+    )
+    ap.add_argument(
         "--no-spaces",
         action="store_true",
         help="remove every white space from the questions and answers (built in memory)",
@@ -236,6 +249,8 @@ def main(argv=None) -> None:
     corpus, train, valid = read_insuranceqa(args.data_home)
     if args.train_questions:
         train = {k: v[: args.train_questions] for k, v in train.items()}
+    if args.valid_questions:
+        valid = {k: v[: args.valid_questions] for k, v in valid.items()}
     if args.no_spaces:
         train, valid = without_spaces(train), without_spaces(valid)
         corpus = list(dict.fromkeys(_WHITE_SPACE.sub("", a) for a in corpus))
