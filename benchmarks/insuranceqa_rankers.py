@@ -10,80 +10,104 @@ Every choice is made on the train and valid splits; the test split is not read.
 
 The data (GPL-3.0) are read from ``--data-home``, never bundled: ``insuranceqa-en/``
 holding ``answers.json.gz`` (``{id: {"en": text}}``) and ``train.json.gz`` /
-``valid.json.gz`` (``{qid: {"en": question, "answers": [ids], "negatives": [ids]}}``).
+``valid.json.gz`` (``{qid: {"en": question, "answers": [ids], "negatives": [ids]}}``), read
+by ``load_dialogs(..., format="pools-by-id")``. BM25's candidates are the answers of the
+training pools, as in ``irdialog bench insuranceqa``.
 
 Usage::
 
     NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python -m benchmarks.insuranceqa_rankers --data-home DIR [--models bm25,ltr]
+
+``--no-spaces`` ranks a copy of the corpus written without spaces (built in memory, never
+saved), for the models that read characters (``ltr+se-cv3-char3``).
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
+import re
 import time
 from pathlib import Path
 
 import numpy as np
 
-from irdialog import BM25Ranker, SupervisedEmbeddingRanker, TfidfRanker
+from irdialog import (
+    BM25Ranker,
+    DualEncoderRanker,
+    MemN2NRanker,
+    SupervisedEmbeddingRanker,
+    TfidfRanker,
+)
+from irdialog.base import Context
+from irdialog.datasets import load_dialogs
 from irdialog.ensemble import FusionRanker, LearningToRankRanker
 from irdialog.metrics import gold_ranks
+from irdialog.text import char_tokenize
 
 SE = dict(embedding_dim=64, epochs=10, random_state=0)
 # With pools of hard negatives a larger margin pays (valid P@1 of se-pools: margin 0.01,
 # the default, 12.35; 0.1, 14.10)
 SE_POOLS = dict(SE, margin=0.1)
+# Text without spaces (--no-spaces): supervised embeddings over character trigrams, with a
+# smaller step (bags five times longer than of words: the default step diverged)
+SE_CHAR3 = dict(SE_POOLS, tokenizer="char", ngram_range=(3, 3), learning_rate=0.002)
+_WHITE_SPACE = re.compile(r"\s+")
 
 
 # -- data -------------------------------------------------------------------------------------
 
 
-def _read(path: Path) -> dict:
-    try:
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"{path} not found: --data-home must hold insuranceqa-en/ with answers.json.gz, "
-            "train.json.gz and valid.json.gz."
-        ) from None
-    except (OSError, ValueError) as err:
-        raise ValueError(f"{path}: not a gzipped JSON file ({err}).") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object of records, got {type(data).__name__}.")
-    return data
-
-
-def read_split(home: Path, split: str, answers: dict) -> dict:
-    """Questions, right answers (texts) and pools (right answers first) of one split."""
-    path = home / f"{split}.json.gz"
-    X, right, pools = [], [], []
-    for qid, q in _read(path).items():
-        try:
-            text, ids, negatives = q["en"], list(q["answers"]), list(q["negatives"])
-            rights = [answers[i] for i in ids]
-            wrong = [answers[i] for i in dict.fromkeys(negatives) if i not in set(ids)]
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"{path}, question {qid!r}: missing or unknown {err}.") from None
-        X.append(text)
-        right.append(rights)
-        pools.append(rights + wrong)
-    return {"X": X, "right": right, "pools": pools}
-
-
-def read_insuranceqa(data_home) -> tuple[dict, dict, dict]:
+def read_split(data_home, split: str) -> dict:
+    """Questions, right answers (texts) and pools (right answers first) of one split, read
+    by the package's ``pools-by-id`` loader."""
     home = Path(data_home or os.environ.get("IRDIALOG_DATA", ".")) / "insuranceqa-en"
-    path = home / "answers.json.gz"
-    answers = {}
-    for aid, a in _read(path).items():
-        if not isinstance(a, dict) or not isinstance(a.get("en"), str):
-            raise ValueError(f"{path}, answer {aid!r}: expected {{'en': text}}, got {a!r:.60}.")
-        answers[aid] = a["en"]
-    return answers, read_split(home, "train", answers), read_split(home, "valid", answers)
+    data = load_dialogs(home / f"{split}.json.gz", format="pools-by-id")
+    right = [[r] if isinstance(r, str) else list(r) for r in data.y]
+    return {"X": list(data.X), "right": right, "pools": [list(p) for p in data.candidate_lists]}
+
+
+def read_insuranceqa(data_home) -> tuple[list, dict, dict]:
+    """The answers of the training pools (the candidates of BM25 and its statistics, as
+    ``irdialog bench insuranceqa`` has them), and the train and valid splits."""
+    train, valid = read_split(data_home, "train"), read_split(data_home, "valid")
+    return list(dict.fromkeys(a for pool in train["pools"] for a in pool)), train, valid
+
+
+def without_spaces(split: dict) -> dict:
+    """A split with every white space removed from its questions and answers, as a
+    language written without spaces between words would have them.
+
+    Examples
+    --------
+    >>> without_spaces({"X": ["how do i  renew"], "right": [["online"]],
+    ...                 "pools": [["online", "by phone"]]})["pools"]
+    [['online', 'byphone']]
+    """
+
+    def squeeze(text):
+        return _WHITE_SPACE.sub("", text)
+
+    return {
+        "X": [Context(query=squeeze(x.query if isinstance(x, Context) else x)) for x in split["X"]],
+        # two answers that differed only by their spaces become one
+        "right": [list(dict.fromkeys(map(squeeze, rights))) for rights in split["right"]],
+        "pools": [list(dict.fromkeys(map(squeeze, pool))) for pool in split["pools"]],
+    }
+
+
+def char_trigrams(text: str) -> list[str]:
+    """The overlapping character trigrams of a text (its characters when shorter): the
+    tokens of the lexical features on text without spaces.
+
+    Examples
+    --------
+    >>> char_trigrams("Renew")
+    ['ren', 'ene', 'new']
+    """
+    chars = char_tokenize(text)
+    return ["".join(chars[i : i + 3]) for i in range(len(chars) - 2)] or chars
 
 
 # -- metrics ----------------------------------------------------------------------------------
@@ -164,14 +188,20 @@ def _fit_fusion(method):
     return fit
 
 
-# name -> fit(train, corpus of every answer text) -> a fitted ranker
+# name -> fit(train, corpus: the answers of the training pools) -> a fitted ranker
 MODELS = {
     "tfidf": _fit_pairs(TfidfRanker()),
     "bm25": lambda train, corpus: BM25Ranker(candidates=corpus).fit(*_pairs(train)),
     "se": _fit_pairs(SupervisedEmbeddingRanker(**SE)),
+    # every parameter at its default (the seed aside), on the (question, right answer) pairs
+    "se-default": _fit_pairs(SupervisedEmbeddingRanker(random_state=0)),
+    "memn2n-default": _fit_pairs(MemN2NRanker(random_state=0)),
+    "dual-encoder-default": _fit_pairs(DualEncoderRanker(random_state=0)),
     "se-bm25": _fit_pairs(SupervisedEmbeddingRanker(**SE, negatives="bm25")),
     "se-pools": _fit_se_pools(SE),
     "se-pools-m0.1": _fit_se_pools(SE_POOLS),
+    "se-pools-d128": _fit_se_pools(dict(SE_POOLS, embedding_dim=128)),
+    "se-pools-d256": _fit_se_pools(dict(SE_POOLS, embedding_dim=256)),
     "fusion-rrf": _fit_fusion("rrf"),
     "fusion-linear": _fit_fusion("linear"),
     "ltr": _fit_ltr(random_state=0),
@@ -185,6 +215,14 @@ MODELS = {
         max_negatives=50,
         random_state=0,
     ),
+    # for --no-spaces: character trigrams in the lexical features and the embeddings
+    "ltr+se-cv3-char3": _fit_ltr(
+        rankers=[("se", SupervisedEmbeddingRanker(**SE_CHAR3))],
+        cv=3,
+        max_negatives=50,
+        tokenizer=char_trigrams,
+        random_state=0,
+    ),
 }
 
 
@@ -195,15 +233,27 @@ def main(argv=None) -> None:
     ap.add_argument(
         "--train-questions", type=int, default=None, help="the first N train questions only"
     )
+    ap.add_argument(
+        "--valid-questions", type=int, default=None, help="the first N valid questions only"
+    )
+    ap.add_argument(
+        "--no-spaces",
+        action="store_true",
+        help="remove every white space from the questions and answers (built in memory)",
+    )
     args = ap.parse_args(argv)
     names = args.models.split(",")
     unknown = [n for n in names if n not in MODELS]
     if unknown:
         ap.error(f"unknown models {unknown}; choose from {list(MODELS)}")
-    answers, train, valid = read_insuranceqa(args.data_home)
+    corpus, train, valid = read_insuranceqa(args.data_home)
     if args.train_questions:
         train = {k: v[: args.train_questions] for k, v in train.items()}
-    corpus = list(dict.fromkeys(answers.values()))
+    if args.valid_questions:
+        valid = {k: v[: args.valid_questions] for k, v in valid.items()}
+    if args.no_spaces:
+        train, valid = without_spaces(train), without_spaces(valid)
+        corpus = list(dict.fromkeys(_WHITE_SPACE.sub("", a) for a in corpus))
     n_right = [len(r) for r in valid["right"]]
     print(
         f"InsuranceQA valid: {len(valid['X'])} questions, pools of "

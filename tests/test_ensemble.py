@@ -190,12 +190,12 @@ def test_learning_to_rank_beats_bm25_on_insuranceqa(data_home):
     from conftest import import_benchmark
 
     bench = import_benchmark("insuranceqa_rankers")
-    answers, train, valid = bench.read_insuranceqa(data_home)
+    corpus, train, valid = bench.read_insuranceqa(data_home)
     train = {k: v[:3000] for k, v in train.items()}
     valid = {k: v[:500] for k, v in valid.items()}
     n_right = [len(r) for r in valid["right"]]
     X_pairs = [x for x, r in zip(train["X"], train["right"]) for _ in r]
-    bm25 = BM25Ranker(candidates=list(dict.fromkeys(answers.values())))
+    bm25 = BM25Ranker(candidates=corpus)
     bm25.fit(X_pairs, [a for r in train["right"] for a in r])
     base = bench.pool_metrics(bm25.rank_candidates(valid["X"], valid["pools"]), n_right)
     ltr = LearningToRankRanker(max_negatives=50, random_state=0)

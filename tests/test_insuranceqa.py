@@ -53,7 +53,7 @@ def test_suite_scores_test_when_the_data_home_has_it(tmp_path):
 
 def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
     suite = SUITES["insuranceqa"]
-    assert set(suite.models) == {"bm25", "tfidf", "se-pools", "ltr", "ltr-se"}
+    assert set(suite.models) == {"bm25", "tfidf", "se-pools", "se-pools-wide", "ltr", "ltr-se"}
     result = run_suite(
         suite.run, model="bm25", seeds=[0], data_home=_home(tmp_path), progress=False
     )
@@ -64,7 +64,12 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "model, how", [("se-pools", "wrong answers of its pool as negatives"), ("ltr", "its pool")]
+    "model, how",
+    [
+        ("se-pools", "wrong answers of its pool as negatives"),
+        ("se-pools-wide", "wrong answers of its pool as negatives"),
+        ("ltr", "its pool"),
+    ],
 )
 def test_learned_models_learn_from_the_training_pools(tmp_path, model, how):
     pytest.importorskip("lightgbm")
@@ -79,3 +84,17 @@ def test_insuranceqa_bm25_on_the_real_valid_split(data_home):
     values = {row["metric"]: row["value"] for row in run["rows"]}
     assert run["rows"][0]["n"] == 2000
     assert 0 < values["p@1"] <= values["mrr"] <= 100
+
+
+@pytest.mark.slow
+def test_the_best_model_beats_bm25_on_the_real_valid_split(data_home):
+    """ltr-se, fitted on every training question (a few minutes on one core), against BM25."""
+    pytest.importorskip("lightgbm")
+    if not (data_home / "insuranceqa-en").is_dir():
+        pytest.skip("insuranceqa-en not found")
+
+    def p_at_1(model):
+        run = bench_insuranceqa(model, data_home=data_home, progress=False)
+        return next(row["value"] for row in run["rows"] if row["metric"] == "p@1")
+
+    assert p_at_1("ltr-se") > 1.5 * p_at_1("bm25")

@@ -38,6 +38,8 @@ _VALID = (
 # Supervised embeddings that take each question's own pool as its negatives; a margin of
 # 0.1 beat the default 0.01 on valid (P@1 14.1 against 12.4).
 _SE_POOLS = {"embedding_dim": 64, "epochs": 10, "margin": 0.1}
+# The same with wider embeddings: 128 dimensions gave a valid P@1 of 15.7, 256 gave 16.0.
+_SE_WIDE = {**_SE_POOLS, "embedding_dim": 256}
 
 
 def _candidates(build):
@@ -63,6 +65,9 @@ INSURANCEQA_MODELS: dict[str, ModelSpec] = {
         _candidates(SupervisedEmbeddingRanker),
         Selection.fixed(_SE_POOLS, _VALID),
         extra={"fit": "negatives"},
+    ),
+    "se-pools-wide": ModelSpec(
+        None, _se_pools, Selection.fixed(_SE_WIDE, _VALID), extra={"fit": "negatives"}
     ),
     "ltr": ModelSpec(
         None, _candidates(LearningToRankRanker), Selection.fixed({}, _NOTE), extra={"fit": "pools"}
