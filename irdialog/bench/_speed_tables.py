@@ -395,6 +395,35 @@ def sharded_index(result: dict) -> list[str]:
     return lines
 
 
+def filtered_queries(result: dict) -> list[str]:
+    lines = [
+        f"BM25 top {result['k']} over {result['n_documents']:,} generated passages, "
+        f"{result['n_queries']:,} queries from text, one thread (bm25s "
+        f"{result['bm25s_version']}, numba backend):",
+        "",
+        "| filter | allowed | irdialog q/s | filtered q/s | filtered / unfiltered time "
+        "| bm25s q/s | bm25s weight_mask q/s | ours / bm25s, filtered | exact |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in result["rows"]:
+        qps = r["queries_per_second"]
+        lines.append(
+            f"| {100 * r['share']:g}% | {r['n_allowed']:,} | {qps['irdialog']:,.0f} "
+            f"| {qps['irdialog filtered']:,.0f} | {r['filtered_over_unfiltered']:.2f} "
+            f"| {qps['bm25s']:,.0f} | {qps['bm25s weight_mask']:,.0f} "
+            f"| {r['filtered_speedup_vs_bm25s_weight_mask']:.1f}x "
+            f"| {'yes' if r['equal_to_reference'] else 'NO'} |"
+        )
+    small = result["filter_smaller_than_k"]
+    lines += [
+        "",
+        f"A filter of {small['n_allowed']} documents, k {result['k']}, {small['n_queries']} "
+        f"queries: ids outside the filter returned, irdialog {small['irdialog_outside_filter']}, "
+        f"bm25s {small['bm25s_outside_filter']}.",
+    ]
+    return lines
+
+
 SPEED_TABLES = {
     "retrieval-speed": retrieval_speed,
     "pool-speed": pool_speed,
@@ -409,4 +438,5 @@ SPEED_TABLES = {
     "training-time-to-accuracy": training_time_to_accuracy,
     "memory-training-time": memory_training_time,
     "sharded-index": sharded_index,
+    "filtered-queries": filtered_queries,
 }
