@@ -147,6 +147,8 @@ def test_threads_and_chunks_do_not_change_a_filtered_ranking(monkeypatch):
         ([[0], [9]], ValueError, r"allowed\[1\] holds the document id 9"),
         (np.zeros((2, 2, 5), bool), ValueError, r"allowed must be 1-D .* got shape \(2, 2, 5\)"),
         (np.ones((2, 4), bool), ValueError, r"allowed\[0\] is a boolean mask of 4 entries"),
+        ([1, [2]], ValueError, "allowed must be a mask or ids of documents, not nested lists"),
+        ([[1], 2], ValueError, r"allowed\[1\] must be 1-D"),
     ],
 )
 def test_a_bad_filter_is_refused_by_name(allowed, error, message):

@@ -96,7 +96,10 @@ _NO_FILTER = Allowed(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, n
 
 def _document_ids(a, n_docs: int, where: str) -> np.ndarray:
     """One filter as sorted distinct int64 ids: a boolean mask of the documents, or ids."""
-    a = np.asarray(a)
+    try:
+        a = np.asarray(a)
+    except ValueError:  # a ragged nesting
+        raise ValueError(f"{where} must be a mask or ids of documents, not nested lists.") from None
     if a.size == 0 and a.dtype.kind not in "biu":
         a = a.astype(np.int64)  # [] reads as float64
     if a.ndim != 1:
@@ -141,11 +144,11 @@ def check_allowed(allowed, n_queries: int, n_docs: int) -> Allowed | None:
         return allowed
     if isinstance(allowed, np.ndarray) and allowed.ndim == 2:
         per_query = list(allowed)
-    elif isinstance(allowed, (list, tuple)) and any(np.ndim(a) > 0 for a in allowed):
-        per_query = allowed
+    elif isinstance(allowed, (list, tuple)) and len(allowed) and np.ndim(allowed[0]) > 0:
+        per_query = allowed  # (its first item decides: a list of a million ids stays fast)
     else:
         ids = _document_ids(allowed, n_docs, "allowed")
-        return Allowed(np.array([0, len(ids)]), ids, np.zeros(n_queries, np.int64))
+        return Allowed(np.array([0, len(ids)], np.int64), ids, np.zeros(n_queries, np.int64))
     if len(per_query) != n_queries:
         raise ValueError(
             f"allowed has {len(per_query)} filters (one per query), but there are "
