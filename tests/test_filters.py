@@ -274,3 +274,31 @@ def test_four_shards_filter_as_one_index():
                 want_ids, want_scores = _sharded_reference(docs, queries, reference, k)
                 np.testing.assert_array_equal(ids, want_ids)
                 np.testing.assert_array_equal(scores, want_scores)
+
+
+def test_shard_parts_of_a_filter_merge_into_the_filtered_ranking():
+    from irdialog.retrieval._sharded import _shard_filters, merge_top_k
+
+    rng = np.random.default_rng(4)
+    scores = rng.integers(0, 4, size=(5, 30)).astype(float)  # ties across shards
+    offsets = np.array([0, 7, 7, 20, 30])  # an empty shard among them
+    allowed = check_allowed([rng.choice(30, rng.integers(0, 9)) for _ in range(5)], 5, 30)
+    parts = []
+    for (lo, hi), f in zip(zip(offsets[:-1], offsets[1:]), _shard_filters(allowed, offsets)):
+        ids = [f.ids[a:b] for a, b in zip(f.indptr[:-1], f.indptr[1:])]
+        assert all(((i >= 0) & (i < hi - lo)).all() for i in ids)
+        width = max(map(len, ids))
+        top = np.full((5, width), -1)
+        local = np.full((5, width), -np.inf)
+        for q, i in enumerate(ids):
+            order = i[np.argsort(-scores[q, lo + i], kind="stable")]
+            top[q, : len(order)] = order
+            local[q, : len(order)] = scores[q, lo + order]
+        parts.append((top, local))
+    reference = [allowed.ids[a:b] for a, b in zip(allowed.indptr[:-1], allowed.indptr[1:])]
+    want = _reference_top_k(scores, reference, 4)
+    ids, merged = merge_top_k(parts, offsets[:-1], want.shape[1])
+    np.testing.assert_array_equal(ids, want)
+    np.testing.assert_array_equal(
+        merged, np.where(want >= 0, np.take_along_axis(scores, np.maximum(want, 0), 1), -np.inf)
+    )
