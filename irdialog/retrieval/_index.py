@@ -333,13 +333,13 @@ class InvertedIndex:
         k : int
             At most ``n_docs`` are returned.
         allowed : array-like or sequence of array-like, default=None
-            A filter: the documents each query may return (:func:`check_allowed`): a
-            boolean mask of the ``n_docs`` documents or an array of their ids, for every
-            query, or one mask or id array per query (a 2-D boolean array, or a sequence
-            of ``n_queries``). The result is the exact top k of the allowed documents,
-            ranked as :meth:`scores` ranks them; a query allowed fewer than k documents
-            gets them all, ranked, and its row is padded with -1. A small filter costs
-            less than no filter: MaxScore reads only the postings near allowed documents.
+            A filter: the documents each query may return, as a boolean mask of the
+            ``n_docs`` documents or an array of their ids, for every query, or one mask
+            or id array per query (a 2-D boolean array, or a sequence of ``n_queries``).
+            The result is the exact top k of the allowed documents, ranked as
+            :meth:`scores` ranks them; a query allowed fewer than k documents gets them
+            all, ranked, and its row is padded with -1. A small filter costs less than no
+            filter: MaxScore reads only the postings near allowed documents.
         n_jobs : int, default=None
             Threads ranking disjoint chunks of queries (None: 1; -1: every core). The
             result does not depend on it.
@@ -507,9 +507,10 @@ class IndexRankMixin:
         allowed : array-like or sequence of array-like, default=None
             A filter: the candidates (of ``candidates_``, or of the pool) each context
             may return, as a boolean mask or an array of indices, for every context or
-            one per context (:meth:`InvertedIndex.top_k`). The result is the exact top k
-            of the allowed candidates; a context allowed fewer than k gets them all,
-            ranked, and its row is padded with -1. Not with match-type annotations.
+            one per context (:meth:`~irdialog.retrieval.InvertedIndex.top_k`). The
+            result is the exact top k of the allowed candidates; a context allowed fewer
+            than k gets them all, ranked, and its row is padded with -1. Not with
+            match-type annotations.
 
         Returns
         -------

@@ -686,9 +686,9 @@ class ShardedIndex:
         allowed : array-like or sequence of array-like, default=None
             A filter: the documents (global ids) each query may return, as a boolean
             mask of the ``n_documents_`` documents or an array of ids, for every query or
-            one per query (:meth:`InvertedIndex.top_k`). Each shard searches its part of
-            it; the result is the exact top k of the allowed documents, and a query
-            allowed fewer than k gets them all, ranked.
+            one per query (:meth:`~irdialog.retrieval.InvertedIndex.top_k`). Each shard
+            searches its part of it; the result is the exact top k of the allowed
+            documents, and a query allowed fewer than k gets them all, ranked.
 
         Returns
         -------
