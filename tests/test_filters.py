@@ -71,7 +71,11 @@ def _filters(rng, n_docs, n_queries, share):
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("algorithm", ["auto", "maxscore", "dense", "exhaustive"])
 @pytest.mark.parametrize("share", [0.01, 0.1, 0.6])
-def test_the_filtered_top_k_equals_the_numpy_reference(seed, algorithm, share):
+@pytest.mark.parametrize("restrict", ["never", "always"])
+def test_the_filtered_top_k_equals_the_numpy_reference(seed, algorithm, share, restrict,
+                                                       monkeypatch):  # fmt: skip
+    # a filter shared by the queries: its allowed postings copied first, or leapfrogged
+    monkeypatch.setattr(index_module, "_RESTRICT_FACTOR", 0.0 if restrict == "never" else np.inf)
     rng = np.random.default_rng(seed)
     index, Q = _zipf_index(rng)
     scores = index.scores(Q)
@@ -91,6 +95,17 @@ def test_the_uncompiled_kernels_filter_alike(kernel, monkeypatch):
     for k in (3, 20):
         got = index.top_k(Q, k, algorithm=kernel, allowed=allowed)
         np.testing.assert_array_equal(got, _reference_top_k(index.scores(Q), allowed, k))
+
+
+def test_a_shared_filter_is_copied_only_when_cheaper_than_leapfrogging():
+    rng = np.random.default_rng(5)
+    index, Q = _zipf_index(rng, n_docs=2000, n_queries=200, max_terms=6)
+    ids = np.sort(rng.choice(2000, 20, replace=False))
+    postings, term_max = index._restricted(Q, ids)  # 200 queries, 1% of the documents
+    assert np.isin(postings.docs, ids).all() and len(postings.docs) < index.n_postings / 20
+    assert (term_max <= index.term_max).all()
+    assert index._restricted(Q[:1], ids) is None  # one query: leapfrogging reads less
+    assert index._restricted(Q, np.arange(2000)) is None  # no smaller than the index
 
 
 def test_k_larger_than_the_allowed_set_returns_exactly_that_set_ranked():

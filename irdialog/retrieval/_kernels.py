@@ -30,8 +30,10 @@ Documents that share no term with the query (score 0) fill a short list in index
 A query may be restricted to a set of documents (:data:`Allowed`, a filter): MaxScore then
 leapfrogs between the filter's sorted ids and the essential postings (each jumps to the
 other's next document by galloping), so a small filter reads less than the query alone;
-the dense and exhaustive kernels add up only the allowed postings. The top k is the exact
-top k of the allowed documents, and a row holds at most the allowed set, padded with -1.
+the dense and exhaustive kernels add up only the allowed postings. (A batch of queries under
+one filter may be given postings already restricted to it: ``InvertedIndex._restricted``.)
+The top k is the exact top k of the allowed documents, and a row holds at most the allowed
+set, padded with -1.
 """
 
 from __future__ import annotations
