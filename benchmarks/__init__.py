@@ -36,6 +36,8 @@ Speed (``results/speed/<name>.json``):
   scikit-learn pipeline (``candidate-lists-speed``; B, "Speed").
 - ``sharded_index``: building and querying a BM25 index in shards on local Dask workers
   against one process (printed; B, "Speed").
+- ``filtered_queries``: BM25 queries under a filter (``allowed=``) against the same queries
+  unfiltered and bm25s's ``weight_mask`` (``filtered-queries``; not yet on a page).
 - ``insuranceqa_rankers``: every learned ranker and lever on InsuranceQA valid (printed; B,
   "InsuranceQA").
 
