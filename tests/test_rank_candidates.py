@@ -19,6 +19,7 @@ from irdialog import (
 )
 from irdialog.base import Context, inner_product_pairs
 from irdialog.pipeline import make_ranking_pipeline
+from irdialog.retrieval._bm25 import _CANDIDATE_ROWS
 from irdialog.retrieval._kernels import Queries, pair_products
 from irdialog.retrieval._pairs import SparsePairs
 
@@ -119,6 +120,30 @@ def test_match_types_keep_the_pair_path(ranker, monkeypatch):
     )
     scores = model.rank_candidates(feats, lists)
     np.testing.assert_array_equal(scores, _pair_path(model, feats, lists))
+
+
+def test_bm25_keeps_the_candidates_rows_while_its_index_lives():
+    X, y, _ = make_tiny_dialogs()
+    model = BM25Ranker().fit(X, y)
+    cands = list(model.candidates_)
+    few = [cands[:2] + ["a text not among them"]] * 2
+    model.rank_candidates(X[:2], few)  # fewer texts than candidates: each encoded
+    assert _CANDIDATE_ROWS.get(model.index_) is None
+    every = [cands + ["a text not among them"]] * len(X)
+    np.testing.assert_array_equal(model.rank_candidates(X, every), _pair_path(model, X, every))
+    assert _CANDIDATE_ROWS.get(model.index_) is not None
+    # now gathered, also for few texts
+    np.testing.assert_array_equal(model.rank_candidates(X[:2], few), _pair_path(model, X[:2], few))
+    # a new fit (other statistics, other term scores) does not read the old rows
+    model.set_params(k1=0.3, b=0.1).fit(X[:4], y[:4])
+    model.rank_candidates(X, every)
+    np.testing.assert_array_equal(model.rank_candidates(X, every), _pair_path(model, X, every))
+    streamed = BM25Ranker(candidates=cands).partial_fit(X, y)
+    streamed.rank_candidates(X, every)
+    streamed.partial_fit(X[:3], y[:3])
+    np.testing.assert_array_equal(
+        streamed.rank_candidates(X, every), _pair_path(streamed, X, every)
+    )
 
 
 def test_input_errors_are_unchanged(fitted):

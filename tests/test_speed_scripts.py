@@ -5,6 +5,7 @@ import json
 import sys
 
 import numpy as np
+import pytest
 from conftest import import_benchmark
 
 # benchmarks/ is a folder of the repository, not of the installed package, and the tests
@@ -178,3 +179,25 @@ def test_candidate_lists_speed_times_every_side_and_checks_the_scores(tmp_path, 
     table = capsys.readouterr().out.splitlines()
     assert table == bench.SPEED.table(result)
     assert table[-1].startswith("| generated | spaces | SupervisedEmbeddingRanker | ")
+
+
+def test_filtered_queries_times_every_side_and_checks_the_filter(tmp_path, capsys):
+    pytest.importorskip("bm25s")
+    bench = import_benchmark("filtered_queries")
+    scores = np.array([[1.0, 3.0, 3.0, 0.0], [0.0, 0.0, 2.0, 1.0]])
+    mask = np.array([True, False, True, True])
+    np.testing.assert_array_equal(bench.reference_top_k(scores, mask, 2), [[2, 0], [2, 3]])
+    out = tmp_path / "filtered-queries.json"
+    bench.main(["--documents", "3000", "--vocabulary", "500", "--queries", "40",
+                "--shares", "0.05", "--repeat", "2", "--checked", "20",
+                "--output", str(out)])  # fmt: skip
+    result = json.loads(out.read_text())
+    [row] = result["rows"]
+    assert row["equal_to_reference"] and set(row["times"]) == {
+        "irdialog", "irdialog filtered", "bm25s", "bm25s weight_mask",
+    }  # fmt: skip
+    assert all(len(t) == 2 for t in row["times"].values())
+    small = result["filter_smaller_than_k"]
+    assert small["irdialog_outside_filter"] == 0 and small["irdialog_width"] == 5
+    table = capsys.readouterr().out.splitlines()
+    assert table == bench.SPEED.table(result)

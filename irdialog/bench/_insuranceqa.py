@@ -67,7 +67,10 @@ INSURANCEQA_MODELS: dict[str, ModelSpec] = {
         extra={"fit": "negatives"},
     ),
     "se-pools-wide": ModelSpec(
-        None, _se_pools, Selection.fixed(_SE_WIDE, _VALID), extra={"fit": "negatives"}
+        None,
+        _candidates(SupervisedEmbeddingRanker),
+        Selection.fixed(_SE_WIDE, _VALID),
+        extra={"fit": "negatives"},
     ),
     "ltr": ModelSpec(
         None, _candidates(LearningToRankRanker), Selection.fixed({}, _NOTE), extra={"fit": "pools"}

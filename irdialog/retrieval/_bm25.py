@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
 from itertools import chain
 from numbers import Real
@@ -22,12 +23,17 @@ from ..base import (
 from ..features import match_type_matrices, match_type_pairs
 from ..text import TOKENIZERS, Analyzer
 from ._index import IndexRankMixin, InvertedIndex, count_tokens
-from ._pairs import SparsePairs
+from ._pairs import SparsePairs, text_rows
 from ._streaming import StreamingFitMixin
 
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 # Postings scored at a time when indexing: bounds the float64 temporaries (~15 MB).
 _SCORE_BLOCK = 1 << 18
+# The candidates' float64 term scores and their rows by text, by index: what
+# rank_candidates gathers instead of encoding the candidates among its texts again. Kept
+# beside the model, not in it (they are not saved with it, and an index of millions of
+# documents that never ranks lists never holds them), for as long as its index lives.
+_CANDIDATE_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _idf(method: str, df: np.ndarray, n_docs: int) -> np.ndarray:
@@ -81,6 +87,11 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
     bm25+         ln((N + 1) / df)                          tf (k1 + 1) / (k1 (1 - b + b r) + tf)
                                                             + δ
     ============  ========================================  ===================================
+
+    ``rank_candidates`` scores a pool's texts that are among the candidates from the
+    candidates' term scores, computed by its first call whose distinct texts are as many as
+    the candidates and kept beside the index (not saved with the model); the other texts
+    are encoded for the call.
 
     BM25L and BM25+ give a query word that a candidate lacks the score of ``tf = 0``; that
     part is the same for every candidate, so the index holds each word's score minus it and
@@ -391,10 +402,35 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
         if self.types_:
             return None  # the match-type words depend on the pair
         _, Q = self._queries(X)
-        bags, lengths = self._documents(texts, self.vocabulary_)
-        pairs = SparsePairs(Q, self._term_scores(bags, lengths))
+        lookup, fitted = self._candidate_rows(len(texts))
+
+        def encode(new):
+            return self._term_scores(*self._documents(new, self.vocabulary_))
+
+        R, row = text_rows(texts, lookup, fitted, encode)
+        pairs = SparsePairs(Q, R)
         absent = Q @ self._absent
-        return lambda rows, cols: pairs.dots(rows, cols) + absent[rows]
+        return lambda rows, cols: pairs.dots(rows, row[cols]) + absent[rows]
+
+    def _candidate_rows(self, n_texts: int) -> tuple[dict, sp.csr_matrix | None]:
+        """The row of each candidate text and the candidates' float64 term scores (what
+        ``_score_pairs`` computes for them), for ``rank_candidates``: built by the first
+        call whose distinct texts are at least as many as the candidates (encoding these
+        costs it no more than encoding its texts), then kept as long as ``index_``;
+        ``({}, None)`` before."""
+        # The index and the statistics its rows were scored with: an index changed in place
+        # keeps no stale rows.
+        statistics = (self.candidates_, self.idf_, self.average_length_)
+        kept = _CANDIDATE_ROWS.get(self.index_)
+        if kept is not None and all(a is b for a, b in zip(kept[0], statistics)):
+            return kept[1], kept[2]
+        n = len(self.candidates_)
+        if n == 0 or n > n_texts:
+            return {}, None
+        lookup = dict(zip(self.candidates_.tolist(), range(n)))
+        fitted = self._term_scores(*self._documents(self.candidates_, self.vocabulary_))
+        _CANDIDATE_ROWS[self.index_] = (statistics, lookup, fitted)
+        return lookup, fitted
 
     # -- streaming fit -----------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._threads import n_threads
 from ..base import check_contexts, check_has_candidates, check_k, check_responses
 from ._kernels import (
+    Allowed,
     Postings,
     Queries,
     TopK,
@@ -44,6 +45,9 @@ _QUERY_CHUNK = 256
 # Queries with more terms than this take the dense kernel under algorithm="auto": their
 # postings cover much of the collection, and MaxScore pays for every list at every document.
 LONG_QUERY_TERMS = 16
+# A filter shared by a batch of queries is applied once, by copying the allowed postings of
+# their terms, when that copy costs less than this times what leapfrogging would read.
+_RESTRICT_FACTOR = 1.0
 # Texts encoded at a time by rank_texts while the threads rank the chunks before: small,
 # so that the last chunk's kernel, which nothing overlaps, is short.
 _TEXT_CHUNK = 256
@@ -88,6 +92,75 @@ def count_tokens(
     )
     counts.sum_duplicates()
     return counts, np.frombuffer(lengths, dtype=np.float64) if lengths else np.zeros(0)
+
+
+_NO_FILTER = Allowed(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def _document_ids(a, n_docs: int, where: str) -> np.ndarray:
+    """One filter as sorted distinct int64 ids: a boolean mask of the documents, or ids."""
+    try:
+        a = np.asarray(a)
+    except ValueError:  # a ragged nesting
+        raise ValueError(f"{where} must be a mask or ids of documents, not nested lists.") from None
+    if a.size == 0 and a.dtype.kind not in "biu":
+        a = a.astype(np.int64)  # [] reads as float64
+    if a.ndim != 1:
+        raise ValueError(f"{where} must be 1-D (a mask or ids of documents), got shape {a.shape}.")
+    if a.dtype.kind == "b":
+        if len(a) != n_docs:
+            raise ValueError(
+                f"{where} is a boolean mask of {len(a)} entries, but the index holds "
+                f"{n_docs} documents."
+            )
+        return np.flatnonzero(a).astype(np.int64)
+    if a.dtype.kind not in "iu":
+        raise TypeError(
+            f"{where} must be a boolean mask or integer document ids, got dtype {a.dtype}."
+        )
+    ids = np.unique(a).astype(np.int64)
+    if len(ids) and (ids[0] < 0 or ids[-1] >= n_docs):
+        bad = ids[0] if ids[0] < 0 else ids[-1]
+        raise ValueError(f"{where} holds the document id {bad}, outside [0, {n_docs}).")
+    return ids
+
+
+def check_allowed(allowed, n_queries: int, n_docs: int) -> Allowed | None:
+    """The filter argument of a search (``allowed=``) as :class:`Allowed` arrays, or None.
+
+    ``allowed`` restricts every query to one set of documents, given as a boolean mask of
+    the ``n_docs`` documents or an array of their ids, or each query to its own: a 2-D
+    boolean array (one mask a row) or a sequence of ``n_queries`` masks or id arrays.
+    A wrong length, shape or dtype, or an id outside ``[0, n_docs)``, is a ValueError or
+    TypeError that names it.
+
+    Examples
+    --------
+    >>> check_allowed([3, 1, 3], n_queries=2, n_docs=4)
+    Allowed(indptr=array([0, 2]), ids=array([1, 3]), row=array([0, 0]))
+    >>> check_allowed([[True, False], [False, False]], n_queries=2, n_docs=2).row
+    array([0, 1])
+    """
+    if allowed is None:
+        return None
+    if isinstance(allowed, Allowed):
+        return allowed
+    if isinstance(allowed, np.ndarray) and allowed.ndim == 2:
+        per_query = list(allowed)
+    elif isinstance(allowed, (list, tuple)) and len(allowed) and np.ndim(allowed[0]) > 0:
+        per_query = allowed  # (its first item decides: a list of a million ids stays fast)
+    else:
+        ids = _document_ids(allowed, n_docs, "allowed")
+        return Allowed(np.array([0, len(ids)], np.int64), ids, np.zeros(n_queries, np.int64))
+    if len(per_query) != n_queries:
+        raise ValueError(
+            f"allowed has {len(per_query)} filters (one per query), but there are "
+            f"{n_queries} queries."
+        )
+    ids = [_document_ids(a, n_docs, f"allowed[{i}]") for i, a in enumerate(per_query)]
+    indptr = np.concatenate([[0], np.cumsum([len(a) for a in ids])]).astype(np.int64)
+    flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    return Allowed(indptr, flat, np.arange(n_queries, dtype=np.int64))
 
 
 class InvertedIndex:
@@ -248,7 +321,10 @@ class InvertedIndex:
         scores_at(q, Postings(self.indptr, self.docs, self.impacts), docs, out)
         return out
 
-    def top_k(self, queries, k: int, *, n_jobs=None, algorithm="auto", return_stats=False):
+    def top_k(
+        self, queries, k: int, *, n_jobs=None, algorithm="auto", return_stats=False,
+        allowed=None,
+    ):  # fmt: skip
         """The k best documents of each query, best first; ties to the lower index.
 
         The same ranking as sorting :meth:`scores` (documents of score 0 come last, in
@@ -259,6 +335,16 @@ class InvertedIndex:
         queries : sparse matrix of shape (n_queries, n_terms), non-negative weights
         k : int
             At most ``n_docs`` are returned.
+        allowed : array-like or sequence of array-like, default=None
+            A filter: the documents each query may return, as a boolean mask of the
+            ``n_docs`` documents or an array of their ids, for every query, or one mask
+            or id array per query (a 2-D boolean array, or a sequence of ``n_queries``).
+            The result is the exact top k of the allowed documents, ranked as
+            :meth:`scores` ranks them; a query allowed fewer than k documents gets them
+            all, ranked, and its row is padded with -1. A small filter costs less than no
+            filter: MaxScore reads only the postings near allowed documents, and a batch
+            of queries under one filter ranks the allowed postings of its terms, copied
+            once, when that costs less.
         n_jobs : int, default=None
             Threads ranking disjoint chunks of queries (None: 1; -1: every core). The
             result does not depend on it.
@@ -277,21 +363,42 @@ class InvertedIndex:
         Returns
         -------
         top : int64 ndarray of shape (n_queries, min(k, n_docs))
+            With ``allowed``, of shape (n_queries, min(k, m)), ``m`` the size of the
+            largest filter; -1 past the end of a smaller one.
         stats : dict of int64 ndarrays of shape (n_queries,), only with ``return_stats``
             ``"n_positive"``: documents in the top k with a positive score;
             ``"scored"``: postings scored (with "dense" and "exhaustive", all of them);
             ``"postings"``: the total length of the query's postings.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import scipy.sparse as sp
+        >>> from irdialog.retrieval import InvertedIndex
+        >>> index = InvertedIndex.from_matrix(sp.csr_matrix([[1.0, 0], [3.0, 0], [2.0, 1]]))
+        >>> index.top_k(sp.csr_matrix([[1.0, 1.0]]), k=2, allowed=[0, 2])
+        array([[2, 0]])
+        >>> index.top_k(sp.csr_matrix([[1.0, 1.0]] * 2), k=2, allowed=[[1], [0, 1]])
+        array([[ 1, -1],
+               [ 1,  0]])
         """
         if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
-        return self._top_k(self._queries(queries), k, n_jobs, algorithm, return_stats)
+        Q = self._queries(queries)
+        allowed = check_allowed(allowed, Q.shape[0], self.n_docs)
+        return self._top_k(Q, k, n_jobs, algorithm, return_stats, allowed)
 
-    def _top_k(self, Q, k, n_jobs=None, algorithm="auto", return_stats=False):
-        # top_k on queries already checked by _queries.
+    def _top_k(self, Q, k, n_jobs=None, algorithm="auto", return_stats=False, allowed=None):
+        # top_k on queries already checked by _queries, and a filter by check_allowed (its
+        # largest filter sets the width, so that chunks of one filter's queries stack).
         n = Q.shape[0]
         k = min(int(k), self.n_docs)
+        if allowed is not None:
+            k = min(k, int(np.diff(allowed.indptr).max(initial=0)))
+        else:
+            allowed = _NO_FILTER
         top = np.empty((n, k), dtype=np.int64)
         n_positive = np.zeros(n, dtype=np.int64)
         scored = np.zeros(n, dtype=np.int64)
@@ -306,15 +413,20 @@ class InvertedIndex:
         else:
             plan = [(algorithm, np.arange(n))]
         arrays = Postings(self.indptr, self.docs, self.impacts)
+        term_max = self.term_max
+        if len(allowed.indptr) == 2 and algorithm != "exhaustive":  # one filter for all
+            restricted = self._restricted(Q, allowed.ids)
+            if restricted is not None:
+                arrays, term_max = restricted
         out = TopK(top, n_positive, scored, postings)
 
         def run(kernel, rows):
             if kernel == "maxscore":
-                maxscore_top_k(q, arrays, self.term_max, self.n_docs, k, rows, out)
+                maxscore_top_k(q, arrays, term_max, self.n_docs, k, rows, allowed, out)
             elif kernel == "dense":
-                dense_top_k(q, arrays, self.n_docs, k, rows, out)
+                dense_top_k(q, arrays, self.n_docs, k, rows, allowed, out)
             else:
-                exhaustive_top_k(q, arrays, self.n_docs, k, rows, top, n_positive)
+                exhaustive_top_k(q, arrays, self.n_docs, k, rows, allowed, top, n_positive)
 
         chunks = [
             (kernel, rows[s : s + _QUERY_CHUNK])
@@ -337,25 +449,70 @@ class InvertedIndex:
             scored[:] = postings[:] = np.bincount(rows, weights=lengths, minlength=n)
         return (top, stats) if return_stats else top
 
+    def _restricted(self, Q, ids):
+        """The postings of the queries' terms restricted to the documents ``ids`` (the
+        filter they share), with each term's largest impact among them: a batch of
+        queries under one small filter then ranks a small index (the rest of the
+        kernels' work unchanged, the scores the same). None when copying them would cost
+        more than it saves the queries."""
+        lengths = np.diff(self.indptr)
+        terms = np.unique(Q.indices)
+        sizes = lengths[terms]
+        total = int(sizes.sum())
+        # What the copy saves each query: leapfrogging a list reads up to the filter's size
+        # of it, the copy only its allowed postings (expected: the filter's share of it).
+        read = lengths[Q.indices]
+        saved = (np.minimum(read, len(ids)) - read * (len(ids) / max(1, self.n_docs))).sum()
+        if total + self.n_docs // 8 >= _RESTRICT_FACTOR * saved:
+            return None
+        first = np.cumsum(sizes) - sizes
+        where = np.arange(total) + np.repeat(self.indptr[terms] - first, sizes)
+        docs = self.docs[where]
+        mask = np.zeros(self.n_docs, dtype=bool)
+        mask[ids] = True
+        keep = mask[docs]
+        counts = np.zeros(self.n_terms, dtype=np.int64)
+        counts[terms] = np.bincount(np.repeat(np.arange(len(terms)), sizes)[keep],
+                                    minlength=len(terms))  # fmt: skip
+        indptr = np.zeros(self.n_terms + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        impacts = self.impacts[where[keep]]
+        term_max = np.zeros(self.n_terms, dtype=np.float32)
+        nonempty = counts > 0
+        if len(impacts):
+            term_max[nonempty] = np.maximum.reduceat(impacts, indptr[:-1][nonempty])
+        return Postings(indptr, np.ascontiguousarray(docs[keep]), impacts), term_max
+
 
 def rank_texts(
     index: InvertedIndex, encode: Callable[[Sequence], sp.csr_matrix], X: Sequence, k: int,
-    n_jobs=None,
+    n_jobs=None, allowed=None,
 ) -> np.ndarray:  # fmt: skip
-    """The top k of ``index`` for texts, encoded by ``encode`` (texts -> query matrix).
+    """The top k of ``index`` for texts, encoded by ``encode`` (texts -> query matrix),
+    each restricted to its filter of ``allowed`` (:func:`check_allowed`).
 
     With several jobs, the encoding (Python, holding the GIL) and the ranking (the kernel,
     without it) overlap: this thread encodes chunk after chunk while ``n_jobs`` threads rank
     the chunks already encoded. The result does not depend on ``n_jobs``.
     """
     n_jobs = n_threads(n_jobs)
+    allowed = check_allowed(allowed, len(X), index.n_docs)
     if n_jobs <= 1 or len(X) <= _TEXT_CHUNK:
-        return index.top_k(encode(X), k, n_jobs=n_jobs)
+        return index.top_k(encode(X), k, n_jobs=n_jobs, allowed=allowed)
+
+    def chunk_filter(s):
+        return None if allowed is None else allowed._replace(row=allowed.row[s : s + _TEXT_CHUNK])
+
     with ThreadPoolExecutor(n_jobs) as pool:
         # Everything that holds the GIL (encoding, checking) stays in this thread: the
         # workers only run the kernels.
         ranked = [
-            pool.submit(index._top_k, index._queries(encode(X[s : s + _TEXT_CHUNK])), k)
+            pool.submit(
+                index._top_k,
+                index._queries(encode(X[s : s + _TEXT_CHUNK])),
+                k,
+                allowed=chunk_filter(s),
+            )  # fmt: skip
             for s in range(0, len(X), _TEXT_CHUNK)
         ]
         return np.vstack([r.result() for r in ranked])
@@ -371,7 +528,7 @@ class IndexRankMixin:
     path of :class:`irdialog.base.RankerMixin`.
     """
 
-    def rank(self, X, k: int = 10, candidates=None, *, n_jobs=None) -> np.ndarray:
+    def rank(self, X, k: int = 10, candidates=None, *, n_jobs=None, allowed=None) -> np.ndarray:
         """The indices of the k best candidates per context, best first.
 
         Scored from the inverted index (:class:`~irdialog.retrieval.InvertedIndex`): only
@@ -391,10 +548,19 @@ class IndexRankMixin:
             are into the pool.
         n_jobs : int, default=None
             Threads ranking chunks of contexts (-1: every core); the result is the same.
+        allowed : array-like or sequence of array-like, default=None
+            A filter: the candidates (of ``candidates_``, or of the pool) each context
+            may return, as a boolean mask or an array of indices, for every context or
+            one per context (:meth:`~irdialog.retrieval.InvertedIndex.top_k`). The
+            result is the exact top k of the allowed candidates; a context allowed fewer
+            than k gets them all, ranked, and its row is padded with -1. Not with
+            match-type annotations.
 
         Returns
         -------
         top : int64 ndarray of shape (n_samples, min(k, n_candidates))
+            With ``allowed``, of shape (n_samples, min(k, m)), ``m`` the size of the
+            largest filter.
 
         Examples
         --------
@@ -404,10 +570,17 @@ class IndexRankMixin:
         array([[1, 0]])
         >>> model.rank(["the light"], k=1, candidates=["a light", "hello", "the light"])
         array([[2]])
+        >>> model.rank(["turn the light on"], k=2, allowed=[0, 2])
+        array([[0, 2]])
         """
         check_is_fitted(self)
         k = check_k(k)
         if self.types_:
+            if allowed is not None:
+                raise ValueError(
+                    "allowed= filters the inverted index, which contexts with match-type "
+                    "annotations do not use; filter the columns of decision_function."
+                )
             return super().rank(X, k, candidates)
         if candidates is None:
             check_has_candidates(self)
@@ -415,4 +588,4 @@ class IndexRankMixin:
         else:
             pool = check_responses(candidates, name="candidates")
             index = InvertedIndex.from_matrix(self._pool_impacts(pool))
-        return rank_texts(index, self._index_queries, check_contexts(X), k, n_jobs)
+        return rank_texts(index, self._index_queries, check_contexts(X), k, n_jobs, allowed)

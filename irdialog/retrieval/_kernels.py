@@ -26,6 +26,14 @@ top k stays exact:
   displace an earlier one, so ties go to the lower index, as everywhere in irdialog.
 
 Documents that share no term with the query (score 0) fill a short list in index order.
+
+A query may be restricted to a set of documents (:data:`Allowed`, a filter): MaxScore then
+leapfrogs between the filter's sorted ids and the essential postings (each jumps to the
+other's next document by galloping), so a small filter reads less than the query alone;
+the dense and exhaustive kernels add up only the allowed postings. (A batch of queries under
+one filter may be given postings already restricted to it: ``InvertedIndex._restricted``.)
+The top k is the exact top k of the allowed documents, and a row holds at most the allowed
+set, padded with -1.
 """
 
 from __future__ import annotations
@@ -52,6 +60,11 @@ TopK.__doc__ = """What the top-k kernels write for each query they rank: ``doc``
 (n_queries, k)), the top k; ``n``, how many have a positive score; ``scored``, how many
 postings were scored; ``postings``, the total length of the query's postings (what
 exhaustive term-at-a-time scoring reads); the last three int64 (n_queries,)."""
+
+Allowed = namedtuple("Allowed", "indptr ids row")
+Allowed.__doc__ = """Filters of the queries as CSR arrays (int64): filter ``r``'s documents are
+``ids[indptr[r]:indptr[r + 1]]``, sorted and distinct, and query ``i`` is restricted to
+filter ``row[i]``. An empty ``row`` (length 0): no query is filtered."""
 
 # A bound is trusted to prune only when it stays below the threshold after this relative
 # margin: float64 sums of a few dozen terms are off by ~1e-15 relatively.
@@ -100,9 +113,8 @@ def _push(heap_score, heap_doc, size, score, doc):
 
 
 @njit(cache=True, nogil=True)
-def _emit(heap_score, heap_doc, size, row, mark):
-    """Write the heap into ``row`` best first, then the lowest-index documents not in it
-    (score 0) until the row is full. ``mark`` (all False) is scratch, left all False."""
+def _drain(heap_score, heap_doc, size, row, mark):
+    """Write the heap into ``row`` best first and mark its documents; returns how many."""
     n_kept = size
     while size > 0:  # worst first into the tail
         size -= 1
@@ -111,6 +123,14 @@ def _emit(heap_score, heap_doc, size, row, mark):
         heap_score[0] = heap_score[size]
         heap_doc[0] = heap_doc[size]
         _sift_down(heap_score, heap_doc, size, 0)
+    return n_kept
+
+
+@njit(cache=True, nogil=True)
+def _emit(heap_score, heap_doc, size, row, mark):
+    """Write the heap into ``row`` best first, then the lowest-index documents not in it
+    (score 0) until the row is full. ``mark`` (all False) is scratch, left all False."""
+    n_kept = _drain(heap_score, heap_doc, size, row, mark)
     fill = n_kept
     doc = 0
     while fill < row.shape[0]:
@@ -123,7 +143,41 @@ def _emit(heap_score, heap_doc, size, row, mark):
 
 
 @njit(cache=True, nogil=True)
-def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, out):
+def _emit_allowed(heap_score, heap_doc, size, row, mark, ids, lo, hi):
+    """:func:`_emit` under a filter: after the heap, the allowed documents ``ids[lo:hi]``
+    not in it (score 0), in index order, then -1 once the allowed set is exhausted."""
+    n_kept = _drain(heap_score, heap_doc, size, row, mark)
+    fill = n_kept
+    j = lo
+    while fill < row.shape[0] and j < hi:
+        if not mark[ids[j]]:
+            row[fill] = ids[j]
+            fill += 1
+        j += 1
+    while fill < row.shape[0]:
+        row[fill] = -1
+        fill += 1
+    for t in range(n_kept):
+        mark[row[t]] = False
+
+
+@njit(cache=True, nogil=True)
+def _mark_allowed(mask, allowed, current, r):
+    """Make ``mask`` (bool, n_docs) hold filter ``r`` of ``allowed``, where it holds filter
+    ``current`` (-1: none); returns ``r``. A run of queries sharing a filter marks it once."""
+    indptr, ids, _ = allowed
+    if r == current:
+        return r
+    if current >= 0:
+        for j in range(indptr[current], indptr[current + 1]):
+            mask[ids[j]] = False
+    for j in range(indptr[r], indptr[r + 1]):
+        mask[ids[j]] = True
+    return r
+
+
+@njit(cache=True, nogil=True)
+def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, out):
     """The k best documents of the queries ``rows``, best first, by MaxScore.
 
     Parameters
@@ -133,11 +187,17 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, out):
     term_max : float32 (n_terms,), the largest impact of each term
     n_docs, k : int (k <= n_docs)
     rows : int64 (n,), the queries to rank
+    allowed : Allowed
+        The queries' filters (an empty ``row``: none). The next document is the first
+        allowed one at or after the essential postings' next: the filter's ids and the
+        postings leapfrog by galloping.
     out : TopK
         Written for ``rows``.
     """
     q_indptr, q_terms, q_weights = queries
     indptr, docs, impacts = postings
+    a_indptr, a_ids, a_row = allowed
+    filtered = a_row.shape[0] > 0
     out_doc, out_n, out_scored, out_postings = out
     max_terms = 1
     for i in rows:
@@ -190,6 +250,10 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, out):
         theta = 0.0  # a document must score above this to enter
         first_essential = 0  # slots below it cannot lift a document past theta alone
         scored = 0
+        a_pos = a_end = 0
+        if filtered:
+            a_pos = a_indptr[a_row[i]]
+            a_end = a_indptr[a_row[i] + 1]
         while True:
             doc = n_docs
             for s in range(first_essential, m):
@@ -197,6 +261,18 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, out):
                     doc = cur[s]
             if doc == n_docs:
                 break
+            if filtered:
+                a_pos = _seek(a_ids, a_pos, a_end, doc)
+                if a_pos == a_end:
+                    break  # no allowed document left
+                if a_ids[a_pos] != doc:  # the essential postings jump to the next allowed
+                    target = a_ids[a_pos]
+                    for s in range(first_essential, m):
+                        if cur[s] < target:
+                            p = _seek(docs, pos[s], end[s], target)
+                            pos[s] = p
+                            cur[s] = docs[p] if p < end[s] else n_docs
+                    continue
             partial = 0.0
             n_touched = 0
             for s in range(first_essential, m):
@@ -238,28 +314,40 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, out):
         out_scored[i] = scored
         out_postings[i] = total
         out_n[i] = size
-        _emit(heap_score, heap_doc, size, out_doc[i], in_top)
+        if filtered:
+            lo, hi = a_indptr[a_row[i]], a_indptr[a_row[i] + 1]
+            _emit_allowed(heap_score, heap_doc, size, out_doc[i], in_top, a_ids, lo, hi)
+        else:
+            _emit(heap_score, heap_doc, size, out_doc[i], in_top)
 
 
 @njit(cache=True, nogil=True)
-def exhaustive_top_k(queries, postings, n_docs, k, rows, out_doc, out_n):
+def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, out_doc, out_n):
     """The same top k as :func:`maxscore_top_k` (into ``out_doc`` and ``out_n``) by
     scoring every posting of the query's terms (term at a time, into an accumulator): the
     baseline the pruning is measured against, and its reference in the tests."""
     q_indptr, q_terms, q_weights = queries
     indptr, docs, impacts = postings
+    a_indptr, a_ids, a_row = allowed
+    filtered = a_row.shape[0] > 0
     acc = np.zeros(n_docs)
     seen = np.zeros(n_docs, dtype=np.bool_)
     touched = np.empty(n_docs, dtype=np.int64)
     heap_score = np.empty(k)
     heap_doc = np.empty(k, dtype=np.int64)
+    mask = np.zeros(n_docs if filtered else 0, dtype=np.bool_)
+    current = -1
     for i in rows:
+        if filtered:
+            current = _mark_allowed(mask, allowed, current, a_row[i])
         n_touched = 0
         for jj in range(q_indptr[i], q_indptr[i + 1]):
             t = q_terms[jj]
             w = q_weights[jj]
             for p in range(indptr[t], indptr[t + 1]):
                 doc = docs[p]
+                if filtered and not mask[doc]:
+                    continue
                 if not seen[doc]:
                     seen[doc] = True
                     touched[n_touched] = doc
@@ -274,7 +362,11 @@ def exhaustive_top_k(queries, postings, n_docs, k, rows, out_doc, out_n):
             if score > 0.0:
                 size = _push(heap_score, heap_doc, size, score, doc)
         out_n[i] = size
-        _emit(heap_score, heap_doc, size, out_doc[i], seen)
+        if filtered:
+            lo, hi = a_indptr[a_row[i]], a_indptr[a_row[i] + 1]
+            _emit_allowed(heap_score, heap_doc, size, out_doc[i], seen, a_ids, lo, hi)
+        else:
+            _emit(heap_score, heap_doc, size, out_doc[i], seen)
 
 
 @njit(cache=True, nogil=True)
@@ -300,7 +392,7 @@ def _exact_score(q_terms, q_weights, q0, n_terms, indptr, docs, impacts, doc):
 
 
 @njit(cache=True, nogil=True)
-def dense_top_k(queries, postings, n_docs, k, rows, out):
+def dense_top_k(queries, postings, n_docs, k, rows, allowed, out):
     """The k best documents of the queries ``rows``, best first, for long queries:
     the same arguments and result as :func:`maxscore_top_k`.
 
@@ -309,18 +401,28 @@ def dense_top_k(queries, postings, n_docs, k, rows, out):
     document at a time costs more than it saves. Two sequential passes then find the k-th
     best of those sums and the documents within float32 rounding of it; only these get
     their exact float64 score, added in the query's term order, from which the top k is
-    taken, so the result is exactly that of the exhaustive product.
+    taken, so the result is exactly that of the exhaustive product. Under a filter
+    (``allowed``), only the allowed postings are added and only the allowed documents
+    read.
     """
     q_indptr, q_terms, q_weights = queries
     indptr, docs, impacts = postings
+    a_indptr, a_ids, a_row = allowed
+    filtered = a_row.shape[0] > 0
     out_doc, out_n, out_scored, out_postings = out
     acc = np.zeros(n_docs, dtype=np.float32)
     heap_score = np.empty(k)
     heap_doc = np.empty(k, dtype=np.int64)
     mark = np.zeros(n_docs, dtype=np.bool_)
+    mask = np.zeros(n_docs if filtered else 0, dtype=np.bool_)
+    current = -1
     for i in rows:
         q0 = q_indptr[i]
         n_terms = q_indptr[i + 1] - q0
+        lo, n_read = 0, n_docs  # the documents read: d = a_ids[lo + j], or j
+        if filtered:
+            current = _mark_allowed(mask, allowed, current, a_row[i])
+            lo, n_read = a_indptr[current], a_indptr[current + 1] - a_indptr[current]
         total = 0
         for jj in range(n_terms):
             w = q_weights[q0 + jj]
@@ -329,16 +431,23 @@ def dense_top_k(queries, postings, n_docs, k, rows, out):
             t = q_terms[q0 + jj]
             w32 = np.float32(w)
             total += indptr[t + 1] - indptr[t]
-            for p in range(indptr[t], indptr[t + 1]):
-                acc[docs[p]] += w32 * impacts[p]
+            if filtered:
+                for p in range(indptr[t], indptr[t + 1]):
+                    if mask[docs[p]]:
+                        acc[docs[p]] += w32 * impacts[p]
+            else:
+                for p in range(indptr[t], indptr[t + 1]):
+                    acc[docs[p]] += w32 * impacts[p]
         # The k-th best float32 sum, then every document within its rounding of it.
         size = 0
-        for d in range(n_docs):
+        for j in range(n_read):
+            d = a_ids[lo + j] if filtered else j
             if acc[d] > 0.0 and (size < k or acc[d] > heap_score[0]):
                 size = _push(heap_score, heap_doc, size, np.float64(acc[d]), d)
         cutoff = heap_score[0] * (1.0 - (n_terms + 2) * 2.0**-22) if size == k else 0.0
         size = 0
-        for d in range(n_docs):
+        for j in range(n_read):
+            d = a_ids[lo + j] if filtered else j
             if acc[d] > 0.0 and acc[d] >= cutoff:
                 score = _exact_score(q_terms, q_weights, q0, n_terms, indptr, docs, impacts, d)
                 if score > 0.0:
@@ -347,7 +456,11 @@ def dense_top_k(queries, postings, n_docs, k, rows, out):
         out_scored[i] = total
         out_postings[i] = total
         out_n[i] = size
-        _emit(heap_score, heap_doc, size, out_doc[i], mark)
+        if filtered:
+            hi = lo + n_read
+            _emit_allowed(heap_score, heap_doc, size, out_doc[i], mark, a_ids, lo, hi)
+        else:
+            _emit(heap_score, heap_doc, size, out_doc[i], mark)
 
 
 @njit(cache=True, nogil=True)

@@ -6,15 +6,54 @@ far fewer distinct texts. Each distinct query and candidate text is encoded once
 sparse row; a pair's score is then the sum of the products of the weights its two rows
 share (:func:`~irdialog.retrieval._kernels.pair_products`), added in the order of scipy's
 ``Q[rows].multiply(D[cols]).sum(axis=1)``, so that the result equals the models'
-``_score_pairs`` bit for bit.
+``_score_pairs`` bit for bit. A text among the fitted candidates takes the candidate's row,
+kept since the fit (:func:`text_rows`), instead of being encoded again.
 """
 
 from __future__ import annotations
+
+from itertools import repeat
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._kernels import Queries, pair_products
+
+
+def text_rows(texts, lookup: dict, fitted, encode) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The rows of texts, and the row of each text: a text of ``lookup`` (text -> row of
+    ``fitted``) takes that row, the others are encoded by ``encode`` (an array of texts ->
+    CSR matrix with ``fitted``'s columns), each once.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> fitted = sp.csr_matrix([[1.0, 0.0], [0.0, 2.0]])
+    >>> encode = lambda t: sp.csr_matrix(np.full((len(t), 2), 9.0))
+    >>> texts = np.array(["b", "new", "a"], dtype=object)
+    >>> R, row = text_rows(texts, {"a": 0, "b": 1}, fitted, encode)
+    >>> R[row].toarray()
+    array([[0., 2.],
+           [9., 9.],
+           [1., 0.]])
+    """
+    texts = np.asarray(texts, dtype=object)
+    found = (
+        np.fromiter(map(lookup.get, texts, repeat(-1)), np.int64, len(texts))
+        if lookup
+        else np.full(len(texts), -1, dtype=np.int64)
+    )
+    new = np.flatnonzero(found < 0)
+    if not len(new) and 2 * len(texts) >= fitted.shape[0]:
+        return fitted, found  # most of the fitted rows: them as they are, no copy
+    known = found[found >= 0]
+    blocks = [fitted[known]] if len(known) else []
+    R = sp.vstack(blocks + [encode(texts[new])], format="csr")
+    row = np.empty(len(texts), dtype=np.int64)
+    row[found >= 0] = np.arange(len(known))
+    row[new] = len(known) + np.arange(len(new))
+    return R, row
 
 
 def _rows(m) -> Queries:

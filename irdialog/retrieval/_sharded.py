@@ -57,7 +57,7 @@ from tqdm.auto import tqdm
 
 from ._bm25 import METHODS, BM25Ranker
 from ._bm25_kernels import TermCounts, bm25_impacts
-from ._index import InvertedIndex
+from ._index import InvertedIndex, check_allowed
 
 FORMAT = "irdialog-sharded-index"
 # 2: shards keep their term counts and document lengths, so that the index can change
@@ -536,18 +536,49 @@ def _warm_shard(directory: str, verify: bool = True) -> int:
     return _open_shard(directory, verify=verify, checksum=verify).n_docs
 
 
-def _search_shard(directory: str, queries: sp.csr_matrix, k: int):
-    """A shard's exact top k of the queries (its own ids) and their scores."""
+def _search_shard(directory: str, queries: sp.csr_matrix, k: int, allowed=None):
+    """A shard's exact top k of the queries (its own ids) and their scores; under a filter
+    (``allowed``, :class:`~irdialog.retrieval._kernels.Allowed` in the shard's ids), -1
+    with score -inf past the end of a query's allowed documents."""
     index = _open_shard(directory)
     if index.n_docs == 0:
         return np.empty((queries.shape[0], 0), np.int64), np.empty((queries.shape[0], 0))
-    top = index.top_k(queries, k)
-    return top, index.scores_at(queries, top)
+    if allowed is None:
+        top = index.top_k(queries, k)
+        return top, index.scores_at(queries, top)
+    top = index.top_k(queries, k, allowed=allowed)
+    scores = index.scores_at(queries, np.maximum(top, 0))
+    scores[top < 0] = -np.inf
+    return top, scores
+
+
+def _without(allowed, ids):
+    """The filters ``allowed`` (:class:`~irdialog.retrieval._kernels.Allowed`) less the
+    documents ``ids``."""
+    keep = ~np.isin(allowed.ids, ids)
+    of_filter = np.repeat(np.arange(len(allowed.indptr) - 1), np.diff(allowed.indptr))
+    counts = np.bincount(of_filter[keep], minlength=len(allowed.indptr) - 1)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return allowed._replace(indptr=indptr, ids=allowed.ids[keep])
+
+
+def _shard_filters(allowed, offsets) -> list:
+    """Each shard's part of the filters ``allowed`` (global ids), in the shard's ids."""
+    sizes = np.diff(allowed.indptr)
+    of_filter = np.repeat(np.arange(len(sizes)), sizes)
+    parts = []
+    for lo, hi in zip(offsets[:-1], offsets[1:]):
+        inside = (allowed.ids >= lo) & (allowed.ids < hi)
+        counts = np.bincount(of_filter[inside], minlength=len(sizes))
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        parts.append(allowed._replace(indptr=indptr, ids=allowed.ids[inside] - lo))
+    return parts
 
 
 def merge_top_k(parts, offsets, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k best of the shards' top k: ``parts`` holds each shard's (local ids, scores),
-    ``offsets`` each shard's first global id; best first, ties to the lower global id.
+    ``offsets`` each shard's first global id; best first, ties to the lower global id. A
+    local id of -1 (score -inf: past the end of a filter) stays -1, after the others.
 
     Examples
     --------
@@ -557,7 +588,8 @@ def merge_top_k(parts, offsets, k: int) -> tuple[np.ndarray, np.ndarray]:
     >>> merge_top_k(parts, [0, 5], k=3)
     (array([[1, 5, 0]]), array([[2., 2., 1.]]))
     """
-    ids = np.hstack([np.asarray(top, np.int64) + off for (top, _), off in zip(parts, offsets)])
+    ids = np.hstack([np.where(np.asarray(top) < 0, -1, np.asarray(top, np.int64) + off)
+                     for (top, _), off in zip(parts, offsets)])  # fmt: skip
     scores = np.hstack([np.asarray(s, np.float64) for _, s in parts])
     order = np.lexsort((ids, -scores), axis=-1)[:, :k]
     return np.take_along_axis(ids, order, axis=1), np.take_along_axis(scores, order, axis=1)
@@ -1193,20 +1225,30 @@ class ShardedIndex:
 
     # -- search -----------------------------------------------------------------------------
 
-    def top_k(self, queries, k: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    def top_k(self, queries, k: int = 10, *, allowed=None) -> tuple[np.ndarray, np.ndarray]:
         """The k best documents of each query and their BM25 scores, best first.
 
         Parameters
         ----------
         queries : sequence of Context or str
         k : int, default=10
+        allowed : array-like or sequence of array-like, default=None
+            A filter: the documents (global ids) each query may return, as a boolean
+            mask over ``offsets_[-1]`` ids (deleted ones included) or an array of ids,
+            for every query or one per query
+            (:meth:`~irdialog.retrieval.InvertedIndex.top_k`). Each shard searches its
+            part of it; the result is the exact top k of the allowed documents not
+            deleted, and a query allowed fewer than k gets them all, ranked.
 
         Returns
         -------
         ids : int64 ndarray of shape (n_queries, min(k, ``n_documents_``))
-            Global ids (positions in the collection); ties to the lower id.
+            Global ids (positions in the collection); ties to the lower id. With
+            ``allowed``, of shape (n_queries, min(k, m)), ``m`` the size of the largest
+            filter, and -1 past the end of a smaller one.
         scores : float64 ndarray of the same shape
-            Each document's score, as :meth:`BM25Ranker.decision_function` gives it.
+            Each document's score, as :meth:`BM25Ranker.decision_function` gives it
+            (-inf where the id is -1).
 
         Raises
         ------
@@ -1221,28 +1263,44 @@ class ShardedIndex:
         absent = counts @ self.ranker_._absent
         Q = sp.csr_matrix(counts, dtype=np.float64)
         Q.sum_duplicates()
+        allowed = check_allowed(allowed, Q.shape[0], int(self.offsets_[-1]))
+        shard_filters = [None] * len(self._dirs)
+        if allowed is not None:
+            if len(self.deleted_):  # a deleted document is never allowed
+                allowed = _without(allowed, self.deleted_)
+            k = min(k, int(np.diff(allowed.indptr).max(initial=0)))
+            shard_filters = _shard_filters(allowed, self.offsets_)
         ids, scores = [], []
         for start in range(0, Q.shape[0], _QUERY_BLOCK):
             block = Q[start : start + _QUERY_BLOCK]
-            parts = self._scatter(block, k)
+            filters = [
+                f if f is None else f._replace(row=f.row[start : start + _QUERY_BLOCK])
+                for f in shard_filters
+            ]
+            parts = self._scatter(block, k, filters)
             top, s = merge_top_k(parts, self.offsets_[:-1], k)
-            if len(self.deleted_):
+            if len(self.deleted_) and allowed is None:
                 top, s = _live_top_k(top, s, self.deleted_, k)
             ids.append(top)
             scores.append(s)
         return np.vstack(ids), np.vstack(scores) + absent[:, None]
 
-    def _scatter(self, block, k):
+    def _scatter(self, block, k, filters):
+        args = [(d, block, k) if f is None else (d, block, k, f)
+                for d, f in zip(self._dirs, filters)]  # fmt: skip
         if self._client is None:
-            parts = [_search_shard(d, block, k) for d in self._dirs]
+            parts = [_search_shard(*a) for a in args]
         else:
-            data = block
             if block.data.nbytes + block.indices.nbytes > _INLINE_BYTES:
                 [data] = self._client.scatter([block], broadcast=True, hash=False)
-            parts = self._run(_search_shard, [(d, data, k) for d in self._dirs], None,
-                              retries=1, key="irdialog-search")  # fmt: skip
+                args = [(a[0], data, *a[2:]) for a in args]
+            parts = self._run(_search_shard, args, None, retries=1,
+                              key="irdialog-search")  # fmt: skip
         for s, (top, _) in enumerate(parts):
-            want = (block.shape[0], min(k, self._shard_docs[s]))
+            width = self._shard_docs[s]
+            if filters[s] is not None:
+                width = int(np.diff(filters[s].indptr).max(initial=0))
+            want = (block.shape[0], min(k, width))
             if top.shape != want:
                 raise ShardError(
                     f"shard {s} ({self._dirs[s]}) returned {top.shape} results, not {want}."

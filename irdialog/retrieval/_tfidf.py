@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from itertools import chain, repeat
+from itertools import chain
 from numbers import Real
 
 import numpy as np
@@ -23,7 +23,7 @@ from ..base import (
 from ..features import match_type_matrices, match_type_pairs, type_token
 from ..text import TOKENIZERS, Analyzer, identity_analyzer
 from ._index import IndexRankMixin, InvertedIndex, count_tokens
-from ._pairs import SparsePairs
+from ._pairs import SparsePairs, text_rows
 from ._streaming import StreamingFitMixin
 
 
@@ -308,23 +308,17 @@ class TfidfRanker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator)
         text among the candidates takes its fitted row (``candidate_tfidf_``), the others
         are encoded. A candidate set far larger than the texts is not looked up (the
         lookup would cost more than encoding them)."""
-        fitted = np.full(len(texts), -1, dtype=np.int64)
         n = len(self.candidates_)
+        lookup = {}
         if 0 < n <= _LOOKUP_CANDIDATES_PER_TEXT * len(texts):
             lookup = dict(zip(self.candidates_.tolist(), range(n)))
-            fitted = np.fromiter(map(lookup.get, texts, repeat(-1)), np.int64, len(texts))
-        new = np.flatnonzero(fitted < 0)
         vocabulary = self.vectorizer_.vocabulary_
-        counts, _ = count_tokens(map(self._analyzer(), texts[new]), vocabulary, grow=False)
-        known = fitted[fitted >= 0]
-        R = sp.vstack(
-            [self.candidate_tfidf_[known], self._weighted(counts, np.arange(len(vocabulary)))],
-            format="csr",
-        )
-        row = np.empty(len(texts), dtype=np.int64)
-        row[fitted >= 0] = np.arange(len(known))
-        row[new] = len(known) + np.arange(len(new))
-        return R, row
+
+        def encode(new):
+            counts, _ = count_tokens(map(self._analyzer(), new), vocabulary, grow=False)
+            return self._weighted(counts, np.arange(len(vocabulary)))
+
+        return text_rows(texts, lookup, self.candidate_tfidf_, encode)
 
     # -- streaming fit ------------------------------------------------------------------------
     # Added for corpora that do not fit in memory (Ubuntu: 1M training rows, ~100M words).
