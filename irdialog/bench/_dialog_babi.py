@@ -45,7 +45,7 @@ from tqdm.auto import tqdm
 from ..datasets import load_dialog_babi
 from ..embed import MemN2NRanker, QRNRanker, SupervisedEmbeddingRanker
 from ..features import MatchTypeFeaturizer
-from ..metrics import per_dialog_accuracy, per_response_accuracy
+from ..metrics import response_accuracy
 from ..pipeline import RankingPipeline
 from ..retrieval import BM25Ranker, NearestNeighborRanker, RuleBasedRanker, TfidfRanker
 from ._harness import reseed, round_metric
@@ -252,11 +252,11 @@ DIALOG_BABI_MODELS: dict[str, ModelSpec] = {
 }
 
 
-def _evaluate(model, data) -> dict:
-    pred = model.predict(data.X)
+def _evaluate(model, data, ties="expected") -> dict:
+    accuracy = response_accuracy(model, data.X, data.y, data.groups, ties=ties)
     return {
-        "per_response": 100.0 * per_response_accuracy(data.y, pred),
-        "per_dialog": 100.0 * per_dialog_accuracy(data.y, pred, data.groups),
+        "per_response": 100.0 * accuracy.per_response,
+        "per_dialog": 100.0 * accuracy.per_dialog,
         "n": len(data.y),
     }
 
@@ -265,7 +265,7 @@ def _dialog_paper():
     return {(int(r["task"]), r["split"]): r for r in paper_table("dialog_babi_table2.csv")}
 
 
-def _fit_task(spec, presets, task, train, dev, seed, overrides, bar=None):
+def _fit_task(spec, presets, task, train, dev, seed, overrides, bar=None, ties="expected"):
     """Fit every grid point (or the preset) of a task on trn and keep the best on dev:
     ``(dev accuracy, params, fitted model, selection record)``."""
     points = spec.selection.points(SUITE_NAME, task, presets)
@@ -273,7 +273,7 @@ def _fit_task(spec, presets, task, train, dev, seed, overrides, bar=None):
     best = None
     for point in points:
         fitted = reseed(spec.build(train, **point), seed).fit(train.X, train.y)
-        dev_acc = _evaluate(fitted, dev)["per_response"]
+        dev_acc = _evaluate(fitted, dev, ties)["per_response"]
         if best is None or dev_acc > best[0]:
             best = (dev_acc, point, fitted)
         if bar is not None:
@@ -366,6 +366,7 @@ def bench_dialog_babi(
     seed: int = 0,
     heldout: bool = False,
     overrides: dict | None = None,
+    ties: str = "expected",
 ) -> dict:
     """Reproduce a model's column of dialog bAbI Table 2 (Bordes et al. 2017), one seed.
 
@@ -389,6 +390,11 @@ def bench_dialog_babi(
         are not loaded.
     overrides : dict, default=None
         Parameters set on top of every grid point or preset (for tuning, with ``heldout``).
+    ties : {"expected", "index", "pessimistic"}, default="expected"
+        How a gold response tied at the top counts, on dev (the choice of a grid point) and
+        on test (see :func:`irdialog.metrics.response_accuracy`): at its expected value
+        under a random order of the tied candidates, as ``predict`` orders them (the
+        candidate file's order), or as a miss.
 
     Returns
     -------
@@ -430,8 +436,9 @@ def bench_dialog_babi(
     bar = tqdm(total=n_points + 2 * len(tasks), desc=f"dialog-babi {model}", disable=not progress)
     for task in tasks:
         dev_acc, point, fitted, record = _fit_task(
-            spec, presets, task, data[task, "trn"], data[task, "dev"], seed, overrides, bar
-        )
+            spec, presets, task, data[task, "trn"], data[task, "dev"], seed, overrides, bar,
+            ties,
+        )  # fmt: skip
         chosen.append(
             {
                 "task": task,
@@ -448,7 +455,7 @@ def bench_dialog_babi(
                     {
                         "task": task,
                         "split": split,
-                        **_evaluate(fitted, data[task, split]),
+                        **_evaluate(fitted, data[task, split], ties),
                         "paper_per_response": float(ref[column]) if ref else None,
                         "paper_per_dialog": float(ref[f"{column}_dialog"]) if ref else None,
                     }
@@ -462,6 +469,7 @@ def bench_dialog_babi(
         "model": model,
         "options": {
             "tasks": tasks,
+            "ties": ties,
             **({"heldout": True} if heldout else {}),
             **({"overrides": overrides} if overrides else {}),
         },

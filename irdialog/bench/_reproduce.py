@@ -418,6 +418,34 @@ def compare(committed: dict, now: dict) -> Difference | None:
 # Commands.
 
 
+# How the rows of a result that records no tie rule (no "ties" among its options) count a
+# gold response tied at the top, by suite: as ``predict`` orders the tied candidates (the
+# candidate file's order) in dialog bAbI and bAbI QA, against the model in Ubuntu. Every
+# other result counts a tie at its expected value.
+RECORDED_TIES = {"dialog-babi": "index", "babi-qa": "index", "ubuntu": "pessimistic"}
+
+
+def recorded_ties(result: dict) -> str | None:
+    """The tie rule a result's rows were computed under, for its re-run: its recorded
+    ``options["ties"]``, else its suite's entry of :data:`RECORDED_TIES` (None: the
+    suite's default).
+
+    Examples
+    --------
+    >>> from irdialog.bench._reproduce import recorded_ties
+    >>> recorded_ties({"suite": "dialog-babi", "options": {"tasks": [1]}})
+    'index'
+    >>> recorded_ties({"suite": "dialog-babi", "options": {"tasks": [1], "ties": "expected"}})
+    'expected'
+    >>> recorded_ties({"suite": "insuranceqa", "options": {}}) is None
+    True
+    """
+    options = result.get("options") or {}
+    if "ties" in options:
+        return options["ties"]
+    return RECORDED_TIES.get(result.get("suite"))
+
+
 def override_options(argv: list[str], overrides: dict[str, str | None]) -> list[str]:
     """``argv`` with each ``--option VALUE`` (or ``--option=VALUE``) of ``overrides`` set to
     its value, appended when absent; a None value leaves that option as it is.
@@ -763,6 +791,7 @@ def reproduce_one(
             home = None if home is None else root / home  # an absolute home stays itself
         else:
             args = bench_arguments(command, output, data_home=data_home, n_jobs=n_jobs)
+            args.ties = recorded_ties(committed)
             if args.data_home is not None:
                 args.data_home = str(root / args.data_home)
             home = get_data_home(args.data_home)
