@@ -34,7 +34,7 @@ from pathlib import Path
 from .._arguments import HelpFormatter, check_data_home
 from ..datasets import get_data_home
 from ._command import _cmd_bench, bench_parser
-from ._harness import ID_KEYS, _is_metric
+from ._harness import ID_KEYS, _is_metric, recorded_ties
 from ._provenance import cpu_description, numerics, recorded_numba_simd
 
 
@@ -416,34 +416,6 @@ def compare(committed: dict, now: dict) -> Difference | None:
 
 # ---------------------------------------------------------------------------------------
 # Commands.
-
-
-# How the rows of a result that records no tie rule (no "ties" among its options) count a
-# gold response tied at the top, by suite: as ``predict`` orders the tied candidates (the
-# candidate file's order) in dialog bAbI and bAbI QA, against the model in Ubuntu. Every
-# other result counts a tie at its expected value.
-RECORDED_TIES = {"dialog-babi": "index", "babi-qa": "index", "ubuntu": "pessimistic"}
-
-
-def recorded_ties(result: dict) -> str | None:
-    """The tie rule a result's rows were computed under, for its re-run: its recorded
-    ``options["ties"]``, else its suite's entry of :data:`RECORDED_TIES` (None: the
-    suite's default).
-
-    Examples
-    --------
-    >>> from irdialog.bench._reproduce import recorded_ties
-    >>> recorded_ties({"suite": "dialog-babi", "options": {"tasks": [1]}})
-    'index'
-    >>> recorded_ties({"suite": "dialog-babi", "options": {"tasks": [1], "ties": "expected"}})
-    'expected'
-    >>> recorded_ties({"suite": "insuranceqa", "options": {}}) is None
-    True
-    """
-    options = result.get("options") or {}
-    if "ties" in options:
-        return options["ties"]
-    return RECORDED_TIES.get(result.get("suite"))
 
 
 def override_options(argv: list[str], overrides: dict[str, str | None]) -> list[str]:
