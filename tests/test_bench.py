@@ -20,8 +20,8 @@ from irdialog.bench import (
     run_suite,
 )
 from irdialog.bench._babi_qa import _qa_paper
-from irdialog.bench._report import render_block, update_markdown
 from irdialog.bench._harness import recorded_ties
+from irdialog.bench._report import render_block, update_markdown
 from irdialog.cli import build_parser
 from irdialog.datasets import get_data_home, load_babi_qa, record_data_files
 from irdialog.features import MatchTypeFeaturizer
