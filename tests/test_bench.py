@@ -369,7 +369,12 @@ def test_heldout_dialog_run_scores_dev_and_never_reads_test():
     [row] = run["rows"]
     assert row["split"] == "dev" and row["paper_per_response"] is None
     assert run["chosen"][0]["params"] == {"similarity": "jaccard"}
-    assert run["options"] == {"tasks": [1], "heldout": True, "overrides": {"similarity": "jaccard"}}
+    assert run["options"] == {
+        "tasks": [1],
+        "ties": "expected",
+        "heldout": True,
+        "overrides": {"similarity": "jaccard"},
+    }
 
 
 def test_heldout_qa_run_scores_the_last_stories_of_train():
