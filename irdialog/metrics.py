@@ -109,6 +109,7 @@ from sklearn.exceptions import NotFittedError
 from .text import LabelIndex
 
 __all__ = [
+    "Accuracy",
     "RankingMetric",
     "answer_recall_at_k",
     "get_ranking_metric",
@@ -122,6 +123,7 @@ __all__ = [
     "per_dialog_accuracy",
     "per_response_accuracy",
     "recall_at_k",
+    "response_accuracy",
 ]
 
 TIES = ("expected", "index", "pessimistic")
@@ -1319,6 +1321,105 @@ def _fitted_candidates(estimator) -> np.ndarray:
             f"Pipeline ending in one); {type(estimator).__name__} has none."
         )
     return np.asarray(candidates, dtype=object)
+
+
+class Accuracy(NamedTuple):
+    """What :func:`response_accuracy` returns: per-response and per-dialog accuracy, in
+    [0, 1] (``per_dialog`` None without dialog ids)."""
+
+    per_response: float
+    per_dialog: float | None
+
+
+def response_accuracy(estimator, X, y, groups=None, *, ties: str = "expected") -> Accuracy:
+    """Per-response and per-dialog accuracy of a fitted ranker's best candidate.
+
+    The accuracy of a row of a benchmark table: each context is scored against the
+    ranker's ``candidates_``, and its response is right when the best candidate is its
+    gold response. Under ``ties="expected"`` a tie at the top earns its expected value under
+    a uniform random order of the tied candidates (hits@1): a gold response tied with two
+    other candidates counts 1/3, whatever the order of the candidate file. A dialog is
+    right when all its responses are, and counts the product of their values (the tie of
+    each response broken independently).
+
+    Parameters
+    ----------
+    estimator : fitted ranker
+        A ranker with ``candidates_`` and ``decision_function``, or a Pipeline ending in one.
+    X : sequence of Context or str
+        The contexts.
+    y : sequence of str of length n_samples
+        The gold response of each context; one that is not a candidate is a miss.
+    groups : array-like of length n_samples, default=None
+        The dialog id of each context, for the per-dialog accuracy (None: not computed).
+    ties : {"expected", "index", "pessimistic"}, default="expected"
+        How equal scores at the top are ordered: each tie at its expected value; the
+        estimator's ``predict`` (lower candidate index first); or the gold response after
+        every other candidate with its score.
+
+    Returns
+    -------
+    accuracy : Accuracy
+        ``(per_response, per_dialog)``, each in [0, 1]; ``per_dialog`` None when
+        ``groups`` is None.
+
+    See Also
+    --------
+    per_response_accuracy, per_dialog_accuracy : The same from predicted responses.
+    hits_at_k : Hits@1 from a score matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from irdialog.metrics import response_accuracy
+    >>> class Lookup:  # a stand-in for a fitted ranker: words in common
+    ...     candidates_ = np.array(["hello", "where to", "api_call rome"], dtype=object)
+    ...     def decision_function(self, X):
+    ...         return np.array([[len(set(x.split()) & set(c.split())) for c in self.candidates_]
+    ...                          for x in X])
+    ...     def predict(self, X):
+    ...         return self.candidates_[np.argmax(self.decision_function(X), axis=1)]
+    >>> X, y = ["hello there", "where in rome", "hi"], ["hello", "api_call rome", "hello"]
+    >>> response_accuracy(Lookup(), X, y, groups=[0, 0, 1])  # row 2: 1/2, row 3: 1/3
+    Accuracy(per_response=0.611111111111111, per_dialog=0.41666666666666663)
+    >>> response_accuracy(Lookup(), X, y, ties="index")  # "where to" and "hello" win the ties
+    Accuracy(per_response=0.6666666666666666, per_dialog=None)
+    """
+    ties = _check_ties(ties)
+    if isinstance(y, str):
+        raise TypeError("y must be a sequence of gold responses, got a single str.")
+    y = list(y)
+    if len(X) != len(y):
+        raise ValueError(f"X has {len(X)} contexts but y has {len(y)} responses.")
+    if ties == "index":  # the ranker's own choice among the tied candidates
+        pred = estimator.predict(X)
+        per_dialog = None if groups is None else per_dialog_accuracy(y, pred, groups)
+        return Accuracy(per_response_accuracy(y, pred), per_dialog)
+    candidates = _fitted_candidates(estimator)
+    gold = _indices(_as_labels(y, "y"), _lookup(candidates))
+    hits = get_ranking_metric("hits@1", ties=ties, no_answer="miss")
+    values = np.empty(len(y))
+    for start in range(0, len(y), _SCORER_BLOCK_SIZE):
+        stop = min(start + _SCORER_BLOCK_SIZE, len(y))
+        scores = _check_scores(
+            estimator.decision_function(X[start:stop]), name="decision_function(X)"
+        )
+        if scores.shape != (stop - start, len(candidates)):
+            raise ValueError(
+                f"decision_function(X) returned shape {scores.shape}, expected "
+                f"{(stop - start, len(candidates))}: (n_samples, len(candidates_))."
+            )
+        values[start:stop] = hits.per_example(gold[start:stop], scores)
+    if groups is None:
+        return Accuracy(float(np.mean(values)), None)
+    groups = _as_labels(groups, "groups", len(y))
+    try:
+        _, dialog = np.unique(groups, return_inverse=True)
+    except TypeError:
+        raise TypeError("groups must hold dialog ids of one comparable type.") from None
+    right = np.ones(int(dialog.max()) + 1)
+    np.multiply.at(right, dialog.ravel(), values)
+    return Accuracy(float(np.mean(values)), float(np.mean(right)))
 
 
 def _sampled_hits(scores, gold, spec: _Spec, rng, ties: str) -> np.ndarray:

@@ -1,8 +1,11 @@
 """The benchmark harness: seeds, provenance, the rendered BENCHMARKS.md, and re-runs of the
 committed results."""
 
+import gzip
 import json
+import random
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,9 +20,10 @@ from irdialog.bench import (
     run_suite,
 )
 from irdialog.bench._babi_qa import _qa_paper
+from irdialog.bench._harness import recorded_ties
 from irdialog.bench._report import render_block, update_markdown
 from irdialog.cli import build_parser
-from irdialog.datasets import load_babi_qa, record_data_files
+from irdialog.datasets import get_data_home, load_babi_qa, record_data_files
 from irdialog.features import MatchTypeFeaturizer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -232,6 +236,8 @@ def test_render_block_refuses_mixed_suites(tmp_path):
 def _rerun(name, data_home, seeds=None, **override):
     committed = json.loads((RESULTS / f"{name}.json").read_text())
     options = {**committed["options"], **override}
+    if recorded_ties(committed) is not None:
+        options["ties"] = recorded_ties(committed)
     options.pop("sweep", None)  # diagnostics only: the rows do not depend on it
     result = run_suite(
         SUITES[committed["suite"]].run,
@@ -302,6 +308,32 @@ def test_seeded_suites_land_inside_their_committed_spread(name, tasks, data_home
         assert low - 0.05 <= row[metric] <= high + 0.05, (row, c)
 
 
+def _shuffled_dialog_babi(tmp_path) -> Path:
+    """A copy of the bundled dialog bAbI files with the lines of the candidate file shuffled."""
+    home = tmp_path / "shuffled"
+    shutil.copytree(get_data_home(None) / "dialog-babi", home / "dialog-babi")
+    path = home / "dialog-babi" / "dialog-babi-candidates.txt.gz"
+    lines = gzip.open(path, "rt", encoding="utf-8").read().splitlines(keepends=True)
+    random.Random(0).shuffle(lines)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("".join(lines))
+    return home
+
+
+@pytest.mark.parametrize("model", ["tfidf", "bm25"])
+def test_no_dialog_row_depends_on_the_order_of_the_candidate_file(model, tmp_path):
+    shuffled = _shuffled_dialog_babi(tmp_path)
+    options = {"tasks": [1], "progress": False, "overrides": {"use_history": False}}
+    if model == "bm25":
+        options["overrides"].update(k1=1.2, b=0.75)  # one grid point: ties at the top
+    rows = bench_dialog_babi(model, **options)["rows"]
+    assert bench_dialog_babi(model, data_home=shuffled, **options)["rows"] == rows
+    # ... which the order decides when predict breaks the ties
+    index = bench_dialog_babi(model, ties="index", **options)["rows"]
+    shuffled_index = bench_dialog_babi(model, data_home=shuffled, ties="index", **options)["rows"]
+    assert index != shuffled_index
+
+
 def test_a_model_beyond_the_paper_runs_and_renders_without_a_paper_value(tmp_path):
     from irdialog.bench import DIALOG_BABI_MODELS, format_result, train_dialog_babi
 
@@ -337,7 +369,12 @@ def test_heldout_dialog_run_scores_dev_and_never_reads_test():
     [row] = run["rows"]
     assert row["split"] == "dev" and row["paper_per_response"] is None
     assert run["chosen"][0]["params"] == {"similarity": "jaccard"}
-    assert run["options"] == {"tasks": [1], "heldout": True, "overrides": {"similarity": "jaccard"}}
+    assert run["options"] == {
+        "tasks": [1],
+        "ties": "expected",
+        "heldout": True,
+        "overrides": {"similarity": "jaccard"},
+    }
 
 
 def test_heldout_qa_run_scores_the_last_stories_of_train():

@@ -31,6 +31,7 @@ from irdialog.metrics import (
     per_dialog_accuracy,
     per_response_accuracy,
     recall_at_k,
+    response_accuracy,
 )
 
 INF = np.inf
@@ -404,6 +405,57 @@ def test_scorer_hits_at_1_equals_predict_accuracy_with_ties():
     assert hits == per_response_accuracy(y, predicted) == 0.75
     # rows: hello first, where first, hello in a 4-way tie, where second
     assert make_ranking_scorer("hits@1")(est, X, y) == (1 + 1 + 1 / 4 + 0) / 4
+
+
+class PredictingTableRanker(TableRanker):
+    """A TableRanker with ``predict``, ties to the lower candidate index."""
+
+    def predict(self, X):
+        return self.candidates_[_top_k(self.decision_function(X), 1)[:, 0]]
+
+
+def test_response_accuracy_counts_a_tie_at_its_expected_value():
+    est = PredictingTableRanker(table=TABLE, candidates=CANDS).fit(None)
+    X, y = [0, 1, 2, 2, 3], ["hello", "where", "ok", "hello", "unknown response"]
+    groups = ["a", "a", "b", "c", "c"]
+    # rows: right, right, 1/4 of a 4-way tie twice, not a candidate
+    got = response_accuracy(est, X, y, groups)
+    assert got.per_response == pytest.approx((1 + 1 + 1 / 4 + 1 / 4 + 0) / 5)
+    # dialogs: a = 1 * 1, b = 1/4, c = 1/4 * 0
+    assert got.per_dialog == pytest.approx((1 + 1 / 4 + 0) / 3)
+    assert response_accuracy(est, X, y).per_dialog is None
+    # "index" is predict's choice, "pessimistic" loses every tie
+    predicted = est.predict(X)
+    index = response_accuracy(est, X, y, groups, ties="index")
+    assert index.per_response == per_response_accuracy(y, predicted) == 3 / 5
+    assert index.per_dialog == per_dialog_accuracy(y, predicted, groups) == 1 / 3
+    pessimistic = response_accuracy(est, X, y, groups, ties="pessimistic")
+    assert pessimistic == (2 / 5, 1 / 3)
+
+
+def test_response_accuracy_is_hits_at_1_in_blocks(monkeypatch):
+    rng = np.random.default_rng(0)
+    table = rng.integers(0, 3, size=(50, 4)).astype(float)  # many ties
+    est = PredictingTableRanker(table=table, candidates=CANDS).fit(None)
+    y = list(rng.choice(CANDS, size=50))
+    whole = response_accuracy(est, list(range(50)), y)
+    monkeypatch.setattr(metrics_module, "_SCORER_BLOCK_SIZE", 7)
+    blocked = response_accuracy(est, list(range(50)), y)
+    assert est.calls_ > 1
+    assert blocked.per_response == pytest.approx(whole.per_response)
+    assert whole.per_response == pytest.approx(hits_at_k(gold_indices(y, CANDS), table))
+
+
+def test_response_accuracy_errors():
+    est = PredictingTableRanker(table=TABLE, candidates=CANDS).fit(None)
+    with pytest.raises(ValueError, match="ties must be one of"):
+        response_accuracy(est, [0], ["hello"], ties="random")
+    with pytest.raises(ValueError, match="X has 2 contexts but y has 1"):
+        response_accuracy(est, [0, 1], ["hello"])
+    with pytest.raises(TypeError, match="single str"):
+        response_accuracy(est, [0], "hello")
+    with pytest.raises(ValueError, match="y_true has 2 entries but groups has 1"):
+        response_accuracy(est, [0, 1], ["hello", "ok"], groups=[0])
 
 
 def test_scorer_multi_answer_y():

@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from irdialog.bench import _reproduce
+from irdialog.bench import SUITES, _reproduce
+from irdialog.bench._command import _run_options
+from irdialog.bench._harness import recorded_ties
 from irdialog.bench._report import render_block
 from irdialog.bench._reproduce import (
     RULES,
@@ -424,6 +426,28 @@ def test_the_summary_counts_each_verdict_and_a_difference_shows_its_row(results)
     assert Outcome("x", "skipped", detail="why", needs="y").line() == "x  not run (needs y)  why"
 
 
+def test_a_file_is_re_run_under_the_tie_rule_it_records_or_its_suite_had(results, monkeypatch):
+    folder, _ = results
+    rules = {}
+
+    def run(args):
+        rules[Path(args.output).stem] = args.ties
+        return json.loads((folder / Path(args.output).name).read_text())
+
+    monkeypatch.setattr(_reproduce, "run_bench_command", run)
+    _write(folder, "unrecorded")
+    recorded = _write(folder, "recorded")
+    recorded["options"] = {"tasks": [1], "ties": "expected"}
+    (folder / "recorded.json").write_text(json.dumps(recorded))
+    reproduce(folder, out=lambda line: None)
+    assert rules == {"unrecorded": "index", "recorded": "expected"}
+    args = bench_arguments(recorded["provenance"]["command"], "out.json")
+    args.ties = "index"
+    assert _run_options(SUITES["dialog-babi"], args)["ties"] == "index"
+    del args.ties  # a command line run: the suite's default rule
+    assert "ties" not in _run_options(SUITES["dialog-babi"], args)
+
+
 def test_missing_data_is_not_run_and_a_broken_run_differs(results, tmp_path):
     folder, _ = results
     result = _write(folder, "moved")
@@ -574,9 +598,12 @@ def test_every_recorded_bench_command_parses_to_the_options_it_ran_with(path):
 
     committed = json.loads(path.read_text())
     args = bench_arguments(committed["provenance"]["command"], "out.json")
+    args.ties = recorded_ties(committed)  # as reproduce_one sets it
     options = _run_options(SUITES[args.suite], args)
     assert (args.suite, options.pop("model")) == (committed["suite"], committed["model"])
     recorded = {k: v for k, v in committed["options"].items() if v not in (None, {})}
+    if args.ties is not None:  # a file that records no rule runs under its suite's
+        recorded.setdefault("ties", args.ties)
     assert {k: v for k, v in options.items() if v is not None} == recorded
 
 

@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 from ..datasets import load_babi_qa
 from ..embed import MemN2NRanker, MemNNQA, QRNRanker, RecurrentReader
-from ..metrics import per_response_accuracy
+from ..metrics import response_accuracy
 from ..retrieval import NGramClassifier
 from ..svm import StructuredSVMQA
 from ._harness import reseed, round_metric
@@ -267,6 +267,7 @@ def bench_babi_qa(
     seed: int = 0,
     heldout: bool = False,
     overrides: dict | None = None,
+    ties: str = "expected",
 ) -> dict:
     """Test accuracy per bAbI QA task (Weston et al. 2015, Table 3 layout), one seed.
 
@@ -294,6 +295,10 @@ def bench_babi_qa(
         (the ``fraction`` of the model's selection), instead of test; test is not loaded.
     overrides : dict, default=None
         Parameters set on top of the presets (for tuning, with ``heldout``).
+    ties : {"expected", "index", "pessimistic"}, default="expected"
+        How a gold answer tied at the top counts (see
+        :func:`irdialog.metrics.response_accuracy`): at its expected value under a random
+        order of the tied answers, as ``predict`` orders them, or as a miss.
 
     Returns
     -------
@@ -346,11 +351,11 @@ def bench_babi_qa(
         if not joint:
             fitted[task] = fit(task, data[task, "train"])
         evaluation = data[task, "eval"]
-        pred = fitted[task].predict(evaluation.X)
+        accuracy = response_accuracy(fitted[task], evaluation.X, evaluation.y, ties=ties)
         row = {
             "task": task,
             "n": len(evaluation.y),
-            "accuracy": 100.0 * per_response_accuracy(evaluation.y, pred),
+            "accuracy": 100.0 * accuracy.per_response,
             "paper": paper.get(task),
         }
         if spec.extras is not None:
@@ -384,6 +389,7 @@ def bench_babi_qa(
             "tasks": tasks,
             "lang": lang,
             "joint": joint,
+            "ties": ties,
             **({"heldout": True} if heldout else {}),
             **({"overrides": overrides} if overrides else {}),
         },

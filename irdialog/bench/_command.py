@@ -47,6 +47,8 @@ def _run_options(suite, args) -> dict:
         options["heldout"] = True
     if suite.overrides and args.set:
         options["overrides"] = dict(args.set)
+    if getattr(args, "ties", None) is not None:  # set by bench reproduce (recorded_ties)
+        options["ties"] = args.ties
     return {**options, **(suite.options(args) if suite.options else {})}
 
 

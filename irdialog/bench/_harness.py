@@ -38,6 +38,34 @@ ID_KEYS = frozenset({"task", "split", "n", "metric", "response", "model"})
 DECIMALS = 2
 
 
+# How the rows of a result that records no tie rule (no "ties" among its options) count a
+# gold response tied at the top, by suite: as ``predict`` orders the tied candidates (the
+# candidate file's order) in dialog bAbI and bAbI QA, against the model in Ubuntu. The
+# rows of the other suites follow the rule their protocol states.
+RECORDED_TIES = {"dialog-babi": "index", "babi-qa": "index", "ubuntu": "pessimistic"}
+
+
+def recorded_ties(result: dict) -> str | None:
+    """The tie rule a result's rows were computed under (for its re-run and its notes): its
+    recorded ``options["ties"]``, else its suite's entry of :data:`RECORDED_TIES` (None:
+    the suite's own rule, which its protocol states).
+
+    Examples
+    --------
+    >>> from irdialog.bench._harness import recorded_ties
+    >>> recorded_ties({"suite": "dialog-babi", "options": {"tasks": [1]}})
+    'index'
+    >>> recorded_ties({"suite": "dialog-babi", "options": {"tasks": [1], "ties": "expected"}})
+    'expected'
+    >>> recorded_ties({"suite": "insuranceqa", "options": {}}) is None
+    True
+    """
+    options = result.get("options") or {}
+    if "ties" in options:
+        return options["ties"]
+    return RECORDED_TIES.get(result.get("suite"))
+
+
 def _is_metric(key, value) -> bool:
     return (
         key not in ID_KEYS

@@ -22,6 +22,7 @@ import json
 import re
 from pathlib import Path
 
+from ._harness import recorded_ties
 from ._presets import update_protocol
 from ._registry import SUITES
 from ._speed import speed_declaration
@@ -92,11 +93,21 @@ def _chosen(result: dict) -> str:
     return "; ".join(parts) + "." + note
 
 
+# How a file's rows count a gold answer tied at the top (its recorded_ties).
+_TIE_RULES = {
+    "expected": "a tie at its expected value",
+    "index": "ties as the candidate file orders them",
+    "pessimistic": "ties against the model",
+}
+
+
 def _footer(results: list[tuple[str, dict]]) -> list[str]:
-    """A line per distinct (seeds, choice), naming its files with their times."""
+    """A line per distinct (seeds, tie rule, choice), naming its files with their times."""
     alike: dict[str, list[str]] = {}
     for name, r in results:
-        alike.setdefault(f"{_seeds(r)}; chosen: {_chosen(r)}", []).append(
+        ties = recorded_ties(r)
+        rule = "" if ties is None else f"; {_TIE_RULES[ties]}"
+        alike.setdefault(f"{_seeds(r)}{rule}; chosen: {_chosen(r)}", []).append(
             f"`{name}.json` ({r['seconds']:.0f} s)"
         )
     lines = [""] + [f"- {', '.join(files)}: {what}" for what, files in alike.items()]

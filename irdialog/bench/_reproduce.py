@@ -36,7 +36,7 @@ from pathlib import Path
 from .._arguments import HelpFormatter, check_data_home
 from ..datasets import get_data_home
 from ._command import _cmd_bench, bench_parser
-from ._harness import ID_KEYS, _is_metric
+from ._harness import ID_KEYS, _is_metric, recorded_ties
 from ._provenance import cpu_description, numerics, recorded_numba_simd
 from ._registry import registered_modules
 from ._speed import speed_declaration
@@ -681,6 +681,7 @@ def reproduce_one(
             home = None if home is None else root / home  # an absolute home stays itself
         else:
             args = bench_arguments(command, output, data_home=data_home, n_jobs=n_jobs)
+            args.ties = recorded_ties(committed)
             if args.data_home is not None:
                 args.data_home = str(root / args.data_home)
             home = get_data_home(args.data_home)

@@ -9,6 +9,7 @@ runs here; :class:`~irdialog.bench._suite.Suite` gives it its ``run`` and ``trai
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from tqdm.auto import tqdm
 
@@ -57,10 +58,21 @@ def _task_data(suite, task, splits, data_home) -> dict:
     return {split: suite.load(task, split, data_home) for split in splits}
 
 
-def fit_task(suite, spec, presets, task, data, seed, overrides, bar=None):
+def _scorer(suite, ties):
+    """``score(model, data)`` of the suite under the tie rule ``ties`` (None: the suite's
+    default, ``"expected"`` where its score takes a rule)."""
+    if ties is not None and not suite.ties:
+        raise ValueError(f"{suite.name}: its rows take no tie rule, got ties={ties!r}")
+    if not suite.ties:
+        return suite.score
+    return partial(suite.score, ties="expected" if ties is None else ties)
+
+
+def fit_task(suite, spec, presets, task, data, seed, overrides, bar=None, ties=None):
     """Fit every point of ``spec``'s selection for ``task`` on the training split and keep
     the best on the dev split (the only point where the suite has none): ``(fitted model,
     chosen)``, ``chosen`` as a run's ``chosen`` entry."""
+    score_of = _scorer(suite, ties)
     points = spec.selection.points(suite.name, task, presets)
     points = [{**point, **overrides} for point in points]
     train = data[suite.train_split]
@@ -71,7 +83,7 @@ def fit_task(suite, spec, presets, task, data, seed, overrides, bar=None):
     for point in points:
         fitted = reseed(spec.build(train, **point), seed)
         _fit(suite, spec, fitted, train)
-        score = None if dev is None else suite.score(fitted, dev)[suite.metric]
+        score = None if dev is None else score_of(fitted, dev)[suite.metric]
         if best is None or score > best[0]:
             best = (score, point, fitted)
         if bar is not None:
@@ -107,7 +119,7 @@ def _rows(suite, task, split, scores: dict, paper: dict) -> list[dict]:
 
 def run_declared(
     suite, model: str, *, tasks=None, data_home=None, progress: bool = True, seed: int = 0,
-    heldout: bool = False, overrides: dict | None = None,
+    heldout: bool = False, overrides: dict | None = None, ties: str | None = None,
 ) -> dict:  # fmt: skip
     """One seed's run of a declared suite (see :class:`~irdialog.bench._suite.Suite`):
     ``{"suite", "model", "options", "chosen", "rows", "seconds"}``, and ``protocol`` when
@@ -125,6 +137,9 @@ def run_declared(
     tasks = check_model_and_tasks(suite, model, suite.tasks if tasks is None else tasks)
     spec = suite.models[model]
     overrides = dict(overrides or {})
+    score_of = _scorer(suite, ties)
+    if suite.ties and ties is None:
+        ties = "expected"
     presets = spec.selection.presets(suite.name)
     start = time.perf_counter()
     scored = [suite.dev_split] if heldout else suite.scored_splits(data_home)
@@ -139,11 +154,11 @@ def run_declared(
                disable=not progress)  # fmt: skip
     rows, chosen = [], []
     for task in tasks:
-        fitted, entry = fit_task(suite, spec, presets, task, data[task], seed, overrides, bar)
+        fitted, entry = fit_task(suite, spec, presets, task, data[task], seed, overrides, bar, ties)
         chosen.append(entry)
         for split in scored:
             if heldout or cells is None or (task, split) in cells:
-                scores = suite.score(fitted, data[task][split])
+                scores = score_of(fitted, data[task][split])
                 paper = _paper_cells(suite, spec, task, split, heldout)
                 rows += _rows(suite, task, split, scores, paper)
         bar.update(2)
@@ -153,6 +168,8 @@ def run_declared(
     options = {}
     if suite.tasks is not None:
         options["tasks"] = tasks
+    if ties is not None:
+        options["ties"] = ties
     if heldout:
         options["heldout"] = True
     if overrides:
@@ -165,7 +182,9 @@ def run_declared(
     return run
 
 
-def train_declared(suite, model: str, task, data_home=None, seed: int = 0, overrides=None):
+def train_declared(
+    suite, model: str, task, data_home=None, seed: int = 0, overrides=None, ties=None
+):
     """The model behind one task's row of :func:`run_declared`, fitted the same way:
     ``(fitted model, chosen)``."""
     [task] = check_model_and_tasks(suite, model, [task])
@@ -173,4 +192,4 @@ def train_declared(suite, model: str, task, data_home=None, seed: int = 0, overr
     presets = spec.selection.presets(suite.name)
     fitting = [s for s in (suite.train_split, suite.dev_split) if s]
     data = _task_data(suite, task, fitting, data_home)
-    return fit_task(suite, spec, presets, task, data, seed, dict(overrides or {}))
+    return fit_task(suite, spec, presets, task, data, seed, dict(overrides or {}), ties=ties)

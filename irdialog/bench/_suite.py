@@ -327,6 +327,10 @@ class Suite:
     score : callable, default=None
         ``score(model, data)``: ``{metric: value in %, ..., "n": examples}`` of a fitted
         model on a loaded split, the metrics of ``metrics`` in order.
+    ties : bool, default=False
+        Whether ``score`` takes a tie rule (``score(model, data, ties=...)``, the ``ties``
+        of :func:`irdialog.metrics.response_accuracy`): a run then scores under
+        ``"expected"`` unless told otherwise, and records the rule in its options.
     metrics : tuple of str, default=()
         The row metrics ``score`` gives.
     layout : {"wide", "long"}, default="wide"
@@ -413,6 +417,7 @@ class Suite:
     table: Callable[[list], list[str]]
     load: Callable | None = None
     score: Callable | None = None
+    ties: bool = False
     metrics: tuple = ()
     layout: str = "wide"
     train_split: str = "train"
