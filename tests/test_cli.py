@@ -124,7 +124,7 @@ def test_babi_qa_bench_on_bundled_task_1(tmp_path, bundled_only):
     )
     result = json.loads(out.read_text())
     assert (result["suite"], result["model"]) == ("babi-qa", "ngram")
-    assert result["options"] == {"tasks": [1], "lang": "en", "joint": False}
+    assert result["options"] == {"tasks": [1], "lang": "en", "joint": False, "ties": "expected"}
     (row,) = result["rows"]
     assert row["task"] == 1 and row["n"] == 1000 and 0.0 <= row["accuracy"] <= 100.0
 
