@@ -50,7 +50,7 @@ def test_benchmarks_md_opens_with_every_summary():
 
 def test_dialog_babi_cell_follows_the_result_file(results):
     before = _row(render_summary("dialog-babi", results), "rule-based bot")
-    assert before[6:8] == ["42.0", "33.3"]  # task 6: ours, the paper's
+    assert before[6:8] == ["41.9", "33.3"]  # task 6: ours, the paper's
 
     def change(result):
         row = next(r for r in result["rows"] if r["task"] == 6)
