@@ -265,44 +265,31 @@ def _table(suite: str, metrics):
 def pool_suite(name: str, help: str, models: dict, load, metrics, *, task, scored=("test",)):
     """The fields of a pool suite's ``Suite``: fitted on ``train``, ``scored`` splits
     ranked pool by pool (``load(task, split, data_home)``), ``metrics`` in %."""
-    return dict(
-        name=name,
-        help=help,
-        models=models,
-        table=_table(name, metrics),
-        load=load,
-        score=score_pools(metrics),
-        metrics=tuple(metrics),
-        layout="long",
-        dev_split=None,
-        scored=scored,
-        fit=fit_pairs,
-        protocol=_pool_protocol,
-        paper=_paper(name),
-        task_name=task,
-        plot_label=lambda row: row.metric,
-        overrides=_OVERRIDES,
-    )
+    return _long_suite(name, help, models, load, metrics, task, score=score_pools(metrics),
+                       scored=scored, fit=fit_pairs, protocol=_pool_protocol)  # fmt: skip
 
 
 def retrieval_suite(name: str, help: str, models: dict, load, metrics, *, task, split: str,
                     **fields):  # fmt: skip
     """The fields of a retrieval suite's ``Suite``: the corpus indexed, the queries of
     ``split`` ranked against it and judged (``load(task, split, data_home)``)."""
+    return _long_suite(name, help, models, load, metrics, task,
+                       score=score_retrieval(metrics), train_split=split, scored=(split,),
+                       fit=fit_corpus, protocol=_retrieval_protocol, **fields)  # fmt: skip
+
+
+def _long_suite(name: str, help: str, models: dict, load, metrics, task, **fields) -> dict:
+    """The fields every suite of this module shares (a row per metric, the published
+    figures of ``name``), and ``fields``."""
     return dict(
         name=name,
         help=help,
         models=models,
         table=_table(name, metrics),
         load=load,
-        score=score_retrieval(metrics),
         metrics=tuple(metrics),
         layout="long",
-        train_split=split,
         dev_split=None,
-        scored=(split,),
-        fit=fit_corpus,
-        protocol=_retrieval_protocol,
         paper=_paper(name),
         task_name=task,
         plot_label=lambda row: row.metric,
