@@ -168,20 +168,21 @@ def _dstc_utterances(items, path, lineno, key: str) -> list[tuple[str, str]]:
     """(candidate id, utterance) of a DSTC options list."""
     if not isinstance(items, list):
         raise DataFormatError(path, lineno, f"'{key}' to be a list")
-    out = []
+    _check_utterances(items, path, lineno, key, "candidate-id")
+    return [(str(item["candidate-id"]), item["utterance"].strip()) for item in items]
+
+
+def _check_utterances(items: list, path, lineno, key: str, field: str) -> None:
+    """Each of the ``items`` of ``key`` is an object with ``field`` and a str 'utterance'."""
     for j, item in enumerate(items):
         if (
             not isinstance(item, dict)
             or not isinstance(item.get("utterance"), str)
-            or "candidate-id" not in item
+            or field not in item
         ):
             raise DataFormatError(
-                path,
-                lineno,
-                f"'{key}'[{j}] to be an object with 'candidate-id' and a str 'utterance'",
+                path, lineno, f"'{key}'[{j}] to be an object with '{field}' and a str 'utterance'"
             )
-        out.append((str(item["candidate-id"]), item["utterance"].strip()))
-    return out
 
 
 def read_dstc7(path: Path, require_response: bool = True) -> Bunch:
@@ -193,17 +194,7 @@ def read_dstc7(path: Path, require_response: bool = True) -> Bunch:
         messages = dialog["messages-so-far"]
         if not messages:
             raise DataFormatError(path, lineno, "at least one message in 'messages-so-far'")
-        for j, m in enumerate(messages):
-            if (
-                not isinstance(m, dict)
-                or not isinstance(m.get("utterance"), str)
-                or "speaker" not in m
-            ):
-                raise DataFormatError(
-                    path,
-                    lineno,
-                    f"'messages-so-far'[{j}] to be an object with 'speaker' and a str 'utterance'",
-                )
+        _check_utterances(messages, path, lineno, "messages-so-far", "speaker")
         # The query's speaker is the user; every other speaker answers as the bot.
         asker = messages[-1]["speaker"]
         history = tuple(
