@@ -664,9 +664,7 @@ def _cmd_rank_index(args) -> int:
     output = check_output(args.output)
     directory = Path(args.model_file)
     queries = read_lines(Path(args.file))
-    ids = None
-    if (directory / INDEX_IDS).is_file():
-        ids = json.loads((directory / INDEX_IDS).read_text(encoding="utf-8"))
+    ids = _read_ids(directory)
     lines = []
     with ShardedIndex.open(directory, client=args.scheduler) as index:
         blocks = range(0, len(queries), _RANK_BLOCK)
