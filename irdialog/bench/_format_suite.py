@@ -180,6 +180,23 @@ def corpus_model(build):
     return lambda data, **params: build(candidates=data.documents, **params)
 
 
+def graded_gains(grades: dict, texts: dict, place: dict) -> tuple[dict, int]:
+    """A query's judgements ``grades`` (``{document id: grade}``) as ``{candidate index:
+    grade}``: a document found among the candidates by its text (``texts``, the index of
+    a text in ``place``; a text several documents share keeps the highest grade), a
+    relevant one that is not a candidate under a negative key (it counts in recall and the
+    ideal DCG); and how many relevant documents are not candidates."""
+    gains, outside = {}, 0
+    for doc, grade in grades.items():
+        j = place.get(texts[doc])
+        if j is not None:
+            gains[j] = max(gains.get(j, 0), grade)
+        elif grade > 0:
+            outside += 1
+            gains[-outside] = grade
+    return gains, outside
+
+
 def score_retrieval(metrics, depth: int = DEPTH):
     """``score(model, data)`` of a retrieval suite: each metric (%) over the judged
     queries, the ``depth`` best documents of each re-scored as its pool."""
@@ -194,18 +211,10 @@ def score_retrieval(metrics, depth: int = DEPTH):
             top = model.rank(X, k=depth)
             pools = [[candidates[j] for j in row] for row in top]
             scores = model.rank_candidates(X, pools)
-            gold = []
-            for pool, grades in zip(pools, data.relevance[lo : lo + _BLOCK]):
-                place = {text: j for j, text in enumerate(pool)}
-                gains, outside = {}, 0
-                for doc, grade in grades.items():
-                    j = place.get(texts[doc])
-                    if j is not None:
-                        gains[j] = max(gains.get(j, 0), grade)
-                    elif grade > 0:
-                        outside += 1
-                        gains[-outside] = grade
-                gold.append(gains)
+            gold = [
+                graded_gains(grades, texts, {text: j for j, text in enumerate(pool)})[0]
+                for pool, grades in zip(pools, data.relevance[lo : lo + _BLOCK])
+            ]
             for m, metric in judged.items():
                 values[m].extend(metric.per_example(gold, scores))
         return {**{m: 100.0 * judged[m].average(values[m]) for m in metrics}, "n": len(data.X)}
