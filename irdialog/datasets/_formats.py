@@ -51,14 +51,15 @@ def _bunch(X, y, lists, groups=None) -> Bunch:
     return out
 
 
-def _consistent(values: list, linenos: list[int], path, key: str) -> bool:
-    """Whether every example has ``key`` (True) or none (False); an error otherwise."""
+def _consistent(values: list, where, key: str) -> bool:
+    """Whether every example has ``key`` (True) or none (False); an error otherwise, at
+    ``where(i)``, the (file, line) of example i."""
     given = [v is not None for v in values]
     if any(given) and not all(given):
         i = given.index(not given[0])
         state = "has" if given[i] else "has no"
         raise DataFormatError(
-            path, linenos[i], f"{key} on every example or on none (this one {state} {key})"
+            *where(i), f"{key} on every example or on none (this one {state} {key})"
         )
     return bool(given and given[0])
 
@@ -222,7 +223,7 @@ def read_dstc7(path: Path, require_response: bool = True) -> Bunch:
             y.append(_answers([u for cid, u in pool if cid in right]))
     if not X:
         raise DataFormatError(path, None, "at least one dialog")
-    has_pools = _consistent(lists, linenos, path, "'options-for-next'")
+    has_pools = _consistent(lists, lambda i: (path, linenos[i]), "'options-for-next'")
     return _bunch(X, y, lists if has_pools else None)
 
 
@@ -286,7 +287,7 @@ def read_parlai(path: Path, require_response: bool = True) -> Bunch:
             episode += 1
     if not X:
         raise DataFormatError(path, None, "at least one 'text:...' line")
-    has_pools = _consistent(lists, linenos, path, "'label_candidates'")
+    has_pools = _consistent(lists, lambda i: (path, linenos[i]), "'label_candidates'")
     return _bunch(X, y, lists if has_pools else None, groups)
 
 
