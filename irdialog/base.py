@@ -146,6 +146,15 @@ def _check_response_sequence(y, name: str) -> None:
         )
 
 
+def _check_list(items, name: str, i: int) -> None:
+    """Refuse a single str as ``name[i]``, a list of str (it would be split into characters)."""
+    if isinstance(items, str):
+        raise TypeError(
+            f"{name}[{i}] must be a sequence of str, got a single str ({items!r:.60}); "
+            "wrap it in a list."
+        )
+
+
 def check_responses(y, n_samples: int | None = None, *, name: str = "y") -> np.ndarray:
     """Validate gold responses: a sequence of strings, as long as X."""
     _check_response_sequence(y, name)
@@ -503,11 +512,7 @@ class RankerMixin(ShortReprMixin):
                 f"X has {len(X)} contexts but candidate_lists has {len(candidate_lists)} lists."
             )
         for i, cands in enumerate(candidate_lists):
-            if isinstance(cands, str):  # would be split into characters
-                raise TypeError(
-                    f"candidate_lists[{i}] must be a sequence of str, got a single str "
-                    f"({cands!r:.60}); wrap it in a list."
-                )
+            _check_list(cands, "candidate_lists", i)
         lengths = np.array([len(c) for c in candidate_lists])
         if (lengths == 0).any():
             raise ValueError(f"candidate_lists[{int(np.argmin(lengths))}] is empty.")

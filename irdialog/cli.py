@@ -43,6 +43,7 @@ from .base import _top_k
 from .bench import SUITES, bench_dialog_babi, fit_threads
 from .bench._command import add_bench_parser
 from .bench._dialog_babi import compile_ahead_jobs
+from .bench._format_suite import graded_gains
 from .bench._own_data import OWN_DATA_MODELS, grid_help, grid_points
 from .bench._reproduce import add_reproduce_parser
 from .bench._suite import positive_int
@@ -275,23 +276,15 @@ def _scored_blocks(model, X, lists, progress: bool, desc: str):
 
 
 def _graded(data, rows: slice, lookup: dict):
-    """The gold of the queries ``rows`` of a retrieval set (BEIR, MS MARCO): each query's
-    judgements as ``{candidate index: grade}``, a document found among the model's
-    candidates by its text (``lookup``; a text several documents share keeps the highest
-    grade), a relevant one that is not a candidate under a negative key (it counts in
-    recall and the ideal DCG); and how many relevant documents are not candidates."""
+    """The gold of the queries ``rows`` of a retrieval set (BEIR, MS MARCO), each by
+    :func:`graded_gains` against the model's candidates by text (``lookup``); and how many
+    relevant documents are not candidates."""
     texts = dict(zip(data.document_ids, data.documents))
     gold, missing = [], 0
     for judged in data.relevance[rows]:
-        gains: dict = {}
-        for doc, grade in judged.items():
-            j = lookup.get(texts[doc])
-            if j is not None:
-                gains[j] = max(gains.get(j, 0), grade)
-            elif grade > 0:
-                missing += 1
-                gains[-missing] = grade
+        gains, outside = graded_gains(judged, texts, lookup)
         gold.append(gains)
+        missing += outside
     return gold, missing
 
 
@@ -664,9 +657,7 @@ def _cmd_rank_index(args) -> int:
     output = check_output(args.output)
     directory = Path(args.model_file)
     queries = read_lines(Path(args.file))
-    ids = None
-    if (directory / INDEX_IDS).is_file():
-        ids = json.loads((directory / INDEX_IDS).read_text(encoding="utf-8"))
+    ids = _read_ids(directory)
     lines = []
     with ShardedIndex.open(directory, client=args.scheduler) as index:
         blocks = range(0, len(queries), _RANK_BLOCK)

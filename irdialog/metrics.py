@@ -1250,13 +1250,18 @@ def per_dialog_accuracy(y_true, y_pred, groups) -> float:
     """
     y_true = _as_labels(y_true, "y_true")
     y_pred = _as_labels(y_pred, "y_pred", len(y_true))
-    groups = _as_labels(groups, "groups", len(y_true))
+    wrong = np.bincount(_dialogs(groups, len(y_true)), weights=y_true != y_pred)
+    return float(np.mean(wrong == 0))
+
+
+def _dialogs(groups, n_samples: int) -> np.ndarray:
+    """The dialog of each response, numbered from 0, from its id in ``groups``."""
+    groups = _as_labels(groups, "groups", n_samples)
     try:
         _, dialog = np.unique(groups, return_inverse=True)
     except TypeError:
         raise TypeError("groups must hold dialog ids of one comparable type.") from None
-    wrong = np.bincount(dialog.ravel(), weights=y_true != y_pred)
-    return float(np.mean(wrong == 0))
+    return dialog.ravel()
 
 
 def _lookup(candidates) -> LabelIndex:
@@ -1308,6 +1313,27 @@ def gold_indices(y, candidates) -> np.ndarray:
 
 
 # -- scorers ------------------------------------------------------------------------------------
+
+
+def _gold_responses(X, y) -> list:
+    """``y`` as a list of gold responses, one for each context of ``X``."""
+    if isinstance(y, str):
+        raise TypeError("y must be a sequence of gold responses, got a single str.")
+    y = list(y)
+    if len(X) != len(y):
+        raise ValueError(f"X has {len(X)} contexts but y has {len(y)} responses.")
+    return y
+
+
+def _block_scores(estimator, X, n_samples: int, n_candidates: int) -> np.ndarray:
+    """``estimator.decision_function(X)``, checked to be ``(n_samples, n_candidates)``."""
+    scores = _check_scores(estimator.decision_function(X), name="decision_function(X)")
+    if scores.shape != (n_samples, n_candidates):
+        raise ValueError(
+            f"decision_function(X) returned shape {scores.shape}, expected "
+            f"{(n_samples, n_candidates)}: (n_samples, len(candidates_))."
+        )
+    return scores
 
 
 def _fitted_candidates(estimator) -> np.ndarray:
@@ -1386,11 +1412,7 @@ def response_accuracy(estimator, X, y, groups=None, *, ties: str = "expected") -
     Accuracy(per_response=0.6666666666666666, per_dialog=None)
     """
     ties = _check_ties(ties)
-    if isinstance(y, str):
-        raise TypeError("y must be a sequence of gold responses, got a single str.")
-    y = list(y)
-    if len(X) != len(y):
-        raise ValueError(f"X has {len(X)} contexts but y has {len(y)} responses.")
+    y = _gold_responses(X, y)
     if ties == "index":  # the ranker's own choice among the tied candidates
         pred = estimator.predict(X)
         per_dialog = None if groups is None else per_dialog_accuracy(y, pred, groups)
@@ -1401,24 +1423,13 @@ def response_accuracy(estimator, X, y, groups=None, *, ties: str = "expected") -
     values = np.empty(len(y))
     for start in range(0, len(y), _SCORER_BLOCK_SIZE):
         stop = min(start + _SCORER_BLOCK_SIZE, len(y))
-        scores = _check_scores(
-            estimator.decision_function(X[start:stop]), name="decision_function(X)"
-        )
-        if scores.shape != (stop - start, len(candidates)):
-            raise ValueError(
-                f"decision_function(X) returned shape {scores.shape}, expected "
-                f"{(stop - start, len(candidates))}: (n_samples, len(candidates_))."
-            )
+        scores = _block_scores(estimator, X[start:stop], stop - start, len(candidates))
         values[start:stop] = hits.per_example(gold[start:stop], scores)
     if groups is None:
         return Accuracy(float(np.mean(values)), None)
-    groups = _as_labels(groups, "groups", len(y))
-    try:
-        _, dialog = np.unique(groups, return_inverse=True)
-    except TypeError:
-        raise TypeError("groups must hold dialog ids of one comparable type.") from None
+    dialog = _dialogs(groups, len(y))
     right = np.ones(int(dialog.max()) + 1)
-    np.multiply.at(right, dialog.ravel(), values)
+    np.multiply.at(right, dialog, values)
     return Accuracy(float(np.mean(values)), float(np.mean(right)))
 
 
@@ -1457,11 +1468,7 @@ class _RankingScorer:
 
     def __call__(self, estimator, X, y) -> float:
         candidates = _fitted_candidates(estimator)
-        if isinstance(y, str):
-            raise TypeError("y must be a sequence of gold responses, got a single str.")
-        y = list(y)
-        if len(X) != len(y):
-            raise ValueError(f"X has {len(X)} contexts but y has {len(y)} responses.")
+        y = _gold_responses(X, y)
         if not y:
             raise ValueError("y is empty: at least one response is needed.")
         lookup = _lookup(candidates)
@@ -1483,15 +1490,7 @@ class _RankingScorer:
         for start in range(0, len(y), _SCORER_BLOCK_SIZE):
             stop = start + _SCORER_BLOCK_SIZE
             X_block = X if len(y) <= _SCORER_BLOCK_SIZE else X[start:stop]
-            scores = _check_scores(
-                estimator.decision_function(X_block), name="decision_function(X)"
-            )
-            expected = (min(stop, len(y)) - start, c)
-            if scores.shape != expected:
-                raise ValueError(
-                    f"decision_function(X) returned shape {scores.shape}, expected {expected}: "
-                    f"(n_samples, len(candidates_))."
-                )
+            scores = _block_scores(estimator, X_block, min(stop, len(y)) - start, c)
             if sampled:
                 values.append(_sampled_hits(scores, gold[start:stop], self.spec, rng, self.ties))
             else:

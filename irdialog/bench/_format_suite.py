@@ -180,6 +180,23 @@ def corpus_model(build):
     return lambda data, **params: build(candidates=data.documents, **params)
 
 
+def graded_gains(grades: dict, texts: dict, place: dict) -> tuple[dict, int]:
+    """A query's judgements ``grades`` (``{document id: grade}``) as ``{candidate index:
+    grade}``: a document found among the candidates by its text (``texts``, the index of
+    a text in ``place``; a text several documents share keeps the highest grade), a
+    relevant one that is not a candidate under a negative key (it counts in recall and the
+    ideal DCG); and how many relevant documents are not candidates."""
+    gains, outside = {}, 0
+    for doc, grade in grades.items():
+        j = place.get(texts[doc])
+        if j is not None:
+            gains[j] = max(gains.get(j, 0), grade)
+        elif grade > 0:
+            outside += 1
+            gains[-outside] = grade
+    return gains, outside
+
+
 def score_retrieval(metrics, depth: int = DEPTH):
     """``score(model, data)`` of a retrieval suite: each metric (%) over the judged
     queries, the ``depth`` best documents of each re-scored as its pool."""
@@ -194,18 +211,10 @@ def score_retrieval(metrics, depth: int = DEPTH):
             top = model.rank(X, k=depth)
             pools = [[candidates[j] for j in row] for row in top]
             scores = model.rank_candidates(X, pools)
-            gold = []
-            for pool, grades in zip(pools, data.relevance[lo : lo + _BLOCK]):
-                place = {text: j for j, text in enumerate(pool)}
-                gains, outside = {}, 0
-                for doc, grade in grades.items():
-                    j = place.get(texts[doc])
-                    if j is not None:
-                        gains[j] = max(gains.get(j, 0), grade)
-                    elif grade > 0:
-                        outside += 1
-                        gains[-outside] = grade
-                gold.append(gains)
+            gold = [
+                graded_gains(grades, texts, {text: j for j, text in enumerate(pool)})[0]
+                for pool, grades in zip(pools, data.relevance[lo : lo + _BLOCK])
+            ]
             for m, metric in judged.items():
                 values[m].extend(metric.per_example(gold, scores))
         return {**{m: 100.0 * judged[m].average(values[m]) for m in metrics}, "n": len(data.X)}
@@ -265,44 +274,31 @@ def _table(suite: str, metrics):
 def pool_suite(name: str, help: str, models: dict, load, metrics, *, task, scored=("test",)):
     """The fields of a pool suite's ``Suite``: fitted on ``train``, ``scored`` splits
     ranked pool by pool (``load(task, split, data_home)``), ``metrics`` in %."""
-    return dict(
-        name=name,
-        help=help,
-        models=models,
-        table=_table(name, metrics),
-        load=load,
-        score=score_pools(metrics),
-        metrics=tuple(metrics),
-        layout="long",
-        dev_split=None,
-        scored=scored,
-        fit=fit_pairs,
-        protocol=_pool_protocol,
-        paper=_paper(name),
-        task_name=task,
-        plot_label=lambda row: row.metric,
-        overrides=_OVERRIDES,
-    )
+    return _long_suite(name, help, models, load, metrics, task, score=score_pools(metrics),
+                       scored=scored, fit=fit_pairs, protocol=_pool_protocol)  # fmt: skip
 
 
 def retrieval_suite(name: str, help: str, models: dict, load, metrics, *, task, split: str,
                     **fields):  # fmt: skip
     """The fields of a retrieval suite's ``Suite``: the corpus indexed, the queries of
     ``split`` ranked against it and judged (``load(task, split, data_home)``)."""
+    return _long_suite(name, help, models, load, metrics, task,
+                       score=score_retrieval(metrics), train_split=split, scored=(split,),
+                       fit=fit_corpus, protocol=_retrieval_protocol, **fields)  # fmt: skip
+
+
+def _long_suite(name: str, help: str, models: dict, load, metrics, task, **fields) -> dict:
+    """The fields every suite of this module shares (a row per metric, the published
+    figures of ``name``), and ``fields``."""
     return dict(
         name=name,
         help=help,
         models=models,
         table=_table(name, metrics),
         load=load,
-        score=score_retrieval(metrics),
         metrics=tuple(metrics),
         layout="long",
-        train_split=split,
         dev_split=None,
-        scored=(split,),
-        fit=fit_corpus,
-        protocol=_retrieval_protocol,
         paper=_paper(name),
         task_name=task,
         plot_label=lambda row: row.metric,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import hashlib
 import os
 import platform
 import resource
@@ -19,6 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .. import __version__
+from .._digest import file_sha256
 
 # The libraries whose versions can move a number.
 LIBRARIES = ("numpy", "scipy", "numba", "scikit-learn", "joblib", "threadpoolctl")
@@ -36,16 +36,6 @@ NUMERIC_VARIABLES = (
     "MKL_NUM_THREADS",
     "NUMBA_NUM_THREADS",
 )
-_CHUNK = 1 << 20
-
-
-def sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, as hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def git_commit(directory: Path | None = None) -> dict | None:
@@ -182,7 +172,9 @@ def data_record(files, data_home: Path | None) -> list[dict]:
                 shown = path.relative_to(Path(data_home).resolve())
             except ValueError:
                 pass
-        out.append({"path": shown.as_posix(), "bytes": path.stat().st_size, "sha256": sha256(path)})
+        out.append(
+            {"path": shown.as_posix(), "bytes": path.stat().st_size, "sha256": file_sha256(path)}
+        )
     return out
 
 

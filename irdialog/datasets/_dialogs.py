@@ -29,6 +29,7 @@ from sklearn.utils import Bunch
 from ..base import SPEAKERS, Context, Turn
 from ._base import DataFormatError, iter_csv_rows, note_data_file, parse_dialog_file, read_lines
 from ._formats import (
+    _consistent,
     read_beir,
     read_dstc7,
     read_msmarco,
@@ -160,13 +161,7 @@ def _assemble(examples: Iterator[tuple], where) -> Bunch:
         raise DataFormatError(where(None), None, "at least one example")
     out = Bunch(X=X, y=y)
     for key, values in (("candidates", lists), ("group", groups), ("label", labels)):
-        given = [v is not None for v in values]
-        if any(given) and not all(given):
-            i = given.index(not given[0])
-            state = "has" if given[i] else "has no"
-            raise DataFormatError(
-                *where(i), f"'{key}' on every example or on none (this one {state} '{key}')"
-            )
+        _consistent(values, where, f"'{key}'")
     if lists[0] is not None:
         out.candidate_lists = lists
     if groups[0] is not None:

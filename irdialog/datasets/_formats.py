@@ -51,14 +51,15 @@ def _bunch(X, y, lists, groups=None) -> Bunch:
     return out
 
 
-def _consistent(values: list, linenos: list[int], path, key: str) -> bool:
-    """Whether every example has ``key`` (True) or none (False); an error otherwise."""
+def _consistent(values: list, where, key: str) -> bool:
+    """Whether every example has ``key`` (True) or none (False); an error otherwise, at
+    ``where(i)``, the (file, line) of example i."""
     given = [v is not None for v in values]
     if any(given) and not all(given):
         i = given.index(not given[0])
         state = "has" if given[i] else "has no"
         raise DataFormatError(
-            path, linenos[i], f"{key} on every example or on none (this one {state} {key})"
+            *where(i), f"{key} on every example or on none (this one {state} {key})"
         )
     return bool(given and given[0])
 
@@ -168,20 +169,21 @@ def _dstc_utterances(items, path, lineno, key: str) -> list[tuple[str, str]]:
     """(candidate id, utterance) of a DSTC options list."""
     if not isinstance(items, list):
         raise DataFormatError(path, lineno, f"'{key}' to be a list")
-    out = []
+    _check_utterances(items, path, lineno, key, "candidate-id")
+    return [(str(item["candidate-id"]), item["utterance"].strip()) for item in items]
+
+
+def _check_utterances(items: list, path, lineno, key: str, field: str) -> None:
+    """Each of the ``items`` of ``key`` is an object with ``field`` and a str 'utterance'."""
     for j, item in enumerate(items):
         if (
             not isinstance(item, dict)
             or not isinstance(item.get("utterance"), str)
-            or "candidate-id" not in item
+            or field not in item
         ):
             raise DataFormatError(
-                path,
-                lineno,
-                f"'{key}'[{j}] to be an object with 'candidate-id' and a str 'utterance'",
+                path, lineno, f"'{key}'[{j}] to be an object with '{field}' and a str 'utterance'"
             )
-        out.append((str(item["candidate-id"]), item["utterance"].strip()))
-    return out
 
 
 def read_dstc7(path: Path, require_response: bool = True) -> Bunch:
@@ -193,17 +195,7 @@ def read_dstc7(path: Path, require_response: bool = True) -> Bunch:
         messages = dialog["messages-so-far"]
         if not messages:
             raise DataFormatError(path, lineno, "at least one message in 'messages-so-far'")
-        for j, m in enumerate(messages):
-            if (
-                not isinstance(m, dict)
-                or not isinstance(m.get("utterance"), str)
-                or "speaker" not in m
-            ):
-                raise DataFormatError(
-                    path,
-                    lineno,
-                    f"'messages-so-far'[{j}] to be an object with 'speaker' and a str 'utterance'",
-                )
+        _check_utterances(messages, path, lineno, "messages-so-far", "speaker")
         # The query's speaker is the user; every other speaker answers as the bot.
         asker = messages[-1]["speaker"]
         history = tuple(
@@ -231,7 +223,7 @@ def read_dstc7(path: Path, require_response: bool = True) -> Bunch:
             y.append(_answers([u for cid, u in pool if cid in right]))
     if not X:
         raise DataFormatError(path, None, "at least one dialog")
-    has_pools = _consistent(lists, linenos, path, "'options-for-next'")
+    has_pools = _consistent(lists, lambda i: (path, linenos[i]), "'options-for-next'")
     return _bunch(X, y, lists if has_pools else None)
 
 
@@ -295,7 +287,7 @@ def read_parlai(path: Path, require_response: bool = True) -> Bunch:
             episode += 1
     if not X:
         raise DataFormatError(path, None, "at least one 'text:...' line")
-    has_pools = _consistent(lists, linenos, path, "'label_candidates'")
+    has_pools = _consistent(lists, lambda i: (path, linenos[i]), "'label_candidates'")
     return _bunch(X, y, lists if has_pools else None, groups)
 
 

@@ -283,7 +283,7 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         data = self._encode(X, analyzer)
 
         train_rows, val_rows = self._split_rows(len(X), fit)
-        n_runs = 1 if continuing or incremental else self.n_init
+        n_runs = fit.runs(self.n_init)
         seeds = fit.seeds(n_runs)
         done = self.n_iter_ if continuing else 0
         n_epochs = 1 if incremental else max(self.linear_start - done, 0) + self.epochs

@@ -670,7 +670,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         def train_key(params, threads):  # restarts without validation: a clean pass
             return evaluate(params, threads, train_rows)
 
-        n_runs = 1 if continuing or fit.incremental else self.n_init
+        n_runs = fit.runs(self.n_init)
         self._train(
             params,
             batches,

@@ -25,6 +25,7 @@ from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads, numba_threads, threads_for_work
 from ..base import (
     RankerMixin,
+    _check_list,
     check_contexts,
     check_responses,
     inner_product_pairs,
@@ -113,11 +114,7 @@ def _encode_pools(negative_lists, labels: LabelIndex, gold: np.ndarray) -> _kern
         raise ValueError(f"negative_lists must hold one list per example ({len(gold)}), got {n}.")
     rows = []
     for i, pool in enumerate(negative_lists):
-        if isinstance(pool, str):
-            raise TypeError(
-                f"negative_lists[{i}] must be a sequence of str, got a single str "
-                f"({pool!r:.60}); wrap it in a list."
-            )
+        _check_list(pool, "negative_lists", i)
         codes = labels.encode(check_responses(pool, name=f"negative_lists[{i}]") if len(pool)
                               else [], unknown="extend")  # fmt: skip
         rows.append(codes[codes != gold[i]])

@@ -154,6 +154,10 @@ class Fit:
         """``n`` seeds drawn from the fit's random state (restarts, generators)."""
         return self.random_state.randint(SEED_BOUND, size=n)
 
+    def runs(self, n_init):
+        """The training runs: ``n_init`` restarts of a new fit, else one."""
+        return 1 if self.continuing or self.incremental else n_init
+
 
 @dataclass
 class Run:

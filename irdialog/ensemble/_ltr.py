@@ -18,7 +18,13 @@ from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads
-from ..base import RankerMixin, check_contexts, check_gold_responses, resolve_candidates
+from ..base import (
+    RankerMixin,
+    _check_list,
+    check_contexts,
+    check_gold_responses,
+    resolve_candidates,
+)
 from ..retrieval import BM25Ranker
 from ..text import TOKENIZERS
 from ._features import FEATURE_NAMES, LexicalFeatures
@@ -224,11 +230,7 @@ class LearningToRankRanker(ListScoringMixin, RankersComposition, RankerMixin, Ba
             candidate_lists = [list(self.candidates_[row]) for row in top]
         lists, relevance = [], []
         for i, (answers, cands) in enumerate(zip(gold, candidate_lists, strict=True)):
-            if isinstance(cands, str):
-                raise TypeError(
-                    f"candidate_lists[{i}] must be a sequence of str, got a single str "
-                    f"({cands!r:.60}); wrap it in a list."
-                )
+            _check_list(cands, "candidate_lists", i)
             right = set(answers)
             wrong = list(dict.fromkeys(c for c in cands if c not in right))
             lists.append(list(answers) + wrong)

@@ -17,7 +17,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import _BaseComposition
-from ..base import check_contexts, check_responses
+from ..base import _check_list, check_contexts, check_responses
 
 
 @dataclass
@@ -52,11 +52,7 @@ class Pools:
         index: dict[str, int] = {}
         doc, lengths = [], []
         for i, cands in enumerate(candidate_lists):
-            if isinstance(cands, str):  # would be split into characters
-                raise TypeError(
-                    f"{name}[{i}] must be a sequence of str, got a single str "
-                    f"({cands!r:.60}); wrap it in a list."
-                )
+            _check_list(cands, name, i)
             if len(cands) == 0:
                 raise ValueError(f"{name}[{i}] is empty.")
             for c in check_responses(cands, name=f"{name}[{i}]"):

@@ -36,7 +36,6 @@ it was.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import json
 import os
@@ -55,6 +54,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from tqdm.auto import tqdm
 
+from .._digest import file_sha256
 from ._bm25 import METHODS, BM25Ranker
 from ._bm25_kernels import TermCounts, bm25_impacts
 from ._index import InvertedIndex, check_allowed
@@ -82,7 +82,6 @@ _SHARD_ARRAYS = ("indptr", "docs", "impacts", "term_max")
 # What a shard keeps beside its impacts to be scored again with new statistics: each
 # posting's term count, each document's length.
 _CHANGE_ARRAYS = ("tfs", "lengths")
-_READ_BLOCK = 1 << 20
 # The directories an index writes: its shards, and the statistics of a generation.
 _GENERATED = re.compile(r"shard-\d{5}(-g\d{5})?|g\d{5}")
 
@@ -99,14 +98,6 @@ class ShardError(RuntimeError):
 # -- files -----------------------------------------------------------------------------------
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(_READ_BLOCK):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _write_array(directory: Path, name: str, a: np.ndarray) -> dict:
     """``a`` as ``directory/name.npy`` (written beside it, then renamed into place); its
     manifest entry."""
@@ -114,7 +105,7 @@ def _write_array(directory: Path, name: str, a: np.ndarray) -> dict:
     part = directory / f".{name}.{uuid.uuid4().hex}.npy"
     np.save(part, np.ascontiguousarray(a), allow_pickle=False)
     os.replace(part, path)
-    return {"bytes": path.stat().st_size, "sha256": _digest(path)}
+    return {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
 
 
 def _write_json(path: Path, doc: dict) -> None:
@@ -150,7 +141,7 @@ def _read_arrays(directory: Path, files: dict, *, checksum: bool = True) -> dict
                 f"{path}: {size} bytes where the manifest says {entry['bytes']} "
                 "(truncated or damaged); rebuild the index"
             )
-        if checksum and _digest(path) != entry["sha256"]:
+        if checksum and file_sha256(path) != entry["sha256"]:
             raise ShardFileError(
                 f"{path}: its SHA-256 differs from the manifest's (damaged); rebuild the index"
             )
