@@ -2,6 +2,7 @@
 
 import importlib
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,32 @@ def import_benchmark(name: str):
     with pytest.MonkeyPatch.context() as mp:
         mp.syspath_prepend(str(Path(__file__).resolve().parents[1]))
         return importlib.import_module(f"benchmarks.{name}")
+
+
+@contextmanager
+def local_cluster(processes: bool):
+    """A client of a new local Dask cluster of two one-thread workers, processes or threads
+    of this process; the test is skipped where distributed is not installed."""
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A Dask client of two worker processes, shared by a module's tests."""
+    with local_cluster(processes=True) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def thread_client():
+    """A Dask client of two worker threads in this process (no process started), shared by
+    a module's tests."""
+    with local_cluster(processes=False) as c:
+        yield c

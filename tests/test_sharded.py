@@ -47,18 +47,6 @@ def _reference(method="lucene", docs=DOCS, queries=QUERIES, k=10):
     return top, np.take_along_axis(model.decision_function(queries), top, axis=1)
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
-
-
 def test_merge_top_k_reference():
     rng = np.random.default_rng(1)
     scores = rng.integers(0, 4, size=(6, 20)).astype(float)  # many ties
