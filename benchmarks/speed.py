@@ -20,7 +20,13 @@ import os
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks import SpeedBenchmark, alternate, finish_speed_result, per_row_ratios
+from benchmarks import (
+    SpeedBenchmark,
+    alternate,
+    finish_speed_result,
+    per_row_ratios,
+    table_lines,
+)
 from irdialog.bench._provenance import recorded_numba_simd
 
 
@@ -213,24 +219,31 @@ def main(argv=None) -> None:
 def _table(result: dict) -> list[str]:
     target = recorded_numba_simd(result.get("provenance") or {})
     compiled = f", numba compiled for {target}" if target else ""
-    lines = [
+    return table_lines(
         "Supervised-embedding training kernel (`se_sgd_epoch`) on dialog bAbI, best epoch, next "
         f"to numpy's float32 1024 x 1024 matmul timed in turn with the epochs{compiled}:",
-        "",
-        "| task | examples | d | negatives | history | examples/s | s/epoch | GFLOP/s "
-        "| matmul GFLOP/s (1 thread) | share | on CPU time |",
-        "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+        ["task", "examples", "d", "negatives", "history", "examples/s", "s/epoch", "GFLOP/s",
+         "matmul GFLOP/s (1 thread)", "share", "on CPU time"],
+        "rrrrlrrrrrr",
+        map(_row, result["rows"]),
+    )  # fmt: skip
+
+
+def _row(r: dict) -> list[str]:
+    s = r["settings"]
+    return [
+        str(r["task"]),
+        f"{r['n_examples']:,}",
+        str(s["embedding_dim"]),
+        str(s["n_negatives"]),
+        "yes" if s["use_history"] else "no",
+        f"{r['examples_per_s']:,.0f}",
+        f"{r['s_per_epoch']:.3f}",
+        f"{r['kernel_gflops']:.2f}",
+        f"{r['matmul_gflops_1thread']:.2f}",
+        f"{100 * r['ratio']:.1f}%",
+        f"{100 * r['ratio_cpu_time']:.1f}%",
     ]
-    for r in result["rows"]:
-        s = r["settings"]
-        lines.append(
-            f"| {r['task']} | {r['n_examples']:,} | {s['embedding_dim']} | {s['n_negatives']} "
-            f"| {'yes' if s['use_history'] else 'no'} | {r['examples_per_s']:,.0f} "
-            f"| {r['s_per_epoch']:.3f} | {r['kernel_gflops']:.2f} "
-            f"| {r['matmul_gflops_1thread']:.2f} | {100 * r['ratio']:.1f}% "
-            f"| {100 * r['ratio_cpu_time']:.1f}% |"
-        )
-    return lines
 
 
 # What irdialog bench report and reproduce read of this script's results.
