@@ -5,6 +5,7 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from irdialog.base import Context, Turn
@@ -69,6 +70,34 @@ def make_tiny_dialogs():
 
 
 TINY_KB = {city: "R_location" for city in CITIES}
+
+# A dictionary of films and people, and knowledge-base facts about them (Movie Dialog's form).
+MOVIE_ENTITIES = ["Heat", "Alien", "Collateral", "Michael Mann", "Ridley Scott", "Al Pacino"]
+MOVIE_KB = [
+    "Heat directed_by Michael Mann",
+    "Heat starred_actors Al Pacino",
+    "Alien directed_by Ridley Scott",
+    "Collateral directed_by Michael Mann",
+]
+
+
+def make_where_is_stories(n=160, seed=0, facts=4):
+    """``n`` where-is questions over ``facts`` moves of three people among four places: the
+    answer is the place of the person's last move, which a model reading in order must
+    find among the other people's moves."""
+    people, places = ["mary", "john", "sandra"], ["kitchen", "garden", "office", "hallway"]
+    rng = np.random.default_rng(seed)
+    X, y = [], []
+    for _ in range(n):
+        story, where = [], {}
+        for _ in range(facts):
+            p, loc = people[rng.integers(3)], places[rng.integers(4)]
+            story.append(Turn("kb", f"{p} went to the {loc}."))
+            where[p] = loc
+        p = list(where)[rng.integers(len(where))]
+        X.append(Context(tuple(story), f"Where is {p}?"))
+        y.append(where[p])
+    return X, y
 
 
 @pytest.fixture
