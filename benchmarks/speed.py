@@ -47,6 +47,9 @@ def matmul_work(n: int = 1024, threads: int | None = 1):
 
 # --- supervised embeddings ---
 
+# The parameters a result records of its model.
+_SETTINGS = ("embedding_dim", "n_negatives", "learning_rate", "margin", "use_history")
+
 
 def supervised_embedding_problem(
     task: int = 5,
@@ -82,22 +85,12 @@ def supervised_embedding_problem(
     return model, model._training_problem(X, y, rng), len(X), rng
 
 
-def bench_supervised_embedding(
-    task: int = 5,
-    data_home=None,
-    *,
-    epochs: int = 5,
-    embedding_dim: int = 32,
-    n_negatives: int = 100,
-    learning_rate: float = 0.01,
-    margin: float = 0.01,
-    use_history: bool = True,
-    random_state: int = 0,
-) -> dict:
+def bench_supervised_embedding(task: int = 5, data_home=None, *, epochs: int = 5, **settings):
     """Throughput of :func:`irdialog.embed._kernels.se_sgd_epoch` on dialog bAbI.
 
-    Defaults: task 5 at the paper's settings (Bordes et al. 2017, Table 8: learning rate
-    0.01, margin 0.01, 32 dimensions, 100 negatives, whole history as input). The
+    ``settings``: those of :func:`supervised_embedding_problem`, whose defaults are task
+    5's at the paper's settings (Bordes et al. 2017, Table 8: learning rate 0.01, margin
+    0.01, 32 dimensions, 100 negatives, whole history as input). The
     vocabulary and bags are built once (not timed); then ``epochs`` epochs run from the
     random initialisation, each timed alone, in turn with the matmuls. The kernel counts the
     d-vector multiply-adds it performs (input and candidate embeddings, the scores of the
@@ -111,16 +104,8 @@ def bench_supervised_embedding(
         epoch), ``matmul_gflops_1thread`` and ``ratio`` (kernel / same-thread matmul), the
         all-thread matmul figure, and the settings.
     """
-    model, problem, n_examples, rng = supervised_embedding_problem(
-        task,
-        data_home,
-        embedding_dim=embedding_dim,
-        n_negatives=n_negatives,
-        learning_rate=learning_rate,
-        margin=margin,
-        use_history=use_history,
-        random_state=random_state,
-    )
+    model, problem, n_examples, rng = supervised_embedding_problem(task, data_home, **settings)
+    embedding_dim = model.embedding_dim
     stats = np.zeros(2)
     model._run_epoch(problem, np.arange(min(10, n_examples), dtype=np.int64), stats)  # compile
 
@@ -155,11 +140,7 @@ def bench_supervised_embedding(
         "n_candidates": len(model.candidates_),
         "n_words": len(model.vocabulary_),
         "settings": {
-            "embedding_dim": embedding_dim,
-            "n_negatives": n_negatives,
-            "learning_rate": learning_rate,
-            "margin": margin,
-            "use_history": use_history,
+            **{name: getattr(model, name) for name in _SETTINGS},
             "numba_threads": int(os.environ.get("NUMBA_NUM_THREADS", "0")) or None,
         },
         "examples_per_s": n_examples / best_s,
