@@ -2,6 +2,7 @@
 
 import importlib
 import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -140,3 +141,48 @@ def thread_client():
     a module's tests."""
     with local_cluster(processes=False) as c:
         yield c
+
+
+class _KillFirstTask:
+    """A worker plugin that ends its worker's process when it starts the first task whose
+    key begins with ``prefix`` (once in the cluster: a marker file records it)."""
+
+    name = "irdialog-test-kill-first-task"
+
+    def __init__(self, marker, prefix):
+        self.marker = marker
+        self.prefix = prefix
+
+    def setup(self, worker):
+        pass
+
+    def teardown(self, worker):
+        pass
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith(self.prefix):
+            try:
+                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
+            except FileExistsError:
+                return
+            os.close(fd)
+            os._exit(1)
+
+
+@contextmanager
+def kill_first_task(client, marker, prefix):
+    """While the block runs, the worker of ``client``'s cluster that starts the first task
+    whose key begins with ``prefix`` ends its process (once: the file ``marker`` records
+    it). The plugin travels to the workers by value (they cannot import this module)."""
+    import cloudpickle
+    import distributed
+
+    plugin = type("KillFirstTask", (_KillFirstTask, distributed.WorkerPlugin), {})
+    module = sys.modules[__name__]
+    cloudpickle.register_pickle_by_value(module)
+    try:
+        client.register_plugin(plugin(str(marker), prefix))
+        yield
+    finally:
+        client.unregister_worker_plugin(_KillFirstTask.name)
+        cloudpickle.unregister_pickle_by_value(module)
