@@ -43,6 +43,7 @@ from benchmarks import (
     babi_workload,
     finish_speed_result,
     per_row_ratios,
+    table_lines,
 )
 from irdialog.embed import _recurrent_kernels as K
 
@@ -307,23 +308,20 @@ def main(argv=None):
 
 def _table(result: dict) -> list[str]:
     setting = result["setting"]
-    lines = [
+    return table_lines(
         f"CPU seconds per epoch ({setting['batches_per_epoch']} batches of {setting['batch']} "
         f"sequences of {setting['sequence_length'][0]}-{setting['sequence_length'][1]} tokens, "
         f"vocabulary {setting['vocab']}, embedding {setting['embedding_dim']}; forward, "
         "backward, clipping and Adam), one thread each; numpy float32 matmul "
         f"{result['numpy_float32_matmul_gflops']:.1f} GFLOP/s. Speed-up > 1: irdialog is faster.",
-        "",
-        "| cell | hidden | irdialog s | torch packed s | torch padded s | vs packed | vs padded |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in result["rows"]:
-        lines.append(
-            f"| {r['cell']} | {r['hidden']} | {r['irdialog_s']:.3f} | {r['torch_packed_s']:.3f}"
-            f" | {r['torch_padded_s']:.3f} | {r['speedup_vs_packed']:.2f}x"
-            f" | {r['speedup_vs_padded']:.2f}x |"
-        )
-    return lines
+        ["cell", "hidden", "irdialog s", "torch packed s", "torch padded s", "vs packed",
+         "vs padded"],
+        "lrrrrrr",
+        [[r["cell"], str(r["hidden"]),
+          *(f"{r[k]:.3f}" for k in ("irdialog_s", "torch_packed_s", "torch_padded_s")),
+          *(f"{r[k]:.2f}x" for k in ("speedup_vs_packed", "speedup_vs_padded"))]
+         for r in result["rows"]],
+    )  # fmt: skip
 
 
 # What irdialog bench report and reproduce read of this script's results.

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import kill_first_task, local_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -45,19 +46,6 @@ def _check_equal(index, texts, method, k=10):
     ids, scores = index.top_k(QUERIES, k)
     np.testing.assert_array_equal(ids, live[want_ids])
     np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-12)
-
-
-@pytest.fixture(scope="module")
-def threads():
-    """An in-process cluster (threads): four shards without starting processes."""
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
 
 
 # -- the kernel ----------------------------------------------------------------------------
@@ -161,21 +149,16 @@ def test_changes_equal_a_rebuild_one_shard(corpus, operations, method):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(**_changes)
-def test_changes_equal_a_rebuild_four_shards(threads, corpus, operations, method):
-    _run_changes(corpus, operations, method, 4, threads)
+def test_changes_equal_a_rebuild_four_shards(thread_client, corpus, operations, method):
+    # four shards on the workers of an in-process cluster: no process started
+    _run_changes(corpus, operations, method, 4, thread_client)
 
 
 @pytest.mark.slow
 def test_changes_on_worker_processes_equal_a_rebuild(tmp_path):
-    distributed = pytest.importorskip("distributed")
     rng = np.random.default_rng(7)
     corpus = [_text(rng, rng.integers(0, 12)) for _ in range(400)]
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with local_cluster(processes=True) as client:
         index = ShardedIndex(shards=4, client=client, directory=tmp_path).build(corpus)
         texts = dict(enumerate(corpus))
         with index:
@@ -194,65 +177,24 @@ def test_changes_on_worker_processes_equal_a_rebuild(tmp_path):
             _check_equal(again, texts, "lucene")
 
 
-class _KillFirstTask:
-    """A worker plugin that ends its worker's process when it starts the first task whose
-    key begins with ``prefix`` (once in the cluster: a marker file records it)."""
-
-    name = "irdialog-test-kill-first-task"
-
-    def __init__(self, marker, prefix):
-        self.marker = marker
-        self.prefix = prefix
-
-    def setup(self, worker):
-        pass
-
-    def teardown(self, worker):
-        pass
-
-    def transition(self, key, start, finish, **kwargs):
-        if finish == "executing" and str(key).startswith(self.prefix):
-            try:
-                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
-            except FileExistsError:
-                return
-            os.close(fd)
-            os._exit(1)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("prefix", ["irdialog-change", "irdialog-search"])
 def test_a_worker_lost_mid_change_or_mid_query(tmp_path, prefix):
     """A worker killed while the shards are scored again, or while a changed index is
     searched: the task runs again elsewhere, and the result is the rebuild's, whole."""
-    import cloudpickle
-    import distributed
-
     rng = np.random.default_rng(11)
     corpus = [_text(rng, rng.integers(0, 12)) for _ in range(300)]
     more = [_text(rng, rng.integers(0, 12)) for _ in range(20)]
-    plugin = type("KillFirstTask", (_KillFirstTask, distributed.WorkerPlugin), {})
-    cloudpickle.register_pickle_by_value(__import__(__name__))
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        try:
-            index = ShardedIndex(shards=4, client=client, directory=tmp_path / "index")
-            with index.build(corpus):
-                client.register_plugin(plugin(str(tmp_path / "killed"), prefix))
-                texts = dict(enumerate(corpus))
-                texts.update(zip(index.add(more).tolist(), more))
-                index.delete([1, 2, 3, 310])
-                for i in (1, 2, 3, 310):
-                    del texts[i]
-                _check_equal(index, texts, "lucene")
-                assert (tmp_path / "killed").exists()  # a worker was lost
-        finally:
-            client.unregister_worker_plugin(_KillFirstTask.name)
-            cloudpickle.unregister_pickle_by_value(__import__(__name__))
+    with local_cluster(processes=True) as client:  # a new cluster: a worker is killed
+        index = ShardedIndex(shards=4, client=client, directory=tmp_path / "index")
+        with index.build(corpus), kill_first_task(client, tmp_path / "killed", prefix):
+            texts = dict(enumerate(corpus))
+            texts.update(zip(index.add(more).tolist(), more))
+            index.delete([1, 2, 3, 310])
+            for i in (1, 2, 3, 310):
+                del texts[i]
+            _check_equal(index, texts, "lucene")
+            assert (tmp_path / "killed").exists()  # a worker was lost
 
 
 # -- behaviours ----------------------------------------------------------------------------

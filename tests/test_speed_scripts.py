@@ -125,12 +125,12 @@ def test_memn2n_threads_workloads_build_the_bench_presets_with_n_jobs(monkeypatc
 def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monkeypatch, capsys):
     from types import SimpleNamespace
 
-    from test_qrn import _story_data
+    from conftest import make_where_is_stories
 
     from irdialog.bench._presets import Preset
 
     timing = import_benchmark("memory_training_time")
-    X, y = _story_data(40)
+    X, y = make_where_is_stories(40)
     monkeypatch.setattr(timing, "load_babi_qa", lambda task, split, data_home=None:
                         SimpleNamespace(X=X, y=y))  # fmt: skip
     presets = {"memn2n": 10, "gmemn2n": 5, "qrn": 1}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import make_tiny_dialogs
 from test_memn2n import CONFIGS, GATED, Problem
-from test_supervised_embedding import csr, make_problem
+from test_supervised_embedding import csr, kernel_inputs, make_problem
 
 from irdialog._threads import (
     MIN_WORK_PER_THREAD,
@@ -72,24 +72,32 @@ def test_negative_n_jobs_counts_back_from_every_core():
     SupervisedEmbeddingRanker(n_jobs=-3, epochs=1).fit(X, y)
 
 
+def _record_argument(monkeypatch, module, name, position):
+    """Wrap the kernel ``module.name`` so that each call appends its argument at
+    ``position`` to the list returned."""
+    calls, kernel = [], getattr(module, name)
+
+    def recorded(*args):
+        calls.append(args[position])
+        return kernel(*args)
+
+    monkeypatch.setattr(module, name, recorded)
+    return calls
+
+
 # --------------------------------------------------------------------------- SE kernels
 
 
 def _run_hogwild(P, order, n_shards, n_negatives, lr, margin, adagrad, threads):
-    U, GU = P["U"].copy(), P["GU"].copy()
-    V = U if P["shared"] else P["V"].copy()
-    GV = GU if P["shared"] else P["GV"].copy()
-    state, stats = P["state"].copy(), np.zeros(2)
-    matches = K.SEMatches(*P["e"], *P["m"], P["type_rows"], np.zeros(P["n_match"], np.int64))
-    pools = K.SENegatives(*P["pools"]) if "pools" in P else None
+    params, matches, pools, state, stats = kernel_inputs(P)
     with numba_threads(threads):
         loss = H.se_hogwild_epoch(
-            K.SEParams(U, V, GU, GV), K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]),
+            params, K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]),
             P["n_candidates"], matches, order, K.SESettings(n_negatives, lr, margin, adagrad),
             state, stats, n_shards, pools,
         )  # fmt: skip
     assert not matches.mark.any()  # the caller's scratch is untouched
-    return U, V, GU, GV, loss, stats
+    return *params, loss, stats
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 7, 8])
@@ -217,14 +225,7 @@ def test_se_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = []
-    hogwild = H.se_hogwild_epoch
-
-    def counted(*args):
-        calls.append(args[10])
-        return hogwild(*args)
-
-    monkeypatch.setattr(H, "se_hogwild_epoch", counted)
+    calls = _record_argument(monkeypatch, H, "se_hogwild_epoch", 10)  # its shards
     low, high, twos = _spread(make, lambda m: m.fit(train.X, train.y).score(Xd, yd))
     assert calls == [2] * 15  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
@@ -299,14 +300,7 @@ def test_memn2n_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             learning_rate=0.01, epochs=2, random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = []
-    parts = _memn2n.batch_loss_grad_parts
-
-    def counted(*args):
-        calls.append(args[9])
-        return parts(*args)
-
-    monkeypatch.setattr(_memn2n, "batch_loss_grad_parts", counted)
+    calls = _record_argument(monkeypatch, _memn2n, "batch_loss_grad_parts", 9)  # its parts
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
     assert calls and set(calls) == {2}
     assert len(calls) >= 5 * 2 * (600 // 32)  # every full batch of the 2-thread fits

@@ -341,11 +341,11 @@ unit_layout`).
         theta[:, bz] = self.update_bias
         return E, theta
 
-    def _epoch_steps(self, weights, data, y, rng, threads=None):
+    def _epoch_steps(self, weights, data, y, rng, batch_threads=1):
         """The training steps of a run on the weights (E, theta), updated in place:
         ``epoch_steps(epoch)`` gives ``batch_step(batch, n_steps) -> (loss, correct)``, the
         gradient and Adam update (with weight decay) of one mini-batch at the epoch's
-        learning rate. ``threads`` is None: QRN does not share out its mini-batches."""
+        learning rate. ``batch_threads`` is 1: QRN does not share out its mini-batches."""
         E, theta = weights
         moments = Q.new_moments(E, theta)
         cfg = self._cfg()

@@ -45,6 +45,7 @@ from . import _hogwild_kernels, _kernels
 from ._training import (
     N_JOBS_CONSTRAINT,
     TRAINING_CONSTRAINTS,
+    VALIDATION_BLOCK,
     ChunkFitMixin,
     GoldFitMixin,
     TrainingMixin,
@@ -53,8 +54,6 @@ from ._training import (
     train_tables,
 )
 
-# Contexts scored at once when validating during fit (block x n_candidates float32 scores).
-_VALIDATION_BLOCK = 1024
 # Negatives mined per example by negatives="bm25": the candidates of highest BM25 score.
 MINED_NEGATIVES = 100
 # Okapi BM25's usual constants (Lucene's, bm25s's) for that mining.
@@ -873,8 +872,8 @@ class SupervisedEmbeddingRanker(
         gold = LabelIndex(self.candidates_).encode(y_val, name="y_val")  # -1: not a candidate
         x_bags = self._input_bags(X_val, analyzer)
         blocks = []
-        for start in range(0, len(X_val), _VALIDATION_BLOCK):
-            sl = slice(start, start + _VALIDATION_BLOCK)
+        for start in range(0, len(X_val), VALIDATION_BLOCK):
+            sl = slice(start, start + VALIDATION_BLOCK)
             blocks.append((x_bags[sl], self._matches(X_val[sl]), gold[sl]))
         return blocks
 
