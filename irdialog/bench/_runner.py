@@ -1,6 +1,7 @@
 """The one run of a declared suite: per task, every point of a model's selection fitted on
-the training split, the best on the dev split kept, the scored splits scored; the model
-behind one task's row for ``irdialog train``.
+the training split, the best on the dev split kept, the scored splits scored (or one model
+fitted on every task's training split, scored on each: a joint run); the model behind one
+task's row for ``irdialog train``.
 
 A suite that declares how its data is read (``Suite.load``) and scored (``Suite.score``)
 runs here; :class:`~irdialog.bench._suite.Suite` gives it its ``run`` and ``train``.
@@ -15,12 +16,21 @@ from tqdm.auto import tqdm
 
 from ._harness import reseed, round_metric
 
+# The split a ``heldout`` run scores where the suite carves it from the training split
+# (``Suite.holdout``).
+HELDOUT_SPLIT = "valid"
+
+
+def _build(suite, spec, train, point):
+    inputs = (train,) if suite.build_inputs is None else suite.build_inputs(train)
+    return spec.build(*inputs, **point)
+
 
 def _fit(suite, spec, model, train) -> None:
     if suite.fit is not None:
         suite.fit(model, train, spec)
     else:
-        model.fit(train.X, train.y)
+        model.fit(train.X, train.y, **(spec.fit_params(train) if spec.fit_params else {}))
 
 
 def check_model_and_tasks(suite, model: str, tasks) -> list:
@@ -54,8 +64,16 @@ def check_model_and_tasks(suite, model: str, tasks) -> list:
     return tasks
 
 
-def _task_data(suite, task, splits, data_home) -> dict:
-    return {split: suite.load(task, split, data_home) for split in splits}
+def _task_data(suite, task, splits, data_home, options) -> dict:
+    """``{split: data}`` of ``task`` (``options``: the suite's own, for its ``load``)."""
+    return {split: suite.load(task, split, data_home, **options) for split in splits}
+
+
+def _carved_data(suite, task, data_home, options, fraction) -> dict:
+    """The training split of ``task`` cut by the suite's ``holdout``: its fit part, and its
+    last ``fraction`` as :data:`HELDOUT_SPLIT`; nothing else is loaded."""
+    train = suite.load(task, suite.train_split, data_home, **options)
+    return dict(zip((suite.train_split, HELDOUT_SPLIT), suite.holdout(train, fraction)))
 
 
 def _scorer(suite, ties):
@@ -81,7 +99,7 @@ def fit_task(suite, spec, presets, task, data, seed, overrides, bar=None, ties=N
         raise ValueError(f"{suite.name}: {len(points)} points to choose from and no dev split")
     best = None
     for point in points:
-        fitted = reseed(spec.build(train, **point), seed)
+        fitted = reseed(_build(suite, spec, train, point), seed)
         _fit(suite, spec, fitted, train)
         score = None if dev is None else score_of(fitted, dev)[suite.metric]
         if best is None or score > best[0]:
@@ -97,16 +115,23 @@ def fit_task(suite, spec, presets, task, data, seed, overrides, bar=None, ties=N
     return fitted, {**chosen, "params": dict(point), "selection": selection}
 
 
-def _paper_cells(suite, spec, task, split, heldout) -> dict:
+def _paper_cells(suite, spec, task, split, heldout, joint=False) -> dict:
     """``{metric: the paper's figure}`` of a row (empty when held out or beyond the paper)."""
-    if heldout or spec.paper is None or suite.paper is None:
+    column = spec.joint_paper if joint else spec.paper
+    if heldout or column is None or suite.paper is None:
         return {}
-    return suite.paper(task, split, spec.paper)
+    return suite.paper(task, split, column)
 
 
 def _rows(suite, task, split, scores: dict, paper: dict) -> list[dict]:
     """The rows of one scored split, in the suite's layout: one row with a column per
-    metric (``"wide"``) or one row per metric (``"long"``)."""
+    metric (``"wide"``), one row per metric (``"long"``), or one row without its split,
+    the paper's figure of the main metric as ``paper`` (``"task"``)."""
+    if suite.layout == "task":
+        main = suite.metric
+        rest = {k: v for k, v in scores.items() if k not in ("n", main)}
+        return [{"task": task, "n": scores["n"], main: scores[main], "paper": paper.get(main),
+                 **rest}]  # fmt: skip
     if suite.layout == "long":
         return [
             {"task": task, "split": split, "metric": m, "n": scores["n"], "paper": paper.get(m),
@@ -120,11 +145,15 @@ def _rows(suite, task, split, scores: dict, paper: dict) -> list[dict]:
 def run_declared(
     suite, model: str, *, tasks=None, data_home=None, progress: bool = True, seed: int = 0,
     heldout: bool = False, overrides: dict | None = None, ties: str | None = None,
+    joint: bool = False, **options,
 ) -> dict:  # fmt: skip
     """One seed's run of a declared suite (see :class:`~irdialog.bench._suite.Suite`):
-    ``{"suite", "model", "options", "chosen", "rows", "seconds"}``, and ``protocol`` when
-    the suite describes it. Every data file is loaded before the first fit, so a missing
-    file fails at once.
+    ``{"suite", "model", "options", "chosen", "rows", "seconds"}``, and ``summary`` and
+    ``protocol`` when the suite describes them. ``joint``: one model fitted on the training
+    splits of all ``tasks`` at once (joined by the suite's ``join``), its point the
+    selection's of no task, scored on each task. ``options``: the suite's own
+    (``Suite.options``), passed to its ``load`` and recorded after the tasks. Every data
+    file is loaded before the first fit, so a missing file fails at once.
 
     Examples
     --------
@@ -135,6 +164,8 @@ def run_declared(
     ({'use_history': False}, [('tst', 5.6), ('tst-OOV', 5.8)])
     """
     tasks = check_model_and_tasks(suite, model, suite.tasks if tasks is None else tasks)
+    if joint and suite.join is None:
+        raise ValueError(f"{suite.name}: its models are fitted one task at a time (joint=True)")
     spec = suite.models[model]
     overrides = dict(overrides or {})
     score_of = _scorer(suite, ties)
@@ -142,40 +173,61 @@ def run_declared(
         ties = "expected"
     presets = spec.selection.presets(suite.name)
     start = time.perf_counter()
-    scored = [suite.dev_split] if heldout else suite.scored_splits(data_home)
+    carved = heldout and suite.holdout is not None
+    if heldout:
+        scored = [HELDOUT_SPLIT if carved else suite.dev_split]
+    else:
+        scored = suite.scored_splits(data_home)
     cells = suite.cells
+    fitting = [s for s in (suite.train_split, suite.dev_split) if s]
     data = {}
     for task in tasks:
+        if carved:
+            data[task] = _carved_data(suite, task, data_home, options, spec.selection.fraction)
+            continue
         kept = [s for s in scored if heldout or cells is None or (task, s) in cells]
-        fitting = [s for s in (suite.train_split, suite.dev_split) if s]
-        data[task] = _task_data(suite, task, dict.fromkeys(fitting + kept), data_home)
-    n_points = sum(len(spec.selection.points(suite.name, t, presets)) for t in tasks)
+        data[task] = _task_data(suite, task, dict.fromkeys(fitting + kept), data_home, options)
+    fits = [None] if joint else tasks
+    n_points = sum(len(spec.selection.points(suite.name, t, presets)) for t in fits)
     bar = tqdm(total=n_points + 2 * len(tasks), desc=f"{suite.name} {model}",
                disable=not progress)  # fmt: skip
+    if joint:
+        joined = {split: suite.join([data[t][split] for t in tasks]) for split in fitting}
+        fitted, entry = fit_task(suite, spec, presets, None, joined, seed, overrides, bar, ties)
     rows, chosen = [], []
     for task in tasks:
-        fitted, entry = fit_task(suite, spec, presets, task, data[task], seed, overrides, bar, ties)
+        if joint:
+            entry = {**entry, "task": task}
+        else:
+            fitted, entry = fit_task(
+                suite, spec, presets, task, data[task], seed, overrides, bar, ties
+            )
         chosen.append(entry)
         for split in scored:
             if heldout or cells is None or (task, split) in cells:
                 scores = score_of(fitted, data[task][split])
-                paper = _paper_cells(suite, spec, task, split, heldout)
+                if spec.extras is not None:
+                    scores.update(spec.extras(fitted, data[task][split]))
+                paper = _paper_cells(suite, spec, task, split, heldout, joint)
                 rows += _rows(suite, task, split, scores, paper)
         bar.update(2)
     bar.close()
     if not heldout and cells is not None:
         rows.sort(key=lambda r: cells.index((r["task"], r["split"])))
-    options = {}
-    if suite.tasks is not None:
-        options["tasks"] = tasks
+    recorded = {"tasks": tasks} if suite.tasks is not None else {}
+    recorded.update(options)
+    if suite.join is not None:
+        recorded["joint"] = joint
     if ties is not None:
-        options["ties"] = ties
+        recorded["ties"] = ties
     if heldout:
-        options["heldout"] = True
+        recorded["heldout"] = True
     if overrides:
-        options["overrides"] = overrides
-    run = {"suite": suite.name, "model": model, "options": options, "chosen": chosen,
+        recorded["overrides"] = overrides
+    run = {"suite": suite.name, "model": model, "options": recorded, "chosen": chosen,
            "rows": rows}  # fmt: skip
+    if suite.run_summary is not None:
+        run["summary"] = suite.run_summary(rows, spec, recorded)
     if suite.protocol is not None:
         run["protocol"] = suite.protocol(spec, fitted, data[tasks[-1]])
     run["seconds"] = time.perf_counter() - start
@@ -183,13 +235,14 @@ def run_declared(
 
 
 def train_declared(
-    suite, model: str, task, data_home=None, seed: int = 0, overrides=None, ties=None
-):
+    suite, model: str, task, data_home=None, seed: int = 0, overrides=None, ties=None,
+    **options,
+):  # fmt: skip
     """The model behind one task's row of :func:`run_declared`, fitted the same way:
-    ``(fitted model, chosen)``."""
+    ``(fitted model, chosen)``; ``options``: the suite's own, as for the run."""
     [task] = check_model_and_tasks(suite, model, [task])
     spec = suite.models[model]
     presets = spec.selection.presets(suite.name)
     fitting = [s for s in (suite.train_split, suite.dev_split) if s]
-    data = _task_data(suite, task, fitting, data_home)
+    data = _task_data(suite, task, fitting, data_home, options)
     return fit_task(suite, spec, presets, task, data, seed, dict(overrides or {}), ties=ties)

@@ -119,8 +119,9 @@ class ModelSpec:
     from what the suite passes (dialog bAbI: the task's training data; Movie Dialog: the
     entity candidates and the data home; bAbI QA and Ubuntu: nothing). ``fit_params(data)``
     gives extra ``fit`` arguments and ``extras(model, data)`` extra row metrics (bAbI QA's
-    supporting facts); ``note`` goes into the protocol; ``extra`` holds what only one
-    suite reads (bAbI QA: the paper's summary, the joint model's column; Ubuntu: which
+    supporting facts); ``joint_paper`` is the paper's column of the model fitted on all
+    tasks at once (a joint run), None where it has none; ``note`` goes into the protocol;
+    ``extra`` holds what only one suite reads (bAbI QA: the paper's summary; Ubuntu: which
     training rows).
 
     Examples
@@ -138,6 +139,7 @@ class ModelSpec:
     extras: Callable[[object, object], dict] | None = None
     note: str = ""
     extra: dict = field(default_factory=dict)
+    joint_paper: object = None
 
 
 @dataclass(frozen=True)
@@ -305,8 +307,8 @@ class Suite:
     paper's figures and its Markdown table. One runner (:mod:`irdialog.bench._runner`)
     fits every point of a model's selection on ``train_split``, keeps the best on
     ``dev_split`` by ``metric``, and scores the ``scored`` splits, for every suite that
-    declares ``load`` and ``score``; a suite whose protocol is its own (streaming,
-    several tasks fitted together) gives its ``run`` instead.
+    declares ``load`` and ``score``; a suite whose protocol is its own (streaming) gives
+    its ``run`` instead.
 
     Parameters
     ----------
@@ -316,14 +318,16 @@ class Suite:
         The subcommand's one-line help.
     models : dict of str to ModelSpec
         ``build(train, **params)`` of a declared suite's model gets the training split as
-        ``load`` read it.
+        ``load`` read it (or what ``build_inputs`` makes of it).
     table : callable
         ``table([(file name, result), ...])``: the lines of the Markdown table of a
         results block of this suite.
     load : callable, default=None
-        ``load(task, split, data_home)``: one split of one task (``task_name`` where the
-        suite has no tasks), with ``X`` and ``y`` for a fit; read through the
+        ``load(task, split, data_home, **options)``: one split of one task (``task_name``
+        where the suite has no tasks), with ``X`` and ``y`` for a fit; read through the
         :mod:`irdialog.datasets` loaders, so that the provenance records the files.
+        ``options`` are the suite's own run options (``options``; bAbI QA's language),
+        which the run records after its tasks.
     score : callable, default=None
         ``score(model, data)``: ``{metric: value in %, ..., "n": examples}`` of a fitted
         model on a loaded split, the metrics of ``metrics`` in order.
@@ -333,9 +337,11 @@ class Suite:
         ``"expected"`` unless told otherwise, and records the rule in its options.
     metrics : tuple of str, default=()
         The row metrics ``score`` gives.
-    layout : {"wide", "long"}, default="wide"
-        Rows with a column per metric (and ``paper_<metric>``), or a row per metric
-        (``{"task", "split", "metric", "n", "paper", "value"}``).
+    layout : {"wide", "long", "task"}, default="wide"
+        Rows with a column per metric (and ``paper_<metric>``), a row per metric
+        (``{"task", "split", "metric", "n", "paper", "value"}``), or a row per task of a
+        suite that scores one split (``{"task", "n", <metric>, "paper", <other
+        metrics>}``, ``paper`` the paper's figure of the main ``metric``; no split).
     train_split, dev_split : str, default="train", "dev"
         The split every point is fitted on and the split that chooses among them (None:
         no choice; the selection must have one point).
@@ -348,7 +354,24 @@ class Suite:
         ``paper(task, split, column)``: ``{metric: the paper's figure}`` of a model's
         ``paper`` column (empty: none).
     fit : callable, default=None
-        ``fit(model, train, spec)``, where ``model.fit(train.X, train.y)`` does not do.
+        ``fit(model, train, spec)``, where ``model.fit(train.X, train.y, **fit_params)``
+        (the model's ``ModelSpec.fit_params``) does not do.
+    build_inputs : callable, default=None
+        ``build_inputs(train)``: the positional arguments of every model's ``build``
+        (None: the training split alone; bAbI QA's models take none).
+    join : callable, default=None
+        ``join([train, ...])``: one split from the same split of several tasks, for a
+        joint run (``joint=True``: one model fitted on the training splits of all the
+        tasks, with the selection's point of task None, scored on each task; the run
+        records ``joint``); None: the suite has no joint runs.
+    holdout : callable, default=None
+        ``holdout(train, fraction)``: ``(fit part, held-out part)`` of a training split,
+        ``fraction`` the model's ``Selection`` fraction. A ``heldout`` run then fits on the
+        first and scores the second, and loads no other split; None: it scores
+        ``dev_split``.
+    run_summary : callable, default=None
+        ``run_summary(rows, spec, options)``: the run's ``summary`` over its rows
+        (``options``: the run's recorded options), merged over seeds as a row is.
     protocol : callable, default=None
         ``protocol(spec, fitted, data)``: the run's protocol sentence (``data``: the last
         task's splits by name).
@@ -426,6 +449,10 @@ class Suite:
     cells: tuple | None = None
     paper: Callable | None = None
     fit: Callable | None = None
+    build_inputs: Callable | None = None
+    join: Callable | None = None
+    holdout: Callable | None = None
+    run_summary: Callable | None = None
     protocol: Callable | None = None
     task_name: object = None
     title: str | None = None
