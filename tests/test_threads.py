@@ -332,9 +332,10 @@ def test_memn2n_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
 # --------------------------------------------------------------------------- QRN
 
 
-def _qrn_parts_loss_grad(qp, n_parts, threads, batch=None):
+def _qrn_parts_loss_grad(qp, n_parts, threads, batch=None, min_work=MIN_WORK_PER_THREAD):
     """batch_loss_grad_parts on the QRNProblem ``qp`` (its batch, or ``batch``): (loss,
-    correct, dE, dtheta), with parts made for the whole batch of the problem."""
+    correct, dE, dtheta), with parts made for the whole batch of the problem; ``min_work``
+    0 runs every pass on the threads."""
     pb = qp.pb
     batch = pb.batch if batch is None else batch
     sizes = (int(qp.cfg[0]), len(pb.batch), int(np.diff(pb.mptr).max()), pb.n_cand, 2)
@@ -343,21 +344,23 @@ def _qrn_parts_loss_grad(qp, n_parts, threads, batch=None):
     parts.dtheta[:] = 7.0
     with numba_threads(threads):
         loss, correct = QP.batch_loss_grad_parts(
-            qp.E, qp.theta, qp.cfg, pb.data(), pb.cands(), pb.y, batch, parts, n_parts
+            qp.E, qp.theta, qp.cfg, pb.data(), pb.cands(), pb.y, batch, parts, n_parts, min_work
         )
     return loss, correct, parts.dE[0].copy(), parts.dtheta[0].copy()
 
 
 @pytest.mark.parametrize(
-    "config, n_parts", [(QRN_CONFIGS[0], 2), (QRN_CONFIGS[1], 3), (QRN_CONFIGS[3], 5)]
+    "config, n_parts, min_work",
+    [(QRN_CONFIGS[0], 2, MIN_WORK_PER_THREAD), (QRN_CONFIGS[1], 3, 0), (QRN_CONFIGS[3], 5, 0)],
 )
-def test_qrn_batch_on_parts_is_the_numpy_reference(config, n_parts):
+def test_qrn_batch_on_parts_is_the_numpy_reference(config, n_parts, min_work):
     """The loss and answers of the numpy reference, and the central differences of its
-    loss over every weight (float64), as the serial kernel's in test_qrn."""
+    loss over every weight (float64), as the serial kernel's in test_qrn; the candidates
+    and the sum on this thread (the tiny problem's work) or on the threads (min_work 0)."""
     qp = QRNProblem(1, **config)
     r_loss, r_correct, _ = qp.reference_loss()
     threads = min(n_parts, numba.config.NUMBA_NUM_THREADS)
-    loss, correct, dE, dtheta = _qrn_parts_loss_grad(qp, n_parts, threads)
+    loss, correct, dE, dtheta = _qrn_parts_loss_grad(qp, n_parts, threads, min_work=min_work)
     np.testing.assert_allclose(loss, r_loss, rtol=1e-9, atol=1e-10)
     assert correct == r_correct
     E, theta = qp.E.copy(), qp.theta.copy()
@@ -378,7 +381,8 @@ def test_qrn_batch_on_parts_is_the_numpy_reference(config, n_parts):
 def test_qrn_batch_on_parts_float32_and_a_batch_shorter_than_the_parts():
     qp = QRNProblem(3, dtype=np.float32)
     batch = qp.pb.batch[:4]  # parts of two examples, smaller than make_parts sized
-    loss, correct, dE, dtheta = _qrn_parts_loss_grad(qp, 2, 2, batch)
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    loss, correct, dE, dtheta = _qrn_parts_loss_grad(qp, 2, threads, batch, min_work=0)
     qp.pb.batch = batch
     r_loss, r_correct, _ = qp.reference_loss()
     _, _, s_dE, s_dtheta = qp.kernel_loss_grad()

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval
-from .._threads import numba_threads, threads_for_work
+from .._threads import MIN_WORK_PER_THREAD, numba_threads, threads_for_work
 from ..base import check_contexts
 from . import _qrn_kernels as Q
 from ._memn2n import _MEMORY_CONSTRAINTS, _MemoryRanker
@@ -393,7 +393,7 @@ unit_layout`).
                 else:
                     with numba_threads(k):
                         b_loss, b_correct = batch_loss_grad_parts(
-                            E, theta, cfg, arrays, cands, y, batch, parts, k
+                            E, theta, cfg, arrays, cands, y, batch, parts, k, MIN_WORK_PER_THREAD
                         )
                     dE, dtheta = parts.dE[0], parts.dtheta[0]
                 Q.apply_update(

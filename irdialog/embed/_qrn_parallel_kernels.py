@@ -97,30 +97,37 @@ def _part_loss_grad(E, theta, cfg, data, cands, y, batch, parts, n_parts, p):
 
 
 @njit(cache=True, nogil=True)
-def _sum_shard(flat, n_parts, s):
-    """Shard ``s`` of ``n_parts`` of the columns of ``flat`` (n_parts, n): the parts' rows
-    summed into row 0 in part order."""
-    lo, hi = se_shard_bounds(flat.shape[1], n_parts, s)
+def _sum_shard(flat, n_parts, n_shards, s):
+    """Shard ``s`` of ``n_shards`` of the columns of ``flat`` (at least n_parts, n): the
+    first ``n_parts`` rows summed into row 0 in part order."""
+    lo, hi = se_shard_bounds(flat.shape[1], n_shards, s)
     for q in range(1, n_parts):
         for i in range(lo, hi):
             flat[0, i] += flat[q, i]
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def batch_loss_grad_parts(E, theta, cfg, data, cands, y, batch, parts, n_parts):
+def batch_loss_grad_parts(E, theta, cfg, data, cands, y, batch, parts, n_parts, min_work):
     """Summed softmax cross-entropy of the examples ``batch`` and its gradient, on
     ``n_parts`` threads (at most the parts of ``parts`` and the examples of ``batch``).
 
     The gradient is left in ``parts.dE[0]`` and ``parts.dtheta[0]`` (the other parts hold
     their own shares). Returns (loss, n_correct).
 
-    The body of each parallel loop is a function of its own, so that numba shares no
-    variable of one iteration with another.
+    The candidates' embeddings and the sum of the parts each run on the threads too when
+    their work pays for it (``min_work`` per thread, as
+    :func:`~irdialog._threads.threads_for_work`; the estimator passes
+    :data:`~irdialog._threads.MIN_WORK_PER_THREAD`), else on this one: each parallel loop
+    costs a start and a join of the threads. The body of each parallel loop is a function
+    of its own, so that numba shares no variable of one iteration with another.
     """
     k = n_parts
     # the candidates' embeddings, a range of candidates per thread
-    for p in prange(k):
-        _candidates_shard(E, 1, cands, parts.Wc, k, p)
+    if cands.ctok.shape[0] * E.shape[2] < 2 * min_work:
+        _candidates_shard(E, 1, cands, parts.Wc, 1, 0)
+    else:
+        for p in prange(k):
+            _candidates_shard(E, 1, cands, parts.Wc, k, p)
     losses = np.zeros(k)
     corrects = np.zeros(k, np.int64)
     # the examples, a part per thread
@@ -131,7 +138,11 @@ def batch_loss_grad_parts(E, theta, cfg, data, cands, y, batch, parts, n_parts):
     # the parts' gradients summed into part 0 in part order, a range of entries per thread
     dE = parts.dE.reshape((parts.dE.shape[0], parts.dE[0].size))
     dtheta = parts.dtheta.reshape((parts.dtheta.shape[0], parts.dtheta[0].size))
-    for p in prange(k):
-        _sum_shard(dE, k, p)
-        _sum_shard(dtheta, k, p)
+    if (k - 1) * (dE.shape[1] + dtheta.shape[1]) < 2 * min_work:
+        _sum_shard(dE, k, 1, 0)
+        _sum_shard(dtheta, k, 1, 0)
+    else:
+        for p in prange(k):
+            _sum_shard(dE, k, k, p)
+            _sum_shard(dtheta, k, k, p)
     return losses.sum(), corrects.sum()
