@@ -441,9 +441,8 @@ def _dual_parts_loss_grad(P, lstm, k, threads):
     pairs = tuple(np.asarray(a, np.int64) for a in PAIRS)
     with numba_threads(threads):
         loss, correct, grads.n_touched = RP.dual_batch_parts(
-            P["Emb"], P["Wx"], P["Wh"], P["b"], P["M"], P["bias"], lstm, ptr, tok, pairs, 0,
-            parts, RP.grads_record(grads), k,
-        )  # fmt: skip
+            RP.weights_record(P), lstm, ptr, tok, pairs, 0, parts, RP.grads_record(grads), k
+        )
     return loss, correct, grads, parts
 
 

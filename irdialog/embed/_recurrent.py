@@ -38,7 +38,12 @@ from .._threads import FitThreads, n_threads, numba_threads
 from ..base import RankerMixin, check_contexts, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
-from ._recurrent_parallel_kernels import dual_batch_parts, grads_record, make_dual_parts
+from ._recurrent_parallel_kernels import (
+    dual_batch_parts,
+    grads_record,
+    make_dual_parts,
+    weights_record,
+)
 from ._training import (
     N_JOBS_CONSTRAINT,
     TRAINING_CONSTRAINTS,
@@ -1024,9 +1029,8 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
                 def on_threads(params, grads, k, b=b):
                     with numba_threads(min(k, numba.config.NUMBA_NUM_THREADS)):
                         loss, correct, grads.n_touched = dual_batch_parts(
-                            params["Emb"], params["Wx"], params["Wh"], params["b"],
-                            params["M"], params["bias"], lstm, ptr, tok,
-                            (ctx[b], resp[b], flags[b]), max_len, parts, grads_record(grads), k,
+                            weights_record(params), lstm, ptr, tok, (ctx[b], resp[b], flags[b]),
+                            max_len, parts, grads_record(grads), k,
                         )  # fmt: skip
                     return loss, correct
 

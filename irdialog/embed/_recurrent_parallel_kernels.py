@@ -29,11 +29,20 @@ from ._recurrent_kernels import (
     pack_batch,
 )
 
+DualWeights = namedtuple("DualWeights", "Emb Wx Wh b M bias")
+DualWeights.__doc__ = """The dual encoder's weights: the word embeddings, the encoder's
+``Wx``, ``Wh`` and ``b``, and the match matrix ``M`` and ``bias``."""
+
 DualGrads = namedtuple("DualGrads", "dWx dWh db dM dbias dEmb mark touched")
 DualGrads.__doc__ = """The gradient buffers of the dual encoder's weights (``Wx``, ``Wh``,
 ``b``, ``M``, ``bias``, ``Emb``), and the embedding rows touched (``mark[v]`` is 1 once row
 v is listed in ``touched``): the arrays of one :class:`~irdialog.embed._recurrent_kernels.\
 Grads`, or, stacked on a first axis, those of the parts of :func:`dual_batch_parts`."""
+
+
+def weights_record(params):
+    """The :class:`DualWeights` of the dual encoder's ``params`` (a dict)."""
+    return DualWeights(*(params[key] for key in DualWeights._fields))
 
 
 def grads_record(grads):
@@ -60,10 +69,11 @@ def make_dual_parts(params, n_parts, dtype=np.float32):
 
 
 @njit(cache=True, nogil=True)
-def _dual_part(Emb, Wx, Wh, b, M, bias, lstm, ptr, tok, pairs, max_len, parts, n_parts, p):
+def _dual_part(weights, lstm, ptr, tok, pairs, max_len, parts, n_parts, p):
     """Part ``p`` of ``n_parts`` of the pairs ``(ctx, resp, flags)``: the loss, correct
     decisions and gradient of :func:`~irdialog.embed._recurrent_kernels.dual_batch` on
     its pairs, into the buffers of part p. Returns (loss, correct, touched rows)."""
+    Emb, Wx, Wh, b, M, bias = weights
     ctx, resp, flags = pairs
     c = ctx[p::n_parts]
     B = c.shape[0]
@@ -132,11 +142,11 @@ def _sum_shard(dst, parts, rows, n_parts, s):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def dual_batch_parts(Emb, Wx, Wh, b, M, bias, lstm, ptr, tok, pairs, max_len, parts, dst,
-                     n_parts):  # fmt: skip
-    """Summed binary cross-entropy and correct decisions of the dual encoder on the pairs
-    ``pairs = (ctx_rows, resp_rows, flags)`` of the ragged token array (ptr, tok), on
-    ``n_parts`` threads (at most the parts of ``parts`` and the pairs).
+def dual_batch_parts(weights, lstm, ptr, tok, pairs, max_len, parts, dst, n_parts):
+    """Summed binary cross-entropy and correct decisions of the dual encoder of the
+    :class:`DualWeights` ``weights`` on the pairs ``pairs = (ctx_rows, resp_rows, flags)``
+    of the ragged token array (ptr, tok), on ``n_parts`` threads (at most the parts of
+    ``parts`` and the pairs).
 
     The gradient is added into ``dst`` (:class:`DualGrads`, with no touched row on entry),
     as :func:`~irdialog.embed._recurrent_kernels.reduce_grads` sums the parts' buffers
@@ -151,9 +161,7 @@ def dual_batch_parts(Emb, Wx, Wh, b, M, bias, lstm, ptr, tok, pairs, max_len, pa
     counts = np.zeros(k, np.int64)
     # the pairs, a part per thread
     for p in prange(k):
-        loss, correct, n = _dual_part(
-            Emb, Wx, Wh, b, M, bias, lstm, ptr, tok, pairs, max_len, parts, k, p
-        )
+        loss, correct, n = _dual_part(weights, lstm, ptr, tok, pairs, max_len, parts, k, p)
         losses[p] = loss
         corrects[p] = correct
         counts[p] = n
