@@ -273,18 +273,20 @@ def finish_speed_result(
     return result
 
 
-def babi_workload(model: str, name: str, task: int, data_home=None, epochs=None) -> dict:
+def babi_workload(
+    model: str, name: str, task: int, data_home=None, epochs=None, **overrides
+) -> dict:
     """A training workload of :mod:`benchmarks.training_threads`: ``model`` of ``irdialog
-    bench babi-qa`` at its preset for one task (``epochs`` capped when given), fitted and
-    scored as ``--heldout`` does: on the first share of the training stories, scored on
-    the rest (the test file is never read)."""
+    bench babi-qa`` at its preset for one task (``epochs`` capped when given, and the
+    parameters ``overrides`` set), fitted and scored as ``--heldout`` does: on the first
+    share of the training stories, scored on the rest (the test file is never read)."""
     from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
     from irdialog.datasets import load_babi_qa
     from irdialog.metrics import per_response_accuracy
 
     spec = BABI_QA_MODELS[model]
     [point] = spec.selection.points(SUITE_NAME, task)
-    params = {**point, **({} if epochs is None else {"epochs": epochs})}
+    params = {**point, **overrides, **({} if epochs is None else {"epochs": epochs})}
     train = load_babi_qa(task, "train", data_home=data_home)
     fit_rows, valid_rows = next(valid_split(train.groups, spec.selection.fraction).split())
 
