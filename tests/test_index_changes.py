@@ -30,22 +30,37 @@ def _text(rng, n):
     return " ".join(rng.choice(WORDS, size=n))
 
 
+def _filters(n_ids):
+    """Filters over every id given so far, deleted ones included: one shared by the
+    queries, and one per query."""
+    return [np.arange(0, n_ids, 2), [np.arange(q % 3, n_ids, 3) for q in range(len(QUERIES))]]
+
+
 def _check_equal(index, texts, method, k=10):
-    """``index``'s top k equals that of an index built from ``texts`` (id: text, the
-    documents not deleted), ids mapped, scores to float32 rounding."""
+    """``index``'s top k, without and under filters, equals that of an index built from
+    ``texts`` (id: text, the documents not deleted), ids mapped, scores to float32
+    rounding."""
     live = np.array(sorted(texts), dtype=np.int64)
     assert index.n_documents_ == len(live)
+    filters = _filters(int(index.offsets_[-1]))
     with ShardedIndex(BM25Ranker(method=method)).build([texts[i] for i in live]) as ref:
-        want_ids, want_scores = ref.top_k(QUERIES, k)
+        want = [ref.top_k(QUERIES, k)]
+        for allowed in filters:  # the same filters, of the documents left, by their ids there
+            if isinstance(allowed, np.ndarray):
+                rebuilt = np.flatnonzero(np.isin(live, allowed))
+            else:
+                rebuilt = [np.flatnonzero(np.isin(live, a)) for a in allowed]
+            want.append(ref.top_k(QUERIES, k, allowed=rebuilt))
         assert index.ranker_.average_length_ == ref.ranker_.average_length_
         known = [t for t in ref.ranker_.vocabulary_]
         np.testing.assert_array_equal(
             index.ranker_.idf_[[index.ranker_.vocabulary_[t] for t in known]],
             ref.ranker_.idf_[[ref.ranker_.vocabulary_[t] for t in known]],
         )
-    ids, scores = index.top_k(QUERIES, k)
-    np.testing.assert_array_equal(ids, live[want_ids])
-    np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-12)
+    got = [index.top_k(QUERIES, k), *(index.top_k(QUERIES, k, allowed=a) for a in filters)]
+    for (ids, scores), (want_ids, want_scores) in zip(got, want):
+        np.testing.assert_array_equal(ids, np.where(want_ids >= 0, live[want_ids], -1))
+        np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-12)
 
 
 # -- the kernel ----------------------------------------------------------------------------
@@ -211,6 +226,48 @@ def test_deleted_documents_are_never_returned(tmp_path):
         assert scores[0, 0] > 0 and (scores[0, 1:] == 0).all()
         assert index.add(["w2 w2"]).tolist() == [5]
         assert index.top_k(["w2"], 2)[0].tolist() == [[5, 0]]
+
+
+def test_each_shard_skips_its_own_deleted_documents(tmp_path):
+    docs = ["w1 w2", "w2", "w3", "w1", "w4 w4", "w1 w1", "w5"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        index.add(["w1 w3", "w6"])
+        index.delete([0, 3, 8])
+        first, added = (tmp_path / e["path"] for e in index._doc["shards"])
+        assert np.load(first / "deleted.npy").tolist() == [0, 3]
+        assert np.load(added / "deleted.npy").tolist() == [1]
+        # A shard's own search: its top k of the documents left, as wide as they are.
+        Q = index.ranker_._queries(["w1", "w9"])[1]
+        top, scores = sharded._search_shard(str(first), Q, 10)
+        assert top.tolist() == [[5, 1, 2, 4, 6], [1, 2, 4, 5, 6]]
+        assert (scores[0, :1] > 0).all() and (scores[0, 1:] == 0).all()
+        top, _ = sharded._search_shard(str(added), Q, 10)
+        assert top.tolist() == [[0], [0]]
+        kept = index.compact()
+        assert not any((tmp_path / e["path"] / "deleted.npy").exists()
+                       for e in index._doc["shards"])  # fmt: skip
+        assert kept.tolist() == [1, 2, 4, 5, 6, 7]
+
+
+def test_deleted_documents_of_an_index_of_the_earlier_format_are_compacted_away(tmp_path):
+    # Its shards keep no list of their deleted documents: its search refuses, naming the
+    # way out, until a compaction (or a change, which writes the lists) has run.
+    docs = ["w1 w2", "w2", "w3", "w1"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        index.delete([1])
+        shard = tmp_path / index._doc["shards"][0]["path"]
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps({**json.loads(path.read_text("utf-8")), "version": 2}), "utf-8")
+    manifest = json.loads((shard / "manifest.json").read_text("utf-8"))
+    del manifest["files"]["deleted.npy"]
+    (shard / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+    (shard / "deleted.npy").unlink()
+    with ShardedIndex.open(tmp_path) as index:
+        with pytest.raises(ValueError, match="earlier format.*compact it"):
+            index.top_k(["w2"], 2)
+        index.compact()
+        assert index.top_k(["w2"], 5)[0].tolist() == [[0, 1, 2]]
+        assert index._doc["version"] == sharded.FORMAT_VERSION
 
 
 def test_delete_checks_its_ids(tmp_path):
