@@ -206,6 +206,7 @@ MODELS = {
     "se-pools-ppmi": _fit_se_pools(dict(SE_POOLS, init="ppmi-svd")),
     "se-pools-d128-ppmi": _fit_se_pools(dict(SE_POOLS, embedding_dim=128, init="ppmi-svd")),
     "se-pools-d256-ppmi": _fit_se_pools(dict(SE_POOLS, embedding_dim=256, init="ppmi-svd")),
+    "se-pools-bigrams": _fit_se_pools(dict(SE_POOLS, ngram_range=(1, 2))),
     "se-pools-ppmi-bigrams": _fit_se_pools(dict(SE_POOLS, init="ppmi-svd", ngram_range=(1, 2))),
     "fusion-rrf": _fit_fusion("rrf"),
     "fusion-linear": _fit_fusion("linear"),
