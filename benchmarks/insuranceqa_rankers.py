@@ -220,6 +220,29 @@ def _fit_ltr_subwords(
     return fit
 
 
+def _fit_ltr_char3_plus(n_merges=None, char_ngrams=None, se_units=False):
+    """``ltr+se-cv3-char3`` with more rankers' scores as features: BM25 over byte-pair
+    units learned from the training questions and right answers (``n_merges``), with
+    ``se_units`` supervised embeddings over them too, and BM25 over character n-grams
+    (``char_ngrams``, an ngram_range)."""
+
+    def fit(train, corpus):
+        rankers = [("se", SupervisedEmbeddingRanker(**SE_CHAR3))]
+        if n_merges:
+            tokenizer = SubwordTokenizer(n_merges).fit(_training_texts(train, "right"))
+            rankers.append(("bm25-bpe", BM25Ranker(tokenizer=tokenizer)))
+            if se_units:
+                se = SupervisedEmbeddingRanker(**dict(SE_POOLS, tokenizer=tokenizer))
+                rankers.append(("se-bpe", se))
+        if char_ngrams:
+            rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
+        return _fit_ltr(
+            rankers=rankers, cv=3, max_negatives=50, tokenizer=char_trigrams, random_state=0
+        )(train, corpus)
+
+    return fit
+
+
 # name -> fit(train, corpus: the answers of the training pools) -> a fitted ranker
 MODELS = {
     "tfidf": _fit_pairs(TfidfRanker()),
@@ -264,6 +287,10 @@ MODELS = {
     "ltr+se-cv3-bpe8k-pools": _fit_ltr_subwords(8000, "pools"),
     "ltr+se-cv3-bpe16k-pools": _fit_ltr_subwords(16000, "pools"),
     "ltr+se-cv3-bpe8k+char24": _fit_ltr_subwords(8000, char_ngrams=(2, 4)),
+    "ltr+se-cv3-char3+bpe2k": _fit_ltr_char3_plus(2000),
+    "ltr+se-cv3-char3+bpe2k+c45": _fit_ltr_char3_plus(2000, (4, 5)),
+    "ltr+se-cv3-char3+c45": _fit_ltr_char3_plus(None, (4, 5)),
+    "ltr+2se-cv3-char3+bpe2k": _fit_ltr_char3_plus(2000, se_units=True),
     "ltr+se-cv3-bpe8k-lr005": _fit_ltr_subwords(8000, se=dict(SE_POOLS, learning_rate=0.005)),
 }
 
