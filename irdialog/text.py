@@ -352,16 +352,18 @@ def _learn_units(segments: Mapping[str, int], n_merges: int, min_count: int) -> 
 
 
 class _Segmenter:
-    """Greedy longest match of a text against units, each text's result remembered."""
+    """Greedy longest match of a text against units, each text's result remembered (as
+    tuples of the one string object of each unit, so that remembered texts cost pointers)."""
 
     def __init__(self, units: Iterable[str]):
-        self.trie: dict = {}  # unit character -> node; "" in a node: a unit ends there
+        self.trie: dict = {}  # unit character -> node; node[""]: the unit that ends there
         for unit in units:
             node = self.trie
             for c in _CHAR_RE.findall(unit):
                 node = node.setdefault(c, {})
-            node[""] = True
-        self.memo: dict[str, list[str]] = {}
+            node[""] = unit
+        self.chars: dict[str, str] = {}  # one string object per character
+        self.memo: dict[str, tuple[str, ...]] = {}
 
     def __call__(self, text: str) -> list[str]:
         got = self.memo.get(text)
@@ -372,24 +374,26 @@ class _Segmenter:
                 )
             if len(self.memo) >= _SEGMENT_MEMO:
                 self.memo.clear()
-            got = self.memo[text] = self._split(text)
+            got = self.memo[text] = tuple(self._split(text))
         return list(got)
 
     def _split(self, text: str) -> list[str]:
-        trie, out = self.trie, []
+        trie, chars_seen, out = self.trie, self.chars, []
         for chunk in text.split():
             chars = _CHAR_RE.findall(chunk)
             i, n = 0, len(chars)
             while i < n:
-                node, end, j = trie, i + 1, i
+                node, end, unit, j = trie, i + 1, None, i
                 while j < n:
                     node = node.get(chars[j])
                     if node is None:
                         break
                     j += 1
                     if "" in node:
-                        end = j
-                out.append("".join(chars[i:end]))
+                        end, unit = j, node[""]
+                if unit is None:
+                    unit = chars_seen.setdefault(chars[i], chars[i])
+                out.append(unit)
                 i = end
         return out
 
