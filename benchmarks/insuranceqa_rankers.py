@@ -20,7 +20,9 @@ Usage::
         python -m benchmarks.insuranceqa_rankers --data-home DIR [--models bm25,ltr]
 
 ``--no-spaces`` ranks a copy of the corpus written without spaces (built in memory, never
-saved), for the models that read characters (``ltr+se-cv3-char3``).
+saved), for the models that read characters (``ltr+se-cv3-char3``) or subword units learned
+from the training text (``ltr+se-cv3-bpe*``, and ``ltr+2se-cv3-char3+bpe2k``: character
+trigrams, with supervised embeddings and BM25 over byte-pair units as more features).
 """
 
 from __future__ import annotations
@@ -220,11 +222,11 @@ def _fit_ltr_subwords(
     return fit
 
 
-def _fit_ltr_char3_plus(n_merges=None, char_ngrams=None, se_units=False):
+def _fit_ltr_char3_plus(n_merges=None, char_ngrams=None, se_units=False, bm25_merges=()):
     """``ltr+se-cv3-char3`` with more rankers' scores as features: BM25 over byte-pair
     units learned from the training questions and right answers (``n_merges``), with
     ``se_units`` supervised embeddings over them too, and BM25 over character n-grams
-    (``char_ngrams``, an ngram_range)."""
+    (``char_ngrams``, an ngram_range), and BM25 over units of each of ``bm25_merges``."""
 
     def fit(train, corpus):
         rankers = [("se", SupervisedEmbeddingRanker(**SE_CHAR3))]
@@ -234,6 +236,9 @@ def _fit_ltr_char3_plus(n_merges=None, char_ngrams=None, se_units=False):
             if se_units:
                 se = SupervisedEmbeddingRanker(**dict(SE_POOLS, tokenizer=tokenizer))
                 rankers.append(("se-bpe", se))
+        for n in bm25_merges:
+            tokenizer = SubwordTokenizer(n).fit(_training_texts(train, "right"))
+            rankers.append((f"bm25-bpe{n}", BM25Ranker(tokenizer=tokenizer)))
         if char_ngrams:
             rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
         return _fit_ltr(
@@ -291,6 +296,7 @@ MODELS = {
     "ltr+se-cv3-char3+bpe2k+c45": _fit_ltr_char3_plus(2000, (4, 5)),
     "ltr+se-cv3-char3+c45": _fit_ltr_char3_plus(None, (4, 5)),
     "ltr+2se-cv3-char3+bpe2k": _fit_ltr_char3_plus(2000, se_units=True),
+    "ltr+2se-cv3-char3+bpe2k+8k": _fit_ltr_char3_plus(2000, se_units=True, bm25_merges=(8000,)),
     "ltr+se-cv3-bpe8k-lr005": _fit_ltr_subwords(8000, se=dict(SE_POOLS, learning_rate=0.005)),
 }
 
