@@ -21,7 +21,7 @@ Usage::
 
 ``--no-spaces`` ranks a copy of the corpus written without spaces (built in memory, never
 saved), for the models that read characters (``ltr+se-cv3-char3``) or subword units learned
-from the training text (``ltr+se-cv3-bpe*``, and ``ltr+2se-cv3-char3+bpe2k``: character
+from the training text (``ltr+se-cv3-bpe*``, and ``ltr+2se-cv3-char3+bpe2k+8k``: character
 trigrams, with supervised embeddings and BM25 over byte-pair units as more features).
 """
 
