@@ -33,7 +33,8 @@ class Selection:
       SUITE --model M --search``), on the held-out share ``fraction`` where the suite
       carves one from the training data;
     - :meth:`heldout`: each run fits every point of ``grid[task]`` on part of the data and
-      keeps the best on the held-out ``fraction`` (split with seed ``seed``);
+      keeps the best on the held-out ``fraction`` (split with seed ``seed``), and records
+      every point's held-out score; ``grid[None]``, where given, is the grid of a joint run;
     - :meth:`fixed`: ``params``, with ``note`` saying how they were chosen.
 
     Examples
@@ -83,7 +84,13 @@ class Selection:
 
     def tasks(self):
         """The tasks a held-out selection has a grid for (None: any)."""
-        return sorted(self.grid) if self.kind == "heldout" else None
+        return sorted(t for t in self.grid if t is not None) if self.kind == "heldout" else None
+
+    def has_joint(self, suite: str) -> bool:
+        """Whether a joint run (task None: one model for every task) has points."""
+        if self.kind == "heldout":
+            return None in self.grid
+        return self.kind != "preset" or None in self.presets(suite)
 
     def presets(self, suite: str) -> dict:
         """``{task: Preset}`` of a preset selection (empty otherwise)."""
@@ -116,12 +123,12 @@ class ModelSpec:
     ``paper`` names the model's figures in the suite's reference table
     (``irdialog/data/reference``): a column, or (Ubuntu) the rows of the papers; None for a
     model beyond the papers. ``build(*inputs, **params)`` gives the estimator at seed 0
-    from what the suite passes (dialog bAbI: the task's training data; Movie Dialog: the
-    entity candidates and the data home; bAbI QA and Ubuntu: nothing). ``fit_params(data)``
+    from what the suite passes (a declared suite: the split it is fitted on, as ``load``
+    read it; bAbI QA: nothing). ``fit_params(data)``
     gives extra ``fit`` arguments and ``extras(model, data)`` extra row metrics (bAbI QA's
     supporting facts); ``note`` goes into the protocol; ``extra`` holds what only one
-    suite reads (bAbI QA: the paper's summary, the joint model's column; Ubuntu: which
-    training rows).
+    suite reads (bAbI QA: the paper's summary; Ubuntu: which training rows), and
+    ``extra["joint_paper"]`` the paper column of a joint run's rows.
 
     Examples
     --------
@@ -304,9 +311,10 @@ class Suite:
     (``load``) and scored (``score``), which (task, split) cells its table has, the
     paper's figures and its Markdown table. One runner (:mod:`irdialog.bench._runner`)
     fits every point of a model's selection on ``train_split``, keeps the best on
-    ``dev_split`` by ``metric``, and scores the ``scored`` splits, for every suite that
-    declares ``load`` and ``score``; a suite whose protocol is its own (streaming,
-    several tasks fitted together) gives its ``run`` instead.
+    ``dev_split`` by ``metric`` (refitted on ``refit`` where declared), and scores the
+    ``scored`` splits, for every suite that declares ``load`` and ``score``; a joint run
+    fits one model for every task (``concat``). A suite whose protocol is its own gives
+    its ``run`` instead.
 
     Parameters
     ----------
@@ -326,7 +334,10 @@ class Suite:
         :mod:`irdialog.datasets` loaders, so that the provenance records the files.
     score : callable, default=None
         ``score(model, data)``: ``{metric: value in %, ..., "n": examples}`` of a fitted
-        model on a loaded split, the metrics of ``metrics`` in order.
+        model on a loaded split, the metrics of ``metrics`` in order (a metric the split
+        cannot give, such as R@5 of 10 over pools of 2, left out: it has no row); in the
+        long layout, ``"parts"`` may add the rows of sub-populations, ``[(keys, scores),
+        ...]``, each row with its ``keys`` (``{"response": 1}``) and no paper figure.
     ties : bool, default=False
         Whether ``score`` takes a tie rule (``score(model, data, ties=...)``, the ``ties``
         of :func:`irdialog.metrics.response_accuracy`): a run then scores under
@@ -347,11 +358,31 @@ class Suite:
     paper : callable, default=None
         ``paper(task, split, column)``: ``{metric: the paper's figure}`` of a model's
         ``paper`` column (empty: none).
+    refit : str, default=None
+        The split the chosen point is fitted on again before the scored splits are scored
+        (Movie Dialog: all of dev, after the choice on a held-out part of it); None: the
+        model fitted on ``train_split`` is scored.
+    task_metric : callable, default=None
+        ``task_metric(task)``: the metric that chooses among a task's points where the
+        tasks differ in it (Movie Dialog: hits@1, hits@100, hits@10); None: ``metric``.
     fit : callable, default=None
         ``fit(model, train, spec)``, where ``model.fit(train.X, train.y)`` does not do.
+    concat : callable, default=None
+        ``concat(splits)``: one training split from the same split of several tasks, for a
+        joint run (``joint=True``: one model fitted on every task, chosen by the mean over
+        the tasks of its dev score over the best of the grid on that task, scored on each;
+        the model's points are its selection's for task None). None: no joint runs.
     protocol : callable, default=None
         ``protocol(spec, fitted, data)``: the run's protocol sentence (``data``: the last
-        task's splits by name).
+        task's splits by name; in a joint run, ``{task: splits}`` and ``joint=True``; with
+        ``ties``, the run's rule as ``ties=``).
+    resources : callable, default=None
+        ``resources(spec, fitted, data)``: the run's ``resources`` (what its fit and
+        scoring used, noted on the splits by ``fit`` and ``score``); None: none recorded.
+    bind : callable, default=None
+        ``bind(**options)``: the fields a run with the suite's own options (those of
+        ``options(args)`` that the runner does not take, such as Ubuntu's ``split`` and
+        ``chunksize``) replaces in this declaration; the run records the options.
     task_name : object, default=None
         The rows' ``task`` of a suite without tasks.
     title : str, default=None
@@ -392,7 +423,7 @@ class Suite:
     train : callable, default=None
         ``train(model, task, data_home=..., seed=..., overrides=...)`` gives ``(fitted
         model, chosen)``: the model behind one task's row (``irdialog train``); a declared
-        suite with tasks has the runner's.
+        suite with ``tasks`` run together (not ``one_task``) has the runner's.
     label : callable, default=None
         ``label(result)``: the name of a result's model in tables and plots (default: the
         model).
@@ -425,8 +456,13 @@ class Suite:
     scored: tuple | Callable = ("test",)
     cells: tuple | None = None
     paper: Callable | None = None
+    refit: str | None = None
+    task_metric: Callable | None = None
     fit: Callable | None = None
+    concat: Callable | None = None
     protocol: Callable | None = None
+    resources: Callable | None = None
+    bind: Callable | None = None
     task_name: object = None
     title: str | None = None
     run: Callable[..., dict] | None = None
@@ -455,7 +491,7 @@ class Suite:
             raise ValueError(f"suite {self.name!r} declares neither load and score nor run")
         if self.run is None:
             object.__setattr__(self, "run", partial(run_declared, self))
-            if self.train is None and self.tasks is not None:
+            if self.train is None and self.tasks is not None and not self.one_task:
                 object.__setattr__(self, "train", partial(train_declared, self))
 
     def scored_splits(self, data_home) -> list[str]:
