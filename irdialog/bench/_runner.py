@@ -314,26 +314,14 @@ def run_declared(
     options = {}
     if suite.tasks is not None and not (joint and suite.one_task):
         options["task" if suite.one_task else "tasks"] = task if suite.one_task else tasks
-    if joint:
-        options["joint"] = True
-    options.update(own)
-    if sweep:
-        options["sweep"] = sweep
-    if ties is not None:
-        options["ties"] = ties
-    if heldout:
-        options["heldout"] = True
-    if overrides:
-        options["overrides"] = overrides
+    given = {"joint": joint, **own, "sweep": sweep, "ties": ties, "heldout": heldout}
+    options.update((k, v) for k, v in {**given, "overrides": overrides}.items() if v)
     run = {"suite": suite.name, "model": model, "options": options, "chosen": chosen,
            "rows": rows}  # fmt: skip
     last = fitted[tasks[-1]]
     if suite.protocol is not None:
-        context = {"ties": ties} if suite.ties else {}
-        if joint:
-            run["protocol"] = suite.protocol(spec, last, data, joint=True, **context)
-        else:
-            run["protocol"] = suite.protocol(spec, last, data[tasks[-1]], **context)
+        context = {**({"ties": ties} if suite.ties else {}), **({"joint": True} if joint else {})}
+        run["protocol"] = suite.protocol(spec, last, data if joint else data[tasks[-1]], **context)
     if suite.resources is not None:
         run["resources"] = suite.resources(spec, last, data[tasks[-1]])
     run["seconds"] = time.perf_counter() - start

@@ -264,11 +264,7 @@ def _protocol(spec, ranker, data, ties) -> str:
 
 
 def _resources(spec, ranker, data) -> dict:
-    """The fit and scoring wall times, the process CPU time (user + system, since start,
-    imports included) at the end of the fit and at the end, the wall and CPU time until
-    the last training chunk was read (for TF-IDF the whole fit; for the embedding models
-    the reading and tokenising before their epochs), the rows and vocabulary seen and the
-    peak RSS (``resource.getrusage``)."""
+    """A run's ``resources`` (see :func:`bench_ubuntu`)."""
     train, evaluation = _splits(data)
     vectorizer = getattr(ranker, "vectorizer_", ranker)
     return {
@@ -325,7 +321,11 @@ def bench_ubuntu(
     run : dict
         ``{"suite": "ubuntu", "model", "options", "chosen", "rows", "protocol", "resources",
         "seconds"}``; rows ``{"task", "split", "metric", "n", "paper", "value"}`` in
-        percent; ``resources`` as ``_resources`` says.
+        percent; resources hold the fit and scoring wall times, the process CPU time (user +
+        system, since start, imports included) at the end of the fit and at the end, the
+        wall and CPU time until the last training chunk was read (for TF-IDF the whole fit;
+        for the embedding models the reading and tokenising before their epochs), the rows
+        and vocabulary seen and the peak RSS.
 
     Examples
     --------
