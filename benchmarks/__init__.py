@@ -209,6 +209,42 @@ def alternate(work: dict, repeat: int, *, warm_up: bool = False):
     return wall, cpu, last
 
 
+def best_times(wall: dict, cpu: dict) -> dict:
+    """The timing fields of a row whose sides :func:`alternate` timed: each side's best
+    wall and CPU seconds (``seconds``, ``cpu_seconds``) and every wall time (``times``).
+
+    Examples
+    --------
+    >>> best_times({"ours": [0.5, 0.25]}, {"ours": [0.5, 0.5]})
+    {'seconds': {'ours': 0.25}, 'cpu_seconds': {'ours': 0.5}, 'times': {'ours': [0.5, 0.25]}}
+    """
+    return {
+        "seconds": {side: min(times) for side, times in wall.items()},
+        "cpu_seconds": {side: min(times) for side, times in cpu.items()},
+        "times": wall,
+    }
+
+
+def table_lines(caption: str, header: list[str], align: str, rows) -> list[str]:
+    """The lines of a speed script's table: ``caption``, a blank line, then the Markdown
+    table of the columns ``header``, aligned by ``align`` (a letter a column: ``l`` left,
+    ``r`` right, ``c`` centred), and ``rows`` (each a list of its cells' text).
+
+    Examples
+    --------
+    >>> table_lines("Best of 3:", ["side", "s"], "lr", [["ours", "1.5"]])
+    ['Best of 3:', '', '| side | s |', '|---|---:|', '| ours | 1.5 |']
+    """
+    rules = {"l": "---", "r": "---:", "c": ":---:"}
+    return [
+        caption,
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(rules[a] for a in align) + "|",
+        *("| " + " | ".join(cells) + " |" for cells in rows),
+    ]
+
+
 def finish_speed_result(
     name, fields, *, argv, files=(), seeds=(), data_home=None, output=None, libraries=None
 ):
@@ -237,18 +273,20 @@ def finish_speed_result(
     return result
 
 
-def babi_workload(model: str, name: str, task: int, data_home=None, epochs=None) -> dict:
+def babi_workload(
+    model: str, name: str, task: int, data_home=None, epochs=None, **overrides
+) -> dict:
     """A training workload of :mod:`benchmarks.training_threads`: ``model`` of ``irdialog
-    bench babi-qa`` at its preset for one task (``epochs`` capped when given), fitted and
-    scored as ``--heldout`` does: on the first share of the training stories, scored on
-    the rest (the test file is never read)."""
+    bench babi-qa`` at its preset for one task (``epochs`` capped when given, and the
+    parameters ``overrides`` set), fitted and scored as ``--heldout`` does: on the first
+    share of the training stories, scored on the rest (the test file is never read)."""
     from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
     from irdialog.datasets import load_babi_qa
     from irdialog.metrics import per_response_accuracy
 
     spec = BABI_QA_MODELS[model]
     [point] = spec.selection.points(SUITE_NAME, task)
-    params = {**point, **({} if epochs is None else {"epochs": epochs})}
+    params = {**point, **overrides, **({} if epochs is None else {"epochs": epochs})}
     train = load_babi_qa(task, "train", data_home=data_home)
     fit_rows, valid_rows = next(valid_split(train.groups, spec.selection.fraction).split())
 

@@ -54,7 +54,13 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from threadpoolctl import threadpool_limits
 
-from benchmarks import SpeedBenchmark, alternate, finish_speed_result, per_row_ratios
+from benchmarks import (
+    SpeedBenchmark,
+    alternate,
+    best_times,
+    finish_speed_result,
+    per_row_ratios,
+)
 from irdialog import BM25Ranker, MemN2NRanker, SupervisedEmbeddingRanker, TfidfRanker
 from irdialog.base import check_contexts
 
@@ -197,9 +203,7 @@ def bench_workload(name, script, texts, queries, pools, right, fit_data, models,
             "workload": name,
             "script": script,
             "model": model_name,
-            "seconds": {side: min(times) for side, times in wall.items()},
-            "cpu_seconds": {side: min(times) for side, times in cpu.items()},
-            "times": wall,
+            **best_times(wall, cpu),
             "first_call_seconds": first_call,
             "equal_to_pair_path": bool(np.array_equal(_flat(new), last["before"])),
             "max_abs_difference": float(np.abs(_flat(new) - last["before"]).max()),

@@ -202,6 +202,12 @@ MODELS = {
     "se-pools-m0.1": _fit_se_pools(SE_POOLS),
     "se-pools-d128": _fit_se_pools(dict(SE_POOLS, embedding_dim=128)),
     "se-pools-d256": _fit_se_pools(dict(SE_POOLS, embedding_dim=256)),
+    # started from the PPMI+SVD vectors of the training text (init="ppmi-svd")
+    "se-pools-ppmi": _fit_se_pools(dict(SE_POOLS, init="ppmi-svd")),
+    "se-pools-d128-ppmi": _fit_se_pools(dict(SE_POOLS, embedding_dim=128, init="ppmi-svd")),
+    "se-pools-d256-ppmi": _fit_se_pools(dict(SE_POOLS, embedding_dim=256, init="ppmi-svd")),
+    "se-pools-bigrams": _fit_se_pools(dict(SE_POOLS, ngram_range=(1, 2))),
+    "se-pools-ppmi-bigrams": _fit_se_pools(dict(SE_POOLS, init="ppmi-svd", ngram_range=(1, 2))),
     "fusion-rrf": _fit_fusion("rrf"),
     "fusion-linear": _fit_fusion("linear"),
     "ltr": _fit_ltr(random_state=0),

@@ -28,11 +28,10 @@ reads ``<data-home>/babi-qa/en/qa*_*.txt[.gz]`` and writes ``<output>/babi-qa/hn
 
 from __future__ import annotations
 
-import argparse
 import re
 from pathlib import Path
 
-from benchmarks.make_shuffled_babi import rewrite_babi_folder
+from benchmarks.make_shuffled_babi import copy_arguments, rewrite_babi_folder
 
 # --------------------------------------------------------------------------- lexicon
 
@@ -374,12 +373,7 @@ def make_hindi(data_home, output, src_lang="en", lang="hn-synth") -> list[Path]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-home", help="source data home (default: $IRDIALOG_DATA, then bundled)")
-    ap.add_argument("--output", required=True, help="data home to write babi-qa/<lang>/ into")
-    ap.add_argument("--src-lang", default="en")
-    ap.add_argument("--lang", default="hn-synth")
-    args = ap.parse_args(argv)
+    args = copy_arguments(__doc__.splitlines()[0], "hn-synth").parse_args(argv)
     written = make_hindi(args.data_home, args.output, args.src_lang, args.lang)
     print(f"{len(written)} files written to {written[0].parent}")
 

@@ -96,12 +96,20 @@ def make_shuffled(
     )
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def copy_arguments(description: str, lang: str) -> argparse.ArgumentParser:
+    """The options of a script that writes a bAbI QA copy in another language with
+    :func:`rewrite_babi_folder`: ``--data-home``, ``--output``, ``--src-lang``, and
+    ``--lang`` (default ``lang``)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--data-home", help="source data home (default: $IRDIALOG_DATA, then bundled)")
     ap.add_argument("--output", required=True, help="data home to write babi-qa/<lang>/ into")
     ap.add_argument("--src-lang", default="en")
-    ap.add_argument("--lang", default="shuffled")
+    ap.add_argument("--lang", default=lang)
+    return ap
+
+
+def main(argv=None):
+    ap = copy_arguments(__doc__.splitlines()[0], "shuffled")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--case",

@@ -21,7 +21,7 @@ import sys
 
 from threadpoolctl import threadpool_limits
 
-from benchmarks import SpeedBenchmark, alternate, finish_speed_result
+from benchmarks import SpeedBenchmark, alternate, babi_workload, finish_speed_result
 from irdialog.bench import load_presets
 from irdialog.bench._babi_qa import BABI_QA_MODELS
 from irdialog.datasets import load_babi_qa, record_data_files
@@ -45,6 +45,21 @@ def task_work(task: int, data_home=None) -> tuple[dict, dict]:
 
         work[name] = fit
     return work, restarts
+
+
+def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
+    """The fits of QRN that the ``n_jobs`` benchmark (:mod:`benchmarks.training_threads`)
+    times (``ubuntu_home`` unused): bAbI QA tasks 1 and 3 at the bench's preset but one
+    run (``n_init=1``), whose mini-batches the threads share, then at the preset's 10
+    restarts, which the threads share. Each is a dict as :func:`benchmarks.babi_workload`
+    returns."""
+    one = "QRNRanker (one run)"
+    return [
+        babi_workload("qrn", one, 1, data_home, n_init=1),
+        babi_workload("qrn", one, 3, data_home, n_init=1),
+        babi_workload("qrn", "QRNRanker (10 restarts)", 1, data_home),
+        babi_workload("qrn", "QRNRanker (10 restarts)", 3, data_home),
+    ]
 
 
 def main(argv=None) -> int:

@@ -43,6 +43,7 @@ from benchmarks import (
     babi_workload,
     finish_speed_result,
     per_row_ratios,
+    table_lines,
 )
 from irdialog.embed import _recurrent_kernels as K
 
@@ -192,17 +193,38 @@ def _ubuntu_workload(data_home, corpus, epochs=None):
     }
 
 
+def _dialog_dual_workload(data_home, task=1, epochs=1):
+    """The LSTM dual encoder at its defaults (Lowe et al.'s sizes) on dialog bAbI task
+    ``task``, fitted on trn (``epochs`` of them) and scored on dev (per-response
+    accuracy over the task's candidates)."""
+    from irdialog import DualEncoderRanker
+    from irdialog.datasets import load_dialog_babi
+    from irdialog.metrics import per_response_accuracy
+
+    train = load_dialog_babi(task, "trn", data_home=data_home)
+    dev = load_dialog_babi(task, "dev", data_home=data_home)
+    return {
+        "name": f"DualEncoderRanker (LSTM), dialog bAbI task {task}, {epochs} epoch(s)",
+        "make": lambda n_jobs: DualEncoderRanker(
+            candidates=train.candidates, epochs=epochs, random_state=0, n_jobs=n_jobs
+        ),
+        "fit": lambda est: est.fit(train.X, train.y),
+        "score": lambda est: 100.0 * per_response_accuracy(dev.y, est.predict(dev.X)),
+        "metric": "dev per-response accuracy %",
+    }
+
+
 def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
     """The fits of the recurrent models that the ``n_jobs`` benchmark times.
 
     The LSTM reader at the bench's presets on bAbI QA task 1 (short stories, 50 units) and
     task 3 (the longest stories, read to 200 words, 100 units; its 60 epochs take minutes,
     so they are capped at 10), and the LSTM dual encoder at the bench's settings on the
-    genuine 100-row Ubuntu sample (10 epochs) and on the synthetic 10k-row corpus
+    genuine 100-row Ubuntu sample (10 epochs), on the synthetic 10k-row corpus
     (``ubuntu_home``, made by ``benchmarks.make_ubuntu_corpus --train-rows 10000
     --eval-rows 1000 --words 20000 --topics 50``; None: made in a temporary directory by
     :func:`synthetic_ubuntu_home`, which a re-run cannot find again; 10 epochs take minutes,
-    capped at 1).
+    capped at 1) and, at its defaults, on dialog bAbI task 1 (one epoch).
 
     Returns
     -------
@@ -217,6 +239,7 @@ def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
         _ubuntu_workload(
             ubuntu_home or synthetic_ubuntu_home(), "synthetic Ubuntu 10k rows", epochs=1
         ),
+        _dialog_dual_workload(data_home),
     ]
 
 
@@ -307,23 +330,20 @@ def main(argv=None):
 
 def _table(result: dict) -> list[str]:
     setting = result["setting"]
-    lines = [
+    return table_lines(
         f"CPU seconds per epoch ({setting['batches_per_epoch']} batches of {setting['batch']} "
         f"sequences of {setting['sequence_length'][0]}-{setting['sequence_length'][1]} tokens, "
         f"vocabulary {setting['vocab']}, embedding {setting['embedding_dim']}; forward, "
         "backward, clipping and Adam), one thread each; numpy float32 matmul "
         f"{result['numpy_float32_matmul_gflops']:.1f} GFLOP/s. Speed-up > 1: irdialog is faster.",
-        "",
-        "| cell | hidden | irdialog s | torch packed s | torch padded s | vs packed | vs padded |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in result["rows"]:
-        lines.append(
-            f"| {r['cell']} | {r['hidden']} | {r['irdialog_s']:.3f} | {r['torch_packed_s']:.3f}"
-            f" | {r['torch_padded_s']:.3f} | {r['speedup_vs_packed']:.2f}x"
-            f" | {r['speedup_vs_padded']:.2f}x |"
-        )
-    return lines
+        ["cell", "hidden", "irdialog s", "torch packed s", "torch padded s", "vs packed",
+         "vs padded"],
+        "lrrrrrr",
+        [[r["cell"], str(r["hidden"]),
+          *(f"{r[k]:.3f}" for k in ("irdialog_s", "torch_packed_s", "torch_padded_s")),
+          *(f"{r[k]:.2f}x" for k in ("speedup_vs_packed", "speedup_vs_padded"))]
+         for r in result["rows"]],
+    )  # fmt: skip
 
 
 # What irdialog bench report and reproduce read of this script's results.

@@ -20,7 +20,13 @@ import os
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks import SpeedBenchmark, alternate, finish_speed_result, per_row_ratios
+from benchmarks import (
+    SpeedBenchmark,
+    alternate,
+    finish_speed_result,
+    per_row_ratios,
+    table_lines,
+)
 from irdialog.bench._provenance import recorded_numba_simd
 
 
@@ -40,6 +46,9 @@ def matmul_work(n: int = 1024, threads: int | None = 1):
 
 
 # --- supervised embeddings ---
+
+# The parameters a result records of its model.
+_SETTINGS = ("embedding_dim", "n_negatives", "learning_rate", "margin", "use_history")
 
 
 def supervised_embedding_problem(
@@ -76,22 +85,12 @@ def supervised_embedding_problem(
     return model, model._training_problem(X, y, rng), len(X), rng
 
 
-def bench_supervised_embedding(
-    task: int = 5,
-    data_home=None,
-    *,
-    epochs: int = 5,
-    embedding_dim: int = 32,
-    n_negatives: int = 100,
-    learning_rate: float = 0.01,
-    margin: float = 0.01,
-    use_history: bool = True,
-    random_state: int = 0,
-) -> dict:
+def bench_supervised_embedding(task: int = 5, data_home=None, *, epochs: int = 5, **settings):
     """Throughput of :func:`irdialog.embed._kernels.se_sgd_epoch` on dialog bAbI.
 
-    Defaults: task 5 at the paper's settings (Bordes et al. 2017, Table 8: learning rate
-    0.01, margin 0.01, 32 dimensions, 100 negatives, whole history as input). The
+    ``settings``: those of :func:`supervised_embedding_problem`, whose defaults are task
+    5's at the paper's settings (Bordes et al. 2017, Table 8: learning rate 0.01, margin
+    0.01, 32 dimensions, 100 negatives, whole history as input). The
     vocabulary and bags are built once (not timed); then ``epochs`` epochs run from the
     random initialisation, each timed alone, in turn with the matmuls. The kernel counts the
     d-vector multiply-adds it performs (input and candidate embeddings, the scores of the
@@ -105,16 +104,8 @@ def bench_supervised_embedding(
         epoch), ``matmul_gflops_1thread`` and ``ratio`` (kernel / same-thread matmul), the
         all-thread matmul figure, and the settings.
     """
-    model, problem, n_examples, rng = supervised_embedding_problem(
-        task,
-        data_home,
-        embedding_dim=embedding_dim,
-        n_negatives=n_negatives,
-        learning_rate=learning_rate,
-        margin=margin,
-        use_history=use_history,
-        random_state=random_state,
-    )
+    model, problem, n_examples, rng = supervised_embedding_problem(task, data_home, **settings)
+    embedding_dim = model.embedding_dim
     stats = np.zeros(2)
     model._run_epoch(problem, np.arange(min(10, n_examples), dtype=np.int64), stats)  # compile
 
@@ -149,11 +140,7 @@ def bench_supervised_embedding(
         "n_candidates": len(model.candidates_),
         "n_words": len(model.vocabulary_),
         "settings": {
-            "embedding_dim": embedding_dim,
-            "n_negatives": n_negatives,
-            "learning_rate": learning_rate,
-            "margin": margin,
-            "use_history": use_history,
+            **{name: getattr(model, name) for name in _SETTINGS},
             "numba_threads": int(os.environ.get("NUMBA_NUM_THREADS", "0")) or None,
         },
         "examples_per_s": n_examples / best_s,
@@ -213,24 +200,31 @@ def main(argv=None) -> None:
 def _table(result: dict) -> list[str]:
     target = recorded_numba_simd(result.get("provenance") or {})
     compiled = f", numba compiled for {target}" if target else ""
-    lines = [
+    return table_lines(
         "Supervised-embedding training kernel (`se_sgd_epoch`) on dialog bAbI, best epoch, next "
         f"to numpy's float32 1024 x 1024 matmul timed in turn with the epochs{compiled}:",
-        "",
-        "| task | examples | d | negatives | history | examples/s | s/epoch | GFLOP/s "
-        "| matmul GFLOP/s (1 thread) | share | on CPU time |",
-        "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+        ["task", "examples", "d", "negatives", "history", "examples/s", "s/epoch", "GFLOP/s",
+         "matmul GFLOP/s (1 thread)", "share", "on CPU time"],
+        "rrrrlrrrrrr",
+        map(_row, result["rows"]),
+    )  # fmt: skip
+
+
+def _row(r: dict) -> list[str]:
+    s = r["settings"]
+    return [
+        str(r["task"]),
+        f"{r['n_examples']:,}",
+        str(s["embedding_dim"]),
+        str(s["n_negatives"]),
+        "yes" if s["use_history"] else "no",
+        f"{r['examples_per_s']:,.0f}",
+        f"{r['s_per_epoch']:.3f}",
+        f"{r['kernel_gflops']:.2f}",
+        f"{r['matmul_gflops_1thread']:.2f}",
+        f"{100 * r['ratio']:.1f}%",
+        f"{100 * r['ratio_cpu_time']:.1f}%",
     ]
-    for r in result["rows"]:
-        s = r["settings"]
-        lines.append(
-            f"| {r['task']} | {r['n_examples']:,} | {s['embedding_dim']} | {s['n_negatives']} "
-            f"| {'yes' if s['use_history'] else 'no'} | {r['examples_per_s']:,.0f} "
-            f"| {r['s_per_epoch']:.3f} | {r['kernel_gflops']:.2f} "
-            f"| {r['matmul_gflops_1thread']:.2f} | {100 * r['ratio']:.1f}% "
-            f"| {100 * r['ratio_cpu_time']:.1f}% |"
-        )
-    return lines
 
 
 # What irdialog bench report and reproduce read of this script's results.

@@ -1,12 +1,12 @@
 """Training on several threads: a fit with ``n_jobs=N`` against the same fit with one.
 
-    python -m benchmarks.training_threads [--models recurrent memn2n] [--jobs 1 2] \
+    python -m benchmarks.training_threads [--models recurrent memn2n qrn] [--jobs 1 2] \
         [--repeat 3] [--data-home DIR] [--ubuntu-home DIR] \
         [--output benchmarks/results/speed/training-threads.json]
 
 Each model family's speed script names its bench workloads (``threads_workloads`` of
-:mod:`benchmarks.speed` (supervised embeddings), :mod:`benchmarks.recurrent_speed` and
-:mod:`benchmarks.speed_memn2n`):
+:mod:`benchmarks.speed` (supervised embeddings), :mod:`benchmarks.recurrent_speed`,
+:mod:`benchmarks.speed_memn2n` and :mod:`benchmarks.memory_training_time` (QRN)):
 an estimator built with the bench's settings for a given ``n_jobs``, its fit on the
 training data, and its score on the dev or validation data. The fits with each ``n_jobs``
 take turns (:func:`benchmarks.alternate`, so that a busy spell of the machine hits every
@@ -41,6 +41,7 @@ SCRIPTS = {
     "se": "benchmarks.speed",
     "recurrent": "benchmarks.recurrent_speed",
     "memn2n": "benchmarks.speed_memn2n",
+    "qrn": "benchmarks.memory_training_time",
 }
 
 

@@ -465,6 +465,90 @@ def _cmd_evaluate(args) -> int:
     return 0
 
 
+def _read_allowed(path: Path, position, n_queries: int, queries: str):
+    """The filter of ``irdialog rank --allowed FILE``: a text file lists one id a line, the
+    filter of every query (an int64 array of positions); a ``.jsonl`` file one JSON list of
+    ids a line, the filter of each query in turn (a list of lists of positions).
+    ``position(value, number, line, text)`` gives the positions of an id, ``value`` the
+    stripped line of a text file (``text`` true) or an item of a JSON list, and raises
+    :class:`DataFormatError` for one that names nothing. Blank lines of a text file are
+    skipped."""
+    if not path.is_file():
+        raise FileNotFoundError(f"--allowed {path}: no such file")
+    lines = read_lines(path)
+    if not path.name.lower().removesuffix(".gz").endswith(".jsonl"):
+        found = [p for number, line in enumerate(lines, 1) if line.strip()
+                 for p in position(line.strip(), number, line, True)]  # fmt: skip
+        return np.array(found, dtype=np.int64)
+    filters = []
+    for number, line in enumerate(lines, 1):
+        try:
+            values = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(path, number, f"a JSON list of ids ({err.msg})") from None
+        if not isinstance(values, list):
+            raise DataFormatError(path, number, "a JSON list of ids (one line a query)", got=line)
+        filters.append([p for v in values for p in position(v, number, line, False)])
+    if len(filters) != n_queries:
+        raise ValueError(
+            f"--allowed {path}: {len(filters)} filters (one a line), but {queries} holds "
+            f"{n_queries} queries"
+        )
+    return filters
+
+
+def _candidate_positions(path: Path, candidates):
+    """``position`` of :func:`_read_allowed` for a model: a candidate by its text."""
+    where: dict[str, list[int]] = {}
+    for j, c in enumerate(candidates):
+        where.setdefault(str(c), []).append(j)
+
+    def position(value, number, line, text):
+        if not isinstance(value, str) or value not in where:
+            raise DataFormatError(path, number, "a candidate of the model (its text)", got=line)
+        return where[value]
+
+    return position
+
+
+def _document_positions(path: Path, ids: list | None, n_ids: int):
+    """``position`` of :func:`_read_allowed` for an index: a document by its id as
+    ``irdialog rank`` prints it (``ids``: the index's external ids; None: positions); on a
+    line of a text file, JSON or else a string id, unquoted."""
+    where = None if ids is None else {json.dumps(i): p for p, i in enumerate(ids)}
+
+    def position(value, number, line, text):
+        if text:
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass  # a string id, unquoted
+        if where is not None:
+            if json.dumps(value) not in where:
+                raise DataFormatError(path, number, "ids of the index", got=line)
+            return [where[json.dumps(value)]]
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < n_ids:
+            raise DataFormatError(path, number, f"document ids (integers in [0, {n_ids}))",
+                                  got=line)  # fmt: skip
+        return [value]
+
+    return position
+
+
+def _candidate_mask(allowed, rows: slice, n_candidates: int) -> np.ndarray:
+    """The candidates that the queries ``rows`` may return under the filter ``allowed``
+    (:func:`_read_allowed`): one row for them all, or one per query."""
+    if isinstance(allowed, np.ndarray):
+        mask = np.zeros((1, n_candidates), dtype=bool)
+        mask[0, allowed] = True
+        return mask
+    block = allowed[rows]
+    mask = np.zeros((len(block), n_candidates), dtype=bool)
+    for i, f in enumerate(block):
+        mask[i, f] = True
+    return mask
+
+
 def _cmd_rank(args) -> int:
     if Path(args.model_file).is_dir():
         return _cmd_rank_index(args)
@@ -472,12 +556,26 @@ def _cmd_rank(args) -> int:
     output = check_output(args.output)
     data = load_dialogs(args.file, args.format, require_response=False)
     lists = data.get("candidate_lists")
+    allowed = None
+    if args.allowed is not None:
+        if lists is not None:
+            raise ValueError(
+                f"--allowed filters the model's candidates, but {args.file} gives each "
+                "example its own"
+            )
+        path = Path(args.allowed)
+        position = _candidate_positions(path, model.candidates_)
+        allowed = _read_allowed(path, position, len(data.X), args.file)
     lines = []
     for start, scores in _scored_blocks(model, data.X, lists, _progress(args), "rank"):
         if lists is None:
             pools = [model.candidates_] * scores.shape[0]
         else:
             pools = lists[start : start + len(scores)]
+        if allowed is not None:
+            rows = slice(start, start + len(scores))
+            mask = _candidate_mask(allowed, rows, scores.shape[1])
+            scores = np.where(mask, scores, -np.inf)
         top = _top_k(scores, args.k)
         for pool, order, row in zip(pools, top, scores):
             order = [j for j in order if row[j] > -np.inf]  # not the padding of a short list
@@ -660,12 +758,20 @@ def _cmd_rank_index(args) -> int:
     ids = _read_ids(directory)
     lines = []
     with ShardedIndex.open(directory, client=args.scheduler) as index:
+        allowed = None
+        if args.allowed is not None:
+            path = Path(args.allowed)
+            position = _document_positions(path, ids, int(index.offsets_[-1]))
+            allowed = _read_allowed(path, position, len(queries), args.file)
         blocks = range(0, len(queries), _RANK_BLOCK)
         for start in tqdm(blocks, desc="rank", unit=" blocks", disable=not _progress(args)):
-            top, scores = index.top_k(queries[start : start + _RANK_BLOCK], args.k)
+            rows = slice(start, start + _RANK_BLOCK)
+            block = allowed if allowed is None or isinstance(allowed, np.ndarray) else allowed[rows]
+            top, scores = index.top_k(queries[rows], args.k, allowed=block)
             for i, (row, values) in enumerate(zip(top.tolist(), scores.tolist()), start):
-                found = row if ids is None else [ids[j] for j in row]
-                lines.append(json.dumps({"query": i, "ids": found, "scores": values},
+                n = sum(j >= 0 for j in row)  # not the padding of a short filter
+                found = row[:n] if ids is None else [ids[j] for j in row[:n]]
+                lines.append(json.dumps({"query": i, "ids": found, "scores": values[:n]},
                                         ensure_ascii=False))  # fmt: skip
     return _write_rankings(lines, output, args)
 
@@ -846,6 +952,15 @@ def build_parser() -> argparse.ArgumentParser:
         "-k", type=positive_int, default=10, metavar="K", help="how many responses per example"
     )
     rank.add_argument("--output", metavar="FILE", help="write here (default: standard output)")
+    rank.add_argument(
+        "--allowed", metavar="FILTER",
+        help="rank only these documents of an index directory, or these candidates of a "
+        "model: a text file of one id a line (as rank prints them; for a model, a "
+        "candidate's text), the filter of every query; or a .jsonl file of one JSON list of "
+        'ids (or texts) a line, line i the filter of query i (["d1", "d7"]). A query '
+        "allowed fewer than K gets them all, ranked; an id that the index or the model does "
+        "not hold is an error naming its line",
+    )  # fmt: skip
     rank.add_argument(
         "--scheduler", metavar="ADDRESS",
         help="with an index directory: search its shards on the Dask cluster of this "

@@ -11,7 +11,8 @@ pickle:
 - ``None``, bool, int, float, str, list, tuple, dict (any hashable keys), set, frozenset and
   ``collections.Counter`` as JSON;
 - dataclasses (:class:`irdialog.base.Context`, ``Turn``), named tuples and other objects
-  (estimators, vocabularies, nested estimators) by their class path and attributes;
+  (estimators, vocabularies, nested estimators) by their class path and attributes, but
+  those the class names in ``_transient_attributes`` (state it derives again when needed);
 - functions and classes by their qualified name (a class that has since moved is found
   at its new place, :data:`MOVED`).
 
@@ -227,7 +228,9 @@ class _Writer:
         if dataclasses.is_dataclass(obj):
             state = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
         elif hasattr(obj, "__dict__"):
-            state = vars(obj)
+            # Derived state the class rebuilds when it needs it is not stored.
+            transient = getattr(cls, "_transient_attributes", ())
+            state = {k: v for k, v in vars(obj).items() if k not in transient}
         else:
             raise TypeError(f"cannot save {where}: {_path_of(cls)} has no attributes to store")
         if isinstance(obj, dict):  # a dict subclass such as sklearn.utils.Bunch

@@ -13,7 +13,6 @@ import pytest
 from irdialog import MemN2NRanker, SupervisedEmbeddingRanker, TfidfRanker
 from irdialog.bench import (
     SUITES,
-    bench_babi_qa,
     bench_dialog_babi,
     merge_runs,
     reseed,
@@ -27,6 +26,7 @@ from irdialog.datasets import get_data_home, load_babi_qa, record_data_files
 from irdialog.features import MatchTypeFeaturizer
 
 ROOT = Path(__file__).resolve().parent.parent
+QA_RUN = SUITES["babi-qa"].run
 RESULTS = ROOT / "benchmarks" / "results"
 
 
@@ -203,7 +203,7 @@ def test_every_result_has_a_table_and_notes():
 
 
 def test_a_notes_block_holds_the_choices_and_versions_a_table_leaves_out(tmp_path):
-    result = run_suite(bench_babi_qa, model="ngram", tasks=[1], progress=False, command=[])
+    result = run_suite(QA_RUN, model="ngram", tasks=[1], progress=False, command=[])
     (tmp_path / "qa.json").write_text(json.dumps(result))
     table, notes = (render_block(["qa"], tmp_path, part=p) for p in ("results", "notes"))
     assert table.startswith("| task |") and "Produced by" not in table and "chosen" not in table
@@ -379,7 +379,7 @@ def test_heldout_dialog_run_scores_dev_and_never_reads_test():
 
 def test_heldout_qa_run_scores_the_last_stories_of_train():
     with record_data_files() as files:
-        run = bench_babi_qa("ngram", tasks=[1], progress=False, heldout=True)
+        run = QA_RUN("ngram", tasks=[1], progress=False, heldout=True)
     assert [f.name for f in files] == ["qa1_single-supporting-fact_train.txt.gz"]
     train = load_babi_qa(1, "train")
     [row] = run["rows"]
@@ -539,6 +539,31 @@ def test_the_babi_qa_paper_summary_is_table_3s():
     assert _qa_paper(None) == {}
 
 
+@pytest.mark.parametrize(
+    "model, options, paper",
+    [
+        ("ngram", {}, (34.0, 20)),
+        ("ngram", {"heldout": True}, None),
+        ("memn2n", {}, (86.1, 11)),
+        ("memn2n", {"joint": True}, (87.6, None)),
+        ("memnn-am-ng-nl", {"joint": True}, (92.0, 7)),
+        ("qrn", {"joint": True}, None),
+    ],
+)
+def test_a_babi_qa_run_summary_has_the_papers_figures_on_the_20_test_files(model, options, paper):
+    from irdialog.bench import BABI_QA_MODELS
+    from irdialog.bench._babi_qa import _summary
+
+    rows = [{"task": t, "accuracy": 100.0 if t > 2 else 90.0} for t in range(1, 21)]
+    recorded = {"tasks": list(range(1, 21)), "joint": False, **options}
+    summary = _summary(rows, BABI_QA_MODELS[model], recorded)
+    assert (summary["mean_accuracy"], summary["failed"]) == (99.0, 2)
+    assert paper == (
+        (summary["paper_mean_accuracy"], summary["paper_failed"]) if len(summary) > 2 else None
+    )
+    assert len(_summary(rows[:3], BABI_QA_MODELS[model], {**recorded, "tasks": [1, 2, 3]})) == 2
+
+
 # --------------------------------------------------------------------------- parallel seeds
 
 NGRAM_TASK_1 = {"model": "ngram", "tasks": [1], "progress": False}
@@ -549,8 +574,8 @@ def _comparable(result):
 
 
 def test_seeds_in_joblib_workers_give_the_serial_result_and_record_the_data():
-    serial = run_suite(bench_babi_qa, seeds=[0, 1], command=["x"], **NGRAM_TASK_1)
-    parallel = run_suite(bench_babi_qa, seeds=[0, 1], command=["x"], n_jobs=2, **NGRAM_TASK_1)
+    serial = run_suite(QA_RUN, seeds=[0, 1], command=["x"], **NGRAM_TASK_1)
+    parallel = run_suite(QA_RUN, seeds=[0, 1], command=["x"], n_jobs=2, **NGRAM_TASK_1)
     assert _comparable(parallel) == _comparable(serial)
     assert len(parallel["provenance"]["data"]) == 2  # train and test, recorded in the workers
 
@@ -572,7 +597,7 @@ def test_seeds_and_grid_search_run_on_a_local_dask_cluster(tmp_path):
     from irdialog.bench import dask_cluster
     from irdialog.cli import main
 
-    serial = run_suite(bench_babi_qa, seeds=[0, 1], command=["x"], **NGRAM_TASK_1)
+    serial = run_suite(QA_RUN, seeds=[0, 1], command=["x"], **NGRAM_TASK_1)
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None
     ) as cluster:

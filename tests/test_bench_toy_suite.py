@@ -170,6 +170,38 @@ def test_toy_suite_options_come_from_its_declaration(toy_home, tmp_path, capsys)
         main(["bench", "toy", "--model", "memn2n"])
 
 
+def test_a_joint_run_fits_one_model_on_the_training_splits_of_every_task(toy_home):
+    from dataclasses import replace
+
+    from irdialog.bench._runner import run_declared
+
+    sizes = []
+
+    def fit(model, train, spec):
+        sizes.append(len(train.X))
+        model.fit(train.X, train.y)
+
+    def join(parts):
+        return type(parts[0])(X=[x for p in parts for x in p.X], y=[y for p in parts for y in p.y])
+
+    with pytest.raises(ValueError, match="one task at a time"):
+        run_declared(replace(TOY, fit=fit), "bm25", data_home=toy_home, joint=True)
+    # the protocol hook sees the last model fitted: here, how many answers it ranks
+    suite = replace(
+        TOY, fit=fit, join=join, protocol=lambda spec, model, data, **_: model.candidates
+    )
+    alone = run_declared(suite, "bm25", data_home=toy_home, progress=False)
+    assert sizes == [6, 4] and alone["options"] == {"tasks": [1, 2], "joint": False}
+    sizes.clear()
+    run = run_declared(suite, "bm25", data_home=toy_home, progress=False, joint=True)
+    assert sizes == [10] and run["options"] == {"tasks": [1, 2], "joint": True}
+    assert [(c["task"], c["params"]) for c in run["chosen"]] == [
+        (1, {"method": "lucene"}), (2, {"method": "lucene"}),
+    ]  # fmt: skip
+    assert [(r["task"], r["n"]) for r in run["rows"]] == [(1, 7), (2, 5)]
+    assert len(alone["protocol"]) == 4 and len(run["protocol"]) == 10  # foods; and cities
+
+
 def test_the_package_suites_are_found_where_they_are_declared():
     from irdialog.bench._registry import _suite_modules, registered_modules
 
@@ -217,7 +249,11 @@ def test_a_joint_run_fits_one_model_on_every_task_and_binds_the_suites_own_optio
     def concat(splits):
         return Bunch(X=[x for s in splits for x in s.X], y=[y for s in splits for y in s.y])
 
-    suite, fitted = _long_toy(concat=concat, bind=lambda scored="test": {"scored": (scored,)})
+    suite, fitted = _long_toy(
+        join=concat,
+        joint_choice="normalised_mean",
+        bind=lambda scored="test": {"scored": (scored,)},
+    )
     run = run_declared(suite, "tfidf", data_home=toy_home, progress=False, joint=True, scored="dev")
     assert fitted == [10, 10, 10]  # two points on both tasks' train (6 + 4), the chosen again
     assert run["options"] == {"tasks": [1, 2], "joint": True, "scored": "dev"}

@@ -4,7 +4,7 @@ errors, and scores identical to the wrapped ranker fitted by hand on the rewritt
 import numpy as np
 import pytest
 from conformance import RankerConformance
-from conftest import CITIES, make_tiny_dialogs
+from conftest import CITIES, MOVIE_ENTITIES, MOVIE_KB, make_tiny_dialogs
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
@@ -40,13 +40,6 @@ class TestEntitySymbolConformance(RankerConformance):
         assert est.n_unanswerable_ == 0
 
 
-ENTITIES = ["Heat", "Alien", "Collateral", "Michael Mann", "Ridley Scott", "Al Pacino"]
-MOVIE_KB = [
-    "Heat directed_by Michael Mann",
-    "Heat starred_actors Al Pacino",
-    "Alien directed_by Ridley Scott",
-    "Collateral directed_by Michael Mann",
-]
 MOVIE_X = ["who directed heat", "who directed alien", "what did michael mann direct"] * 5
 MOVIE_Y = ["Michael Mann", "Ridley Scott", "Heat, Collateral"] * 5
 
@@ -70,15 +63,15 @@ def test_is_exported_and_the_bench_uses_the_same_class():
 
 def test_predicts_entity_names_on_a_tiny_movie_example():
     # "HEAT" repeats "Heat" up to case: one entity, spelled as its first name
-    entities = ENTITIES + ["HEAT"]
+    entities = MOVIE_ENTITIES + ["HEAT"]
     model = EntitySymbolRanker(_se(), entities, min_count=1).fit(MOVIE_X, MOVIE_Y)
-    assert model.candidates_.tolist() == ENTITIES
+    assert model.candidates_.tolist() == MOVIE_ENTITIES
     assert model.predict(MOVIE_X[:2]).tolist() == ["Michael Mann", "Ridley Scott"]
     assert model.predict(["what did michael mann direct"])[0] in ("Heat", "Collateral")
     # an answer list is no single candidate: the third example is always a miss
     assert model.score(MOVIE_X, MOVIE_Y) == pytest.approx(2 / 3)
     scores = model.decision_function(MOVIE_X[:3])
-    assert scores.shape == (3, len(ENTITIES))
+    assert scores.shape == (3, len(MOVIE_ENTITIES))
     np.testing.assert_array_equal(model.rank(MOVIE_X[:3], k=1)[:, 0], scores.argmax(axis=1))
     # an entity name scores as its column (the wrapped ranker scores its symbol)
     lists = [["Ridley Scott", "Michael Mann"]] * 3
@@ -90,22 +83,22 @@ def test_predicts_entity_names_on_a_tiny_movie_example():
 def test_answer_lists_give_one_example_per_entity_and_unanswerable_ones_are_counted():
     X = MOVIE_X + ["who is your favourite"]
     y = MOVIE_Y + ["I do not know"]
-    model = EntitySymbolRanker(_se(), ENTITIES, min_count=1).fit(X, y)
+    model = EntitySymbolRanker(_se(), MOVIE_ENTITIES, min_count=1).fit(X, y)
     assert model.n_unanswerable_ == 1
-    # the parser's tokens are the wrapped ranker's candidates, in the order of ENTITIES
+    # the parser's tokens are the wrapped ranker's candidates, in the order of MOVIE_ENTITIES
     assert model.ranker_.candidates_.tolist() == model.parser_.entity_tokens_.tolist()
 
 
 def test_a_gold_response_naming_no_entity_raises():
     with pytest.raises(ValueError, match="no gold response of y names an entity"):
-        EntitySymbolRanker(_se(), ENTITIES, min_count=1).fit(
+        EntitySymbolRanker(_se(), MOVIE_ENTITIES, min_count=1).fit(
             ["who directed heat", "who directed alien"], ["nobody", "no idea"]
         )
 
 
 @pytest.mark.parametrize("make_ranker", [_se, _memn2n], ids=["se", "memn2n"])
 def test_kb_memory_is_added_to_the_rewritten_contexts(make_ranker):
-    model = EntitySymbolRanker(make_ranker(), ENTITIES, min_count=1, kb=MOVIE_KB)
+    model = EntitySymbolRanker(make_ranker(), MOVIE_ENTITIES, min_count=1, kb=MOVIE_KB)
     model.fit(MOVIE_X, MOVIE_Y)
     assert isinstance(model.retriever_, KBMemoryRetriever)
     # the memory holds the KB rewritten over the entity dictionary
@@ -117,7 +110,7 @@ def test_kb_memory_is_added_to_the_rewritten_contexts(make_ranker):
     assert model.predict(MOVIE_X[:2]).tolist() == ["Michael Mann", "Ridley Scott"]
     # without kb (or with an empty one) there is no memory
     for kb in (None, []):
-        plain = EntitySymbolRanker(make_ranker(), ENTITIES, min_count=1, kb=kb)
+        plain = EntitySymbolRanker(make_ranker(), MOVIE_ENTITIES, min_count=1, kb=kb)
         assert plain.fit(MOVIE_X, MOVIE_Y).retriever_ is None
 
 
@@ -147,8 +140,8 @@ def _fit_by_hand(ranker, entities, X, y, *, min_count, kb=None):
 def test_scores_are_bit_identical_to_the_ranker_fitted_by_hand(make_ranker, kb):
     X = MOVIE_X + ["who is your favourite"]
     y = MOVIE_Y + ["I do not know"]
-    model = EntitySymbolRanker(make_ranker(), ENTITIES, min_count=2, kb=kb).fit(X, y)
-    rewrite, ranker = _fit_by_hand(make_ranker(), ENTITIES, X, y, min_count=2, kb=kb)
+    model = EntitySymbolRanker(make_ranker(), MOVIE_ENTITIES, min_count=2, kb=kb).fit(X, y)
+    rewrite, ranker = _fit_by_hand(make_ranker(), MOVIE_ENTITIES, X, y, min_count=2, kb=kb)
     queries = X + ["zzqx unseen words", "", "did al pacino star in heat"]
     np.testing.assert_array_equal(
         model.decision_function(queries), ranker.decision_function(rewrite(queries))
@@ -169,13 +162,13 @@ def test_scores_are_bit_identical_to_the_ranker_fitted_by_hand(make_ranker, kb):
     ],
 )
 def test_bad_parameters_raise_clear_errors_in_fit(params, error, match):
-    model = EntitySymbolRanker(_se(), ENTITIES, min_count=1).set_params(**params)
+    model = EntitySymbolRanker(_se(), MOVIE_ENTITIES, min_count=1).set_params(**params)
     with pytest.raises(error, match=match):
         model.fit(MOVIE_X, MOVIE_Y)
 
 
 @pytest.mark.parametrize("method, arg", [("score", ["Heat"]), ("rank_candidates", [["Heat"]])])
 def test_every_public_method_needs_fit(method, arg):
-    model = EntitySymbolRanker(_se(), ENTITIES)
+    model = EntitySymbolRanker(_se(), MOVIE_ENTITIES)
     with pytest.raises(NotFittedError):
         getattr(model, method)(MOVIE_X[:1], arg)

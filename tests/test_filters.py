@@ -97,6 +97,67 @@ def test_the_uncompiled_kernels_filter_alike(kernel, monkeypatch):
         np.testing.assert_array_equal(got, _reference_top_k(index.scores(Q), allowed, k))
 
 
+def _deleted_reference(scores, allowed, k, deleted):
+    """:func:`_reference_top_k` of the documents not ``deleted`` (a mask), the rows as wide
+    as the filters given (``allowed``: per-query id arrays; None: every document), padded
+    with -1."""
+    n_queries, n_docs = scores.shape
+    live = np.flatnonzero(~deleted)
+    if allowed is None:
+        return _reference_top_k(scores, [live] * n_queries, k)
+    allowed = [np.flatnonzero(a) if np.asarray(a).dtype == bool else np.unique(a) for a in allowed]
+    width = min(k, max(len(a) for a in allowed))
+    out = np.full((n_queries, width), -1, dtype=np.int64)
+    kept = [a[~deleted[a]] for a in allowed]
+    if max(map(len, kept)):
+        left = _reference_top_k(scores, kept, k)
+        out[:, : left.shape[1]] = left
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("algorithm", ["auto", "maxscore", "dense", "exhaustive"])
+@pytest.mark.parametrize("restrict", ["never", "always"])
+def test_deleted_documents_are_skipped_as_the_numpy_reference(seed, algorithm, restrict,
+                                                              monkeypatch):  # fmt: skip
+    # Deleted documents with their impacts: skipped when they would enter the top k, and
+    # when documents of score 0 fill it.
+    monkeypatch.setattr(index_module, "_RESTRICT_FACTOR", 0.0 if restrict == "never" else np.inf)
+    rng = np.random.default_rng(seed)
+    index, Q = _zipf_index(rng)
+    scores = index.scores(Q)
+    deleted = rng.random(index.n_docs) < 0.3
+    deleted[: 5 * seed] = True  # the lowest ids, the first to fill a row
+    n = Q.shape[0]
+    for k in (1, 5, 40, 1000):
+        got = index._top_k(index._queries(Q), k, algorithm=algorithm, deleted=deleted)
+        np.testing.assert_array_equal(got, _deleted_reference(scores, None, k, deleted))
+        for name, (allowed, reference) in _filters(rng, index.n_docs, n, 0.1).items():
+            filters = check_allowed(allowed, n, index.n_docs)
+            Qc = index._queries(Q)
+            got = index._top_k(Qc, k, algorithm=algorithm, allowed=filters, deleted=deleted)
+            want = _deleted_reference(scores, reference, k, deleted)
+            np.testing.assert_array_equal(got, want, err_msg=f"{name}, k={k}")
+    with pytest.raises(ValueError, match="deleted must be a boolean mask of the 400 documents"):
+        index._top_k(index._queries(Q), 3, deleted=deleted[:-1])
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+def test_the_uncompiled_kernels_skip_deleted_documents_alike(kernel, monkeypatch):
+    rng = np.random.default_rng(8)
+    index, Q = _zipf_index(rng, n_docs=60, n_terms=20, n_queries=8, max_terms=20)
+    monkeypatch.setattr(index_module, f"{kernel}_top_k", KERNELS[kernel].py_func)
+    deleted = rng.random(60) < 0.4
+    allowed = [rng.choice(60, rng.integers(0, 12)) for _ in range(8)]
+    Qc, filters = index._queries(Q), check_allowed(allowed, 8, 60)
+    for k in (3, 20, 60):
+        got = index._top_k(Qc, k, algorithm=kernel, deleted=deleted)
+        np.testing.assert_array_equal(got, _deleted_reference(index.scores(Q), None, k, deleted))
+        got = index._top_k(Qc, k, algorithm=kernel, allowed=filters, deleted=deleted)
+        want = _deleted_reference(index.scores(Q), allowed, k, deleted)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_a_shared_filter_is_copied_only_when_cheaper_than_leapfrogging():
     rng = np.random.default_rng(5)
     index, Q = _zipf_index(rng, n_docs=2000, n_queries=200, max_terms=6)

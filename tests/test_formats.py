@@ -26,6 +26,14 @@ def _write(path, text):
     return path
 
 
+def _refused(path, text, match, source=None, **options):
+    """``path`` written with ``text``: loading ``source`` (``path`` when None) raises a
+    DataFormatError matching ``match``."""
+    _write(path, text)
+    with pytest.raises(DataFormatError, match=match):
+        load_dialogs(path if source is None else source, **options)
+
+
 # Douban-like: words separated by spaces, one context with two right responses, one with none.
 MULTITURN = (
     "1\t你好\t你 好 啊\t想 买 手机\t什么 牌子\n"
@@ -213,18 +221,14 @@ def test_beir_directory_and_qrels_file(tmp_path):
 
 def test_beir_bad_rows(tmp_path):
     qrels = _beir(tmp_path / "b")
-    _write(qrels, "query-id\tcorpus-id\tscore\nq1\td1\n")
-    with pytest.raises(DataFormatError, match=r"test.tsv, line 2: expected 'query-id<TAB>"):
-        load_dialogs(qrels)
-    _write(qrels, "query-id\tcorpus-id\tscore\nq1\td1\t1\nq9\td1\t1\n")
-    with pytest.raises(DataFormatError, match="line 3: expected a query with id 'q9'"):
-        load_dialogs(qrels)
-    _write(qrels, "q1\tdx\t1\n")
-    with pytest.raises(DataFormatError, match="line 1: expected judged documents in the corpus"):
-        load_dialogs(qrels)
-    _write(tmp_path / "b" / "corpus.jsonl", '{"_id": "d1"}\n')
-    with pytest.raises(DataFormatError, match="corpus.jsonl, line 1: expected an object with"):
-        load_dialogs(tmp_path / "b", format="beir")
+    header = "query-id\tcorpus-id\tscore\n"
+    _refused(qrels, header + "q1\td1\n", r"test.tsv, line 2: expected 'query-id<TAB>")
+    _refused(qrels, header + "q1\td1\t1\nq9\td1\t1\n", "line 3: expected a query with id 'q9'")
+    _refused(qrels, "q1\tdx\t1\n", "line 1: expected judged documents in the corpus")
+    _refused(
+        tmp_path / "b" / "corpus.jsonl", '{"_id": "d1"}\n',
+        "corpus.jsonl, line 1: expected an object with", tmp_path / "b", format="beir",
+    )  # fmt: skip
 
 
 def test_msmarco_directory_and_bad_qrels(tmp_path):
@@ -266,12 +270,14 @@ def test_pools_by_id_language_and_bad_ids(tmp_path):
         load_dialogs(questions, language="en")
     with pytest.raises(ValueError, match="language= goes with format='pools-by-id'"):
         load_dialogs(tmp_path / "x.jsonl", language="en")
-    _write(questions, '{\n"0": {"en": "q", "answers": ["9"], "negatives": []}\n}')
-    with pytest.raises(DataFormatError, match=r"valid.json.gz, line 2: expected answer ids .*'9'"):
-        load_dialogs(questions)
-    _write(questions, '{\n"0": {"en": "q", "answers": "1"}\n}')
-    with pytest.raises(DataFormatError, match="line 2: expected question '0' to be an object"):
-        load_dialogs(questions)
+    _refused(
+        questions, '{\n"0": {"en": "q", "answers": ["9"], "negatives": []}\n}',
+        r"valid.json.gz, line 2: expected answer ids .*'9'",
+    )  # fmt: skip
+    _refused(
+        questions, '{\n"0": {"en": "q", "answers": "1"}\n}',
+        "line 2: expected question '0' to be an object",
+    )  # fmt: skip
 
 
 def test_formats_that_cannot_be_inferred_say_so(tmp_path):

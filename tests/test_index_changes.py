@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import kill_first_task, local_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,35 +30,37 @@ def _text(rng, n):
     return " ".join(rng.choice(WORDS, size=n))
 
 
+def _filters(n_ids):
+    """Filters over every id given so far, deleted ones included: one shared by the
+    queries, and one per query."""
+    return [np.arange(0, n_ids, 2), [np.arange(q % 3, n_ids, 3) for q in range(len(QUERIES))]]
+
+
 def _check_equal(index, texts, method, k=10):
-    """``index``'s top k equals that of an index built from ``texts`` (id: text, the
-    documents not deleted), ids mapped, scores to float32 rounding."""
+    """``index``'s top k, without and under filters, equals that of an index built from
+    ``texts`` (id: text, the documents not deleted), ids mapped, scores to float32
+    rounding."""
     live = np.array(sorted(texts), dtype=np.int64)
     assert index.n_documents_ == len(live)
+    filters = _filters(int(index.offsets_[-1]))
     with ShardedIndex(BM25Ranker(method=method)).build([texts[i] for i in live]) as ref:
-        want_ids, want_scores = ref.top_k(QUERIES, k)
+        want = [ref.top_k(QUERIES, k)]
+        for allowed in filters:  # the same filters, of the documents left, by their ids there
+            if isinstance(allowed, np.ndarray):
+                rebuilt = np.flatnonzero(np.isin(live, allowed))
+            else:
+                rebuilt = [np.flatnonzero(np.isin(live, a)) for a in allowed]
+            want.append(ref.top_k(QUERIES, k, allowed=rebuilt))
         assert index.ranker_.average_length_ == ref.ranker_.average_length_
         known = [t for t in ref.ranker_.vocabulary_]
         np.testing.assert_array_equal(
             index.ranker_.idf_[[index.ranker_.vocabulary_[t] for t in known]],
             ref.ranker_.idf_[[ref.ranker_.vocabulary_[t] for t in known]],
         )
-    ids, scores = index.top_k(QUERIES, k)
-    np.testing.assert_array_equal(ids, live[want_ids])
-    np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-12)
-
-
-@pytest.fixture(scope="module")
-def threads():
-    """An in-process cluster (threads): four shards without starting processes."""
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
+    got = [index.top_k(QUERIES, k), *(index.top_k(QUERIES, k, allowed=a) for a in filters)]
+    for (ids, scores), (want_ids, want_scores) in zip(got, want):
+        np.testing.assert_array_equal(ids, np.where(want_ids >= 0, live[want_ids], -1))
+        np.testing.assert_allclose(scores, want_scores, rtol=1e-6, atol=1e-12)
 
 
 # -- the kernel ----------------------------------------------------------------------------
@@ -161,21 +164,16 @@ def test_changes_equal_a_rebuild_one_shard(corpus, operations, method):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(**_changes)
-def test_changes_equal_a_rebuild_four_shards(threads, corpus, operations, method):
-    _run_changes(corpus, operations, method, 4, threads)
+def test_changes_equal_a_rebuild_four_shards(thread_client, corpus, operations, method):
+    # four shards on the workers of an in-process cluster: no process started
+    _run_changes(corpus, operations, method, 4, thread_client)
 
 
 @pytest.mark.slow
 def test_changes_on_worker_processes_equal_a_rebuild(tmp_path):
-    distributed = pytest.importorskip("distributed")
     rng = np.random.default_rng(7)
     corpus = [_text(rng, rng.integers(0, 12)) for _ in range(400)]
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with local_cluster(processes=True) as client:
         index = ShardedIndex(shards=4, client=client, directory=tmp_path).build(corpus)
         texts = dict(enumerate(corpus))
         with index:
@@ -194,65 +192,24 @@ def test_changes_on_worker_processes_equal_a_rebuild(tmp_path):
             _check_equal(again, texts, "lucene")
 
 
-class _KillFirstTask:
-    """A worker plugin that ends its worker's process when it starts the first task whose
-    key begins with ``prefix`` (once in the cluster: a marker file records it)."""
-
-    name = "irdialog-test-kill-first-task"
-
-    def __init__(self, marker, prefix):
-        self.marker = marker
-        self.prefix = prefix
-
-    def setup(self, worker):
-        pass
-
-    def teardown(self, worker):
-        pass
-
-    def transition(self, key, start, finish, **kwargs):
-        if finish == "executing" and str(key).startswith(self.prefix):
-            try:
-                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
-            except FileExistsError:
-                return
-            os.close(fd)
-            os._exit(1)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("prefix", ["irdialog-change", "irdialog-search"])
 def test_a_worker_lost_mid_change_or_mid_query(tmp_path, prefix):
     """A worker killed while the shards are scored again, or while a changed index is
     searched: the task runs again elsewhere, and the result is the rebuild's, whole."""
-    import cloudpickle
-    import distributed
-
     rng = np.random.default_rng(11)
     corpus = [_text(rng, rng.integers(0, 12)) for _ in range(300)]
     more = [_text(rng, rng.integers(0, 12)) for _ in range(20)]
-    plugin = type("KillFirstTask", (_KillFirstTask, distributed.WorkerPlugin), {})
-    cloudpickle.register_pickle_by_value(__import__(__name__))
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        try:
-            index = ShardedIndex(shards=4, client=client, directory=tmp_path / "index")
-            with index.build(corpus):
-                client.register_plugin(plugin(str(tmp_path / "killed"), prefix))
-                texts = dict(enumerate(corpus))
-                texts.update(zip(index.add(more).tolist(), more))
-                index.delete([1, 2, 3, 310])
-                for i in (1, 2, 3, 310):
-                    del texts[i]
-                _check_equal(index, texts, "lucene")
-                assert (tmp_path / "killed").exists()  # a worker was lost
-        finally:
-            client.unregister_worker_plugin(_KillFirstTask.name)
-            cloudpickle.unregister_pickle_by_value(__import__(__name__))
+    with local_cluster(processes=True) as client:  # a new cluster: a worker is killed
+        index = ShardedIndex(shards=4, client=client, directory=tmp_path / "index")
+        with index.build(corpus), kill_first_task(client, tmp_path / "killed", prefix):
+            texts = dict(enumerate(corpus))
+            texts.update(zip(index.add(more).tolist(), more))
+            index.delete([1, 2, 3, 310])
+            for i in (1, 2, 3, 310):
+                del texts[i]
+            _check_equal(index, texts, "lucene")
+            assert (tmp_path / "killed").exists()  # a worker was lost
 
 
 # -- behaviours ----------------------------------------------------------------------------
@@ -269,6 +226,48 @@ def test_deleted_documents_are_never_returned(tmp_path):
         assert scores[0, 0] > 0 and (scores[0, 1:] == 0).all()
         assert index.add(["w2 w2"]).tolist() == [5]
         assert index.top_k(["w2"], 2)[0].tolist() == [[5, 0]]
+
+
+def test_each_shard_skips_its_own_deleted_documents(tmp_path):
+    docs = ["w1 w2", "w2", "w3", "w1", "w4 w4", "w1 w1", "w5"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        index.add(["w1 w3", "w6"])
+        index.delete([0, 3, 8])
+        first, added = (tmp_path / e["path"] for e in index._doc["shards"])
+        assert np.load(first / "deleted.npy").tolist() == [0, 3]
+        assert np.load(added / "deleted.npy").tolist() == [1]
+        # A shard's own search: its top k of the documents left, as wide as they are.
+        Q = index.ranker_._queries(["w1", "w9"])[1]
+        top, scores = sharded._search_shard(str(first), Q, 10)
+        assert top.tolist() == [[5, 1, 2, 4, 6], [1, 2, 4, 5, 6]]
+        assert (scores[0, :1] > 0).all() and (scores[0, 1:] == 0).all()
+        top, _ = sharded._search_shard(str(added), Q, 10)
+        assert top.tolist() == [[0], [0]]
+        kept = index.compact()
+        assert not any((tmp_path / e["path"] / "deleted.npy").exists()
+                       for e in index._doc["shards"])  # fmt: skip
+        assert kept.tolist() == [1, 2, 4, 5, 6, 7]
+
+
+def test_deleted_documents_of_an_index_of_the_earlier_format_are_compacted_away(tmp_path):
+    # Its shards keep no list of their deleted documents: its search refuses, naming the
+    # way out, until a compaction (or a change, which writes the lists) has run.
+    docs = ["w1 w2", "w2", "w3", "w1"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        index.delete([1])
+        shard = tmp_path / index._doc["shards"][0]["path"]
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps({**json.loads(path.read_text("utf-8")), "version": 2}), "utf-8")
+    manifest = json.loads((shard / "manifest.json").read_text("utf-8"))
+    del manifest["files"]["deleted.npy"]
+    (shard / "manifest.json").write_text(json.dumps(manifest), "utf-8")
+    (shard / "deleted.npy").unlink()
+    with ShardedIndex.open(tmp_path) as index:
+        with pytest.raises(ValueError, match="earlier format.*compact it"):
+            index.top_k(["w2"], 2)
+        index.compact()
+        assert index.top_k(["w2"], 5)[0].tolist() == [[0, 1, 2]]
+        assert index._doc["version"] == sharded.FORMAT_VERSION
 
 
 def test_delete_checks_its_ids(tmp_path):

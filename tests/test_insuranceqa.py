@@ -53,7 +53,15 @@ def test_suite_scores_test_when_the_data_home_has_it(tmp_path):
 
 def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
     suite = SUITES["insuranceqa"]
-    assert set(suite.models) == {"bm25", "tfidf", "se-pools", "se-pools-wide", "ltr", "ltr-se"}
+    assert set(suite.models) == {
+        "bm25",
+        "tfidf",
+        "se-pools",
+        "se-pools-wide",
+        "se-pools-ppmi",
+        "ltr",
+        "ltr-se",
+    }
     result = run_suite(
         suite.run, model="bm25", seeds=[0], data_home=_home(tmp_path), progress=False
     )

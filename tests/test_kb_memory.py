@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from conformance import TransformerConformance
-from conftest import CITIES
+from conftest import CITIES, MOVIE_ENTITIES, MOVIE_KB
 
 from irdialog import Context, KBMemoryRetriever, MemN2NRanker, SupervisedEmbeddingRanker, Turn
 from irdialog.bench._movie_dialog import EntitySymbolRanker
@@ -69,15 +69,6 @@ def test_pickle_round_trip():
     assert again.transform(["heat"]) == r.transform(["heat"])
 
 
-ENTITIES = ["Heat", "Alien", "Collateral", "Michael Mann", "Ridley Scott", "Al Pacino"]
-MOVIE_KB = [
-    "Heat directed_by Michael Mann",
-    "Heat starred_actors Al Pacino",
-    "Alien directed_by Ridley Scott",
-    "Collateral directed_by Michael Mann",
-]
-
-
 @pytest.mark.parametrize(
     "ranker",
     [
@@ -89,19 +80,20 @@ MOVIE_KB = [
 def test_entity_symbol_ranker_columns_are_the_entities(ranker):
     X = ["who directed heat", "who directed alien", "what did michael mann direct"] * 5
     y = ["Michael Mann", "Ridley Scott", "Heat, Collateral"] * 5
-    model = EntitySymbolRanker(ranker, ENTITIES, min_count=1, kb=MOVIE_KB).fit(X, y)
-    assert list(model.parser_.entity_names_) == ENTITIES
+    model = EntitySymbolRanker(ranker, MOVIE_ENTITIES, min_count=1, kb=MOVIE_KB).fit(X, y)
+    assert list(model.parser_.entity_names_) == MOVIE_ENTITIES
     # the answer list gives one example per entity: 5 + 5 + 10
-    assert len(model.ranker_.candidates_) == len(ENTITIES)
+    assert len(model.ranker_.candidates_) == len(MOVIE_ENTITIES)
     scores = model.decision_function(X[:3])
-    assert scores.shape == (3, len(ENTITIES))
-    assert [ENTITIES[j] for j in scores.argmax(axis=1)][:2] == ["Michael Mann", "Ridley Scott"]
-    assert ENTITIES[int(np.argmax(scores[2]))] in ("Heat", "Collateral")
+    assert scores.shape == (3, len(MOVIE_ENTITIES))
+    best = [MOVIE_ENTITIES[j] for j in scores.argmax(axis=1)]
+    assert best[:2] == ["Michael Mann", "Ridley Scott"]
+    assert MOVIE_ENTITIES[int(np.argmax(scores[2]))] in ("Heat", "Collateral")
 
 
 def test_entity_symbol_ranker_needs_answers_naming_entities():
     with pytest.raises(ValueError, match="names an entity"):
-        EntitySymbolRanker(SupervisedEmbeddingRanker(), ENTITIES, min_count=1).fit(
+        EntitySymbolRanker(SupervisedEmbeddingRanker(), MOVIE_ENTITIES, min_count=1).fit(
             ["who directed heat"], ["nobody"]
         )
 

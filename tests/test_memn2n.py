@@ -5,7 +5,7 @@ import numba
 import numpy as np
 import pytest
 from conformance import RankerConformance
-from conftest import TINY_KB, make_tiny_dialogs
+from conftest import TINY_KB, make_tiny_dialogs, make_where_is_stories
 from sklearn.pipeline import make_pipeline
 
 from irdialog.base import Context, Turn
@@ -389,18 +389,7 @@ class TestMemN2NConformance(RankerConformance):
 def _story_data():
     """Where-is questions whose answer is in the most recent mention, plus one two-word
     answer that the tokenizer keeps as one token."""
-    people, places = ["mary", "john", "sandra"], ["kitchen", "garden", "office", "hallway"]
-    rng = np.random.default_rng(0)
-    X, y = [], []
-    for _ in range(120):
-        facts, where = [], {}
-        for _ in range(4):
-            p, loc = people[rng.integers(3)], places[rng.integers(4)]
-            facts.append(Turn("kb", f"{p} went to the {loc}."))
-            where[p] = loc
-        p = list(where)[rng.integers(len(where))]
-        X.append(Context(tuple(facts), f"Where is {p}?"))
-        y.append(where[p])
+    X, y = make_where_is_stories(120)
     X.append(Context((Turn("kb", "the garden is north of the office."),), "How do you go?"))
     y.append("north,west")
     return X, y

@@ -193,8 +193,9 @@ def _is_mapped(a) -> bool:
 
 
 def _arrays_in(obj, seen=None):
-    """(kind, array) for every ndarray reachable from ``obj``: "dense", or "sparse" for the
-    ``data`` of a sparse matrix."""
+    """(kind, array) for every ndarray reachable from ``obj``, but through the attributes
+    its class derives after loading (``_transient_attributes``): "dense", or "sparse" for
+    the ``data`` of a sparse matrix."""
     seen = set() if seen is None else seen
     if id(obj) in seen or isinstance(obj, type):
         return
@@ -210,8 +211,10 @@ def _arrays_in(obj, seen=None):
         for v in obj:
             yield from _arrays_in(v, seen)
     elif hasattr(obj, "__dict__"):
-        for v in vars(obj).values():
-            yield from _arrays_in(v, seen)
+        transient = getattr(type(obj), "_transient_attributes", ())
+        for k, v in vars(obj).items():
+            if k not in transient:
+                yield from _arrays_in(v, seen)
 
 
 def _members(path):
@@ -555,3 +558,22 @@ def test_vocabularies_round_trip_as_arrays(tmp_path):
     _tamper(path, lambda d: d["model"]["state"]["table_"].update({"values": {"__array__": "a0"}}))
     with pytest.raises(ModelFileError, match="does not add up"):
         load(path)
+
+
+def test_transient_attributes_are_not_saved(tmp_path):
+    # BM25's candidate rows of rank_candidates: derived when needed, never stored.
+    docs = [f"document number {i}" for i in range(20)]
+    model = BM25Ranker(candidates=docs).fit(["a query"], [docs[0]])
+    queries, lists = ["number 3", "document 7"], [docs[:12], docs[5:]]
+    scores = model.rank_candidates(queries, [docs] * 2)
+    assert "_candidate_term_rows" in vars(model)
+    path = tmp_path / "m.npz"
+    save(model, path)
+    state = json.loads(np.load(path)["__irdialog__"].tobytes())["model"]["state"]
+    assert "_candidate_term_rows" not in state and "index_" in state
+    loaded = load(path)
+    assert "_candidate_term_rows" not in vars(loaded)
+    np.testing.assert_array_equal(loaded.rank_candidates(queries, [docs] * 2), scores)
+    np.testing.assert_array_equal(
+        loaded.rank_candidates(queries, lists), model.rank_candidates(queries, lists)
+    )

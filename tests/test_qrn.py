@@ -4,7 +4,7 @@ of the whole forward/backward pass over every parameter, and the estimator contr
 import numpy as np
 import pytest
 from conformance import RankerConformance
-from conftest import TINY_KB, make_tiny_dialogs
+from conftest import TINY_KB, make_tiny_dialogs, make_where_is_stories
 from test_memn2n import Problem
 
 from irdialog.base import Context, Turn
@@ -150,24 +150,6 @@ class TestQRNConformance(RankerConformance):
         return _fast(epochs=20)
 
 
-def _story_data(n=160, seed=0):
-    """Where-is questions over four facts: the answer is the place of the person's last
-    move, which a model reading in order must find among the other people's moves."""
-    people, places = ["mary", "john", "sandra"], ["kitchen", "garden", "office", "hallway"]
-    rng = np.random.default_rng(seed)
-    X, y = [], []
-    for _ in range(n):
-        facts, where = [], {}
-        for _ in range(4):
-            p, loc = people[rng.integers(3)], places[rng.integers(4)]
-            facts.append(Turn("kb", f"{p} went to the {loc}."))
-            where[p] = loc
-        p = list(where)[rng.integers(len(where))]
-        X.append(Context(tuple(facts), f"Where is {p}?"))
-        y.append(where[p])
-    return X, y
-
-
 def test_a_context_without_history_reads_one_start_memory():
     X = [Context((), "hi there"), Context((Turn("user", "hi"), Turn("bot", "hello")), "bye")]
     model = _fast(epochs=1).fit(X, ["hello", "see you"])
@@ -216,7 +198,7 @@ def test_the_first_turn_of_a_dialog_is_answered_from_its_query():
 
 
 def test_learns_where_is_questions_on_unseen_stories():
-    X, y = _story_data()
+    X, y = make_where_is_stories()
     model = QRNRanker(embedding_dim=20, epochs=40, random_state=0).fit(X[:120], y[:120])
     assert model.score(X[120:], y[120:]) > 0.9
     gates = model.update_gates(X[:3])

@@ -1,6 +1,8 @@
 """rank_candidates by gathers (``RankerMixin._pair_scorer``): each distinct context and text
 encoded once, every pair equal to the pair path (``_score_pairs``) bit for bit."""
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -19,7 +21,6 @@ from irdialog import (
 )
 from irdialog.base import Context, inner_product_pairs
 from irdialog.pipeline import make_ranking_pipeline
-from irdialog.retrieval._bm25 import _CANDIDATE_ROWS
 from irdialog.retrieval._kernels import Queries, pair_products
 from irdialog.retrieval._pairs import SparsePairs
 
@@ -122,20 +123,25 @@ def test_match_types_keep_the_pair_path(ranker, monkeypatch):
     np.testing.assert_array_equal(scores, _pair_path(model, feats, lists))
 
 
-def test_bm25_keeps_the_candidates_rows_while_its_index_lives():
+def test_bm25_keeps_the_candidates_rows_until_it_is_fitted_again():
     X, y, _ = make_tiny_dialogs()
     model = BM25Ranker().fit(X, y)
     cands = list(model.candidates_)
     few = [cands[:2] + ["a text not among them"]] * 2
     model.rank_candidates(X[:2], few)  # fewer texts than candidates: each encoded
-    assert _CANDIDATE_ROWS.get(model.index_) is None
+    assert "_candidate_term_rows" not in vars(model)
     every = [cands + ["a text not among them"]] * len(X)
     np.testing.assert_array_equal(model.rank_candidates(X, every), _pair_path(model, X, every))
-    assert _CANDIDATE_ROWS.get(model.index_) is not None
+    assert "_candidate_term_rows" in vars(model)
     # now gathered, also for few texts
     np.testing.assert_array_equal(model.rank_candidates(X[:2], few), _pair_path(model, X[:2], few))
-    # a new fit (other statistics, other term scores) does not read the old rows
+    # a pickle leaves them out; the copy builds its own and scores the same
+    copy = pickle.loads(pickle.dumps(model))
+    assert "_candidate_term_rows" in vars(model) and "_candidate_term_rows" not in vars(copy)
+    np.testing.assert_array_equal(copy.rank_candidates(X, every), model.rank_candidates(X, every))
+    # a new fit (other statistics, other term scores) drops the old rows
     model.set_params(k1=0.3, b=0.1).fit(X[:4], y[:4])
+    assert "_candidate_term_rows" not in vars(model)
     model.rank_candidates(X, every)
     np.testing.assert_array_equal(model.rank_candidates(X, every), _pair_path(model, X, every))
     streamed = BM25Ranker(candidates=cands).partial_fit(X, y)

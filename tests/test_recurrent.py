@@ -5,7 +5,7 @@ and the estimators' contract."""
 import numpy as np
 import pytest
 from conformance import RankerConformance
-from conftest import make_tiny_dialogs
+from conftest import make_tiny_dialogs, make_where_is_stories
 
 from irdialog import DualEncoderRanker, RecurrentReader
 from irdialog.base import Context, Turn
@@ -601,20 +601,8 @@ class TestDualEncoderConformance(RankerConformance):
 
 
 def _story_data(n=160, seed=0):
-    """Where-is questions whose answer is the most recent place of the person asked for."""
-    people, places = ["mary", "john", "sandra"], ["kitchen", "garden", "office", "hallway"]
-    rng = np.random.default_rng(seed)
-    X, y = [], []
-    for _ in range(n):
-        facts, where = [], {}
-        for _ in range(3):
-            p, loc = people[rng.integers(3)], places[rng.integers(4)]
-            facts.append(Turn("kb", f"{p} went to the {loc}."))
-            where[p] = loc
-        p = list(where)[rng.integers(len(where))]
-        X.append(Context(tuple(facts), f"Where is {p}?"))
-        y.append(where[p])
-    return X, y
+    """Where-is questions over three moves (:func:`make_where_is_stories`)."""
+    return make_where_is_stories(n, seed, facts=3)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from conftest import kill_first_task
 
 from irdialog import BM25Ranker
 from irdialog.cli import main
@@ -45,18 +46,6 @@ def _reference(method="lucene", docs=DOCS, queries=QUERIES, k=10):
     assert len(model.candidates_) == len(docs)  # no repeated document
     top = model.rank(queries, k)
     return top, np.take_along_axis(model.decision_function(queries), top, axis=1)
-
-
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
 
 
 def test_merge_top_k_reference():
@@ -170,51 +159,16 @@ def test_a_corrupted_or_missing_file_is_refused_by_path(tmp_path):
         ShardedIndex.open(tmp_path)
 
 
-class _KillFirstSearch:
-    """A worker plugin that ends its worker's process when it starts the first search task
-    of the test (once in the cluster: a marker file records it)."""
-
-    name = "irdialog-test-kill-first-search"
-
-    def __init__(self, marker):
-        self.marker = marker
-
-    def setup(self, worker):
-        pass
-
-    def teardown(self, worker):
-        pass
-
-    def transition(self, key, start, finish, **kwargs):
-        if finish == "executing" and str(key).startswith("irdialog-search"):
-            try:
-                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
-            except FileExistsError:
-                return
-            os.close(fd)
-            os._exit(1)
-
-
 @needs_distributed
 def test_a_worker_lost_mid_query_gives_the_whole_list(client, tmp_path):
-    import cloudpickle
-    import distributed
-
     top, scores = _reference()
     index = ShardedIndex(shards=4, client=client, directory=tmp_path / "index").build(DOCS)
     marker = tmp_path / "killed"
-    plugin = type("KillFirstSearch", (_KillFirstSearch, distributed.WorkerPlugin), {})
-    cloudpickle.register_pickle_by_value(__import__(__name__))
-    try:
-        client.register_plugin(plugin(str(marker)))
-        with index:
-            ids, got = index.top_k(QUERIES, 10)
-        assert marker.exists()  # a worker was lost
-        np.testing.assert_array_equal(ids, top)
-        np.testing.assert_array_equal(got, scores)
-    finally:
-        client.unregister_worker_plugin(_KillFirstSearch.name)
-        cloudpickle.unregister_pickle_by_value(__import__(__name__))
+    with kill_first_task(client, marker, "irdialog-search"), index:
+        ids, got = index.top_k(QUERIES, 10)
+    assert marker.exists()  # a worker was lost
+    np.testing.assert_array_equal(ids, top)
+    np.testing.assert_array_equal(got, scores)
     client.wait_for_workers(2, timeout=120)
 
 

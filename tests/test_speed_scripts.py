@@ -122,15 +122,39 @@ def test_memn2n_threads_workloads_build_the_bench_presets_with_n_jobs(monkeypatc
     assert typed.get_params()["ranker__n_jobs"] == 2
 
 
+def test_qrn_threads_workloads_build_one_run_and_the_preset_restarts(monkeypatch):
+    """QRN's workloads: bAbI QA at one run (whose batches the threads share) and at the
+    preset's 10 restarts (which the threads share), each built for the n_jobs asked."""
+    import irdialog.datasets as datasets
+
+    # the bundled samples hold task 1 only: it stands in for task 3
+    real = datasets.load_babi_qa
+    monkeypatch.setattr(
+        datasets, "load_babi_qa", lambda task, *a, _real=real, **kw: _real(1, *a, **kw)
+    )
+    script = import_benchmark("memory_training_time")
+    works = script.threads_workloads()
+    assert [w["name"] for w in works] == [
+        "QRNRanker (one run), bAbI QA task 1",
+        "QRNRanker (one run), bAbI QA task 3",
+        "QRNRanker (10 restarts), bAbI QA task 1",
+        "QRNRanker (10 restarts), bAbI QA task 3",
+    ]
+    built = [w["make"](2).get_params() for w in works]
+    assert [p["n_jobs"] for p in built] == [2, 2, 2, 2]
+    assert [p["n_init"] for p in built] == [1, 1, 10, 10]
+    assert built[1]["learning_rate"] == 0.02  # task 3's preset
+
+
 def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monkeypatch, capsys):
     from types import SimpleNamespace
 
-    from test_qrn import _story_data
+    from conftest import make_where_is_stories
 
     from irdialog.bench._presets import Preset
 
     timing = import_benchmark("memory_training_time")
-    X, y = _story_data(40)
+    X, y = make_where_is_stories(40)
     monkeypatch.setattr(timing, "load_babi_qa", lambda task, split, data_home=None:
                         SimpleNamespace(X=X, y=y))  # fmt: skip
     presets = {"memn2n": 10, "gmemn2n": 5, "qrn": 1}

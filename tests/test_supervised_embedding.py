@@ -82,18 +82,25 @@ def make_problem(seed, *, shared=False, types=True, dim=6, n_examples=7):
     )  # fmt: skip
 
 
-def run_kernel(P, order, n_negatives, lr, margin, adagrad):
+def kernel_inputs(P):
+    """Fresh copies of problem ``P``'s tables (one array for U and V with one dictionary),
+    its matches and negative pools, rng state and statistics, as an SE epoch kernel takes
+    them: ``(params, matches, pools, state, stats)``."""
     U, GU = P["U"].copy(), P["GU"].copy()
     V = U if P["shared"] else P["V"].copy()
     GV = GU if P["shared"] else P["GV"].copy()
-    state, stats = P["state"].copy(), np.zeros(2)
     matches = K.SEMatches(*P["e"], *P["m"], P["type_rows"], np.zeros(P["n_match"], np.int64))
     pools = K.SENegatives(*P["pools"]) if "pools" in P else None
+    return K.SEParams(U, V, GU, GV), matches, pools, P["state"].copy(), np.zeros(2)
+
+
+def run_kernel(P, order, n_negatives, lr, margin, adagrad):
+    params, matches, pools, state, stats = kernel_inputs(P)
     loss = K.se_sgd_epoch(
-        K.SEParams(U, V, GU, GV), K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]), P["n_candidates"],
+        params, K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]), P["n_candidates"],
         matches, order, K.SESettings(n_negatives, lr, margin, adagrad), state, stats, pools,
     )  # fmt: skip
-    return U, V, GU, GV, loss, stats
+    return *params, loss, stats
 
 
 # --------------------------------------------------------------------------- kernels
@@ -526,14 +533,6 @@ def test_invalid_parameters(params, match):
         SupervisedEmbeddingRanker(**params).fit(X, y)
 
 
-def test_divergence_is_reported():
-    X, y, _ = make_tiny_dialogs()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        with pytest.raises(FloatingPointError, match="diverged"):
-            SupervisedEmbeddingRanker(learning_rate=1e30, epochs=3, random_state=0).fit(X, y)
-
-
 @pytest.mark.parametrize(
     "fit",
     [
@@ -738,3 +737,45 @@ def test_negative_pool_errors():
         SupervisedEmbeddingRanker().fit(X, y, negative_lists=["hello"] * len(X))
     with pytest.raises(ValueError, match="callable"):
         SupervisedEmbeddingRanker(negatives=lambda X, y: []).fit_chunks([(X, y)])
+
+
+# --------------------------------------------------------------------------- init="ppmi-svd"
+
+
+def test_ppmi_svd_init_starts_both_tables_from_the_count_vectors():
+    from sklearn.utils import check_random_state
+
+    from irdialog.embed._cooccurrence import ppmi_svd_vectors
+    from irdialog.text import Analyzer
+
+    X, y, _ = make_tiny_dialogs()
+    model = SupervisedEmbeddingRanker(init="ppmi-svd", embedding_dim=4, random_state=0)
+    problem = model._training_problem(X, y, check_random_state(0))
+    U, V = problem["params"].U, problem["params"].V
+    # the same draw of the SVD's seed, over the inputs' utterances and the responses
+    texts = list(dict.fromkeys([t for ctx in X for t in model._texts(ctx)] + sorted(set(y))))
+    seed = int(check_random_state(0).randint(0, 2**31 - 1))
+    index, analyzer = model.vocabulary_.index_, Analyzer()
+    sequences = [np.array([index.get(w, -1) for w in analyzer.sequence(t)]) for t in texts]
+    vectors = ppmi_svd_vectors(sequences, len(index), 4, scale=0.1, random_state=seed)
+    rows = np.flatnonzero(vectors.any(axis=1))
+    assert len(rows) > 10
+    np.testing.assert_array_equal(U[rows], vectors[rows].astype(np.float32))
+    np.testing.assert_array_equal(V[rows], U[rows])
+    others = np.setdiff1d(np.arange(1, len(index)), rows)  # words never near another: drawn
+    assert np.all(U[0] == 0) and not np.array_equal(U[others], V[others])
+
+
+def test_ppmi_svd_init_repeats_for_a_seed_and_differs_from_normal():
+    a, X, y = fit_tiny(init="ppmi-svd")
+    b, _, _ = fit_tiny(init="ppmi-svd")
+    normal, _, _ = fit_tiny()
+    np.testing.assert_array_equal(a.input_embeddings_, b.input_embeddings_)
+    np.testing.assert_array_equal(a.response_embeddings_, b.response_embeddings_)
+    assert not np.allclose(a.input_embeddings_, normal.input_embeddings_)
+    shared, _, _ = fit_tiny(init="ppmi-svd", shared_embeddings=True)
+    assert shared.response_embeddings_ is shared.input_embeddings_
+    with pytest.raises(ValueError, match="init"):
+        SupervisedEmbeddingRanker(init="ppmi-svd").fit_chunks([(X, y)])
+    with pytest.raises(ValueError, match="init"):
+        SupervisedEmbeddingRanker(init="svd").fit(X, y)

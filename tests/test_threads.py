@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 from conftest import make_tiny_dialogs
 from test_memn2n import CONFIGS, GATED, Problem
-from test_supervised_embedding import csr, make_problem
+from test_qrn import CONFIGS as QRN_CONFIGS
+from test_qrn import QRNProblem, _central_differences
+from test_recurrent import PAIRS, SEQS, _params, _ragged, assert_matches_reference, parts_loss_grad
+from test_recurrent import reference_loss_grad as recurrent_reference
+from test_supervised_embedding import csr, kernel_inputs, make_problem
 
 from irdialog._threads import (
     MIN_WORK_PER_THREAD,
@@ -15,12 +19,24 @@ from irdialog._threads import (
     numba_threads,
     threads_for_work,
 )
-from irdialog.datasets import load_dialog_babi
-from irdialog.embed import MemN2NRanker, SupervisedEmbeddingRanker, _memn2n, _supervised_embedding
+from irdialog.datasets import load_babi_qa, load_dialog_babi
+from irdialog.embed import (
+    DualEncoderRanker,
+    MemN2NRanker,
+    QRNRanker,
+    SupervisedEmbeddingRanker,
+    _memn2n,
+    _qrn,
+    _supervised_embedding,
+)
 from irdialog.embed import _hogwild_kernels as H
 from irdialog.embed import _kernels as K
 from irdialog.embed import _memn2n_kernels as MK
 from irdialog.embed import _memn2n_parallel_kernels as P
+from irdialog.embed import _qrn_parallel_kernels as QP
+from irdialog.embed import _recurrent as _rec
+from irdialog.embed import _recurrent_kernels as RK
+from irdialog.embed import _recurrent_parallel_kernels as RP
 from irdialog.embed import _reference as R
 
 two_threads = pytest.mark.skipif(
@@ -54,7 +70,7 @@ def test_numba_threads_sets_and_restores_the_count():
     assert numba.get_num_threads() == before
 
 
-@pytest.mark.parametrize("model", [SupervisedEmbeddingRanker, MemN2NRanker])
+@pytest.mark.parametrize("model", [SupervisedEmbeddingRanker, MemN2NRanker, QRNRanker])
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "two", True])
 def test_bad_n_jobs_is_named(model, n_jobs):
     X, y, _ = make_tiny_dialogs()
@@ -72,24 +88,32 @@ def test_negative_n_jobs_counts_back_from_every_core():
     SupervisedEmbeddingRanker(n_jobs=-3, epochs=1).fit(X, y)
 
 
+def _record_argument(monkeypatch, module, name, position):
+    """Wrap the kernel ``module.name`` so that each call appends its argument at
+    ``position`` to the list returned."""
+    calls, kernel = [], getattr(module, name)
+
+    def recorded(*args):
+        calls.append(args[position])
+        return kernel(*args)
+
+    monkeypatch.setattr(module, name, recorded)
+    return calls
+
+
 # --------------------------------------------------------------------------- SE kernels
 
 
 def _run_hogwild(P, order, n_shards, n_negatives, lr, margin, adagrad, threads):
-    U, GU = P["U"].copy(), P["GU"].copy()
-    V = U if P["shared"] else P["V"].copy()
-    GV = GU if P["shared"] else P["GV"].copy()
-    state, stats = P["state"].copy(), np.zeros(2)
-    matches = K.SEMatches(*P["e"], *P["m"], P["type_rows"], np.zeros(P["n_match"], np.int64))
-    pools = K.SENegatives(*P["pools"]) if "pools" in P else None
+    params, matches, pools, state, stats = kernel_inputs(P)
     with numba_threads(threads):
         loss = H.se_hogwild_epoch(
-            K.SEParams(U, V, GU, GV), K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]),
+            params, K.CSR(*P["x"]), P["gold"], K.CSR(*P["r"]),
             P["n_candidates"], matches, order, K.SESettings(n_negatives, lr, margin, adagrad),
             state, stats, n_shards, pools,
         )  # fmt: skip
     assert not matches.mark.any()  # the caller's scratch is untouched
-    return U, V, GU, GV, loss, stats
+    return *params, loss, stats
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 7, 8])
@@ -217,14 +241,7 @@ def test_se_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = []
-    hogwild = H.se_hogwild_epoch
-
-    def counted(*args):
-        calls.append(args[10])
-        return hogwild(*args)
-
-    monkeypatch.setattr(H, "se_hogwild_epoch", counted)
+    calls = _record_argument(monkeypatch, H, "se_hogwild_epoch", 10)  # its shards
     low, high, twos = _spread(make, lambda m: m.fit(train.X, train.y).score(Xd, yd))
     assert calls == [2] * 15  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
@@ -299,15 +316,176 @@ def test_memn2n_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             learning_rate=0.01, epochs=2, random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = []
-    parts = _memn2n.batch_loss_grad_parts
-
-    def counted(*args):
-        calls.append(args[9])
-        return parts(*args)
-
-    monkeypatch.setattr(_memn2n, "batch_loss_grad_parts", counted)
+    calls = _record_argument(monkeypatch, _memn2n, "batch_loss_grad_parts", 9)  # its parts
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
     assert calls and set(calls) == {2}
     assert len(calls) >= 5 * 2 * (600 // 32)  # every full batch of the 2-thread fits
+    assert low <= np.mean(twos) <= high, (low, high, twos)
+
+
+# --------------------------------------------------------------------------- QRN
+
+
+def _qrn_parts_loss_grad(qp, n_parts, threads, batch=None, min_work=MIN_WORK_PER_THREAD):
+    """batch_loss_grad_parts on the QRNProblem ``qp`` (its batch, or ``batch``): (loss,
+    correct, dE, dtheta), with parts made for the whole batch of the problem; ``min_work``
+    0 runs every pass on the threads."""
+    pb = qp.pb
+    batch = pb.batch if batch is None else batch
+    sizes = (int(qp.cfg[0]), len(pb.batch), int(np.diff(pb.mptr).max()), pb.n_cand, 2)
+    parts = QP.make_parts(n_parts, qp.E, qp.theta, *sizes)
+    parts.dE[:] = 7.0  # what the last batch left: overwritten
+    parts.dtheta[:] = 7.0
+    with numba_threads(threads):
+        loss, correct = QP.batch_loss_grad_parts(
+            qp.E, qp.theta, qp.cfg, pb.data(), pb.cands(), pb.y, batch, parts, n_parts, min_work
+        )
+    return loss, correct, parts.dE[0].copy(), parts.dtheta[0].copy()
+
+
+@pytest.mark.parametrize(
+    "config, n_parts, min_work",
+    [(QRN_CONFIGS[0], 2, MIN_WORK_PER_THREAD), (QRN_CONFIGS[1], 3, 0), (QRN_CONFIGS[3], 5, 0)],
+)
+def test_qrn_batch_on_parts_is_the_numpy_reference(config, n_parts, min_work):
+    """The loss and answers of the numpy reference, and the central differences of its
+    loss over every weight (float64), as the serial kernel's in test_qrn; the candidates
+    and the sum on this thread (the tiny problem's work) or on the threads (min_work 0)."""
+    qp = QRNProblem(1, **config)
+    r_loss, r_correct, _ = qp.reference_loss()
+    threads = min(n_parts, numba.config.NUMBA_NUM_THREADS)
+    loss, correct, dE, dtheta = _qrn_parts_loss_grad(qp, n_parts, threads, min_work=min_work)
+    np.testing.assert_allclose(loss, r_loss, rtol=1e-9, atol=1e-10)
+    assert correct == r_correct
+    E, theta = qp.E.copy(), qp.theta.copy()
+    fd_E = _central_differences(lambda: qp.reference_loss(E=E)[0], E)
+    fd_theta = _central_differences(lambda: qp.reference_loss(theta=theta)[0], theta)
+    fd_E[:, 0] = 0  # the nil word is held at zero
+    dE[:, 0] = 0
+    np.testing.assert_allclose(dE, fd_E, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(dtheta, fd_theta, rtol=1e-5, atol=1e-7)
+    assert np.count_nonzero(dtheta) > 0.5 * dtheta.size
+    # the serial kernel's gradient, up to the order of the sums
+    _, _, s_dE, s_dtheta = qp.kernel_loss_grad()
+    s_dE[:, 0] = 0
+    np.testing.assert_allclose(dE, s_dE, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(dtheta, s_dtheta, rtol=1e-9, atol=1e-12)
+
+
+def test_qrn_batch_on_parts_float32_and_a_batch_shorter_than_the_parts():
+    qp = QRNProblem(3, dtype=np.float32)
+    batch = qp.pb.batch[:4]  # parts of two examples, smaller than make_parts sized
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    loss, correct, dE, dtheta = _qrn_parts_loss_grad(qp, 2, threads, batch, min_work=0)
+    qp.pb.batch = batch
+    r_loss, r_correct, _ = qp.reference_loss()
+    _, _, s_dE, s_dtheta = qp.kernel_loss_grad()
+    np.testing.assert_allclose(loss, r_loss, rtol=2e-4)
+    assert correct == r_correct
+    np.testing.assert_allclose(dE, s_dE, rtol=2e-4, atol=2e-5)
+    np.testing.assert_allclose(dtheta, s_dtheta, rtol=2e-4, atol=2e-5)
+    assert np.abs(dtheta).sum() > 0
+
+
+def test_qrn_batches_too_small_for_threads_run_the_serial_kernel(monkeypatch):
+    X, y, _ = make_tiny_dialogs()
+    params = dict(embedding_dim=8, epochs=3, batch_size=4, random_state=0)
+    model = QRNRanker(**params).fit(X, y)
+    assert model._batch_work(model._encode(X)) < 2 * MIN_WORK_PER_THREAD
+    monkeypatch.setattr(_qrn, "batch_loss_grad_parts", None)  # a call would fail
+    threaded = QRNRanker(**params, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(threaded.embeddings_, model.embeddings_)
+    np.testing.assert_array_equal(threaded.unit_weights_, model.unit_weights_)
+
+
+@two_threads
+def test_qrn_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
+    """bAbI QA task 1 (bundled), one run of 5 epochs at the bench's settings (the 1-thread
+    fits of 5 seeds score 78-100% on the held-out stories): the batches of the 2-thread
+    fits run on two threads, and those fits score, on average, inside that range."""
+    data = load_babi_qa(1, "train")
+    X, y, Xv, yv = data.X[:800], data.y[:800], data.X[800:], data.y[800:]
+
+    def make(seed, n_jobs):
+        return QRNRanker(learning_rate=0.005, epochs=5, random_state=seed, n_jobs=n_jobs)
+
+    calls = []
+    parts = _qrn.batch_loss_grad_parts
+
+    def counted(*args):
+        calls.append(args[8])
+        return parts(*args)
+
+    monkeypatch.setattr(_qrn, "batch_loss_grad_parts", counted)
+    low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xv, yv))
+    assert calls and set(calls) == {2}
+    assert len(calls) == 5 * 5 * (800 // 32)  # every batch of the 2-thread fits
+    assert low <= np.mean(twos) <= high, (low, high, twos)
+
+
+# --------------------------------------------------------------------------- dual encoder
+
+
+def _dual_parts_loss_grad(P, lstm, k, threads):
+    """dual_batch_parts on test_recurrent's tiny pairs: (loss, correct, the Grads the
+    parts were summed into, the parts' buffers)."""
+    ptr, tok = _ragged(SEQS)
+    grads = RK.Grads(P)
+    parts = RP.make_dual_parts(P, k, P["Emb"].dtype)
+    pairs = tuple(np.asarray(a, np.int64) for a in PAIRS)
+    with numba_threads(threads):
+        loss, correct, grads.n_touched = RP.dual_batch_parts(
+            RP.weights_record(P), lstm, ptr, tok, pairs, 0, parts, RP.grads_record(grads), k
+        )
+    return loss, correct, grads, parts
+
+
+@pytest.mark.parametrize("lstm", [True, False], ids=["lstm", "rnn"])
+@pytest.mark.parametrize("k", [2, 3])
+def test_dual_batch_on_parts_is_the_numpy_reference(lstm, k):
+    """float64: the numpy reference's loss, decisions and gradient, the touched rows those
+    with a gradient, and the parts' buffers zero again. float32: the sums of reduce_grads
+    over the same parts (as FitThreads computes them), bit for bit."""
+    threads = min(k, numba.config.NUMBA_NUM_THREADS)
+    P = _params(9, lstm, "dual")
+    loss, correct, grads, parts = _dual_parts_loss_grad(P, lstm, k, threads)
+    assert_matches_reference(P, (loss, correct, grads), recurrent_reference(P, lstm, "dual"))
+    assert len(set(grads.touched[: grads.n_touched].tolist())) == grads.n_touched
+    for name, buffer in zip(parts._fields, parts):
+        assert name == "touched" or not buffer.any(), name  # a list read up to its count
+    P32 = _params(10, lstm, "dual", np.float32)
+    _, _, ours, _ = _dual_parts_loss_grad(P32, lstm, k, threads)
+    theirs = parts_loss_grad(P32, lstm, "dual", k)[2]
+    for name in P32:
+        np.testing.assert_array_equal(ours.dense[name], theirs.dense[name], err_msg=name)
+    n = ours.n_touched
+    assert n == theirs.n_touched
+    np.testing.assert_array_equal(ours.touched[:n], theirs.touched[:n])
+
+
+@two_threads
+def test_dual_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
+    """Dialog bAbI task 1 (bundled), 600 contexts, 2 epochs of a small LSTM: the batches
+    of the 2-thread fits run in the parallel kernel, and the fits of 5 seeds score, on
+    average, inside the range of the 1-thread fits on 300 dev contexts."""
+    train, dev = load_dialog_babi(1, "trn"), load_dialog_babi(1, "dev")
+    X, y, Xd, yd = train.X[:600], train.y[:600], dev.X[:300], dev.y[:300]
+
+    def make(seed, n_jobs):
+        return DualEncoderRanker(
+            candidates=train.candidates, embedding_dim=32, hidden_size=32, epochs=2,
+            learning_rate=0.01, random_state=seed, n_jobs=n_jobs,
+        )  # fmt: skip
+
+    calls = []
+    kernel = _rec.dual_batch_parts
+
+    def counted(*args):
+        calls.append(args[-1])
+        return kernel(*args)
+
+    monkeypatch.setattr(_rec, "dual_batch_parts", counted)
+    low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
+    assert calls and set(calls) == {2}
+    assert len(calls) >= 5 * 2 * (2 * 600 // 32)  # every full batch of the 2-thread fits
     assert low <= np.mean(twos) <= high, (low, high, twos)

@@ -1,9 +1,11 @@
 """bAbI QA suite (Weston et al. 2015, Table 3): test accuracy per task, 1k training questions.
 
-Three modes over one registry (``BABI_QA_MODELS``):
+Three modes over one registry (``BABI_QA_MODELS``), the first two run by the declared
+suite's runner (:mod:`irdialog.bench._runner`):
 
-- the bench (default): fit each task's model (or one joint model) on the training file
-  with its preset hyper-parameters, score the test file;
+- the bench (default): fit each task's model (or, ``--joint``, one model on all the
+  tasks' training files) with its preset hyper-parameters, score the test file; ``--lang``
+  names the language folder of the data (``en``, ``hn``, ``shuffled``, ...);
 - held-out (``heldout=True``): fit on the first stories of each training file, score the
   last share of them (the ``fraction`` of the model's ``Selection``); the test files are
   never loaded. With ``overrides`` this is how presets are tuned (``irdialog bench
@@ -15,7 +17,7 @@ Three modes over one registry (``BABI_QA_MODELS``):
 
 from __future__ import annotations
 
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -118,7 +120,7 @@ def _memnn(column, **variant):
         extras=lambda model, data: {
             "supporting_accuracy": supporting_accuracy(model, data.X, data.supporting, first=True)
         },
-        extra={"joint_paper": "memnn_am_ng_nl_multitask"} if column == "memnn_am_ng_nl" else {},
+        joint_paper="memnn_am_ng_nl_multitask" if column == "memnn_am_ng_nl" else None,
     )
 
 
@@ -212,192 +214,51 @@ def valid_split(groups, fraction: float) -> PredefinedSplit:
     return PredefinedSplit(np.where(groups >= cut, 0, -1))
 
 
+def _load(task, split, data_home, lang="en"):
+    return load_babi_qa(task, split, lang=lang, data_home=data_home)
+
+
+def _holdout(train, fraction):
+    """The first stories of a training file and its last ``fraction`` (:func:`valid_split`)."""
+    fit_rows, valid_rows = next(valid_split(train.groups, fraction).split())
+    return _subset(train, fit_rows), _subset(train, valid_rows)
+
+
+def _score(model, data, ties) -> dict:
+    """Accuracy (%) of the answers, a gold answer tied at the top counted under ``ties``."""
+    accuracy = response_accuracy(model, data.X, data.y, ties=ties)
+    return {"accuracy": 100.0 * accuracy.per_response, "n": len(data.y)}
+
+
+def _paper(task, split, column) -> dict:
+    return {"accuracy": _qa_paper(column)[task]}
+
+
+def _summary(rows, spec, options) -> dict:
+    """The mean accuracy and the failed tasks (under 95%) of a run; on the test files of
+    all 20 tasks, the paper's too (Table 3's column, or the model's ``paper_summary``)."""
+    accs = [r["accuracy"] for r in rows]
+    summary = {
+        "mean_accuracy": float(np.mean(accs)),
+        "failed": sum(a < PASS_ACCURACY for a in accs),
+    }
+    joint = options["joint"]
+    if not options.get("heldout") and set(options["tasks"]) == set(range(1, 21)):
+        paper = _qa_paper(spec.joint_paper if joint else spec.paper)
+        if paper:
+            summary |= {"paper_mean_accuracy": paper["mean"], "paper_failed": paper["failed"]}
+        elif joint in spec.extra.get("paper_summary", {}):
+            mean, failed = spec.extra["paper_summary"][joint]
+            summary |= {"paper_mean_accuracy": mean, "paper_failed": failed}
+    return summary
+
+
 def _check_tasks(model, tasks):
     return BABI_QA_MODELS[model], check_model_and_tasks(SUITE, model, tasks)
 
 
 def _fit_params(spec, data) -> dict:
     return spec.fit_params(data) if spec.fit_params else {}
-
-
-def _fit(spec, params, train, seed):
-    estimator = reseed(spec.build(**params), seed)
-    return estimator.fit(train.X, train.y, **_fit_params(spec, train))
-
-
-def train_babi_qa(model: str, task: int, data_home=None, seed: int = 0, overrides=None,
-                  lang: str = "en"):  # fmt: skip
-    """The single-task model :func:`bench_babi_qa` scores for one task, fitted the same way
-    (its preset, on the task's train split), for ``irdialog train``.
-
-    Returns
-    -------
-    fitted : estimator
-    chosen : dict
-        ``{"task", "params", "selection"}`` as in the bench's ``chosen``.
-
-    Examples
-    --------
-    >>> from irdialog.bench import train_babi_qa
-    >>> model, chosen = train_babi_qa("ngram", task=1)
-    >>> from irdialog.datasets import load_babi_qa
-    >>> test = load_babi_qa(1, "test")
-    >>> round(100 * model.score(test.X, test.y), 1)  # the bench's row for task 1
-    60.0
-    """
-    spec, [task] = _check_tasks(model, [task])
-    [point] = spec.selection.points(SUITE_NAME, task)
-    params = {**point, **dict(overrides or {})}
-    train = load_babi_qa(task, "train", lang=lang, data_home=data_home)
-    fitted = _fit(spec, params, train, seed)
-    return fitted, {
-        "task": task,
-        "params": params,
-        "selection": spec.selection.record(SUITE_NAME, task),
-    }
-
-
-def bench_babi_qa(
-    model: str,
-    tasks=tuple(range(1, 21)),
-    lang: str = "en",
-    joint: bool = False,
-    data_home=None,
-    progress: bool = True,
-    seed: int = 0,
-    heldout: bool = False,
-    overrides: dict | None = None,
-    ties: str = "expected",
-) -> dict:
-    """Test accuracy per bAbI QA task (Weston et al. 2015, Table 3 layout), one seed.
-
-    Single-task: one model per task, trained on its train split. ``joint``: one model
-    trained on the train splits of all ``tasks`` together, scored on each task. The
-    hyper-parameters are the model's presets (``irdialog/data/presets/babi-qa-<model>.json``,
-    chosen on validation data carved from train). Every data file is loaded before the
-    first fit.
-
-    Parameters
-    ----------
-    model : str
-        A key of ``BABI_QA_MODELS``.
-    tasks : sequence of int, default=1..20
-    lang : str, default="en"
-        The bAbI language folder (``en``, ``hn``, ``shuffled``, ...).
-    joint : bool, default=False
-    data_home : path-like, default=None
-        See :func:`irdialog.datasets.get_data_home` (None: the bundled data).
-    progress : bool, default=True
-    seed : int, default=0
-        The ``random_state`` of the models.
-    heldout : bool, default=False
-        Fit on the first stories of each training file and score the last share of them
-        (the ``fraction`` of the model's selection), instead of test; test is not loaded.
-    overrides : dict, default=None
-        Parameters set on top of the presets (for tuning, with ``heldout``).
-    ties : {"expected", "index", "pessimistic"}, default="expected"
-        How a gold answer tied at the top counts (see
-        :func:`irdialog.metrics.response_accuracy`): at its expected value under a random
-        order of the tied answers, as ``predict`` orders them, or as a miss.
-
-    Returns
-    -------
-    run : dict
-        ``{"suite", "model", "options", "chosen", "rows", "summary", "seconds"}``; rows
-        ``{"task", "n", "accuracy", "paper"}`` (accuracy in percent, ``paper`` None where
-        Table 3 has no column for the model, and with ``heldout``) plus the
-        model's extra metrics; ``summary`` the mean accuracy and the failed tasks (under
-        95%), with the paper's.
-
-    Examples
-    --------
-    >>> from irdialog.bench import bench_babi_qa, format_result
-    >>> run = bench_babi_qa("ngram", tasks=[1], progress=False)
-    >>> print(format_result(run))
-    task  split      metric               n    ngram (ours)     paper   diff
-    1     test       accuracy          1000            60.0      36.0  +24.0
-    all   test       mean_accuracy                     60.0
-    all   test       failed                               1
-    """
-    spec, tasks = _check_tasks(model, tasks)
-    overrides = dict(overrides or {})
-    presets = spec.selection.presets(SUITE_NAME)
-    start = time.perf_counter()
-    data = {}
-    for task in tasks:
-        train = load_babi_qa(task, "train", lang=lang, data_home=data_home)
-        if heldout:
-            fit_rows, valid_rows = next(valid_split(train.groups, spec.selection.fraction).split())
-            data[task, "train"] = _subset(train, fit_rows)
-            data[task, "eval"] = _subset(train, valid_rows)
-        else:
-            data[task, "train"] = train
-            data[task, "eval"] = load_babi_qa(task, "test", lang=lang, data_home=data_home)
-    column = spec.extra.get("joint_paper") if joint else spec.paper
-    paper = {} if heldout else _qa_paper(column)
-    bar = tqdm(total=len(tasks), desc=f"babi-qa {model}", disable=not progress)
-
-    def params(task):
-        return {**presets[None if joint else task].params, **overrides}
-
-    def fit(task, train):
-        return _fit(spec, params(task), train, seed)
-
-    fitted = {}
-    if joint:
-        fitted = dict.fromkeys(tasks, fit(None, _concat([data[t, "train"] for t in tasks])))
-    rows = []
-    for task in tasks:
-        if not joint:
-            fitted[task] = fit(task, data[task, "train"])
-        evaluation = data[task, "eval"]
-        accuracy = response_accuracy(fitted[task], evaluation.X, evaluation.y, ties=ties)
-        row = {
-            "task": task,
-            "n": len(evaluation.y),
-            "accuracy": 100.0 * accuracy.per_response,
-            "paper": paper.get(task),
-        }
-        if spec.extras is not None:
-            row.update(spec.extras(fitted[task], evaluation))
-        rows.append(row)
-        bar.update()
-    bar.close()
-    accs = [r["accuracy"] for r in rows]
-    summary = {
-        "mean_accuracy": float(np.mean(accs)),
-        "failed": sum(a < PASS_ACCURACY for a in accs),
-    }
-    if not heldout and set(tasks) == set(range(1, 21)):
-        if paper:
-            summary |= {"paper_mean_accuracy": paper["mean"], "paper_failed": paper["failed"]}
-        elif joint in spec.extra.get("paper_summary", {}):
-            mean, failed = spec.extra["paper_summary"][joint]
-            summary |= {"paper_mean_accuracy": mean, "paper_failed": failed}
-    chosen = [
-        {
-            "task": task,
-            "params": params(task),
-            "selection": spec.selection.record(SUITE_NAME, None if joint else task, presets),
-        }
-        for task in tasks
-    ]
-    return {
-        "suite": SUITE_NAME,
-        "model": model,
-        "options": {
-            "tasks": tasks,
-            "lang": lang,
-            "joint": joint,
-            "ties": ties,
-            **({"heldout": True} if heldout else {}),
-            **({"overrides": overrides} if overrides else {}),
-        },
-        "chosen": chosen,
-        "rows": rows,
-        "summary": summary,
-        "seconds": time.perf_counter() - start,
-    }
 
 
 def search_babi_qa(
@@ -619,9 +480,20 @@ SUITE = Suite(
     name=SUITE_NAME,
     help="bAbI QA, 20 tasks (Table 3)",
     title="bAbI QA",
-    run=bench_babi_qa,
     models=BABI_QA_MODELS,
     table=markdown,
+    load=_load,
+    score=_score,
+    ties=True,
+    metrics=("accuracy",),
+    layout="task",
+    dev_split=None,
+    paper=_paper,
+    build_inputs=lambda train: (),
+    join=_concat,
+    holdout=_holdout,
+    run_summary=_summary,
+    bind=lambda lang="en": {"load": partial(_load, lang=lang)},
     summary=summary_table,
     metric="accuracy",
     tasks=tuple(range(1, 21)),
@@ -632,7 +504,6 @@ SUITE = Suite(
     options=lambda args: {"lang": args.lang, "joint": args.joint},
     search=search_babi_qa,
     search_notes=search_notes,
-    train=train_babi_qa,
     label=_label,
     metric_names={
         "accuracy": "accuracy (%)",

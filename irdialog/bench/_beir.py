@@ -23,40 +23,20 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ..retrieval import BM25Ranker, TfidfRanker
-from ._format_suite import (
-    classical_models,
-    corpus_model,
-    data_file,
-    dataset_fields,
-    load_retrieval,
-    retrieval_suite,
-)
+from ._format_suite import dataset_fields, retrieval_suite
 from ._suite import Suite
-
-BEIR_METRICS = ("ndcg@10", "recall@100")
-
-BEIR_MODELS = classical_models(
-    corpus_model(TfidfRanker),
-    corpus_model(BM25Ranker),
-    {"k1": 0.9, "b": 0.4},
-    "k1 0.9, b 0.4 as Anserini's BEIR regressions, no search",
-)
-
-
-def _load(task, split, data_home):
-    what = f"BEIR {task} {split} (needs data: the data set's corpus, queries and qrels)"
-    path = data_file(data_home, [f"beir/{task}"], [f"qrels/{split}.tsv"], what)
-    return load_retrieval(path, "beir")
-
 
 SUITE = Suite(
     **retrieval_suite(
         "beir",
         "BEIR retrieval, one data set's corpus ranked for its test queries: nDCG@10, recall@100",
-        BEIR_MODELS,
-        _load,
-        BEIR_METRICS,
+        ("ndcg@10", "recall@100"),
+        files=(
+            "beir/{task}",
+            "qrels/{split}.tsv",
+            "BEIR {task} {split} (needs data: the data set's corpus, queries and qrels)",
+        ),
+        bm25=({"k1": 0.9, "b": 0.4}, "k1 0.9, b 0.4 as Anserini's BEIR regressions, no search"),
         task=None,
         split="test",
     ),

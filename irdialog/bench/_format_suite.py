@@ -31,6 +31,7 @@ from sklearn.utils import Bunch
 from ..datasets import load_dialogs
 from ..datasets._base import find_data_file
 from ..metrics import get_ranking_metric
+from ..retrieval import BM25Ranker, TfidfRanker
 from ._paper import paper_table
 from ._runner import run_declared
 from ._suite import ModelSpec, Selection, markdown_table, number, spread
@@ -278,10 +279,32 @@ def pool_suite(name: str, help: str, models: dict, load, metrics, *, task, score
                        scored=scored, fit=fit_pairs, protocol=_pool_protocol)  # fmt: skip
 
 
-def retrieval_suite(name: str, help: str, models: dict, load, metrics, *, task, split: str,
-                    **fields):  # fmt: skip
-    """The fields of a retrieval suite's ``Suite``: the corpus indexed, the queries of
-    ``split`` ranked against it and judged (``load(task, split, data_home)``)."""
+def retrieval_suite(name: str, help: str, metrics, *, files, bm25, task, split: str, **fields):
+    """The fields of a retrieval suite's ``Suite``: the corpus indexed by TF-IDF or BM25
+    (``bm25``: its parameters and the note saying where they come from), the queries of
+    ``split`` ranked against it and judged. ``files``: ``(folder, qrels, what)``, the
+    folder of the data home holding a data set, its qrels file of a split, read with
+    ``load_dialogs(..., format=name)``, and what a missing file means, each formatted with
+    the ``task`` and ``split``.
+
+    Examples
+    --------
+    >>> from irdialog.bench._format_suite import retrieval_suite
+    >>> fields = retrieval_suite(
+    ...     "msmarco", "MS MARCO", ["mrr@10"], task="passage", split="dev.small",
+    ...     files=("msmarco-passage", "qrels.{split}.tsv", "MS MARCO {split} (needs data)"),
+    ...     bm25=({"k1": 0.82, "b": 0.68}, "Anserini's setting"),
+    ... )
+    >>> sorted(fields["models"]), fields["scored"]
+    (['bm25', 'tfidf'], ('dev.small',))
+    """
+    params, note = bm25
+    models = classical_models(corpus_model(TfidfRanker), corpus_model(BM25Ranker), params, note)
+
+    def load(task, split, data_home):
+        folder, qrels, what = (f.format(task=task, split=split) for f in files)
+        return load_retrieval(data_file(data_home, [folder], [qrels], what), name)
+
     return _long_suite(name, help, models, load, metrics, task,
                        score=score_retrieval(metrics), train_split=split, scored=(split,),
                        fit=fit_corpus, protocol=_retrieval_protocol, **fields)  # fmt: skip

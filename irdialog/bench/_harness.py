@@ -1,10 +1,10 @@
 """One way to run a suite: over seeds, with its data recorded, into one result record.
 
-A suite function (``bench_dialog_babi``, ``bench_babi_qa``, ``bench_movie_dialog``,
-``bench_ubuntu``) runs one seed and returns a *run*: ``rows`` (one per table cell, with the
-paper's value beside ours), ``chosen`` (the hyper-parameters per task, with the held-out
-scores that chose them kept apart), and optional ``summary``, ``protocol`` and
-``resources``. :func:`run_suite` runs it once per seed and merges the runs:
+A suite's ``run`` (``SUITES["babi-qa"].run``, ``bench_dialog_babi``,
+``bench_movie_dialog``, ``bench_ubuntu``) runs one seed and returns a *run*: ``rows`` (one
+per table cell, with the paper's value beside ours), ``chosen`` (the hyper-parameters per
+task, with the held-out scores that chose them kept apart), and optional ``summary``,
+``protocol`` and ``resources``. :func:`run_suite` runs it once per seed and merges the runs:
 
 - a metric of a row (any number that is not an id, a count or a paper value) becomes the
   mean over the seeds, with ``<metric>_std`` (sample standard deviation) and
@@ -198,8 +198,8 @@ def run_suite(
 
     Examples
     --------
-    >>> from irdialog.bench import bench_babi_qa, run_suite
-    >>> result = run_suite(bench_babi_qa, model="ngram", tasks=[1], progress=False,
+    >>> from irdialog.bench import SUITES, run_suite
+    >>> result = run_suite(SUITES["babi-qa"].run, model="ngram", tasks=[1], progress=False,
     ...                    command=["irdialog", "bench", "babi-qa", "--model", "ngram"])
     >>> result["rows"][0]["accuracy"], result["rows"][0]["paper"]
     (60.0, 36.0)
@@ -259,9 +259,9 @@ def dask_cluster(address: str):
 
     Examples
     --------
-    >>> from irdialog.bench import bench_babi_qa, dask_cluster, run_suite
+    >>> from irdialog.bench import SUITES, dask_cluster, run_suite
     >>> with dask_cluster("tcp://127.0.0.1:8786"):  # doctest: +SKIP
-    ...     result = run_suite(bench_babi_qa, model="ngram", seeds=range(4), n_jobs=-1)
+    ...     result = run_suite(SUITES["babi-qa"].run, model="ngram", seeds=range(4), n_jobs=-1)
     """
     try:
         from dask.distributed import Client

@@ -40,6 +40,9 @@ _VALID = (
 _SE_POOLS = {"embedding_dim": 64, "epochs": 10, "margin": 0.1}
 # The same with wider embeddings: 128 dimensions gave a valid P@1 of 15.7, 256 gave 16.0.
 _SE_WIDE = {**_SE_POOLS, "embedding_dim": 256}
+# The same started from the PPMI+SVD vectors of the training text: on the first 3,000
+# training questions (64 dimensions) a valid P@1 of 11.2 against 8.9 from normal draws.
+_SE_PPMI = {**_SE_WIDE, "init": "ppmi-svd"}
 
 
 def _candidates(build):
@@ -70,6 +73,12 @@ INSURANCEQA_MODELS: dict[str, ModelSpec] = {
         None,
         _candidates(SupervisedEmbeddingRanker),
         Selection.fixed(_SE_WIDE, _VALID),
+        extra={"fit": "negatives"},
+    ),
+    "se-pools-ppmi": ModelSpec(
+        None,
+        _candidates(SupervisedEmbeddingRanker),
+        Selection.fixed(_SE_PPMI, _VALID),
         extra={"fit": "negatives"},
     ),
     "ltr": ModelSpec(

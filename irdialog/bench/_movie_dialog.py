@@ -319,7 +319,7 @@ MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
             "from the paper's appendix B (200 dimensions at most), learning rate and margin "
             "chosen on the held-out dialogs."
         ),
-        extra={"joint_paper": "joint_supervised_embeddings"},
+        joint_paper="joint_supervised_embeddings",
     ),
     "lstm": ModelSpec(
         "lstm",
@@ -344,7 +344,7 @@ MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
             "ignored, at most 30 sentences), placed before the dialog's turns; 15 epochs of "
             "Adam, batches of 128; hops or learning rate chosen on the held-out dialogs."
         ),
-        extra={"joint_paper": "joint_memn2n"},
+        joint_paper="joint_memn2n",
     ),
 }
 
@@ -581,7 +581,8 @@ SUITE = Suite(
     refit="dev",
     paper=_paper,
     task_metric=lambda task: TASK_METRIC[task][0],
-    concat=_concat,
+    join=_concat,
+    joint_choice="normalised_mean",
     protocol=_protocol,
     title="Movie Dialog",
     summary=summary_table,

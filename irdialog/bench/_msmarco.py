@@ -22,39 +22,23 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ..retrieval import BM25Ranker, TfidfRanker
-from ._format_suite import (
-    classical_models,
-    corpus_model,
-    data_file,
-    load_retrieval,
-    retrieval_suite,
-)
+from ._format_suite import retrieval_suite
 from ._suite import Suite
-
-MSMARCO_METRICS = ("mrr@10",)
-
-MSMARCO_MODELS = classical_models(
-    corpus_model(TfidfRanker),
-    corpus_model(BM25Ranker),
-    {"k1": 0.82, "b": 0.68},
-    "k1 0.82, b 0.68, Anserini's setting tuned on MS MARCO passage, no search",
-)
-
-
-def _load(task, split, data_home):
-    what = f"MS MARCO passage {split} (needs data: collection.tsv, queries and qrels)"
-    path = data_file(data_home, ["msmarco-passage"], [f"qrels.{split}.tsv"], what)
-    return load_retrieval(path, "msmarco")
-
 
 SUITE = Suite(
     **retrieval_suite(
         "msmarco",
         "MS MARCO passage retrieval, the small dev set: MRR@10",
-        MSMARCO_MODELS,
-        _load,
-        MSMARCO_METRICS,
+        ("mrr@10",),
+        files=(
+            "msmarco-passage",
+            "qrels.{split}.tsv",
+            "MS MARCO passage {split} (needs data: collection.tsv, queries and qrels)",
+        ),
+        bm25=(
+            {"k1": 0.82, "b": 0.68},
+            "k1 0.82, b 0.68, Anserini's setting tuned on MS MARCO passage, no search",
+        ),
         task="passage",
         split="dev.small",
     )

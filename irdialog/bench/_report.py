@@ -212,10 +212,11 @@ def update_markdown(markdown, results_dir, check: bool = False) -> bool:
     Examples
     --------
     >>> import json, pathlib, tempfile
-    >>> from irdialog.bench import bench_babi_qa, run_suite
+    >>> from irdialog.bench import SUITES, run_suite
     >>> from irdialog.bench._report import update_markdown
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> result = run_suite(bench_babi_qa, model="ngram", tasks=[1], progress=False, command=[])
+    >>> qa = SUITES["babi-qa"].run
+    >>> result = run_suite(qa, model="ngram", tasks=[1], progress=False, command=[])
     >>> _ = (folder / "qa.json").write_text(json.dumps(result))
     >>> md = folder / "BENCH.md"
     >>> _ = md.write_text("# Results\\n<!-- results: qa -->\\n<!-- end results -->\\n")

@@ -1,7 +1,7 @@
 """The one run of a declared suite: per task, every point of a model's selection fitted on
 the training split, the best on the dev split kept (refitted where the suite says), the
-scored splits scored; a joint run's one model for every task; the model behind one task's
-row for ``irdialog train``.
+scored splits scored; a joint run's one model for every task, scored on each; the model
+behind one task's row for ``irdialog train``.
 
 A suite that declares how its data is read (``Suite.load``) and scored (``Suite.score``)
 runs here; :class:`~irdialog.bench._suite.Suite` gives it its ``run`` and ``train``.
@@ -18,14 +18,24 @@ from tqdm.auto import tqdm
 
 from ._harness import reseed, round_metric
 
+# The split a ``heldout`` run scores where the suite carves it from the training split
+# (``Suite.holdout``).
+HELDOUT_SPLIT = "valid"
+
+
+def _build(suite, spec, train, point):
+    """``spec``'s estimator at ``point`` (``build`` given ``Suite.build_inputs``)."""
+    inputs = (train,) if suite.build_inputs is None else suite.build_inputs(train)
+    return spec.build(*inputs, **point)
+
 
 def _fitted(suite, spec, point, train, seed):
     """``spec``'s model at ``point`` and ``seed``, fitted on the split ``train``."""
-    model = reseed(spec.build(train, **point), seed)
+    model = reseed(_build(suite, spec, train, point), seed)
     if suite.fit is not None:
         suite.fit(model, train, spec)
     else:
-        model.fit(train.X, train.y)
+        model.fit(train.X, train.y, **(spec.fit_params(train) if spec.fit_params else {}))
     return model
 
 
@@ -68,20 +78,38 @@ def check_model_and_tasks(suite, model: str, tasks) -> list:
 
 def _check_joint(suite, model: str, task) -> None:
     """An error naming what a joint run of ``model`` lacks."""
-    joint = sorted(m for m, s in suite.models.items() if s.selection.has_joint(suite.name))
-    if suite.concat is None:
-        raise ValueError(f"{suite.title} has no joint runs")
+    if suite.join is None:
+        raise ValueError(
+            f"{suite.title} has no joint runs: its models are fitted one task at a time"
+        )
     if task is not None:
         raise ValueError(
             f"a joint run covers tasks {suite.tasks[0]}-{suite.tasks[-1]}: give --joint or "
             "--task, not both"
         )
+    joint = sorted(m for m, s in suite.models.items() if s.selection.has_joint(suite.name))
     if model in suite.models and model not in joint:
         raise ValueError(f"model {model!r} has no joint run; joint models: {joint}")
 
 
+def _bound(suite, own: dict):
+    """``suite`` with the fields its ``bind`` gives for its own options ``own``."""
+    if suite.bind is None:
+        if own:
+            raise TypeError(f"{suite.name} takes no option {', '.join(own)}")
+        return suite
+    return replace(suite, **suite.bind(**own))
+
+
 def _task_data(suite, task, splits, data_home) -> dict:
     return {split: suite.load(task, split, data_home) for split in splits}
+
+
+def _carved_data(suite, task, data_home, fraction) -> dict:
+    """The training split of ``task`` cut by the suite's ``holdout``: its fit part, and its
+    last ``fraction`` as :data:`HELDOUT_SPLIT`; nothing else is loaded."""
+    train = suite.load(task, suite.train_split, data_home)
+    return dict(zip((suite.train_split, HELDOUT_SPLIT), suite.holdout(train, fraction)))
 
 
 def _scorer(suite, ties):
@@ -138,7 +166,7 @@ def fit_task(suite, spec, presets, task, data, seed, overrides, bar=None, ties=N
     if dev is None and (len(points) > 1 or sweep):
         raise ValueError(f"{suite.name}: {len(points)} points or a sweep, and no dev split")
     if sweep:  # a parameter the model lacks fails before the grid is fitted
-        unknown = sorted(set(sweep) - set(spec.build(train, **points[0]).get_params()))
+        unknown = sorted(set(sweep) - set(_build(suite, spec, train, points[0]).get_params()))
         if unknown:
             raise ValueError(f"the model has no parameter {', '.join(unknown)} to sweep")
     best, grid = None, []
@@ -169,7 +197,7 @@ def fit_task(suite, spec, presets, task, data, seed, overrides, bar=None, ties=N
 
 def fit_joint(suite, spec, presets, data, seed, overrides, bar=None, ties=None):
     """One model for every task of ``data`` (``{task: splits}``): each point of the joint
-    grid fitted on the tasks' training splits together (``Suite.concat``), the best by the
+    grid fitted on the tasks' training splits together (``Suite.join``), the best by the
     mean over the tasks of its dev score divided by the grid's best on that task, then
     fitted on the tasks' ``refit`` (else training) splits together; one point is fitted
     once, without the dev scores. ``(fitted model, chosen)``, a ``chosen`` entry per task."""
@@ -179,7 +207,7 @@ def fit_joint(suite, spec, presets, data, seed, overrides, bar=None, ties=None):
     grid = [dict(point) for point in points]
     mean = f"{suite.dev_split}_normalised_mean"
     if len(points) > 1:
-        train = suite.concat([splits[suite.train_split] for splits in data.values()])
+        train = suite.join([splits[suite.train_split] for splits in data.values()])
         for point, record in zip(points, grid):
             fitted = _fitted(suite, spec, point, train, seed)
             for t, splits in data.items():
@@ -193,7 +221,7 @@ def fit_joint(suite, spec, presets, data, seed, overrides, bar=None, ties=None):
             record[mean] = round(float(np.mean([record[k] / tops[k] for k in keys.values()])), 4)
     best = int(np.argmax([r.get(mean, 0.0) for r in grid]))  # the first of equals
     point = points[best]
-    final = suite.concat([splits[suite.refit or suite.train_split] for splits in data.values()])
+    final = suite.join([splits[suite.refit or suite.train_split] for splits in data.values()])
     fitted = _fitted(suite, spec, point, final, seed)
     chosen = []
     for t, splits in data.items():
@@ -208,9 +236,9 @@ def fit_joint(suite, spec, presets, data, seed, overrides, bar=None, ties=None):
     return fitted, chosen
 
 
-def _paper_cells(suite, task, split, heldout, column) -> dict:
-    """``{metric: the paper's figure}`` of a row in the paper's ``column`` (empty when held
-    out or beyond the paper)."""
+def _paper_cells(suite, spec, task, split, heldout, joint=False) -> dict:
+    """``{metric: the paper's figure}`` of a row (empty when held out or beyond the paper)."""
+    column = spec.joint_paper if joint else spec.paper
     if heldout or column is None or suite.paper is None:
         return {}
     return suite.paper(task, split, column)
@@ -218,8 +246,14 @@ def _paper_cells(suite, task, split, heldout, column) -> dict:
 
 def _rows(suite, task, split, scores: dict, paper: dict) -> list[dict]:
     """The rows of one scored split, in the suite's layout: one row with a column per
-    metric (``"wide"``) or one row per metric the scores give (``"long"``), then those of
-    the scores' ``parts``."""
+    metric (``"wide"``), one row per metric the scores give (``"long"``, then those of the
+    scores' ``parts``), or one row without its split, the paper's figure of the main metric
+    as ``paper`` (``"task"``)."""
+    if suite.layout == "task":
+        main = suite.metric
+        rest = {k: v for k, v in scores.items() if k not in ("n", main)}
+        return [{"task": task, "n": scores["n"], main: scores[main], "paper": paper.get(main),
+                 **rest}]  # fmt: skip
     if suite.layout == "long":
         parts = [({}, scores, paper), *((keys, part, {}) for keys, part in scores.get("parts", ()))]
         return [
@@ -244,14 +278,16 @@ def run_declared(
     ties: str | None = None, joint: bool = False, sweep: dict | None = None, **own,
 ) -> dict:  # fmt: skip
     """One seed's run of a declared suite (see :class:`~irdialog.bench._suite.Suite`):
-    ``{"suite", "model", "options", "chosen", "rows", "seconds"}``, and ``protocol`` and
-    ``resources`` when the suite describes them. Every data file is loaded before the
-    first fit, so a missing file fails at once.
+    ``{"suite", "model", "options", "chosen", "rows", "seconds"}``, and ``summary``,
+    ``protocol`` and ``resources`` when the suite describes them. Every data file is loaded
+    before the first fit, so a missing file fails at once.
 
     ``task`` is the one task of a ``one_task`` suite; ``joint`` fits one model for every
-    task (see ``Suite.concat``); ``sweep`` (``{parameter: [values]}``, diagnostics only)
-    records the dev score of the chosen point with each parameter set to each value, never
-    used for the choice; ``own`` are the suite's own options (``Suite.bind``).
+    task (see ``Suite.join`` and ``Suite.joint_choice``), scored on each; ``sweep``
+    (``{parameter: [values]}``, diagnostics only) records the dev score of the chosen point
+    with each parameter set to each value, never used for the choice; ``own`` are the
+    suite's own options (``Suite.bind``: they may replace its ``load`` or its ``scored``
+    splits), recorded after the tasks.
 
     Examples
     --------
@@ -261,16 +297,13 @@ def run_declared(
     >>> run["chosen"][0]["params"], [(r["split"], r["paper_per_response"]) for r in run["rows"]]
     ({'use_history': False}, [('tst', 5.6), ('tst-OOV', 5.8)])
     """
-    if own or suite.bind is not None:
-        if suite.bind is None:
-            raise TypeError(f"{suite.name} takes no option {', '.join(own)}")
-        suite = replace(suite, **suite.bind(**own))
+    suite = _bound(suite, own)
     if joint:
         _check_joint(suite, model, task)
         if sweep:
             raise ValueError("sweep is not available with a joint run")
     elif suite.one_task and task is None:
-        joint_run = " or a joint run (--joint)" if suite.concat else ""
+        joint_run = " or a joint run (--joint)" if suite.join else ""
         raise ValueError(f"give a task (--task){joint_run}")
     if task is not None:
         tasks = [task]
@@ -282,20 +315,33 @@ def run_declared(
         ties = "expected"
     presets = spec.selection.presets(suite.name)
     start = time.perf_counter()
-    scored = [suite.dev_split] if heldout else suite.scored_splits(data_home)
+    carved = heldout and suite.holdout is not None
+    if heldout:
+        scored = [HELDOUT_SPLIT if carved else suite.dev_split]
+    else:
+        scored = suite.scored_splits(data_home)
     cells = suite.cells
     data = {}
     for t in tasks:
+        if carved:
+            data[t] = _carved_data(suite, t, data_home, spec.selection.fraction)
+            continue
         kept = [s for s in scored if heldout or cells is None or (t, s) in cells]
         data[t] = _task_data(suite, t, dict.fromkeys(_fitting(suite) + kept), data_home)
-    n_points = sum(len(spec.selection.points(suite.name, t, presets)) for t in tasks)
+    by_mean = joint and suite.joint_choice == "normalised_mean"
+    fits = [None] if joint else tasks
+    n_points = sum(len(spec.selection.points(suite.name, t, presets)) for t in fits)
     bar = tqdm(total=n_points + 2 * len(tasks), desc=f"{suite.name} {model}",
                disable=not progress)  # fmt: skip
     rows, chosen, fitted = [], [], {}
-    if joint:
+    if by_mean:
         model_all, chosen = fit_joint(suite, spec, presets, data, seed, overrides, bar, ties)
         fitted = dict.fromkeys(tasks, model_all)
-    column = spec.extra.get("joint_paper") if joint else spec.paper
+    elif joint:
+        joined = {s: suite.join([data[t][s] for t in tasks]) for s in _fitting(suite)}
+        model_all, entry = fit_task(suite, spec, presets, None, joined, seed, overrides, bar, ties)
+        fitted = dict.fromkeys(tasks, model_all)
+        chosen = [{**entry, "task": t} for t in tasks]
     for t in tasks:
         if not joint:
             fitted[t], entry = fit_task(
@@ -305,7 +351,9 @@ def run_declared(
         for split in scored:
             if heldout or cells is None or (t, split) in cells:
                 scores = score_of(fitted[t], data[t][split])
-                paper = _paper_cells(suite, t, split, heldout, column)
+                if spec.extras is not None:
+                    scores.update(spec.extras(fitted[t], data[t][split]))
+                paper = _paper_cells(suite, spec, t, split, heldout, joint)
                 rows += _rows(suite, t, split, scores, paper)
         bar.update(2)
     bar.close()
@@ -314,10 +362,14 @@ def run_declared(
     options = {}
     if suite.tasks is not None and not (joint and suite.one_task):
         options["task" if suite.one_task else "tasks"] = task if suite.one_task else tasks
-    given = {"joint": joint, **own, "sweep": sweep, "ties": ties, "heldout": heldout}
-    options.update((k, v) for k, v in {**given, "overrides": overrides}.items() if v)
+    if suite.join is not None:
+        options["joint"] = joint
+    given = {**own, "sweep": sweep, "ties": ties, "heldout": heldout, "overrides": overrides}
+    options.update((k, v) for k, v in given.items() if v)
     run = {"suite": suite.name, "model": model, "options": options, "chosen": chosen,
            "rows": rows}  # fmt: skip
+    if suite.run_summary is not None:
+        run["summary"] = suite.run_summary(rows, spec, options)
     last = fitted[tasks[-1]]
     if suite.protocol is not None:
         context = {**({"ties": ties} if suite.ties else {}), **({"joint": True} if joint else {})}
@@ -329,10 +381,12 @@ def run_declared(
 
 
 def train_declared(
-    suite, model: str, task, data_home=None, seed: int = 0, overrides=None, ties=None
-):
+    suite, model: str, task, data_home=None, seed: int = 0, overrides=None, ties=None,
+    **options,
+):  # fmt: skip
     """The model behind one task's row of :func:`run_declared`, fitted the same way:
-    ``(fitted model, chosen)``."""
+    ``(fitted model, chosen)``; ``options``: the suite's own, as for the run."""
+    suite = _bound(suite, options)
     [task] = check_model_and_tasks(suite, model, [task])
     spec = suite.models[model]
     presets = spec.selection.presets(suite.name)

@@ -21,6 +21,9 @@ from ._harness import _is_metric
 from ._presets import load_presets
 from ._runner import run_declared, train_declared
 
+# How a joint run chooses among its points (``Suite.joint_choice``).
+JOINT_CHOICES = ("joined", "normalised_mean")
+
 
 @dataclass(frozen=True)
 class Selection:
@@ -123,12 +126,13 @@ class ModelSpec:
     ``paper`` names the model's figures in the suite's reference table
     (``irdialog/data/reference``): a column, or (Ubuntu) the rows of the papers; None for a
     model beyond the papers. ``build(*inputs, **params)`` gives the estimator at seed 0
-    from what the suite passes (a declared suite: the split it is fitted on, as ``load``
-    read it; bAbI QA: nothing). ``fit_params(data)``
+    from what the suite passes (the split it is fitted on, as ``load`` read it, or what
+    the suite's ``build_inputs`` makes of it: nothing for bAbI QA). ``fit_params(data)``
     gives extra ``fit`` arguments and ``extras(model, data)`` extra row metrics (bAbI QA's
-    supporting facts); ``note`` goes into the protocol; ``extra`` holds what only one
-    suite reads (bAbI QA: the paper's summary; Ubuntu: which training rows), and
-    ``extra["joint_paper"]`` the paper column of a joint run's rows.
+    supporting facts); ``joint_paper`` is the paper's column of the model fitted on all
+    tasks at once (a joint run), None where it has none; ``note`` goes into the protocol;
+    ``extra`` holds what only one suite reads (bAbI QA: the paper's summary; Ubuntu: which
+    training rows).
 
     Examples
     --------
@@ -145,6 +149,7 @@ class ModelSpec:
     extras: Callable[[object, object], dict] | None = None
     note: str = ""
     extra: dict = field(default_factory=dict)
+    joint_paper: object = None
 
 
 @dataclass(frozen=True)
@@ -313,7 +318,7 @@ class Suite:
     fits every point of a model's selection on ``train_split``, keeps the best on
     ``dev_split`` by ``metric`` (refitted on ``refit`` where declared), and scores the
     ``scored`` splits, for every suite that declares ``load`` and ``score``; a joint run
-    fits one model for every task (``concat``). A suite whose protocol is its own gives
+    fits one model for every task (``join``). A suite whose protocol is its own gives
     its ``run`` instead.
 
     Parameters
@@ -324,14 +329,15 @@ class Suite:
         The subcommand's one-line help.
     models : dict of str to ModelSpec
         ``build(train, **params)`` of a declared suite's model gets the training split as
-        ``load`` read it.
+        ``load`` read it (or what ``build_inputs`` makes of it).
     table : callable
         ``table([(file name, result), ...])``: the lines of the Markdown table of a
         results block of this suite.
     load : callable, default=None
         ``load(task, split, data_home)``: one split of one task (``task_name`` where the
         suite has no tasks), with ``X`` and ``y`` for a fit; read through the
-        :mod:`irdialog.datasets` loaders, so that the provenance records the files.
+        :mod:`irdialog.datasets` loaders, so that the provenance records the files. The
+        suite's own options reach it through ``bind``.
     score : callable, default=None
         ``score(model, data)``: ``{metric: value in %, ..., "n": examples}`` of a fitted
         model on a loaded split, the metrics of ``metrics`` in order (a metric the split
@@ -344,9 +350,11 @@ class Suite:
         ``"expected"`` unless told otherwise, and records the rule in its options.
     metrics : tuple of str, default=()
         The row metrics ``score`` gives.
-    layout : {"wide", "long"}, default="wide"
-        Rows with a column per metric (and ``paper_<metric>``), or a row per metric
-        (``{"task", "split", "metric", "n", "paper", "value"}``).
+    layout : {"wide", "long", "task"}, default="wide"
+        Rows with a column per metric (and ``paper_<metric>``), a row per metric
+        (``{"task", "split", "metric", "n", "paper", "value"}``), or a row per task of a
+        suite that scores one split (``{"task", "n", <metric>, "paper", <other
+        metrics>}``, ``paper`` the paper's figure of the main ``metric``; no split).
     train_split, dev_split : str, default="train", "dev"
         The split every point is fitted on and the split that chooses among them (None:
         no choice; the selection must have one point).
@@ -366,12 +374,31 @@ class Suite:
         ``task_metric(task)``: the metric that chooses among a task's points where the
         tasks differ in it (Movie Dialog: hits@1, hits@100, hits@10); None: ``metric``.
     fit : callable, default=None
-        ``fit(model, train, spec)``, where ``model.fit(train.X, train.y)`` does not do.
-    concat : callable, default=None
-        ``concat(splits)``: one training split from the same split of several tasks, for a
-        joint run (``joint=True``: one model fitted on every task, chosen by the mean over
-        the tasks of its dev score over the best of the grid on that task, scored on each;
-        the model's points are its selection's for task None). None: no joint runs.
+        ``fit(model, train, spec)``, where ``model.fit(train.X, train.y, **fit_params)``
+        (the model's ``ModelSpec.fit_params``) does not do.
+    build_inputs : callable, default=None
+        ``build_inputs(train)``: the positional arguments of every model's ``build``
+        (None: the training split alone; bAbI QA's models take none).
+    join : callable, default=None
+        ``join([split, ...])``: one split from the same split of several tasks, for a
+        joint run (``joint=True``: one model fitted on the training splits of all the
+        tasks, with the selection's point of task None, scored on each task, its rows'
+        paper figures those of the model's ``ModelSpec.joint_paper``; the run records
+        ``joint``); None: the suite has no joint runs.
+    joint_choice : {"joined", "normalised_mean"}, default="joined"
+        How a joint run chooses among its points: ``"joined"``, by the score on the joined
+        dev splits (bAbI QA has one point and no dev split); ``"normalised_mean"``, by
+        the mean over the tasks of each task's dev score (its ``task_metric``) divided by
+        the grid's best on that task, the chosen point then fitted on the joined ``refit``
+        (else training) splits (Movie Dialog).
+    holdout : callable, default=None
+        ``holdout(train, fraction)``: ``(fit part, held-out part)`` of a training split,
+        ``fraction`` the model's ``Selection`` fraction. A ``heldout`` run then fits on the
+        first and scores the second, and loads no other split; None: it scores
+        ``dev_split``.
+    run_summary : callable, default=None
+        ``run_summary(rows, spec, options)``: the run's ``summary`` over its rows
+        (``options``: the run's recorded options), merged over seeds as a row is.
     protocol : callable, default=None
         ``protocol(spec, fitted, data)``: the run's protocol sentence (``data``: the last
         task's splits by name; in a joint run, ``{task: splits}`` and ``joint=True``; with
@@ -381,8 +408,11 @@ class Suite:
         scoring used, noted on the splits by ``fit`` and ``score``); None: none recorded.
     bind : callable, default=None
         ``bind(**options)``: the fields a run with the suite's own options (those of
-        ``options(args)`` that the runner does not take, such as Ubuntu's ``split`` and
-        ``chunksize``) replaces in this declaration; the run records the options.
+        ``options(args)`` that the runner does not take) replaces in this declaration,
+        the one way those options act: a ``load`` that takes them (bAbI QA's ``lang``,
+        Ubuntu's ``chunksize``), the ``scored`` splits (Ubuntu's ``split``). A run and
+        ``irdialog train`` bind them alike; the run records them after its tasks. None:
+        the suite has no options of its own.
     task_name : object, default=None
         The rows' ``task`` of a suite without tasks.
     title : str, default=None
@@ -459,7 +489,11 @@ class Suite:
     refit: str | None = None
     task_metric: Callable | None = None
     fit: Callable | None = None
-    concat: Callable | None = None
+    build_inputs: Callable | None = None
+    join: Callable | None = None
+    joint_choice: str = "joined"
+    holdout: Callable | None = None
+    run_summary: Callable | None = None
     protocol: Callable | None = None
     resources: Callable | None = None
     bind: Callable | None = None
@@ -487,6 +521,11 @@ class Suite:
     def __post_init__(self):
         if self.title is None:
             object.__setattr__(self, "title", self.name)
+        if self.joint_choice not in JOINT_CHOICES:
+            raise ValueError(
+                f"suite {self.name!r}: joint_choice is one of {JOINT_CHOICES}, got "
+                f"{self.joint_choice!r}"
+            )
         if self.run is None and self.load is None:
             raise ValueError(f"suite {self.name!r} declares neither load and score nor run")
         if self.run is None:

@@ -11,7 +11,6 @@ bag-of-words embedding. The kernels are in :mod:`irdialog.embed._memn2n_kernels`
 from __future__ import annotations
 
 import numbers
-from contextlib import nullcontext
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -21,7 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
-from .._threads import FitThreads, n_threads, numba_threads, threads_for_work
+from .._threads import n_threads, numba_threads, threads_for_work
 from ..base import (
     RankerMixin,
     check_contexts,
@@ -113,7 +112,7 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
     ``_states(weights, data, rows)``, the final states the candidates are scored against.
     The fit reads the parameters both models take, and ``linear_start`` (a model without
     linear start sets it to 0). A model whose ``_epoch_steps`` can share out a mini-batch
-    among the fit's threads (its ``threads`` argument) sets ``_batch_parts``.
+    among the fit's threads (its ``batch_threads`` argument) sets ``_batch_parts``.
     """
 
     _batch_parts = False
@@ -225,18 +224,17 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
             correct += int(np.sum(scores.argmax(axis=1) == target))
         return loss / len(rows), correct / len(rows)
 
-    def _start_run(self, data, y, train_rows, val_rows, seed, continuing, threads=None):
+    def _start_run(self, data, y, train_rows, val_rows, seed, continuing, batch_threads=1):
         """One run (restart) from the seed ``seed``, or from the fitted weights when
         ``continuing``: the :class:`~irdialog.embed._training.Run` the training core
-        drives. ``threads``: the fit's :class:`~irdialog._threads.FitThreads` that share
-        out each mini-batch, or None."""
+        drives. ``batch_threads``: how many threads may share out each mini-batch."""
         rng = np.random.default_rng(seed)
         if continuing:
             weights = tuple(getattr(self, attr).copy() for attr in self._weight_attrs)
         else:
             weights = self._init_weights(rng)
         y64 = y.astype(np.int64)
-        epoch_steps = self._epoch_steps(weights, data, y64, rng, threads)
+        epoch_steps = self._epoch_steps(weights, data, y64, rng, batch_threads)
         accs = []
         n_steps = 0  # updates so far, for Adam's bias correction
 
@@ -294,21 +292,20 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         n_jobs = n_threads(self.n_jobs)
         # Several restarts share out the threads (each run as alone); a single run shares
         # out each of its mini-batches, where the model can.
-        shared = n_jobs > 1 and n_runs == 1 and self._batch_parts
-        with FitThreads(n_jobs) if shared else nullcontext() as threads:
-            kept = self._train_epochs(
-                lambda k: self._start_run(
-                    data, y_idx, train_rows, val_rows, seeds[k], continuing, threads
-                ),
-                n_epochs,
-                continuing=continuing,
-                desc=self._desc,
-                advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
-                n_runs=n_runs,
-                validate_from=self.linear_start,  # the epochs with the attention softmax
-                blas_threads=1,
-                n_jobs=n_jobs,
-            )
+        batch_threads = n_jobs if n_runs == 1 and self._batch_parts else 1
+        kept = self._train_epochs(
+            lambda k: self._start_run(
+                data, y_idx, train_rows, val_rows, seeds[k], continuing, batch_threads
+            ),
+            n_epochs,
+            continuing=continuing,
+            desc=self._desc,
+            advice=f"learning_rate (now {self.learning_rate}) or max_grad_norm",
+            n_runs=n_runs,
+            validate_from=self.linear_start,  # the epochs with the attention softmax
+            blas_threads=1,
+            n_jobs=n_jobs,
+        )
         for attr, value in zip(self._weight_attrs, kept):
             setattr(self, attr, value)
         return self
@@ -797,14 +794,13 @@ class MemN2NRanker(_MemoryRanker):
             G[:, :, :dim] = W.astype(np.float32)
         return E, H, G
 
-    def _epoch_steps(self, weights, data, y, rng, threads=None):
+    def _epoch_steps(self, weights, data, y, rng, batch_threads=1):
         """The training steps of a run on the weights (E, H, G), updated in place:
         ``epoch_steps(epoch)`` sets up an epoch (after its shuffle: its learning rate,
         linear start, random noise drawn from ``rng``) and returns ``batch_step(batch,
         n_steps) -> (loss, correct)``, the gradient and update of one mini-batch.
 
-        With ``threads`` (:class:`~irdialog._threads.FitThreads`, of which only the
-        count is used), a batch whose work pays for them
+        With ``batch_threads`` above 1, a batch whose work pays for them
         (:func:`~irdialog._threads.threads_for_work` of :meth:`_batch_work`) is cut into
         one interleaved part per thread, whose gradients
         :func:`~irdialog.embed._memn2n_parallel_kernels.batch_loss_grad_parts` computes in
@@ -830,7 +826,9 @@ class MemN2NRanker(_MemoryRanker):
             int(counts.max(initial=0)), len(self.candidates_), len(self.types_),
         )  # fmt: skip
         ws = K.Workspace(*sizes, np.float32, lazy, n_gates)
-        n_parts = 1 if threads is None else threads_for_work(threads.n, self._batch_work(data))
+        n_parts = 1
+        if batch_threads > 1:  # one part per thread that the batch's work pays for
+            n_parts = threads_for_work(batch_threads, self._batch_work(data))
         if n_parts > 1:  # the batch's gradient on threads, in one numba parallel region
             parts = make_parts(n_parts, *sizes, np.float32, n_gates)
             every_row = np.arange(len(self.vocabulary_))

@@ -17,9 +17,11 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval
+from .._threads import MIN_WORK_PER_THREAD, numba_threads, threads_for_work
 from ..base import check_contexts
 from . import _qrn_kernels as Q
 from ._memn2n import _MEMORY_CONSTRAINTS, _MemoryRanker
+from ._qrn_parallel_kernels import batch_loss_grad_parts, make_parts
 
 START_TOKEN = "<start>"
 
@@ -138,10 +140,19 @@ class QRNRanker(_MemoryRanker):
         stopping, else the lowest training error (the paper keeps the best of 10 restarts
         on its development data).
     n_jobs : int or None, default=None
-        Threads for the restarts: up to ``n_jobs`` of the ``n_init`` runs train side by
-        side (None: one; -1: every core). Each run is the same computation as alone, so the
-        fitted model is bit-for-bit the same for every ``n_jobs``. With ``n_init=1`` the
-        fit runs on one thread.
+        Threads of the fit (None: one; -1: every core). With ``n_init`` > 1, up to
+        ``n_jobs`` restarts train side by side, each the same computation as alone: the
+        fitted model is bit-for-bit that of ``n_jobs=1``. With ``n_init=1``, each
+        mini-batch is cut into interleaved parts whose gradients are computed on their own
+        threads, in one numba parallel region, and summed in a fixed order before the
+        update: the model need not repeat that of ``n_jobs=1`` bit for bit (it differs in
+        the last bits of the float32 sums, within the spread of the seeds), and a seed
+        gives bit-for-bit the same model for a given number of parts. A batch takes only
+        the threads its work pays for: one per 2**20 multiply-adds, estimated as
+        ``batch_size`` x ``embedding_dim`` x (3 x the candidates + 6 x ``layers`` x
+        ``embedding_dim`` x the memories of an example + 4 x its words), at most
+        ``n_jobs`` and numba's thread count (``NUMBA_NUM_THREADS``); a batch with less
+        than twice that work runs on one thread, exactly as with ``n_jobs=1``.
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation and shuffling.
     verbose : bool, default=False
@@ -297,6 +308,7 @@ unit_layout`).
     _w_mat = 1
     _weight_attrs = ("embeddings_", "unit_weights_")
     _desc = "QRN"
+    _batch_parts = True  # a single run shares out its mini-batches among the fit's threads
 
     def _encode(self, X, analyzer=None):
         enc = super()._encode(X, analyzer)
@@ -341,19 +353,31 @@ unit_layout`).
         theta[:, bz] = self.update_bias
         return E, theta
 
-    def _epoch_steps(self, weights, data, y, rng, threads=None):
+    def _epoch_steps(self, weights, data, y, rng, batch_threads=1):
         """The training steps of a run on the weights (E, theta), updated in place:
         ``epoch_steps(epoch)`` gives ``batch_step(batch, n_steps) -> (loss, correct)``, the
         gradient and Adam update (with weight decay) of one mini-batch at the epoch's
-        learning rate. ``threads`` is None: QRN does not share out its mini-batches."""
+        learning rate.
+
+        With ``batch_threads`` above 1, a batch whose work pays for them
+        (:func:`~irdialog._threads.threads_for_work` of :meth:`_batch_work`) is cut into
+        one interleaved part per thread, whose gradients
+        :func:`~irdialog.embed._qrn_parallel_kernels.batch_loss_grad_parts` computes in one
+        numba parallel region and sums in part order before the one update."""
         E, theta = weights
         moments = Q.new_moments(E, theta)
         cfg = self._cfg()
         max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
-        ws = Q.Workspace(
-            E, theta, self.layers, self.batch_size, int(np.diff(data.mptr).max(initial=0)),
+        sizes = (
+            self.layers, self.batch_size, int(np.diff(data.mptr).max(initial=0)),
             len(self.candidates_), len(self.types_),
         )  # fmt: skip
+        ws = Q.Workspace(E, theta, *sizes)
+        n_parts = 1
+        if batch_threads > 1:  # one part per thread that the batch's work pays for
+            n_parts = threads_for_work(batch_threads, self._batch_work(data))
+        if n_parts > 1:  # the batch's gradient on threads, in one numba parallel region
+            parts = make_parts(n_parts, E, theta, *sizes)
         cands = self._cand_arrays()
         arrays = data.kernel_args()
 
@@ -361,9 +385,20 @@ unit_layout`).
             opt = Q.adam_settings(self._schedule(epoch)[0])
 
             def batch_step(batch, n_steps):
-                b_loss, b_correct = Q.batch_loss_grad(E, theta, cfg, arrays, cands, y, batch, ws)
+                k = min(n_parts, len(batch))
+                if k == 1:
+                    b_loss, b_correct = Q.batch_loss_grad(
+                        E, theta, cfg, arrays, cands, y, batch, ws
+                    )
+                    dE, dtheta = ws.dE, ws.dtheta
+                else:
+                    with numba_threads(k):
+                        b_loss, b_correct = batch_loss_grad_parts(
+                            E, theta, cfg, arrays, cands, y, batch, parts, k, MIN_WORK_PER_THREAD
+                        )
+                    dE, dtheta = parts.dE[0], parts.dtheta[0]
                 Q.apply_update(
-                    E, theta, ws.dE, ws.dtheta, moments, opt, n_steps, max_norm,
+                    E, theta, dE, dtheta, moments, opt, n_steps, max_norm,
                     self.weight_decay * len(batch),
                 )  # fmt: skip
                 return b_loss, b_correct
@@ -371,6 +406,20 @@ unit_layout`).
             return batch_step
 
         return epoch_steps
+
+    def _batch_work(self, data) -> float:
+        """The multiply-adds of a mini-batch, as :meth:`_epoch_steps` estimates them to
+        choose its threads: per example, ``embedding_dim`` times three products with each
+        candidate (scores, and the gradients of the state and of the candidates), six
+        with the unit's ``embedding_dim`` rows at each memory and layer (the candidate
+        reduced query, its weights' gradient and its inputs' gradient), and four with each
+        word (embedding and its gradient, both ways), at their mean counts."""
+        n = max(len(data.qsent), 1)
+        memories = len(data.msent) / n
+        words = (data.sptr[-1] / max(len(data.sptr) - 1, 1)) * (memories + 1)
+        dim = self.embedding_dim
+        per_example = 3 * len(self.candidates_) + 6 * self.layers * dim * memories + 4 * words
+        return self.batch_size * dim * per_example
 
     # ------------------------------------------------------------------ scoring
 

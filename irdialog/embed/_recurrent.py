@@ -17,8 +17,10 @@ embedding rows a batch uses) and the training core of :mod:`irdialog.embed._trai
 (validation split, early stopping, ``warm_start``, ``partial_fit``; a ``KeyboardInterrupt``
 during ``fit`` ends the training with a warning and keeps the best validated epoch, or the
 last weights). With ``n_jobs``, the parts of each mini-batch train on threads of this
-process (:class:`~irdialog._threads.FitThreads`), their gradients summed in a fixed order
-before each step.
+process (the dual encoder's inside one numba parallel region,
+:mod:`irdialog.embed._recurrent_parallel_kernels`; the reader's on
+:class:`~irdialog._threads.FitThreads`), their gradients summed in a fixed order before
+each step.
 """
 
 from __future__ import annotations
@@ -26,15 +28,22 @@ from __future__ import annotations
 import numbers
 from contextlib import nullcontext
 
+import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._threads import FitThreads, n_threads
+from .._threads import FitThreads, n_threads, numba_threads
 from ..base import RankerMixin, check_contexts, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
+from ._recurrent_parallel_kernels import (
+    dual_batch_parts,
+    grads_record,
+    make_dual_parts,
+    weights_record,
+)
 from ._training import (
     N_JOBS_CONSTRAINT,
     TRAINING_CONSTRAINTS,
@@ -258,13 +267,16 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
 
     def _train(self, params, step_batches, validate, desc, fit, restarts=None):
         """Adam over the epochs of a fit (``epochs``, or one when ``incremental``) of the
-        batches ``step_batches(epoch)`` gives, each a pair ``(n, batch)``: its number of
-        examples and a callable ``batch(params, grads, part=slice(None)) -> (loss,
-        correct)`` that adds the gradient of the examples ``part`` of the batch to
-        ``grads``; ``validate(params, threads)`` scores the parameters (``threads``: the
-        fit's :class:`~irdialog._threads.FitThreads`, None for one thread). The training
-        core does the rest (divergence, validation, early stopping, interrupt, curves,
-        restarts). Sets the fitted parameters to the kept ones (:meth:`_keep_params`).
+        batches ``step_batches(epoch)`` gives, each a triple ``(n, batch, on_threads)``:
+        its number of examples, a callable ``batch(params, grads, part=slice(None)) ->
+        (loss, correct)`` that adds the gradient of the examples ``part`` of the batch to
+        ``grads``, and None or a callable ``on_threads(params, grads, k) -> (loss,
+        correct)`` that adds the whole batch's gradient to ``grads`` from ``k`` parts
+        computed in one numba parallel region; ``validate(params, threads)`` scores the
+        parameters (``threads``: the fit's :class:`~irdialog._threads.FitThreads`, None
+        for one thread). The training core does the rest (divergence, validation, early
+        stopping, interrupt, curves, restarts). Sets the fitted parameters to the kept ones
+        (:meth:`_keep_params`).
 
         ``restarts``: ``(n_runs, init, train_key)`` to train ``n_runs`` runs, the first
         from ``params``, each later one from ``init()`` (fresh Adam moments), and keep the
@@ -274,8 +286,10 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         With ``n_jobs`` threads, each batch is cut into that many interleaved parts (its
         examples are sorted by length, so the parts have about the same tokens), each part's
         gradient is computed against the same parameters on its own thread into its own
-        buffers, and the buffers are summed in thread order before one Adam step: the same
-        step as one thread's up to the order of the sums, and a deterministic one."""
+        buffers (by ``on_threads`` where the batch has it, else on the fit's
+        :class:`~irdialog._threads.FitThreads`), and the buffers are summed in part order
+        before one Adam step: the same step as one thread's up to the order of the sums,
+        and a deterministic one."""
         n_runs, init, train_key = restarts or (1, None, None)
         n_jobs = n_threads(self.n_jobs)
         threads = FitThreads(n_jobs) if n_jobs > 1 else None
@@ -306,10 +320,12 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         n_steps = 0
         accs = []
 
-        def run_batch(n, batch):
+        def run_batch(n, batch, on_threads):
             if threads is None or n < 2:
                 return batch(params, grads[0])
             k = min(n_jobs, n)
+            if on_threads is not None:
+                return on_threads(params, grads[0], k)
             calls = [(params, grads[t], slice(t, None, k)) for t in range(k)]
             results = threads.run(batch, calls)
             K.reduce_grads(grads[:k])
@@ -318,8 +334,8 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         def step(epoch):
             nonlocal n_steps
             loss, correct, seen = 0.0, 0, 0
-            for n, batch in step_batches(epoch):
-                b_loss, b_correct = run_batch(n, batch)
+            for n, batch, on_threads in step_batches(epoch):
+                b_loss, b_correct = run_batch(n, batch, on_threads)
                 loss += b_loss
                 correct += b_correct
                 seen += n
@@ -653,7 +669,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
                     return K.reader_batch(params, grads, lstm, e_ptr, e_tok, rows, max_len,
                                           cands, gold[rows], reads)  # fmt: skip
 
-                yield len(rows), run
+                yield len(rows), run, None
 
         def evaluate(params, threads, rows):
             """(accuracy, minus the mean loss) on ``rows``, every token read."""
@@ -759,10 +775,12 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
     warm_start : bool, default=False
         As in :class:`RecurrentReader`.
     n_jobs : int or None, default=None
-        Threads that train together, as in :class:`RecurrentReader`: each mini-batch's
-        pairs are cut into ``n_jobs`` parts whose gradients are computed on their own
-        threads and summed in a fixed order; the model depends on ``n_jobs`` in the last
-        bits and repeats for a given one.
+        Threads that train together (None: one; -1: every core): each mini-batch's pairs
+        are cut into ``n_jobs`` interleaved parts whose gradients are computed on their
+        own threads, in one numba parallel region, and summed in a fixed order before the
+        Adam step. The model need not repeat that of ``n_jobs=1`` bit for bit (it differs
+        in the last bits of the float32 sums, within the spread of the seeds); it repeats
+        bit for bit for a given ``n_jobs``.
     random_state : int, RandomState instance or None, default=None
     verbose : bool, default=False
 
@@ -973,6 +991,9 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         params = self._start_params(fit.continuing, init)
         lengths = np.diff(ptr)
         lstm, max_len = self._lstm, self._max_len()
+        n_jobs = n_threads(self.n_jobs)
+        # the parts' gradient buffers of a batch on threads (one numba parallel region)
+        parts = make_dual_parts(params, n_jobs) if n_jobs > 1 else None
 
         def negatives(rows, rng):
             # a response other than the true one (when there is another)
@@ -1005,7 +1026,15 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
                         params, grads, lstm, ptr, tok, ctx[b], resp[b], flags[b], max_len
                     )
 
-                yield len(b), run
+                def on_threads(params, grads, k, b=b):
+                    with numba_threads(min(k, numba.config.NUMBA_NUM_THREADS)):
+                        loss, correct, grads.n_touched = dual_batch_parts(
+                            weights_record(params), lstm, ptr, tok, (ctx[b], resp[b], flags[b]),
+                            max_len, parts, grads_record(grads), k,
+                        )  # fmt: skip
+                    return loss, correct
+
+                yield len(b), run, on_threads if parts is not None else None
 
         def validate(params, threads):
             ctx, resp, flags = val_pairs

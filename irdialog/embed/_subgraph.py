@@ -33,6 +33,7 @@ from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary
 from . import _kernels
 from ._training import (
     TRAINING_CONSTRAINTS,
+    VALIDATION_BLOCK,
     GoldFitMixin,
     TrainingMixin,
     aligned_copy,
@@ -40,8 +41,6 @@ from ._training import (
     train_tables,
 )
 
-# Contexts scored at once when validating during fit.
-_VALIDATION_BLOCK = 1024
 # The kernel keeps one bit per path type in an int64 mask (as it does for entity types).
 _MAX_PATH_TYPES = 62
 
@@ -468,11 +467,11 @@ class SubgraphEmbeddingRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEsti
         def validate():
             x_val, e_ptr, e_nodes, gold_val = val
             hits = 0
-            for start in range(0, len(gold_val), _VALIDATION_BLOCK):
-                sl = slice(start, start + _VALIDATION_BLOCK)
-                lo, hi = e_ptr[sl.start], e_ptr[min(sl.start + _VALIDATION_BLOCK, len(gold_val))]
+            for start in range(0, len(gold_val), VALIDATION_BLOCK):
+                sl = slice(start, start + VALIDATION_BLOCK)
+                lo, hi = e_ptr[sl.start], e_ptr[min(sl.start + VALIDATION_BLOCK, len(gold_val))]
                 scores = self._scores(
-                    x_val[sl], e_ptr[sl.start : sl.start + _VALIDATION_BLOCK + 1] - lo,
+                    x_val[sl], e_ptr[sl.start : sl.start + VALIDATION_BLOCK + 1] - lo,
                     e_nodes[lo:hi], params.U, params.V,
                 )  # fmt: skip
                 hits += int(np.sum(np.argmax(scores, axis=1) == gold_val[sl]))

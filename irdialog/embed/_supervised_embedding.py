@@ -42,9 +42,11 @@ from ..text import (
     encode_contexts,
 )
 from . import _hogwild_kernels, _kernels
+from ._cooccurrence import ppmi_svd_vectors
 from ._training import (
     N_JOBS_CONSTRAINT,
     TRAINING_CONSTRAINTS,
+    VALIDATION_BLOCK,
     ChunkFitMixin,
     GoldFitMixin,
     TrainingMixin,
@@ -53,8 +55,6 @@ from ._training import (
     train_tables,
 )
 
-# Contexts scored at once when validating during fit (block x n_candidates float32 scores).
-_VALIDATION_BLOCK = 1024
 # Negatives mined per example by negatives="bm25": the candidates of highest BM25 score.
 MINED_NEGATIVES = 100
 # Okapi BM25's usual constants (Lucene's, bm25s's) for that mining.
@@ -226,6 +226,16 @@ class SupervisedEmbeddingRanker(
         of violating negatives, at the cost of a square root per updated row.
     init_std : float, default=0.1
         Standard deviation of the normal initialisation of the embeddings.
+    init : {"normal", "ppmi-svd"}, default="normal"
+        Where the embeddings start. ``"normal"``: normal draws of standard deviation
+        ``init_std``. ``"ppmi-svd"``: the count-based word vectors of the training text
+        (:func:`~irdialog.embed._cooccurrence.ppmi_svd_vectors`: the positive PMI of the
+        words within 5 positions of each other in the training inputs and in the responses
+        the fit knows, candidates and negative pools included, reduced by a truncated SVD to
+        ``embedding_dim`` columns and scaled to a root mean square of ``init_std``), the
+        same in U and V, so that the model starts by matching words that occur together;
+        the words without a vector (and the columns past the vocabulary's size) start from
+        normal draws. ``fit`` only (not ``fit_chunks``).
     early_stopping : bool, default=False
         Score hits@1 on validation data after each epoch, stop when it has not improved
         for ``n_iter_no_change`` epochs, and keep the parameters of the best epoch. The
@@ -356,6 +366,7 @@ class SupervisedEmbeddingRanker(
         "kb": [dict, None],
         "optimizer": [StrOptions({"sgd", "adagrad"})],
         "init_std": [Interval(Real, 0, None, closed="neither")],
+        "init": [StrOptions({"normal", "ppmi-svd"})],
         **TRAINING_CONSTRAINTS,
         "n_jobs": N_JOBS_CONSTRAINT,
     }
@@ -383,6 +394,7 @@ class SupervisedEmbeddingRanker(
         kb=None,
         optimizer="sgd",
         init_std=0.1,
+        init="normal",
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -407,6 +419,7 @@ class SupervisedEmbeddingRanker(
         self.kb = kb
         self.optimizer = optimizer
         self.init_std = init_std
+        self.init = init
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -577,6 +590,7 @@ class SupervisedEmbeddingRanker(
         # The vocabulary: the words of the training inputs (each distinct utterance once)
         # and of the gold responses, then the type words.
         response_tokens = [self._response_tokens(r, analyzer) for r in table]
+        init_vectors = None
         if learn:
             texts = dict.fromkeys(text for ctx in X for text in self._texts(ctx))
             self.vocabulary_ = Vocabulary(extra_tokens=[type_token(t) for t in self.types_])
@@ -584,12 +598,30 @@ class SupervisedEmbeddingRanker(
                 [analyzer.words(text) for text in texts]
                 + [response_tokens[g] for g in np.unique(gold)]
             )
+            if self.init == "ppmi-svd":
+                distinct = dict.fromkeys([*texts, *table])  # each text once
+                init_vectors = self._ppmi_svd_vectors(distinct, analyzer, rng)
         r_bags, m_bags = self._response_arrays(table, response_tokens, analyzer)
         enc = self._encode(X, analyzer, entities=True)
         entities = (enc.eptr, enc.eword.astype(np.int64), enc.etype.astype(np.int64))
         return self._problem(
-            self._bags(X, enc, analyzer), r_bags, m_bags, gold, rng, entities, pools
-        )
+            self._bags(X, enc, analyzer), r_bags, m_bags, gold, rng, entities, pools,
+            init_vectors,
+        )  # fmt: skip
+
+    def _ppmi_svd_vectors(self, texts, analyzer, rng) -> np.ndarray:
+        """The ``init="ppmi-svd"`` vectors of the words of ``vocabulary_``, from the word
+        sequences of the distinct ``texts`` (words outside the vocabulary keep their
+        place in the window)."""
+        index = self.vocabulary_.index_
+        sequences = [
+            np.array([index.get(w, -1) for w in analyzer.sequence(t)], np.int64) for t in texts
+        ]
+        seed = int(rng.randint(0, 2**31 - 1))
+        return ppmi_svd_vectors(
+            sequences, len(self.vocabulary_), self.embedding_dim, scale=self.init_std,
+            random_state=seed,
+        )  # fmt: skip
 
     def _warn_without_negatives(self, gold, stacklevel):
         """Warn when examples have no negative to draw: the candidates other than their
@@ -623,11 +655,14 @@ class SupervisedEmbeddingRanker(
             m_bags = sp.csr_matrix((len(table), 0), dtype=np.float32)
         return r_bags, m_bags
 
-    def _problem(self, x_bags, r_bags, m_bags, gold, rng, entities=None, pools=None):
+    def _problem(
+        self, x_bags, r_bags, m_bags, gold, rng, entities=None, pools=None, init_vectors=None
+    ):
         """The kernel's arrays from the input bags, the response table's bags (from
         :meth:`_response_arrays`), the gold indices into the table, the entities
-        (indptr, word, type) of the inputs (None without match types) and the negative
-        pools (None: drawn from the candidates, or mined with ``negatives="bm25"``)."""
+        (indptr, word, type) of the inputs (None without match types), the negative
+        pools (None: drawn from the candidates, or mined with ``negatives="bm25"``) and
+        the starting vectors of ``init="ppmi-svd"`` (their zero rows: none)."""
         if entities is None:  # no contexts, no match types: no entities
             e_indptr = np.zeros(x_bags.shape[0] + 1, np.int64)
             e_words = e_types = np.zeros(0, np.int64)
@@ -636,15 +671,20 @@ class SupervisedEmbeddingRanker(
         m_indptr, m_indices, _ = csr_arrays(m_bags)
 
         n_words, dim = len(self.vocabulary_), self.embedding_dim
-        U = rng.normal(0.0, self.init_std, size=(n_words, dim)).astype(np.float32)
-        U[0] = 0.0  # the nil word
-        U = aligned_copy(U)
-        if self.shared_embeddings:
-            V = U
-        else:
-            V = rng.normal(0.0, self.init_std, size=(n_words, dim)).astype(np.float32)
-            V[0] = 0.0
-            V = aligned_copy(V)
+        start = None
+        if init_vectors is not None:
+            rows = np.flatnonzero(np.any(init_vectors != 0, axis=1))
+            start = (rows, init_vectors[rows].astype(np.float32))
+
+        def table():
+            W = rng.normal(0.0, self.init_std, size=(n_words, dim)).astype(np.float32)
+            if start is not None:
+                W[start[0], : start[1].shape[1]] = start[1]
+            W[0] = 0.0  # the nil word
+            return aligned_copy(W)
+
+        U = table()
+        V = U if self.shared_embeddings else table()
         GU = np.zeros(n_words, dtype=np.float32)
         GV = GU if self.shared_embeddings else np.zeros(n_words, dtype=np.float32)
         if pools is None and self.negatives == "bm25":
@@ -786,6 +826,8 @@ class SupervisedEmbeddingRanker(
         Match-type features and a callable ``negatives`` need the contexts: fit only."""
         if self.match_type is not None:
             raise ValueError("fit_chunks does not support match_type; use fit.")
+        if self.init != "normal":
+            raise ValueError(f"fit_chunks does not support init={self.init!r}; use fit.")
         if callable(self.negatives):
             raise ValueError(
                 "fit_chunks draws negatives from the candidates or mines them with "
@@ -873,8 +915,8 @@ class SupervisedEmbeddingRanker(
         gold = LabelIndex(self.candidates_).encode(y_val, name="y_val")  # -1: not a candidate
         x_bags = self._input_bags(X_val, analyzer)
         blocks = []
-        for start in range(0, len(X_val), _VALIDATION_BLOCK):
-            sl = slice(start, start + _VALIDATION_BLOCK)
+        for start in range(0, len(X_val), VALIDATION_BLOCK):
+            sl = slice(start, start + VALIDATION_BLOCK)
             blocks.append((x_bags[sl], self._matches(X_val[sl]), gold[sl]))
         return blocks
 

@@ -529,6 +529,9 @@ class ChunkFitMixin:
 # Byte alignment of the training embedding tables: a 32-float row then spans exactly two
 # cache lines instead of three, which the gather-bound SGD kernel feels.
 _ALIGN = 64
+# Contexts a tables' model scores at once when validating during fit (block x
+# n_candidates float32 scores).
+VALIDATION_BLOCK = 1024
 
 
 def aligned_copy(a: np.ndarray) -> np.ndarray:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from collections import Counter
 from itertools import chain
 from numbers import Real
@@ -29,11 +28,6 @@ from ._streaming import StreamingFitMixin
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 # Postings scored at a time when indexing: bounds the float64 temporaries (~15 MB).
 _SCORE_BLOCK = 1 << 18
-# The candidates' float64 term scores and their rows by text, by index: what
-# rank_candidates gathers instead of encoding the candidates among its texts again. Kept
-# beside the model, not in it (they are not saved with it, and an index of millions of
-# documents that never ranks lists never holds them), for as long as its index lives.
-_CANDIDATE_ROWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _idf(method: str, df: np.ndarray, n_docs: int) -> np.ndarray:
@@ -90,8 +84,11 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
 
     ``rank_candidates`` scores a pool's texts that are among the candidates from the
     candidates' term scores, computed by its first call whose distinct texts are as many as
-    the candidates and kept beside the index (not saved with the model); the other texts
-    are encoded for the call.
+    the candidates and kept on the model until it is fitted again; the other texts are
+    encoded for the call. They are derived state, neither pickled nor saved by
+    :func:`irdialog.persist.save`: for a collection of millions of documents they would
+    weigh more than the index, and a loaded model computes them again when it first
+    needs them.
 
     BM25L and BM25+ give a query word that a candidate lacks the score of ``tf = 0``; that
     part is the same for every candidate, so the index holds each word's score minus it and
@@ -176,6 +173,10 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
     'a cat and a dog'
     """
 
+    # Derived from the fitted state when first needed, never stored (``__getstate__``
+    # drops them from a pickle, irdialog.persist.save skips them).
+    _transient_attributes = ("_candidate_term_rows",)
+
     _parameter_constraints = {
         "candidates": ["array-like", None],
         "use_history": ["boolean"],
@@ -216,6 +217,12 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
         self.drop_punctuation = drop_punctuation
         self.stop_words = stop_words
         self.type_weight = type_weight
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: the model keeps its rows
+        for name in self._transient_attributes:
+            state.pop(name, None)
+        return state
 
     # -- text ------------------------------------------------------------------------------
 
@@ -321,6 +328,7 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
         return self
 
     def _index(self, counts, lengths) -> None:
+        self.__dict__.pop("_candidate_term_rows", None)  # rows of the previous fit: freed
         self.index_ = InvertedIndex.from_matrix(self._term_scores(counts, lengths, np.float32))
         self._absent = self._absent_score()
         if self.types_:
@@ -416,12 +424,12 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
         """The row of each candidate text and the candidates' float64 term scores (what
         ``_score_pairs`` computes for them), for ``rank_candidates``: built by the first
         call whose distinct texts are at least as many as the candidates (encoding these
-        costs it no more than encoding its texts), then kept as long as ``index_``;
-        ``({}, None)`` before."""
-        # The index and the statistics its rows were scored with: an index changed in place
-        # keeps no stale rows.
-        statistics = (self.candidates_, self.idf_, self.average_length_)
-        kept = _CANDIDATE_ROWS.get(self.index_)
+        costs it no more than encoding its texts), then kept in ``_candidate_term_rows`` until
+        the next fit; ``({}, None)`` before."""
+        # The index and the statistics the rows were scored with: statistics set again
+        # (a sharded index's ranker) leave no stale rows.
+        statistics = (self.index_, self.candidates_, self.idf_, self.average_length_)
+        kept = getattr(self, "_candidate_term_rows", None)
         if kept is not None and all(a is b for a, b in zip(kept[0], statistics)):
             return kept[1], kept[2]
         n = len(self.candidates_)
@@ -429,7 +437,7 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
             return {}, None
         lookup = dict(zip(self.candidates_.tolist(), range(n)))
         fitted = self._term_scores(*self._documents(self.candidates_, self.vocabulary_))
-        _CANDIDATE_ROWS[self.index_] = (statistics, lookup, fitted)
+        self._candidate_term_rows = (statistics, lookup, fitted)
         return lookup, fitted
 
     # -- streaming fit -----------------------------------------------------------------------

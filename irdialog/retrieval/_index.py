@@ -95,6 +95,7 @@ def count_tokens(
 
 
 _NO_FILTER = Allowed(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+_NONE_DELETED = np.zeros(0, dtype=np.bool_)
 
 
 def _document_ids(a, n_docs: int, where: str) -> np.ndarray:
@@ -390,11 +391,27 @@ class InvertedIndex:
         allowed = check_allowed(allowed, Q.shape[0], self.n_docs)
         return self._top_k(Q, k, n_jobs, algorithm, return_stats, allowed)
 
-    def _top_k(self, Q, k, n_jobs=None, algorithm="auto", return_stats=False, allowed=None):
+    def _top_k(
+        self, Q, k, n_jobs=None, algorithm="auto", return_stats=False, allowed=None,
+        deleted=None,
+    ):  # fmt: skip
         # top_k on queries already checked by _queries, and a filter by check_allowed (its
         # largest filter sets the width, so that chunks of one filter's queries stack).
+        # ``deleted``: a boolean mask of documents never returned (a shard's tombstones),
+        # which the kernels skip; the width is then at most the documents left, and under
+        # a filter that of the filter given, a row padded with -1 for its deleted ones.
         n = Q.shape[0]
-        k = min(int(k), self.n_docs)
+        if deleted is None:
+            deleted = _NONE_DELETED
+            k = min(int(k), self.n_docs)
+        else:
+            deleted = np.ascontiguousarray(deleted, dtype=np.bool_)
+            if deleted.shape != (self.n_docs,):
+                raise ValueError(
+                    f"deleted must be a boolean mask of the {self.n_docs} documents, got "
+                    f"shape {deleted.shape}."
+                )
+            k = min(int(k), self.n_docs - int(np.count_nonzero(deleted)))
         if allowed is not None:
             k = min(k, int(np.diff(allowed.indptr).max(initial=0)))
         else:
@@ -422,11 +439,11 @@ class InvertedIndex:
 
         def run(kernel, rows):
             if kernel == "maxscore":
-                maxscore_top_k(q, arrays, term_max, self.n_docs, k, rows, allowed, out)
+                maxscore_top_k(q, arrays, term_max, self.n_docs, k, rows, allowed, deleted, out)
             elif kernel == "dense":
-                dense_top_k(q, arrays, self.n_docs, k, rows, allowed, out)
+                dense_top_k(q, arrays, self.n_docs, k, rows, allowed, deleted, out)
             else:
-                exhaustive_top_k(q, arrays, self.n_docs, k, rows, allowed, top, n_positive)
+                exhaustive_top_k(q, arrays, self.n_docs, k, rows, allowed, deleted, top, n_positive)
 
         chunks = [
             (kernel, rows[s : s + _QUERY_CHUNK])

@@ -34,6 +34,10 @@ the dense and exhaustive kernels add up only the allowed postings. (A batch of q
 one filter may be given postings already restricted to it: ``InvertedIndex._restricted``.)
 The top k is the exact top k of the allowed documents, and a row holds at most the allowed
 set, padded with -1.
+
+A query may also be kept from a set of documents (``deleted``, a mask: the tombstones of a
+shard of :class:`~irdialog.retrieval.ShardedIndex`): every kernel skips them, scored or of
+score 0, as if their postings were not there, so the top k is that of the other documents.
 """
 
 from __future__ import annotations
@@ -127,14 +131,16 @@ def _drain(heap_score, heap_doc, size, row, mark):
 
 
 @njit(cache=True, nogil=True)
-def _emit(heap_score, heap_doc, size, row, mark):
+def _emit(heap_score, heap_doc, size, row, mark, deleted):
     """Write the heap into ``row`` best first, then the lowest-index documents not in it
-    (score 0) until the row is full. ``mark`` (all False) is scratch, left all False."""
+    and not ``deleted`` (score 0) until the row is full. ``mark`` (all False) is scratch,
+    left all False."""
     n_kept = _drain(heap_score, heap_doc, size, row, mark)
     fill = n_kept
     doc = 0
+    skip = deleted.shape[0] > 0
     while fill < row.shape[0]:
-        if not mark[doc]:
+        if not mark[doc] and not (skip and deleted[doc]):
             row[fill] = doc
             fill += 1
         doc += 1
@@ -143,14 +149,16 @@ def _emit(heap_score, heap_doc, size, row, mark):
 
 
 @njit(cache=True, nogil=True)
-def _emit_allowed(heap_score, heap_doc, size, row, mark, ids, lo, hi):
+def _emit_allowed(heap_score, heap_doc, size, row, mark, deleted, ids, lo, hi):
     """:func:`_emit` under a filter: after the heap, the allowed documents ``ids[lo:hi]``
-    not in it (score 0), in index order, then -1 once the allowed set is exhausted."""
+    not in it and not ``deleted`` (score 0), in index order, then -1 once the allowed set
+    is exhausted."""
     n_kept = _drain(heap_score, heap_doc, size, row, mark)
     fill = n_kept
     j = lo
+    skip = deleted.shape[0] > 0
     while fill < row.shape[0] and j < hi:
-        if not mark[ids[j]]:
+        if not mark[ids[j]] and not (skip and deleted[ids[j]]):
             row[fill] = ids[j]
             fill += 1
         j += 1
@@ -177,7 +185,7 @@ def _mark_allowed(mask, allowed, current, r):
 
 
 @njit(cache=True, nogil=True)
-def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, out):
+def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, deleted, out):
     """The k best documents of the queries ``rows``, best first, by MaxScore.
 
     Parameters
@@ -185,12 +193,15 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, out):
     queries : Queries
     postings : Postings
     term_max : float32 (n_terms,), the largest impact of each term
-    n_docs, k : int (k <= n_docs)
+    n_docs, k : int (k <= n_docs, less the deleted documents)
     rows : int64 (n,), the queries to rank
     allowed : Allowed
         The queries' filters (an empty ``row``: none). The next document is the first
         allowed one at or after the essential postings' next: the filter's ids and the
         postings leapfrog by galloping.
+    deleted : bool (n_docs,) or (0,)
+        Documents never returned (length 0: none): the essential postings step over them
+        unscored.
     out : TopK
         Written for ``rows``.
     """
@@ -198,6 +209,7 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, out):
     indptr, docs, impacts = postings
     a_indptr, a_ids, a_row = allowed
     filtered = a_row.shape[0] > 0
+    skip = deleted.shape[0] > 0
     out_doc, out_n, out_scored, out_postings = out
     max_terms = 1
     for i in rows:
@@ -273,6 +285,13 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, out):
                             pos[s] = p
                             cur[s] = docs[p] if p < end[s] else n_docs
                     continue
+            if skip and deleted[doc]:  # its essential postings passed over, unscored
+                for s in range(first_essential, m):
+                    if cur[s] == doc:
+                        p = pos[s] + 1
+                        pos[s] = p
+                        cur[s] = docs[p] if p < end[s] else n_docs
+                continue
             partial = 0.0
             n_touched = 0
             for s in range(first_essential, m):
@@ -316,13 +335,13 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, out):
         out_n[i] = size
         if filtered:
             lo, hi = a_indptr[a_row[i]], a_indptr[a_row[i] + 1]
-            _emit_allowed(heap_score, heap_doc, size, out_doc[i], in_top, a_ids, lo, hi)
+            _emit_allowed(heap_score, heap_doc, size, out_doc[i], in_top, deleted, a_ids, lo, hi)
         else:
-            _emit(heap_score, heap_doc, size, out_doc[i], in_top)
+            _emit(heap_score, heap_doc, size, out_doc[i], in_top, deleted)
 
 
 @njit(cache=True, nogil=True)
-def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, out_doc, out_n):
+def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out_doc, out_n):
     """The same top k as :func:`maxscore_top_k` (into ``out_doc`` and ``out_n``) by
     scoring every posting of the query's terms (term at a time, into an accumulator): the
     baseline the pruning is measured against, and its reference in the tests."""
@@ -330,6 +349,7 @@ def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, out_doc, out_n
     indptr, docs, impacts = postings
     a_indptr, a_ids, a_row = allowed
     filtered = a_row.shape[0] > 0
+    skip = deleted.shape[0] > 0
     acc = np.zeros(n_docs)
     seen = np.zeros(n_docs, dtype=np.bool_)
     touched = np.empty(n_docs, dtype=np.int64)
@@ -346,7 +366,7 @@ def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, out_doc, out_n
             w = q_weights[jj]
             for p in range(indptr[t], indptr[t + 1]):
                 doc = docs[p]
-                if filtered and not mask[doc]:
+                if (filtered and not mask[doc]) or (skip and deleted[doc]):
                     continue
                 if not seen[doc]:
                     seen[doc] = True
@@ -364,9 +384,9 @@ def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, out_doc, out_n
         out_n[i] = size
         if filtered:
             lo, hi = a_indptr[a_row[i]], a_indptr[a_row[i] + 1]
-            _emit_allowed(heap_score, heap_doc, size, out_doc[i], seen, a_ids, lo, hi)
+            _emit_allowed(heap_score, heap_doc, size, out_doc[i], seen, deleted, a_ids, lo, hi)
         else:
-            _emit(heap_score, heap_doc, size, out_doc[i], seen)
+            _emit(heap_score, heap_doc, size, out_doc[i], seen, deleted)
 
 
 @njit(cache=True, nogil=True)
@@ -392,7 +412,7 @@ def _exact_score(q_terms, q_weights, q0, n_terms, indptr, docs, impacts, doc):
 
 
 @njit(cache=True, nogil=True)
-def dense_top_k(queries, postings, n_docs, k, rows, allowed, out):
+def dense_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out):
     """The k best documents of the queries ``rows``, best first, for long queries:
     the same arguments and result as :func:`maxscore_top_k`.
 
@@ -403,12 +423,13 @@ def dense_top_k(queries, postings, n_docs, k, rows, allowed, out):
     their exact float64 score, added in the query's term order, from which the top k is
     taken, so the result is exactly that of the exhaustive product. Under a filter
     (``allowed``), only the allowed postings are added and only the allowed documents
-    read.
+    read; the ``deleted`` documents' sums are added and never read.
     """
     q_indptr, q_terms, q_weights = queries
     indptr, docs, impacts = postings
     a_indptr, a_ids, a_row = allowed
     filtered = a_row.shape[0] > 0
+    skip = deleted.shape[0] > 0
     out_doc, out_n, out_scored, out_postings = out
     acc = np.zeros(n_docs, dtype=np.float32)
     heap_score = np.empty(k)
@@ -442,13 +463,15 @@ def dense_top_k(queries, postings, n_docs, k, rows, allowed, out):
         size = 0
         for j in range(n_read):
             d = a_ids[lo + j] if filtered else j
+            if skip and deleted[d]:
+                continue
             if acc[d] > 0.0 and (size < k or acc[d] > heap_score[0]):
                 size = _push(heap_score, heap_doc, size, np.float64(acc[d]), d)
         cutoff = heap_score[0] * (1.0 - (n_terms + 2) * 2.0**-22) if size == k else 0.0
         size = 0
         for j in range(n_read):
             d = a_ids[lo + j] if filtered else j
-            if acc[d] > 0.0 and acc[d] >= cutoff:
+            if acc[d] > 0.0 and acc[d] >= cutoff and not (skip and deleted[d]):
                 score = _exact_score(q_terms, q_weights, q0, n_terms, indptr, docs, impacts, d)
                 if score > 0.0:
                     size = _push(heap_score, heap_doc, size, score, d)
@@ -458,9 +481,9 @@ def dense_top_k(queries, postings, n_docs, k, rows, allowed, out):
         out_n[i] = size
         if filtered:
             hi = lo + n_read
-            _emit_allowed(heap_score, heap_doc, size, out_doc[i], mark, a_ids, lo, hi)
+            _emit_allowed(heap_score, heap_doc, size, out_doc[i], mark, deleted, a_ids, lo, hi)
         else:
-            _emit(heap_score, heap_doc, size, out_doc[i], mark)
+            _emit(heap_score, heap_doc, size, out_doc[i], mark, deleted)
 
 
 @njit(cache=True, nogil=True)

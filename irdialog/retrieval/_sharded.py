@@ -30,7 +30,10 @@ again from its counts (:func:`bm25_impacts`, one pass over its postings, on its 
 text is read again) and written as a new directory, its unchanged arrays hard-linked. The
 index file names the directories and statistics files of one generation; a change writes
 the next and replaces that file in one rename, so an interrupted change leaves the index as
-it was.
+it was. A deleted document stays in its shard until a compaction, and the shard keeps the list
+of its deleted documents beside its arrays: its search skips them (the kernels' ``deleted``
+mask), so each shard returns the exact top k of its documents left and the merge is that of
+an index without them.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ import weakref
 from collections.abc import Iterable
 from numbers import Integral
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,9 +65,10 @@ from ._index import InvertedIndex, check_allowed
 
 FORMAT = "irdialog-sharded-index"
 # 2: shards keep their term counts and document lengths, so that the index can change
-# (1 still opens, for search only).
-FORMAT_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
+# (1 still opens, for search only); 3: shards keep their deleted documents (2 opens, and
+# searches once its deletions are compacted).
+FORMAT_VERSION = 3
+_READABLE_VERSIONS = (1, 2, 3)
 INDEX_FILE = "index.json"
 MANIFEST = "manifest.json"
 # The template's parameters that the index keeps (the analyzer and the scoring); the
@@ -82,6 +87,8 @@ _SHARD_ARRAYS = ("indptr", "docs", "impacts", "term_max")
 # What a shard keeps beside its impacts to be scored again with new statistics: each
 # posting's term count, each document's length.
 _CHANGE_ARRAYS = ("tfs", "lengths")
+# A shard with deleted documents: their ids in the shard (int64, increasing).
+_DELETED = "deleted"
 # The directories an index writes: its shards, and the statistics of a generation.
 _GENERATED = re.compile(r"shard-\d{5}(-g\d{5})?|g\d{5}")
 
@@ -254,12 +261,15 @@ def _link_array(source: Path, directory: Path, name: str, entry: dict) -> dict:
 
 def _write_shard(directory: Path, ranker, postings, lengths, *, dead=None, links=None) -> dict:
     """A shard's arrays and manifest: ``postings`` (indptr, docs, tfs) over the terms of
-    ``ranker``, scored with its statistics; the arrays named in ``links`` (name: (source
-    directory, manifest entry)) linked from the source rather than written."""
+    ``ranker``, scored with its statistics, and the documents marked in ``dead`` kept as
+    the shard's deleted ones; the arrays named in ``links`` (name: (source directory,
+    manifest entry)) linked from the source rather than written."""
     indptr, docs, tfs = postings
     impacts, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths, dead)
     arrays = {"indptr": indptr, "docs": docs, "impacts": impacts, "term_max": term_max,
               "tfs": tfs, "lengths": lengths}  # fmt: skip
+    if dead is not None:
+        arrays[_DELETED] = np.flatnonzero(dead).astype(np.int64)
     links = links or {}
     files = {
         f"{name}.npy": _link_array(links[name][0], directory, name, links[name][1])
@@ -434,43 +444,23 @@ def _remove_stale(directory: Path, doc: dict) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def _live_top_k(ids, scores, deleted, k):
-    """The top ``k`` of the documents not ``deleted`` (sorted), from the merged top k of
-    shards in which deleted documents score 0: the positive scores as ranked, then the
-    lowest ids not deleted among those of score 0 (every positive score is among the
-    merged ones when fewer than k are positive)."""
-    n = ids.shape[0]
-    out_ids = np.empty((n, k), dtype=np.int64)
-    out_scores = np.zeros((n, k))
-    positive = scores > 0
-    n_positive = positive.sum(axis=1)
-    full = n_positive >= k
-    out_ids[full] = ids[full, :k]  # positive scores come first
-    out_scores[full] = scores[full, :k]
-    # The j-th id not deleted (from 0) is j plus the deleted ids at or below it: the
-    # deleted id i (from 0) has ``deleted[i] - i`` ids not deleted below it.
-    below = deleted - np.arange(len(deleted))
-    for q in np.flatnonzero(~full):
-        p = n_positive[q]
-        found = ids[q, :p]
-        j = np.arange(k + p)
-        candidates = j + np.searchsorted(below, j, side="right")
-        fill = candidates[~np.isin(candidates, found)][: k - p]
-        out_ids[q, :p] = found
-        out_ids[q, p:] = fill
-        out_scores[q, :p] = scores[q, :p]
-    return out_ids, out_scores
+class _Shard(NamedTuple):
+    """A shard open in this process: its index, and the mask of its deleted documents
+    (None: none)."""
+
+    index: InvertedIndex
+    deleted: np.ndarray | None
 
 
-# The shards this process has open, by directory: (the stat of their files, the index).
-_OPEN: dict[str, tuple[tuple, InvertedIndex]] = {}
+# The shards this process has open, by directory: (the stat of their files, the shard).
+_OPEN: dict[str, tuple[tuple, _Shard]] = {}
 _OPEN_LOCK = threading.Lock()
 
 
 def _stat(directory: Path) -> tuple:
     """What tells that a shard's files have changed: each one's size, time and inode."""
     out = []
-    for name in (MANIFEST, *(f"{a}.npy" for a in _SHARD_ARRAYS)):
+    for name in (MANIFEST, *(f"{a}.npy" for a in (*_SHARD_ARRAYS, _DELETED))):
         try:
             st = (directory / name).stat()
         except FileNotFoundError:
@@ -479,7 +469,7 @@ def _stat(directory: Path) -> tuple:
     return tuple(out)
 
 
-def _open_shard(directory: str, *, verify: bool = False, checksum: bool = True) -> InvertedIndex:
+def _open_shard(directory: str, *, verify: bool = False, checksum: bool = True) -> _Shard:
     """The shard of ``directory``, memory-mapped, its files checked against its manifest
     (sizes, and SHA-256 unless ``checksum`` is false) when this process first opens it,
     when any of them has changed since (so that a file cut short is never read through a
@@ -495,9 +485,11 @@ def _open_shard(directory: str, *, verify: bool = False, checksum: bool = True) 
         manifest = _read_json(path, "shard of an index")
         files = set(manifest.get("files", ()))
         query = {f"{name}.npy" for name in _SHARD_ARRAYS}
+        changeable = query | {f"{name}.npy" for name in _CHANGE_ARRAYS}
         if manifest.get("format") != FORMAT or files not in (
             query,
-            query | {f"{name}.npy" for name in _CHANGE_ARRAYS},
+            changeable,
+            changeable | {f"{_DELETED}.npy"},
         ):
             raise ShardFileError(f"{path}: not the manifest of a shard of an index")
         try:
@@ -512,8 +504,16 @@ def _open_shard(directory: str, *, verify: bool = False, checksum: bool = True) 
             n_postings == len(index.docs) == len(index.impacts)
         ):
             raise ShardFileError(f"{path}: its arrays do not add up (damaged)")
-        _OPEN[str(directory)] = (key, index)
-        return index
+        deleted = None
+        if _DELETED in a:
+            ids = np.asarray(a[_DELETED])
+            if ids.ndim != 1 or (len(ids) and (ids.min() < 0 or ids.max() >= index.n_docs)):
+                raise ShardFileError(f"{path}: its deleted documents are not its own (damaged)")
+            deleted = np.zeros(index.n_docs, dtype=bool)
+            deleted[ids] = True
+        shard = _Shard(index, deleted)
+        _OPEN[str(directory)] = (key, shard)
+        return shard
 
 
 def _forget_shards(dirs) -> None:
@@ -524,33 +524,24 @@ def _forget_shards(dirs) -> None:
 
 
 def _warm_shard(directory: str, verify: bool = True) -> int:
-    return _open_shard(directory, verify=verify, checksum=verify).n_docs
+    return _open_shard(directory, verify=verify, checksum=verify).index.n_docs
 
 
 def _search_shard(directory: str, queries: sp.csr_matrix, k: int, allowed=None):
-    """A shard's exact top k of the queries (its own ids) and their scores; under a filter
-    (``allowed``, :class:`~irdialog.retrieval._kernels.Allowed` in the shard's ids), -1
-    with score -inf past the end of a query's allowed documents."""
-    index = _open_shard(directory)
+    """A shard's exact top k of the queries among its documents not deleted (its own ids)
+    and their scores; under a filter (``allowed``,
+    :class:`~irdialog.retrieval._kernels.Allowed` in the shard's ids), -1 with score -inf
+    past the end of a query's allowed documents left."""
+    index, deleted = _open_shard(directory)
     if index.n_docs == 0:
         return np.empty((queries.shape[0], 0), np.int64), np.empty((queries.shape[0], 0))
+    queries = index._queries(queries)
+    top = index._top_k(queries, k, allowed=allowed, deleted=deleted)
     if allowed is None:
-        top = index.top_k(queries, k)
         return top, index.scores_at(queries, top)
-    top = index.top_k(queries, k, allowed=allowed)
     scores = index.scores_at(queries, np.maximum(top, 0))
     scores[top < 0] = -np.inf
     return top, scores
-
-
-def _without(allowed, ids):
-    """The filters ``allowed`` (:class:`~irdialog.retrieval._kernels.Allowed`) less the
-    documents ``ids``."""
-    keep = ~np.isin(allowed.ids, ids)
-    of_filter = np.repeat(np.arange(len(allowed.indptr) - 1), np.diff(allowed.indptr))
-    counts = np.bincount(of_filter[keep], minlength=len(allowed.indptr) - 1)
-    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return allowed._replace(indptr=indptr, ids=allowed.ids[keep])
 
 
 def _shard_filters(allowed, offsets) -> list:
@@ -650,10 +641,11 @@ class ShardedIndex:
         Progress bars (tqdm) of the build.
 
     The index changes in place: :meth:`add` puts new documents in a new shard, :meth:`delete`
-    marks documents deleted (a tombstone list, applied at query time; their postings stay
-    until :meth:`compact`), and after each the collection's statistics are those of the
-    documents left: the document count, the mean length, and every document frequency
-    (so the idf of every word is recomputed over them), every shard scored again with them.
+    marks documents deleted (each shard keeps the list of its own, and its search skips
+    them; their postings stay until :meth:`compact`), and after each the collection's
+    statistics are those of the documents left: the document count, the mean length, and
+    every document frequency (so the idf of every word is recomputed over them), every
+    shard scored again with them.
     The top k (ids and scores, to float32 rounding) is then that of an index built from the
     documents left, ids mapped; ids are stable until :meth:`compact` renumbers them.
 
@@ -962,10 +954,12 @@ class ShardedIndex:
         ranker._absent = ranker._absent_score()
         self.n_documents_ = int(doc["n_documents"])
         self._dirs = [str(directory / s["path"]) for s in doc["shards"]]
-        self._shard_docs = [int(s["n_docs"]) for s in doc["shards"]]
+        sizes = [int(s["n_docs"]) for s in doc["shards"]]
         offsets = [s["offset"] for s in doc["shards"]]
-        self.offsets_ = np.array([*offsets, offsets[-1] + self._shard_docs[-1]], dtype=np.int64)
+        self.offsets_ = np.array([*offsets, offsets[-1] + sizes[-1]], dtype=np.int64)
         self.deleted_ = np.zeros(0, np.int64) if deleted is None else np.array(deleted, np.int64)
+        # What each shard's search returns at most: its documents not deleted.
+        self._shard_live = [n - len(self._dead(s)) for s, n in enumerate(sizes)]
         self._doc = doc
         if warm:
             self._run(_warm_shard, [(d, verify) for d in self._dirs], "opening shards")
@@ -1063,10 +1057,11 @@ class ShardedIndex:
     def delete(self, ids) -> None:
         """Delete documents by id.
 
-        Their postings stay in their shards until :meth:`compact`, scoring 0, and the
-        search leaves them out (a tombstone list); the statistics (document count, document
-        frequencies, mean length) become those of the documents left, so that every score
-        is that of an index rebuilt from them. Every shard is scored again with them.
+        Their postings stay in their shards until :meth:`compact`, scoring 0, and each
+        shard keeps the list of its deleted documents, which its search skips; the
+        statistics (document count, document frequencies, mean length) become those of the
+        documents left, so that every score is that of an index rebuilt from them. Every
+        shard is scored again with them.
 
         Parameters
         ----------
@@ -1112,6 +1107,7 @@ class ShardedIndex:
             files[f"{stats.name}/deleted.npy"] = _write_array(stats, "deleted", deleted)
             new = {
                 **doc,
+                "version": FORMAT_VERSION,
                 "generation": generation,
                 "n_documents": doc["n_documents"] - len(ids),
                 "total_length": doc["total_length"] - sum(c[2] for c in counts),
@@ -1172,6 +1168,7 @@ class ShardedIndex:
             raise
         new = {
             **doc,
+            "version": FORMAT_VERSION,
             "generation": generation,
             "files": {n: e for n, e in doc["files"].items() if Path(n).stem != "deleted"},
             "shards": [
@@ -1228,15 +1225,16 @@ class ShardedIndex:
             mask over ``offsets_[-1]`` ids (deleted ones included) or an array of ids,
             for every query or one per query
             (:meth:`~irdialog.retrieval.InvertedIndex.top_k`). Each shard searches its
-            part of it; the result is the exact top k of the allowed documents not
-            deleted, and a query allowed fewer than k gets them all, ranked.
+            part of it, skipping its deleted documents; the result is the exact top k of
+            the allowed documents not deleted, and a query allowed fewer than k gets them
+            all, ranked.
 
         Returns
         -------
         ids : int64 ndarray of shape (n_queries, min(k, ``n_documents_``))
             Global ids (positions in the collection); ties to the lower id. With
-            ``allowed``, of shape (n_queries, min(k, m)), ``m`` the size of the largest
-            filter, and -1 past the end of a smaller one.
+            ``allowed``, of shape (n_queries, min(k, m)), ``m`` the most documents not
+            deleted that a query is allowed, and -1 past the end of a smaller filter.
         scores : float64 ndarray of the same shape
             Each document's score, as :meth:`BM25Ranker.decision_function` gives it
             (-inf where the id is -1).
@@ -1249,6 +1247,12 @@ class ShardedIndex:
         self._check_open()
         if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be a positive integer, got {k!r}.")
+        if len(self.deleted_) and self._doc.get("version", 1) < 3:
+            raise ValueError(
+                f"{self.directory_}: an index of an earlier format whose shards keep no list "
+                "of their deleted documents; compact it (ShardedIndex.compact, or `irdialog "
+                "index compact DIR`) to search it."
+            )
         k = min(int(k), self.n_documents_)
         _, counts = self.ranker_._queries(queries)
         absent = counts @ self.ranker_._absent
@@ -1257,8 +1261,6 @@ class ShardedIndex:
         allowed = check_allowed(allowed, Q.shape[0], int(self.offsets_[-1]))
         shard_filters = [None] * len(self._dirs)
         if allowed is not None:
-            if len(self.deleted_):  # a deleted document is never allowed
-                allowed = _without(allowed, self.deleted_)
             k = min(k, int(np.diff(allowed.indptr).max(initial=0)))
             shard_filters = _shard_filters(allowed, self.offsets_)
         ids, scores = [], []
@@ -1270,11 +1272,13 @@ class ShardedIndex:
             ]
             parts = self._scatter(block, k, filters)
             top, s = merge_top_k(parts, self.offsets_[:-1], k)
-            if len(self.deleted_) and allowed is None:
-                top, s = _live_top_k(top, s, self.deleted_, k)
             ids.append(top)
             scores.append(s)
-        return np.vstack(ids), np.vstack(scores) + absent[:, None]
+        ids, scores = np.vstack(ids), np.vstack(scores) + absent[:, None]
+        if allowed is not None:  # as wide as the most allowed documents not deleted
+            width = int((ids >= 0).sum(axis=1).max(initial=0))
+            ids, scores = ids[:, :width], scores[:, :width]
+        return ids, scores
 
     def _scatter(self, block, k, filters):
         args = [(d, block, k) if f is None else (d, block, k, f)
@@ -1288,9 +1292,9 @@ class ShardedIndex:
             parts = self._run(_search_shard, args, None, retries=1,
                               key="irdialog-search")  # fmt: skip
         for s, (top, _) in enumerate(parts):
-            width = self._shard_docs[s]
+            width = self._shard_live[s]
             if filters[s] is not None:
-                width = int(np.diff(filters[s].indptr).max(initial=0))
+                width = min(width, int(np.diff(filters[s].indptr).max(initial=0)))
             want = (block.shape[0], min(k, width))
             if top.shape != want:
                 raise ShardError(
