@@ -20,7 +20,9 @@ Usage::
         python -m benchmarks.insuranceqa_rankers --data-home DIR [--models bm25,ltr]
 
 ``--no-spaces`` ranks a copy of the corpus written without spaces (built in memory, never
-saved), for the models that read characters (``ltr+se-cv3-char3``).
+saved), for the models that read characters (``ltr+se-cv3-char3``) or subword units learned
+from the training text (``ltr+se-cv3-bpe*``, and ``ltr+2se-cv3-char3+bpe2k+8k``: character
+trigrams, with supervised embeddings and BM25 over byte-pair units as more features).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from irdialog.base import Context
 from irdialog.datasets import load_dialogs
 from irdialog.ensemble import FusionRanker, LearningToRankRanker
 from irdialog.metrics import gold_ranks
-from irdialog.text import char_tokenize
+from irdialog.text import SubwordTokenizer, char_tokenize
 
 SE = dict(embedding_dim=64, epochs=10, random_state=0)
 # With pools of hard negatives a larger margin pays (valid P@1 of se-pools: margin 0.01,
@@ -188,6 +190,64 @@ def _fit_fusion(method):
     return fit
 
 
+def _training_texts(train, answers: str) -> list[str]:
+    """The questions of the training split and its right answers (``"right"``) or every
+    answer of its pools (``"pools"``): what a subword tokenizer learns from."""
+    questions = [x.text() if isinstance(x, Context) else x for x in train["X"]]
+    lists = train["right"] if answers == "right" else train["pools"]
+    return questions + [a for answers in lists for a in answers]
+
+
+def _fit_ltr_subwords(
+    n_merges: int, answers: str = "right", se=SE_POOLS, char_ngrams=None, **params
+):
+    """``ltr+se-cv3`` with byte-pair units learned from the training text (questions and
+    ``answers``) as the tokens of the lexical features and of the embeddings; with
+    ``char_ngrams`` (an ngram_range), BM25 over character n-grams as one more feature."""
+
+    def fit(train, corpus):
+        tokenizer = SubwordTokenizer(n_merges).fit(_training_texts(train, answers))
+        rankers = [("se", SupervisedEmbeddingRanker(**dict(se, tokenizer=tokenizer)))]
+        if char_ngrams:
+            rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
+        return _fit_ltr(
+            rankers=rankers,
+            cv=3,
+            max_negatives=50,
+            tokenizer=tokenizer,
+            random_state=0,
+            **params,
+        )(train, corpus)
+
+    return fit
+
+
+def _fit_ltr_char3_plus(n_merges=None, char_ngrams=None, se_units=False, bm25_merges=()):
+    """``ltr+se-cv3-char3`` with more rankers' scores as features: BM25 over byte-pair
+    units learned from the training questions and right answers (``n_merges``), with
+    ``se_units`` supervised embeddings over them too, and BM25 over character n-grams
+    (``char_ngrams``, an ngram_range), and BM25 over units of each of ``bm25_merges``."""
+
+    def fit(train, corpus):
+        rankers = [("se", SupervisedEmbeddingRanker(**SE_CHAR3))]
+        if n_merges:
+            tokenizer = SubwordTokenizer(n_merges).fit(_training_texts(train, "right"))
+            rankers.append(("bm25-bpe", BM25Ranker(tokenizer=tokenizer)))
+            if se_units:
+                se = SupervisedEmbeddingRanker(**dict(SE_POOLS, tokenizer=tokenizer))
+                rankers.append(("se-bpe", se))
+        for n in bm25_merges:
+            tokenizer = SubwordTokenizer(n).fit(_training_texts(train, "right"))
+            rankers.append((f"bm25-bpe{n}", BM25Ranker(tokenizer=tokenizer)))
+        if char_ngrams:
+            rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
+        return _fit_ltr(
+            rankers=rankers, cv=3, max_negatives=50, tokenizer=char_trigrams, random_state=0
+        )(train, corpus)
+
+    return fit
+
+
 # name -> fit(train, corpus: the answers of the training pools) -> a fitted ranker
 MODELS = {
     "tfidf": _fit_pairs(TfidfRanker()),
@@ -229,6 +289,21 @@ MODELS = {
         tokenizer=char_trigrams,
         random_state=0,
     ),
+    # byte-pair units learned from the training questions and right answers (or every
+    # answer of the training pools: -pools), for text with or without spaces
+    "ltr+se-cv3-bpe2k": _fit_ltr_subwords(2000),
+    "ltr+se-cv3-bpe8k": _fit_ltr_subwords(8000),
+    "ltr+se-cv3-bpe16k": _fit_ltr_subwords(16000),
+    "ltr+se-cv3-bpe32k": _fit_ltr_subwords(32000),
+    "ltr+se-cv3-bpe8k-pools": _fit_ltr_subwords(8000, "pools"),
+    "ltr+se-cv3-bpe16k-pools": _fit_ltr_subwords(16000, "pools"),
+    "ltr+se-cv3-bpe8k+char24": _fit_ltr_subwords(8000, char_ngrams=(2, 4)),
+    "ltr+se-cv3-char3+bpe2k": _fit_ltr_char3_plus(2000),
+    "ltr+se-cv3-char3+bpe2k+c45": _fit_ltr_char3_plus(2000, (4, 5)),
+    "ltr+se-cv3-char3+c45": _fit_ltr_char3_plus(None, (4, 5)),
+    "ltr+2se-cv3-char3+bpe2k": _fit_ltr_char3_plus(2000, se_units=True),
+    "ltr+2se-cv3-char3+bpe2k+8k": _fit_ltr_char3_plus(2000, se_units=True, bm25_merges=(8000,)),
+    "ltr+se-cv3-bpe8k-lr005": _fit_ltr_subwords(8000, se=dict(SE_POOLS, learning_rate=0.005)),
 }
 
 

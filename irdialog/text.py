@@ -23,15 +23,19 @@ release permutes the two apart), :func:`learn_case_folding` learns the pairing f
 seen both ways, and models pass it to their :class:`Analyzer` as ``case_folding``. Scripts
 written without spaces between words (Chinese, Japanese, Thai) take the ``"char"`` tokenizer
 (:func:`char_tokenize`: each character with its combining marks, white space dropped) and
-character n-grams through ``ngram_range``, or a segmenter of their own as a callable.
+character n-grams through ``ngram_range``, a :class:`SubwordTokenizer` (units learned from
+the characters of the training texts by byte-pair encoding, for any script), or a
+segmenter of their own as a callable.
 """
 
 from __future__ import annotations
 
+import heapq
 import numbers
 import re
 import sys
 import unicodedata
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +43,7 @@ from itertools import repeat
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 
 NIL = "<nil>"
 SPEAKER_TOKENS = {"user": "<speaker:user>", "bot": "<speaker:bot>", "kb": "<speaker:kb>"}
@@ -153,6 +158,263 @@ def check_tokenizer(tokenizer) -> Callable[..., list[str]] | str:
         f"tokenizer must be one of {names} or a callable from str to a list of str, "
         f"got {tokenizer!r:.60}."
     )
+
+
+# Runs of characters between white space and punctuation: what SubwordTokenizer learns from
+# (its units never span white space or punctuation).
+_SEGMENT_RE = re.compile(rf"[^\s{_P}]+")
+# A SubwordTokenizer forgets the texts it has segmented past this many.
+_SEGMENT_MEMO = 1 << 18
+
+
+class SubwordTokenizer:
+    """Subword units learned from the characters of texts: a tokenizer for any script, with
+    spaces between words or without.
+
+    :meth:`fit` learns the units by byte-pair encoding (Sennrich et al. 2016): it starts from
+    the characters of the texts (as :func:`char_tokenize` has them, each with its combining
+    marks) and, ``n_merges`` times, joins into one unit the two adjacent units seen together
+    most often (ties to the smaller pair of strings), never across white space or
+    punctuation. Nothing in it knows a language or needs spaces: on a text written without
+    them the units learned are frequent words, their stems and endings, and frequent
+    phrases. Calling the fitted tokenizer splits a text by greedy longest match (as
+    WordPiece does): at each place the longest unit learned that starts there, else one
+    character; white space is dropped, and a punctuation character is a token of its own.
+
+    Pass the fitted tokenizer as the ``tokenizer`` of any text estimator, which then reads
+    the units as its words; it is saved with the model (:func:`irdialog.persist.save`).
+    Fit it on the training texts only (contexts and candidates), never on the texts a
+    model is evaluated on.
+
+    Parameters
+    ----------
+    n_merges : int, default=8000
+        The merges learned at most: about the number of units longer than a character.
+    min_count : int, default=2
+        Stop merging when no pair of adjacent units is seen this many times.
+    lowercase : bool, default=True
+        Learn from the lower-cased texts (``str.lower``), as an :class:`Analyzer` with its
+        default ``lowercase=True`` hands them to its tokenizer.
+
+    Attributes
+    ----------
+    units_ : list of str
+        The units learned, of two characters or more, in the order they were first made.
+
+    References
+    ----------
+    Sennrich, Haddow & Birch (2016). Neural Machine Translation of Rare Words with Subword
+    Units. ACL, section 3.2.
+
+    Examples
+    --------
+    >>> texts = ["我想订一张桌子", "我想订一家餐厅", "请问一张桌子几位", "我想订两张桌子"]
+    >>> tokenizer = SubwordTokenizer(n_merges=5).fit(texts)
+    >>> tokenizer.units_
+    ['张桌', '张桌子', '想订', '我想订', '一张桌子']
+    >>> tokenizer("我想订一张大桌子。")
+    ['我想订', '一', '张', '大', '桌', '子', '。']
+    >>> tokenizer("我想订两张桌子")
+    ['我想订', '两', '张桌子']
+    """
+
+    def __init__(self, n_merges: int = 8000, *, min_count: int = 2, lowercase: bool = True):
+        self.n_merges = n_merges
+        self.min_count = min_count
+        self.lowercase = lowercase
+
+    def __repr__(self) -> str:
+        return (
+            f"SubwordTokenizer(n_merges={self.n_merges!r}, min_count={self.min_count!r}, "
+            f"lowercase={self.lowercase!r})"
+        )
+
+    def fit(self, texts: Iterable[str]) -> SubwordTokenizer:
+        """Learn the units from ``texts`` (each distinct text counted once).
+
+        Parameters
+        ----------
+        texts : iterable of str
+            The training texts: contexts and candidates.
+
+        Returns
+        -------
+        self : SubwordTokenizer
+        """
+        for name, low in (("n_merges", 0), ("min_count", 1)):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
+                raise ValueError(f"{name} must be an int >= {low}, got {value!r}.")
+        if isinstance(texts, str):
+            raise TypeError("texts must be a sequence of str, got a single str.")
+        segments: Counter = Counter()
+        for i, text in enumerate(dict.fromkeys(texts)):
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"texts[{i}] (counting each distinct text once) must be a str, got "
+                    f"{type(text).__name__} ({text!r:.60})."
+                )
+            segments.update(_SEGMENT_RE.findall(text.lower() if self.lowercase else text))
+        self.units_ = _learn_units(segments, int(self.n_merges), int(self.min_count))
+        _SEGMENTERS.pop(self, None)
+        return self
+
+    def __call__(self, text: str) -> list[str]:
+        """The units of ``text``, by greedy longest match, white space dropped."""
+        segmenter = _SEGMENTERS.get(self)
+        if segmenter is None:
+            if not hasattr(self, "units_"):
+                raise NotFittedError(
+                    "This SubwordTokenizer is not fitted yet: call fit(texts) on the training "
+                    "texts before using it as a tokenizer."
+                )
+            segmenter = _SEGMENTERS[self] = _shared_segmenter(self.units_)
+        return segmenter(text)
+
+
+def _learn_units(segments: Mapping[str, int], n_merges: int, min_count: int) -> list[str]:
+    """Byte-pair encoding over the characters of ``segments`` (text -> count): the units
+    made by at most ``n_merges`` merges of the most frequent adjacent pair.
+
+    The segments are one linked list of symbols; each pair of symbols keeps its count and
+    the places where it starts, so that a merge visits only the places of its pair, and
+    the most frequent pair comes from a heap whose outdated entries are skipped.
+    """
+    chars = [_CHAR_RE.findall(s) for s in segments]
+    names = sorted({c for units in chars for c in units})
+    ids = {c: i for i, c in enumerate(names)}
+    sym: list[int] = []  # the symbol at each place, -1 once merged into the place before
+    nxt: list[int] = []  # the next place of the segment, -1 at its end
+    prv: list[int] = []
+    weight: list[int] = []  # the count of the segment of each place
+    for units, count in zip(chars, segments.values()):
+        start, n = len(sym), len(units)
+        sym.extend(ids[c] for c in units)
+        nxt.extend(range(start + 1, start + n + 1))
+        nxt[-1] = -1
+        prv.extend(range(start - 1, start + n - 1))
+        prv[start] = -1
+        weight.extend(repeat(count, n))
+    counts: dict[tuple[int, int], int] = {}
+    places: dict[tuple[int, int], list[int]] = {}
+    for p, q in enumerate(nxt):
+        if q >= 0:
+            pair = (sym[p], sym[q])
+            counts[pair] = counts.get(pair, 0) + weight[p]
+            places.setdefault(pair, []).append(p)
+    heap = [(-c, names[a], names[b], a, b) for (a, b), c in counts.items()]
+    heapq.heapify(heap)
+    units: dict[str, None] = {}
+    merges = 0
+    while heap and merges < n_merges:
+        negative, _, _, a, b = heapq.heappop(heap)
+        count = counts.get((a, b), 0)
+        if count != -negative:  # outdated: its count has fallen since
+            if count > 0:
+                heapq.heappush(heap, (-count, names[a], names[b], a, b))
+            continue
+        if count < min_count:
+            break
+        merges += 1
+        joined = names[a] + names[b]
+        new = ids.get(joined)
+        if new is None:
+            new = ids[joined] = len(names)
+            names.append(joined)
+        units[joined] = None
+        changed = set()
+        for p in sorted(places.pop((a, b))):
+            q = nxt[p]
+            if sym[p] != a or q < 0 or sym[q] != b:
+                continue  # merged away since this place was recorded
+            w = weight[p]
+            counts[a, b] -= w
+            left, right = prv[p], nxt[q]
+            if left >= 0:
+                x = sym[left]
+                counts[x, a] -= w
+                counts[x, new] = counts.get((x, new), 0) + w
+                places.setdefault((x, new), []).append(left)
+                changed.add((x, new))
+            if right >= 0:
+                y = sym[right]
+                counts[b, y] -= w
+                counts[new, y] = counts.get((new, y), 0) + w
+                places.setdefault((new, y), []).append(p)
+                changed.add((new, y))
+                prv[right] = p
+            sym[p], sym[q], nxt[p] = new, -1, right
+        del counts[a, b]
+        for x, y in sorted(changed):
+            if counts[x, y] > 0:
+                heapq.heappush(heap, (-counts[x, y], names[x], names[y], x, y))
+    return list(units)
+
+
+class _Segmenter:
+    """Greedy longest match of a text against units, each text's result remembered (as
+    tuples of the one string object of each unit, so that remembered texts cost pointers)."""
+
+    def __init__(self, units: Iterable[str]):
+        self.trie: dict = {}  # unit character -> node; node[""]: the unit that ends there
+        for unit in units:
+            node = self.trie
+            for c in _CHAR_RE.findall(unit):
+                node = node.setdefault(c, {})
+            node[""] = unit
+        self.chars: dict[str, str] = {}  # one string object per character
+        self.memo: dict[str, tuple[str, ...]] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        got = self.memo.get(text)
+        if got is None:
+            if not isinstance(text, str):
+                raise TypeError(
+                    f"SubwordTokenizer expects a str, got {type(text).__name__} ({text!r:.60})."
+                )
+            if len(self.memo) >= _SEGMENT_MEMO:
+                self.memo.clear()
+            got = self.memo[text] = tuple(self._split(text))
+        return list(got)
+
+    def _split(self, text: str) -> list[str]:
+        trie, chars_seen, out = self.trie, self.chars, []
+        for chunk in text.split():
+            chars = _CHAR_RE.findall(chunk)
+            i, n = 0, len(chars)
+            while i < n:
+                node, end, unit, j = trie, i + 1, None, i
+                while j < n:
+                    node = node.get(chars[j])
+                    if node is None:
+                        break
+                    j += 1
+                    if "" in node:
+                        end, unit = j, node[""]
+                if unit is None:
+                    unit = chars_seen.setdefault(chars[i], chars[i])
+                out.append(unit)
+                i = end
+        return out
+
+
+# The segmenter of each fitted SubwordTokenizer, found on first use: kept beside the
+# tokenizer rather than on it, so that a saved tokenizer holds only its units; and the
+# segmenters of the last few sets of units, which the copies of a tokenizer share (a model
+# clones its parameters, and each clone segments the same texts).
+_SEGMENTERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SHARED: dict[tuple[str, ...], _Segmenter] = {}
+_SHARED_MAX = 4
+
+
+def _shared_segmenter(units: Sequence[str]) -> _Segmenter:
+    key = tuple(units)
+    segmenter = _SHARED.get(key)
+    if segmenter is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            del _SHARED[next(iter(_SHARED))]
+        segmenter = _SHARED[key] = _Segmenter(key)
+    return segmenter
 
 
 def learn_case_folding(texts: Iterable[str]) -> dict[str, str]:
