@@ -20,6 +20,7 @@ import ast
 import json
 
 import numpy as np
+from sklearn.utils import Bunch
 
 from irdialog.bench._movie_dialog import (
     MOVIE_DIALOG_MODELS,
@@ -68,7 +69,7 @@ def main(argv=None) -> None:
     for fraction in args.fractions:
         keep = set(order[: int(round(fraction * len(order)))].tolist())
         rows = [i for i, g in zip(fit_idx, groups) if g in keep]
-        model = spec.build(candidates, args.data_home, **point)
+        model = spec.build(Bunch(candidates=candidates, data_home=args.data_home), **point)
         model.fit([dev.X[i] for i in rows], [dev.y[i] for i in rows])
         held = heldout_score(model, X_held, gold_held, k)
         print(

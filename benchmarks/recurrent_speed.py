@@ -186,7 +186,7 @@ def _ubuntu_workload(data_home, corpus, epochs=None):
     capped = "" if epochs is None else f", epochs capped at {epochs}"
     return {
         "name": f"DualEncoderRanker (LSTM), {corpus}{capped}",
-        "make": lambda n_jobs: spec.build(**params, n_jobs=n_jobs),
+        "make": lambda n_jobs: spec.build(None, **params, n_jobs=n_jobs),
         "fit": lambda est: est.fit_chunks([(X, y)]),
         "score": score,
         "metric": "valid R@1 of 10 %",

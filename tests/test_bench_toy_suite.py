@@ -4,13 +4,16 @@ from the JSON that run wrote, with the package's one runner and nothing else of 
 package touched."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sklearn.utils import Bunch
 
 from irdialog import BM25Ranker, TfidfRanker
 from irdialog.bench import SUITES, ModelSpec, Selection, Suite, format_result, register
 from irdialog.bench._reproduce import reproduce
+from irdialog.bench._runner import run_declared
 from irdialog.bench._suite import markdown_table, spread
 from irdialog.cli import main
 from irdialog.datasets import load_dialogs
@@ -184,7 +187,9 @@ def test_a_joint_run_fits_one_model_on_the_training_splits_of_every_task(toy_hom
     with pytest.raises(ValueError, match="one task at a time"):
         run_declared(replace(TOY, fit=fit), "bm25", data_home=toy_home, joint=True)
     # the protocol hook sees the last model fitted: here, how many answers it ranks
-    suite = replace(TOY, fit=fit, join=join, protocol=lambda spec, model, data: model.candidates)
+    suite = replace(
+        TOY, fit=fit, join=join, protocol=lambda spec, model, data, **_: model.candidates
+    )
     alone = run_declared(suite, "bm25", data_home=toy_home, progress=False)
     assert sizes == [6, 4] and alone["options"] == {"tasks": [1, 2], "joint": False}
     sizes.clear()
@@ -211,3 +216,52 @@ def test_the_package_suites_are_found_where_they_are_declared():
         register(Suite("toy", "another toy", models={}, table=list, run=dict))
     with pytest.raises(ValueError, match="neither load and score nor run"):
         Suite("empty", "no run", models={}, table=list)
+
+
+def _long_toy(**fields):
+    """The toy suite with a row per metric, a metric its score never gives, a row of the
+    first example alone (``parts``) and a record of the rows each fit read."""
+    fitted = []
+
+    def fit(model, train, spec):
+        fitted.append(len(train.y))
+        model.fit(train.X, train.y)
+
+    def score(model, data) -> dict:
+        first = {"accuracy": 100.0 * float(model.predict(data.X[:1])[0] == data.y[0]), "n": 1}
+        return {**_score(model, data), "parts": [({"response": 1}, first)]}
+
+    fields = dict(layout="long", metrics=("accuracy", "mrr"), fit=fit, score=score, **fields)
+    return replace(TOY, **fields), fitted
+
+
+def test_the_runner_refits_the_chosen_point_and_adds_the_rows_of_parts(toy_home):
+    suite, fitted = _long_toy(refit="dev")
+    run = run_declared(suite, "tfidf", tasks=[1], data_home=toy_home, progress=False)
+    assert fitted == [6, 6, 7]  # both points on train, the chosen one again on dev
+    assert [(r["metric"], r.get("response"), r["paper"]) for r in run["rows"]] == [
+        ("accuracy", None, 75.0), ("accuracy", 1, None),
+    ]  # fmt: skip
+    assert run["rows"][1]["n"] == 1
+
+
+def test_a_joint_run_fits_one_model_on_every_task_and_binds_the_suites_own_options(toy_home):
+    def concat(splits):
+        return Bunch(X=[x for s in splits for x in s.X], y=[y for s in splits for y in s.y])
+
+    suite, fitted = _long_toy(
+        join=concat,
+        joint_choice="normalised_mean",
+        bind=lambda scored="test": {"scored": (scored,)},
+    )
+    run = run_declared(suite, "tfidf", data_home=toy_home, progress=False, joint=True, scored="dev")
+    assert fitted == [10, 10, 10]  # two points on both tasks' train (6 + 4), the chosen again
+    assert run["options"] == {"tasks": [1, 2], "joint": True, "scored": "dev"}
+    assert {r["split"] for r in run["rows"]} == {"dev"} and [c["task"] for c in run["chosen"]] == [
+        1,
+        2,
+    ]
+    assert run["chosen"][0]["params"] == run["chosen"][1]["params"]
+    assert "dev_accuracy" in run["chosen"][1]["selection"]
+    with pytest.raises(ValueError, match="no joint runs"):
+        TOY.run("tfidf", data_home=toy_home, progress=False, joint=True)

@@ -137,7 +137,7 @@ def test_movie_dialog_bench_runs_the_entity_models(tmp_path, model, monkeypatch)
 def test_movie_dialog_bench_rejects_a_sweep_the_model_cannot_take(tmp_path):
     from irdialog.bench._movie_dialog import bench_movie_dialog
 
-    with pytest.raises(ValueError, match="'se' has no parameter n_components to sweep"):
+    with pytest.raises(ValueError, match="has no parameter n_components to sweep"):
         bench_movie_dialog(
             1, "se", data_home=_tiny_movie_home(tmp_path), progress=False,
             sweep={"n_components": [10]},
@@ -156,13 +156,12 @@ def test_movie_dialog_joint_run_scores_each_task_from_one_fit(tmp_path, model, g
     from irdialog.bench._movie_dialog import bench_movie_dialog
 
     spec = _movie_dialog.MOVIE_DIALOG_MODELS[model]
-    monkeypatch.setitem(spec.extra, "joint", grid)
+    monkeypatch.setitem(spec.selection.grid, None, grid)
     fits = []
     build = spec.build
-    monkeypatch.setattr(
-        _movie_dialog, "MOVIE_DIALOG_MODELS",
-        {**_movie_dialog.MOVIE_DIALOG_MODELS, model: replace(
-            spec, build=lambda *a, **p: fits.append(p) or build(*a, **p))},
+    monkeypatch.setitem(
+        _movie_dialog.MOVIE_DIALOG_MODELS, model,
+        replace(spec, build=lambda *a, **p: fits.append(p) or build(*a, **p)),
     )  # fmt: skip
     result = bench_movie_dialog(
         model=model, joint=True, data_home=_tiny_movie_home(tmp_path), progress=False

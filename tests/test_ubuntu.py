@@ -160,5 +160,5 @@ def test_bench_ubuntu_overrides_replace_the_preset(ubuntu_home):
     assert result["options"]["overrides"] == {"epochs": 1}
     resources = result["resources"]
     assert 0 <= resources["read_seconds"] <= resources["fit_seconds"]
-    with pytest.raises(ValueError, match="lstm-dual has no hyper-parameter epoch;"):
+    with pytest.raises(ValueError, match="DualEncoderRanker has no hyper-parameter epoch;"):
         bench_ubuntu("lstm-dual", data_home=ubuntu_home, progress=False, overrides={"epoch": 1})

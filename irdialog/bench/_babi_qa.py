@@ -17,6 +17,7 @@ suite's runner (:mod:`irdialog.bench._runner`):
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -492,6 +493,7 @@ SUITE = Suite(
     join=_concat,
     holdout=_holdout,
     run_summary=_summary,
+    bind=lambda lang="en": {"load": partial(_load, lang=lang)},
     summary=summary_table,
     metric="accuracy",
     tasks=tuple(range(1, 21)),

@@ -30,16 +30,14 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-import time
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import GroupShuffleSplit, ParameterGrid
+from sklearn.model_selection import GroupShuffleSplit
 from sklearn.utils import Bunch
-from tqdm.auto import tqdm
 
-from ..datasets import load_movie_dialog, load_movie_entities, load_movie_kb
+from ..datasets import load_movie_dialog, load_movie_entities, load_movie_kb, record_data_files
 from ..datasets._base import note_data_file
 from ..embed import (
     MemN2NRanker,
@@ -50,9 +48,7 @@ from ..embed import (
 from ..entities import EntityParser, EntitySymbolRanker, SVDRecommender, entity_key
 from ..entities._parser import ENTITY_PREFIX
 from ..metrics import get_ranking_metric
-from ._harness import reseed
 from ._paper import paper_table
-from ._runner import check_model_and_tasks
 from ._suite import ModelSpec, Selection, Suite, markdown_table, number, positive_int, spread
 from ._summary import best_of, by_seed, cite, load_result, seed_counts, seed_spread
 
@@ -186,17 +182,16 @@ _MEMN2N_TASK_GRIDS = {
     2: {"ranker__hops": [1], "ranker__learning_rate": [0.005, 0.01]},
     3: {"ranker__hops": [3, 1], "ranker__learning_rate": [0.005]},
 }
-# Joint rows (tasks 1-3 fitted together). Supervised embeddings: the paper's two dictionaries
-# for the joint model (appendix B) at our 200-dimension cap, over the single-task grid of
-# learning rate and margin. MemN2N: one point, not searched (a joint fit costs about three
-# single-task fits, and a held-out fit would double the run): the paper's joint learning
-# rate (0.005) and 1 hop, the single-task choice of tasks 1 and 2.
-_JOINT_GRIDS = {
-    "se": {**_SE_COMMON, "ranker__embedding_dim": [200], "ranker__shared_embeddings": [False],
-           "ranker__margin": [0.1, 0.5]},
-    "memn2n": {"ranker__hops": [1], "ranker__learning_rate": [0.005]},
+# Joint rows (tasks 1-3 fitted together; task None of the grids). Supervised embeddings: the
+# paper's two dictionaries for the joint model (appendix B) at our 200-dimension cap, over the
+# single-task grid of learning rate and margin. MemN2N: one point, not searched (a joint fit
+# costs about three single-task fits, and a held-out fit would double the run): the paper's
+# joint learning rate (0.005) and 1 hop, the single-task choice of tasks 1 and 2.
+_SE_TASK_GRIDS[None] = {
+    **_SE_COMMON, "ranker__embedding_dim": [200], "ranker__shared_embeddings": [False],
+    "ranker__margin": [0.1, 0.5],
 }  # fmt: skip
-JOINT_TASKS = (1, 2, 3)
+_MEMN2N_TASK_GRIDS[None] = {"ranker__hops": [1], "ranker__learning_rate": [0.005]}
 
 
 def entity_candidates(data_home=None) -> list[str]:
@@ -207,6 +202,21 @@ def entity_candidates(data_home=None) -> list[str]:
         if key and key not in seen:
             seen[key] = name
     return list(seen.values())
+
+
+@lru_cache(maxsize=2)
+def _entity_candidates(data_home):
+    with record_data_files() as files:
+        candidates = tuple(entity_candidates(data_home))
+    return tuple(files), candidates
+
+
+def _candidates(data_home) -> list[str]:
+    """:func:`entity_candidates`, read once for every split of a run."""
+    files, candidates = _entity_candidates(data_home)
+    for path in files:
+        note_data_file(path)  # served from the cache, the file still counts as read
+    return list(candidates)
 
 
 def gold_lists(answers, candidates) -> tuple[list[list[int]], int]:
@@ -254,10 +264,16 @@ def _heldout(grids):
     return Selection.heldout(grids, fraction=HELDOUT_FRACTION, seed=SPLIT_SEED)
 
 
+def _on_entities(build):
+    """A model of the suite: ``build(candidates, data_home, **params)`` over the entity
+    candidates and the data home of the split it is fitted on."""
+    return lambda split, **params: build(split.candidates, split.data_home, **params)
+
+
 MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
     "svd": ModelSpec(
         "svd",
-        _svd,
+        _on_entities(_svd),
         _heldout(
             {
                 2: [
@@ -280,7 +296,7 @@ MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
     ),
     "qa-system": ModelSpec(
         "qa_system_bordes2014",
-        _qa_system,
+        _on_entities(_qa_system),
         _heldout(_QA_SYSTEM_GRIDS),
         note=(
             "QA system of Bordes, Chopra & Weston 2014 (SubgraphEmbeddingRanker) over entity "
@@ -293,7 +309,7 @@ MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
     ),
     "se": ModelSpec(
         "supervised_embeddings",
-        _se,
+        _on_entities(_se),
         _heldout(_SE_TASK_GRIDS),
         note=(
             "Supervised embeddings over entity symbols (EntityParser, words under 5 dev "
@@ -303,11 +319,11 @@ MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
             "from the paper's appendix B (200 dimensions at most), learning rate and margin "
             "chosen on the held-out dialogs."
         ),
-        extra={"joint": _JOINT_GRIDS["se"]},
+        joint_paper="joint_supervised_embeddings",
     ),
     "lstm": ModelSpec(
         "lstm",
-        _lstm,
+        _on_entities(_lstm),
         _heldout(_LSTM_TASK_GRIDS),
         note=(
             "LSTM reader (RecurrentReader) over entity symbols: it reads the whole dialog "
@@ -318,7 +334,7 @@ MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
     ),
     "memn2n": ModelSpec(
         "memn2n",
-        _memn2n,
+        _on_entities(_memn2n),
         _heldout(_MEMN2N_TASK_GRIDS),
         note=(
             "MemN2N over entity symbols, 50 dimensions, adjacent tying (the candidate "
@@ -328,69 +344,76 @@ MOVIE_DIALOG_MODELS: dict[str, ModelSpec] = {
             "ignored, at most 30 sentences), placed before the dialog's turns; 15 epochs of "
             "Adam, batches of 128; hops or learning rate chosen on the held-out dialogs."
         ),
-        extra={"joint": _JOINT_GRIDS["memn2n"]},
+        joint_paper="joint_memn2n",
     ),
 }
 
 
-def _task_data(task, candidates, data_home) -> Bunch:
-    """A task's dev and test splits, their gold candidate indices and the held-out split."""
-    dev = load_movie_dialog(task, "dev", data_home=data_home)
-    test = load_movie_dialog(task, "test", data_home=data_home)
-    dev_gold, _ = gold_lists(dev.answers, candidates)
-    test_gold, test_missing = gold_lists(test.answers, candidates)
-    fit_idx, held_idx = heldout_split(dev.groups)
+def _load(task, split, data_home) -> Bunch:
+    """One split of a task with the gold candidate indices of its answers: ``"test"``, all
+    of ``"dev"``, or its dialog-grouped parts ``"fit"`` and ``"heldout"``."""
+    candidates = _candidates(data_home)
+    data = load_movie_dialog(task, "test" if split == "test" else "dev", data_home=data_home)
+    rows = range(len(data.X))
+    if split in ("fit", "heldout"):
+        rows = heldout_split(data.groups)[split == "heldout"]
+    gold, missing = gold_lists([data.answers[i] for i in rows], candidates)
     return Bunch(
-        dev=dev, test=test, test_gold=test_gold, test_missing=test_missing,
-        fit_idx=fit_idx, X_held=[dev.X[i] for i in held_idx],
-        gold_held=[dev_gold[i] for i in held_idx],
+        X=[data.X[i] for i in rows], y=[data.y[i] for i in rows], gold=gold, missing=missing,
+        groups=[data.groups[i] for i in rows], task=task, candidates=candidates,
+        data_home=data_home,
     )  # fmt: skip
 
 
-def _paper_value(column: str, task: int) -> float | None:
+def _concat(splits) -> Bunch:
+    """The splits of several tasks as one training split (a joint run)."""
+    first = splits[0]
+    X, y = [x for s in splits for x in s.X], [a for s in splits for a in s.y]
+    return Bunch(X=X, y=y, candidates=first.candidates, data_home=first.data_home)
+
+
+def _score(model, data) -> dict:
+    """The task's hits@k (%); for task 3 also per response position (Table 9)."""
+    metric, k = TASK_METRIC[data.task]
+    hit = _hits(model, data.X, data.gold, k)
+    scores = {metric: 100.0 * float(hit.mean()), "n": len(hit)}
+    if data.task == 3:
+        pos = _response_positions(data.groups)
+        parts = [(r, pos == r) for r in (1, 2, 3) if np.any(pos == r)]
+        scores["parts"] = [
+            ({"response": r}, {metric: 100.0 * float(hit[at].mean()), "n": int(at.sum())})
+            for r, at in parts
+        ]
+    return scores
+
+
+def _paper(task, split, column) -> dict:
     cell = {r["method"]: r for r in paper_table("movie_dialog_table6.csv")}
     value = cell.get(column, {}).get(TABLE6_COLUMN[task], "")
-    return float(value) if value else None
+    return {TASK_METRIC[task][0]: float(value) if value else None}
 
 
-def _test_rows(model, task, data, paper) -> list[dict]:
-    """The test rows of one task: its metric, and for task 3 per response position."""
-    metric, k = TASK_METRIC[task]
-    hit = _hits(model, data.test.X, data.test_gold, k)
-    parts = [({}, np.ones(len(hit), dtype=bool), paper)]
-    if task == 3:
-        pos = _response_positions(data.test.groups)
-        parts += [({"response": r}, pos == r, None) for r in (1, 2, 3) if np.any(pos == r)]
-    return [
-        {
-            "task": task,
-            "metric": metric,
-            **key,
-            "value": 100.0 * float(hit[sel].mean()),
-            "split": "test",
-            "n": int(sel.sum()),
-            "paper": value,
-        }  # fmt: skip
-        for key, sel, value in parts
-    ]
-
-
-def _check_run(model, task, joint):
-    check_model_and_tasks(SUITE, model, [])
-    spec = MOVIE_DIALOG_MODELS[model]
-    if joint:
-        if task is not None:
-            raise ValueError("a joint run covers tasks 1-3: give --joint or --task, not both")
-        if "joint" not in spec.extra:
-            joint_models = sorted(m for m, s in MOVIE_DIALOG_MODELS.items() if "joint" in s.extra)
-            raise ValueError(f"model {model!r} has no joint run; joint models: {joint_models}")
-    elif task is None:
-        raise ValueError("give a task (--task) or a joint run (--joint)")
-    elif task not in spec.selection.tasks():
-        raise ValueError(
-            f"model {model!r} applies to Movie Dialog tasks {spec.selection.tasks()}, not {task}"
+def _protocol(spec, model, data, joint=False) -> str:
+    if not joint:
+        test = data["test"]
+        return (
+            f"{PROTOCOL} {spec.note} Test answers not among the candidates: {test.missing} of "
+            f"{len(test.X)}."
         )
-    return spec
+    missing = ", ".join(
+        f"task {t} {d['test'].missing} of {len(d['test'].X)}" for t, d in data.items()
+    )
+    search = (
+        "the grid point chosen by the mean over tasks 1-3 of its held-out score over the "
+        "grid's best on that task"
+        if len(spec.selection.points(SUITE_NAME, None)) > 1
+        else "one point, not searched (no held-out fit)"
+    )
+    return (
+        f"{PROTOCOL} Joint: one model fitted on the dev splits of tasks 1-3 together "
+        f"(held-out dialogs: each task's own), scored on each task's test split; {search}. "
+        f"{spec.note} Test answers not among the candidates: {missing}."
+    )
 
 
 def bench_movie_dialog(
@@ -427,7 +450,7 @@ def bench_movie_dialog(
     -------
     run : dict
         ``{"suite": "movie-dialog", "model", "options", "chosen", "rows", "protocol",
-        "seconds"}``; rows ``{"task", "metric", "value", "split", "n", "paper"}`` with
+        "seconds"}``; rows ``{"task", "split", "metric", "n", "paper", "value"}`` with
         values in percent (task 3 also per response position, ``"response": 1|2|3``);
         ``chosen`` holds per task the chosen point, and apart from it its held-out score and
         every grid point's held-out score.
@@ -442,140 +465,10 @@ def bench_movie_dialog(
     >>> [(row["metric"], round(row["value"], 2)) for row in run["rows"]]  # doctest: +SKIP
     [('hits@100', 19.46)]
     """
-    spec = _check_run(model, task, joint)
-    if joint:
-        if sweep:
-            raise ValueError("sweep is not available with a joint run")
-        return _bench_joint(model, spec, data_home, progress, seed)
-    metric, k = TASK_METRIC[task]
-    start = time.perf_counter()
-    candidates = entity_candidates(data_home)
-    points = spec.selection.points(SUITE_NAME, task)
-
-    def build(point):
-        return reseed(spec.build(candidates, data_home, **point), seed)
-
-    # Fail before the grid search, not after it, on a sweep the model cannot take.
-    unknown = sorted(set(sweep or {}) - set(build(points[0]).get_params()))
-    if unknown:
-        raise ValueError(f"model {model!r} has no parameter {', '.join(unknown)} to sweep")
-    data = _task_data(task, candidates, data_home)
-    bar = tqdm(
-        total=len(points) + 1, desc=f"movie-dialog {model} task {task}", disable=not progress
-    )
-    selection = []
-    X_fit = [data.dev.X[i] for i in data.fit_idx]
-    y_fit = [data.dev.y[i] for i in data.fit_idx]
-    for point in points:
-        fitted = build(point).fit(X_fit, y_fit)
-        held = heldout_score(fitted, data.X_held, data.gold_held, k)
-        selection.append({**point, f"heldout_{metric}": round(held, 2)})
-        bar.update()
-    best = int(np.argmax([r[f"heldout_{metric}"] for r in selection]))  # first of equals
-    point = points[best]
-    sweeps = {}
-    for name, values in (sweep or {}).items():
-        sweeps[name] = {}
-        for value in values:
-            fitted = build({**point, name: value}).fit(X_fit, y_fit)
-            held = heldout_score(fitted, data.X_held, data.gold_held, k)
-            sweeps[name][str(value)] = round(held, 2)
-    final = build(point).fit(data.dev.X, data.dev.y)
-    rows = _test_rows(final, task, data, _paper_value(spec.paper, task))
-    bar.update()
-    bar.close()
-    return {
-        "suite": SUITE_NAME,
-        "model": model,
-        "options": {"task": task, **({"sweep": sweep} if sweep else {})},
-        "chosen": [
-            {
-                "task": task,
-                "params": point,
-                "selection": {
-                    f"heldout_{metric}": selection[best][f"heldout_{metric}"],
-                    "grid": selection,
-                    **({"heldout_sweep": sweeps} if sweeps else {}),
-                    "n_fit": len(data.fit_idx),
-                    "n_heldout": len(data.X_held),
-                },
-            }
-        ],
-        "rows": rows,
-        "protocol": f"{PROTOCOL} {spec.note} Test answers not among the candidates: "
-        f"{data.test_missing} of {len(data.test.X)}.",
-        "seconds": time.perf_counter() - start,
-    }
-
-
-def _bench_joint(model, spec, data_home, progress, seed) -> dict:
-    """One model fitted on the dev splits of tasks 1-3 together, scored on each task."""
-    start = time.perf_counter()
-    candidates = entity_candidates(data_home)
-    points = list(ParameterGrid(spec.extra["joint"]))
-    data = {task: _task_data(task, candidates, data_home) for task in JOINT_TASKS}
-
-    def build(point):
-        return reseed(spec.build(candidates, data_home, **point), seed)
-
-    bar = tqdm(
-        total=(len(points) if len(points) > 1 else 0) + 1,
-        desc=f"movie-dialog {model} joint", disable=not progress,
+    return SUITE.run(
+        model, task=task, data_home=data_home, progress=progress, sweep=sweep, seed=seed,
+        joint=joint,
     )  # fmt: skip
-    grid = [dict(point) for point in points]
-    if len(points) > 1:  # one point: nothing to choose, no held-out fit
-        X_fit = [d.dev.X[i] for d in data.values() for i in d.fit_idx]
-        y_fit = [d.dev.y[i] for d in data.values() for i in d.fit_idx]
-        for point, record in zip(points, grid):
-            fitted = build(point).fit(X_fit, y_fit)
-            for task, d in data.items():
-                metric, k = TASK_METRIC[task]
-                held = heldout_score(fitted, d.X_held, d.gold_held, k)
-                record[f"task{task}_heldout_{metric}"] = round(held, 2)
-            bar.update()
-        keys = [f"task{t}_heldout_{TASK_METRIC[t][0]}" for t in JOINT_TASKS]
-        tops = {key: max(r[key] for r in grid) or 1.0 for key in keys}
-        for record in grid:
-            record["heldout_normalised_mean"] = round(
-                float(np.mean([record[key] / tops[key] for key in keys])), 4
-            )
-    best = int(np.argmax([r.get("heldout_normalised_mean", 0.0) for r in grid]))
-    point = points[best]
-    final = build(point).fit(
-        [x for d in data.values() for x in d.dev.X], [y for d in data.values() for y in d.dev.y]
-    )
-    rows = []
-    for task, d in data.items():
-        rows += _test_rows(final, task, d, _paper_value(f"joint_{spec.paper}", task))
-    bar.update()
-    bar.close()
-    chosen = []
-    for task, d in data.items():
-        metric = TASK_METRIC[task][0]
-        held = grid[best].get(f"task{task}_heldout_{metric}")
-        selection = {"joint": True, "grid": grid, "n_fit": len(d.fit_idx)}
-        selection["n_heldout"] = len(d.X_held)
-        if held is not None:
-            selection = {f"heldout_{metric}": held, **selection}
-        chosen.append({"task": task, "params": point, "selection": selection})
-    missing = ", ".join(f"task {t} {d.test_missing} of {len(d.test.X)}" for t, d in data.items())
-    search = (
-        "the grid point chosen by the mean over tasks 1-3 of its held-out score over the "
-        "grid's best on that task"
-        if len(points) > 1
-        else "one point, not searched (no held-out fit)"
-    )
-    return {
-        "suite": SUITE_NAME,
-        "model": model,
-        "options": {"joint": True},
-        "chosen": chosen,
-        "rows": rows,
-        "protocol": f"{PROTOCOL} Joint: one model fitted on the dev splits of tasks 1-3 "
-        f"together (held-out dialogs: each task's own), scored on each task's test split; "
-        f"{search}. {spec.note} Test answers not among the candidates: {missing}.",
-        "seconds": time.perf_counter() - start,
-    }
 
 
 def markdown(results) -> list[str]:
@@ -677,9 +570,21 @@ def summary_table(results_dir: Path, table: list[dict]) -> list[str]:
 SUITE = Suite(
     name=SUITE_NAME,
     help="Movie Dialog Table 6 (dev-as-train protocol)",
-    run=bench_movie_dialog,
     models=MOVIE_DIALOG_MODELS,
     table=markdown,
+    load=_load,
+    score=_score,
+    metrics=tuple(metric for metric, _ in TASK_METRIC.values()),
+    layout="long",
+    train_split="fit",
+    dev_split="heldout",
+    refit="dev",
+    paper=_paper,
+    task_metric=lambda task: TASK_METRIC[task][0],
+    join=_concat,
+    joint_choice="normalised_mean",
+    protocol=_protocol,
+    title="Movie Dialog",
     summary=summary_table,
     tasks=(1, 2, 3),
     one_task=True,

@@ -21,6 +21,9 @@ from ._harness import _is_metric
 from ._presets import load_presets
 from ._runner import run_declared, train_declared
 
+# How a joint run chooses among its points (``Suite.joint_choice``).
+JOINT_CHOICES = ("joined", "normalised_mean")
+
 
 @dataclass(frozen=True)
 class Selection:
@@ -33,7 +36,8 @@ class Selection:
       SUITE --model M --search``), on the held-out share ``fraction`` where the suite
       carves one from the training data;
     - :meth:`heldout`: each run fits every point of ``grid[task]`` on part of the data and
-      keeps the best on the held-out ``fraction`` (split with seed ``seed``);
+      keeps the best on the held-out ``fraction`` (split with seed ``seed``), and records
+      every point's held-out score; ``grid[None]``, where given, is the grid of a joint run;
     - :meth:`fixed`: ``params``, with ``note`` saying how they were chosen.
 
     Examples
@@ -83,7 +87,13 @@ class Selection:
 
     def tasks(self):
         """The tasks a held-out selection has a grid for (None: any)."""
-        return sorted(self.grid) if self.kind == "heldout" else None
+        return sorted(t for t in self.grid if t is not None) if self.kind == "heldout" else None
+
+    def has_joint(self, suite: str) -> bool:
+        """Whether a joint run (task None: one model for every task) has points."""
+        if self.kind == "heldout":
+            return None in self.grid
+        return self.kind != "preset" or None in self.presets(suite)
 
     def presets(self, suite: str) -> dict:
         """``{task: Preset}`` of a preset selection (empty otherwise)."""
@@ -116,8 +126,8 @@ class ModelSpec:
     ``paper`` names the model's figures in the suite's reference table
     (``irdialog/data/reference``): a column, or (Ubuntu) the rows of the papers; None for a
     model beyond the papers. ``build(*inputs, **params)`` gives the estimator at seed 0
-    from what the suite passes (dialog bAbI: the task's training data; Movie Dialog: the
-    entity candidates and the data home; bAbI QA and Ubuntu: nothing). ``fit_params(data)``
+    from what the suite passes (the split it is fitted on, as ``load`` read it, or what
+    the suite's ``build_inputs`` makes of it: nothing for bAbI QA). ``fit_params(data)``
     gives extra ``fit`` arguments and ``extras(model, data)`` extra row metrics (bAbI QA's
     supporting facts); ``joint_paper`` is the paper's column of the model fitted on all
     tasks at once (a joint run), None where it has none; ``note`` goes into the protocol;
@@ -306,8 +316,9 @@ class Suite:
     (``load``) and scored (``score``), which (task, split) cells its table has, the
     paper's figures and its Markdown table. One runner (:mod:`irdialog.bench._runner`)
     fits every point of a model's selection on ``train_split``, keeps the best on
-    ``dev_split`` by ``metric``, and scores the ``scored`` splits, for every suite that
-    declares ``load`` and ``score``; a suite whose protocol is its own (streaming) gives
+    ``dev_split`` by ``metric`` (refitted on ``refit`` where declared), and scores the
+    ``scored`` splits, for every suite that declares ``load`` and ``score``; a joint run
+    fits one model for every task (``join``). A suite whose protocol is its own gives
     its ``run`` instead.
 
     Parameters
@@ -323,14 +334,16 @@ class Suite:
         ``table([(file name, result), ...])``: the lines of the Markdown table of a
         results block of this suite.
     load : callable, default=None
-        ``load(task, split, data_home, **options)``: one split of one task (``task_name``
-        where the suite has no tasks), with ``X`` and ``y`` for a fit; read through the
-        :mod:`irdialog.datasets` loaders, so that the provenance records the files.
-        ``options`` are the suite's own run options (``options``; bAbI QA's language),
-        which the run records after its tasks.
+        ``load(task, split, data_home)``: one split of one task (``task_name`` where the
+        suite has no tasks), with ``X`` and ``y`` for a fit; read through the
+        :mod:`irdialog.datasets` loaders, so that the provenance records the files. The
+        suite's own options reach it through ``bind``.
     score : callable, default=None
         ``score(model, data)``: ``{metric: value in %, ..., "n": examples}`` of a fitted
-        model on a loaded split, the metrics of ``metrics`` in order.
+        model on a loaded split, the metrics of ``metrics`` in order (a metric the split
+        cannot give, such as R@5 of 10 over pools of 2, left out: it has no row); in the
+        long layout, ``"parts"`` may add the rows of sub-populations, ``[(keys, scores),
+        ...]``, each row with its ``keys`` (``{"response": 1}``) and no paper figure.
     ties : bool, default=False
         Whether ``score`` takes a tie rule (``score(model, data, ties=...)``, the ``ties``
         of :func:`irdialog.metrics.response_accuracy`): a run then scores under
@@ -353,6 +366,13 @@ class Suite:
     paper : callable, default=None
         ``paper(task, split, column)``: ``{metric: the paper's figure}`` of a model's
         ``paper`` column (empty: none).
+    refit : str, default=None
+        The split the chosen point is fitted on again before the scored splits are scored
+        (Movie Dialog: all of dev, after the choice on a held-out part of it); None: the
+        model fitted on ``train_split`` is scored.
+    task_metric : callable, default=None
+        ``task_metric(task)``: the metric that chooses among a task's points where the
+        tasks differ in it (Movie Dialog: hits@1, hits@100, hits@10); None: ``metric``.
     fit : callable, default=None
         ``fit(model, train, spec)``, where ``model.fit(train.X, train.y, **fit_params)``
         (the model's ``ModelSpec.fit_params``) does not do.
@@ -360,10 +380,17 @@ class Suite:
         ``build_inputs(train)``: the positional arguments of every model's ``build``
         (None: the training split alone; bAbI QA's models take none).
     join : callable, default=None
-        ``join([train, ...])``: one split from the same split of several tasks, for a
+        ``join([split, ...])``: one split from the same split of several tasks, for a
         joint run (``joint=True``: one model fitted on the training splits of all the
-        tasks, with the selection's point of task None, scored on each task; the run
-        records ``joint``); None: the suite has no joint runs.
+        tasks, with the selection's point of task None, scored on each task, its rows'
+        paper figures those of the model's ``ModelSpec.joint_paper``; the run records
+        ``joint``); None: the suite has no joint runs.
+    joint_choice : {"joined", "normalised_mean"}, default="joined"
+        How a joint run chooses among its points: ``"joined"``, by the score on the joined
+        dev splits (bAbI QA has one point and no dev split); ``"normalised_mean"``, by
+        the mean over the tasks of each task's dev score (its ``task_metric``) divided by
+        the grid's best on that task, the chosen point then fitted on the joined ``refit``
+        (else training) splits (Movie Dialog).
     holdout : callable, default=None
         ``holdout(train, fraction)``: ``(fit part, held-out part)`` of a training split,
         ``fraction`` the model's ``Selection`` fraction. A ``heldout`` run then fits on the
@@ -374,7 +401,18 @@ class Suite:
         (``options``: the run's recorded options), merged over seeds as a row is.
     protocol : callable, default=None
         ``protocol(spec, fitted, data)``: the run's protocol sentence (``data``: the last
-        task's splits by name).
+        task's splits by name; in a joint run, ``{task: splits}`` and ``joint=True``; with
+        ``ties``, the run's rule as ``ties=``).
+    resources : callable, default=None
+        ``resources(spec, fitted, data)``: the run's ``resources`` (what its fit and
+        scoring used, noted on the splits by ``fit`` and ``score``); None: none recorded.
+    bind : callable, default=None
+        ``bind(**options)``: the fields a run with the suite's own options (those of
+        ``options(args)`` that the runner does not take) replaces in this declaration,
+        the one way those options act: a ``load`` that takes them (bAbI QA's ``lang``,
+        Ubuntu's ``chunksize``), the ``scored`` splits (Ubuntu's ``split``). A run and
+        ``irdialog train`` bind them alike; the run records them after its tasks. None:
+        the suite has no options of its own.
     task_name : object, default=None
         The rows' ``task`` of a suite without tasks.
     title : str, default=None
@@ -415,7 +453,7 @@ class Suite:
     train : callable, default=None
         ``train(model, task, data_home=..., seed=..., overrides=...)`` gives ``(fitted
         model, chosen)``: the model behind one task's row (``irdialog train``); a declared
-        suite with tasks has the runner's.
+        suite with ``tasks`` run together (not ``one_task``) has the runner's.
     label : callable, default=None
         ``label(result)``: the name of a result's model in tables and plots (default: the
         model).
@@ -448,12 +486,17 @@ class Suite:
     scored: tuple | Callable = ("test",)
     cells: tuple | None = None
     paper: Callable | None = None
+    refit: str | None = None
+    task_metric: Callable | None = None
     fit: Callable | None = None
     build_inputs: Callable | None = None
     join: Callable | None = None
+    joint_choice: str = "joined"
     holdout: Callable | None = None
     run_summary: Callable | None = None
     protocol: Callable | None = None
+    resources: Callable | None = None
+    bind: Callable | None = None
     task_name: object = None
     title: str | None = None
     run: Callable[..., dict] | None = None
@@ -478,11 +521,16 @@ class Suite:
     def __post_init__(self):
         if self.title is None:
             object.__setattr__(self, "title", self.name)
+        if self.joint_choice not in JOINT_CHOICES:
+            raise ValueError(
+                f"suite {self.name!r}: joint_choice is one of {JOINT_CHOICES}, got "
+                f"{self.joint_choice!r}"
+            )
         if self.run is None and self.load is None:
             raise ValueError(f"suite {self.name!r} declares neither load and score nor run")
         if self.run is None:
             object.__setattr__(self, "run", partial(run_declared, self))
-            if self.train is None and self.tasks is not None:
+            if self.train is None and self.tasks is not None and not self.one_task:
                 object.__setattr__(self, "train", partial(train_declared, self))
 
     def scored_splits(self, data_home) -> list[str]:

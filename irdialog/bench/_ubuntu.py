@@ -23,28 +23,29 @@ from __future__ import annotations
 
 import resource
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
+from sklearn.utils import Bunch
 
 from ..datasets import iter_ubuntu
 from ..embed import DualEncoderRanker, MemN2NRanker, SupervisedEmbeddingRanker
 from ..metrics import recall_at_k
 from ..retrieval import BM25Ranker, TfidfRanker
-from ._harness import reseed
 from ._paper import paper_table
 from ._provenance import peak_rss_mib
-from ._runner import check_model_and_tasks
 from ._suite import ModelSpec, Selection, Suite, markdown_table, positive_int, spread
 
 SUITE_NAME = "ubuntu"
+CHUNKSIZE = 10_000  # training and evaluation rows per chunk, by default
 
 # (metric, k, n): "r1@2" is 1-in-2 R@1, "r5@10" is 1-in-10 R@5.
 UBUNTU_METRICS = [("r1@2", 1, 2), ("r1@10", 1, 10), ("r2@10", 2, 10), ("r5@10", 5, 10)]
+UBUNTU_METRIC_NAMES = [metric for metric, _, _ in UBUNTU_METRICS]
 # A model's ``paper``: the rows (source, method) of irdialog/data/reference/ubuntu_tables.csv
 # it is compared with, in %: Lowe et al. Table 4 (v1 corpus) and Dodge et al. Table 7 (v2;
-# their "IR" was run by Lowe et al.; hits@1 of 10 only).
+# their "IR" was run by Lowe et al.; hits@1 of 10 only); none for a model beyond them.
 
 _SOURCE_NAMES = {
     "lowe2015_v1": "Lowe et al. 2015, v1 corpus",
@@ -52,15 +53,17 @@ _SOURCE_NAMES = {
 }
 
 
-def _paper(paper_rows) -> dict:
-    """{source: {metric: value}} of the test rows of the papers for these rows."""
+def _paper(task, split, paper_rows) -> dict:
+    """``{metric: {source: value}}`` of the papers' test rows ``paper_rows``, whatever the
+    split scored."""
     rows = {(r["source"], r["method"], r["split"]): r for r in paper_table("ubuntu_tables.csv")}
-    out = {}
-    for source, method in paper_rows or []:
+    figures = {m: {} for m in UBUNTU_METRIC_NAMES}
+    for source, method in paper_rows:
         row = rows[(source, method, "test")]
-        cells = {m: row[m.replace("@", "_of_")] for m, _, _ in UBUNTU_METRICS}
-        out[source] = {m: float(v) for m, v in cells.items() if v}
-    return out
+        for m in UBUNTU_METRIC_NAMES:
+            if row[m.replace("@", "_of_")]:
+                figures[m][source] = float(row[m.replace("@", "_of_")])
+    return figures
 
 
 # How a tie of the ground truth with distractors counts, in the protocol note.
@@ -80,11 +83,25 @@ _BM25_CHOICE = (
 )
 
 
-def _model(estimator, params, paper=None, rows="positive", note=None):
+def _build(estimator, train, **params):
+    """``estimator(**params)``; an error naming a parameter it lacks (``--set``)."""
+    known = estimator().get_params()
+    unknown = sorted(set(params) - set(known))
+    if unknown:
+        raise ValueError(
+            f"{estimator.__name__} has no hyper-parameter {', '.join(unknown)}; "
+            f"it has {', '.join(sorted(known))}"
+        )
+    return estimator(**params)
+
+
+def _model(estimator, params, paper=(), rows="positive", note=None):
     """An Ubuntu model: ``params`` fixed (no search: the sample has no room for one);
     ``rows``: what it learns from, every context and response ("all") or the rows labelled
     1 ("positive"), whose responses are then its candidates."""
-    return ModelSpec(paper, estimator, Selection.fixed(params, note), extra={"rows": rows})
+    return ModelSpec(
+        paper, partial(_build, estimator), Selection.fixed(params, note), extra={"rows": rows}
+    )
 
 
 # TF-IDF takes its statistics from every context and response; the embedding models learn
@@ -160,11 +177,116 @@ def _in_data_home(path) -> str:
     return f"{path.parent.name}/{path.name}"
 
 
+def _load(task, split, data_home, chunksize=CHUNKSIZE) -> Bunch:
+    """A split as its chunks (``chunks()`` reads them again at each call), the file looked
+    up at once; an evaluation file's first row read too, so that a missing or malformed
+    one fails before the (long) fit. ``fit`` and ``score`` note on it what they read."""
+    iter_ubuntu(split, data_home=data_home, chunksize=chunksize)
+    if split != "train":
+        next(iter(iter_ubuntu(split, data_home=data_home, chunksize=1)), None)
+    chunks = partial(iter_ubuntu, split, data_home=data_home, chunksize=chunksize)
+    return Bunch(split=split, chunks=chunks, chunksize=chunksize)
+
+
+def _fit(ranker, train, spec) -> None:
+    """Fit on the training file by streaming (``fit_chunks``), or on its rows held in
+    memory; ``train`` notes the rows read and the time and memory the fit took."""
+    start = time.perf_counter()
+    train.rows = 0
+
+    def counted(chunks):
+        for chunk in chunks:
+            train.path = _in_data_home(chunk.filename)
+            train.rows += len(chunk.X)
+            yield chunk
+        train.read = {"seconds": time.perf_counter() - start, "cpu": cpu_seconds()}
+
+    stream = counted(train.chunks())
+    if spec.extra["rows"] == "positive":
+        stream = _positive_rows(stream)
+    if hasattr(ranker, "fit_chunks"):
+        ranker.fit_chunks(stream)
+    else:
+        X, y = [], []
+        for X_chunk, y_chunk in stream:
+            X.extend(X_chunk)
+            y.extend(y_chunk)
+        ranker.fit(X, y)
+    train.fitted = {"seconds": time.perf_counter() - start, "cpu": cpu_seconds(),
+                    "peak": peak_rss_mib()}  # fmt: skip
+
+
+def _score(ranker, data, ties="expected") -> dict:
+    """R@k of n (%) of each row's ground truth (column 0) among its candidates, ranked a
+    chunk at a time with ``rank_candidates``; a metric of more candidates than the rows
+    have is left out. ``data`` notes the file and the time scoring took."""
+    start = time.perf_counter()
+    scores = []
+    for chunk in data.chunks():
+        data.path = _in_data_home(chunk.filename)
+        scores.append(ranker.rank_candidates(chunk.X, chunk.candidate_lists))
+    width = max(s.shape[1] for s in scores)
+    scores = np.vstack(
+        [np.pad(s, ((0, 0), (0, width - s.shape[1])), constant_values=-np.inf) for s in scores]
+    )
+    data.seconds, data.n = time.perf_counter() - start, len(scores)
+    figures = {
+        metric: 100.0 * recall_at_k(scores, k, n, ties=ties)
+        for metric, k, n in UBUNTU_METRICS
+        if scores.shape[1] >= n
+    }
+    return {**figures, "n": len(scores)}
+
+
+def _splits(data) -> tuple[Bunch, Bunch]:
+    """The training split and the scored one of a run's data."""
+    [evaluation] = [v for k, v in data.items() if k != "train"]
+    return data["train"], evaluation
+
+
+def _protocol(spec, ranker, data, ties) -> str:
+    train, evaluation = _splits(data)
+    learned = (
+        f"every context and response of {train.path} ({train.rows} rows)"
+        if spec.extra["rows"] == "all"
+        else f"the rows labelled 1 of {train.path} ({train.rows} rows read)"
+    )
+    how = (
+        f"read by streaming in chunks of {train.chunksize} rows (fit_chunks); "
+        if hasattr(ranker, "fit_chunks")
+        else "held in memory (fit); "
+    )
+    return (
+        f"{type(ranker).__name__} fitted on {learned}, {how}{evaluation.split} rows from "
+        f"{evaluation.path} scored with rank_candidates, ground truth in column 0, "
+        f"{_TIE_RULE[ties]}; {spec.selection.note or _NO_SEARCH}."
+    )
+
+
+def _resources(spec, ranker, data) -> dict:
+    """A run's ``resources`` (see :func:`bench_ubuntu`)."""
+    train, evaluation = _splits(data)
+    vectorizer = getattr(ranker, "vectorizer_", ranker)
+    return {
+        "fit_seconds": round(train.fitted["seconds"], 2),
+        "fit_cpu_seconds": round(train.fitted["cpu"], 2),
+        "read_seconds": round(train.read["seconds"], 2),
+        "read_cpu_seconds": round(train.read["cpu"], 2),
+        "cpu_seconds": round(cpu_seconds(), 2),
+        "eval_seconds": round(evaluation.seconds, 2),
+        "train_rows": train.rows,
+        "eval_rows": evaluation.n,
+        "vocabulary": len(vectorizer.vocabulary_),
+        "peak_rss_mib_after_fit": round(train.fitted["peak"], 1),
+        "peak_rss_mib": round(peak_rss_mib(), 1),
+    }
+
+
 def bench_ubuntu(
     model: str = "tfidf",
     data_home=None,
     progress: bool = True,
-    chunksize: int = 10_000,
+    chunksize: int = CHUNKSIZE,
     split: str = "test",
     seed: int = 0,
     overrides: dict | None = None,
@@ -197,14 +319,13 @@ def bench_ubuntu(
     Returns
     -------
     run : dict
-        ``{"suite": "ubuntu", "model", "options", "chosen", "rows", "protocol", "seconds",
-        "resources"}``;
-        rows ``{"task", "split", "metric", "value", "n", "paper"}`` in percent; resources
-        hold the fit and scoring wall times, the process CPU time (user + system, since
-        start, imports included) at the end of the fit and at the end, the wall and CPU
-        time until the last training chunk was read (for TF-IDF the whole fit; for the
-        embedding models the reading and tokenising before their epochs), the rows and
-        vocabulary seen and the peak RSS (``resource.getrusage``).
+        ``{"suite": "ubuntu", "model", "options", "chosen", "rows", "protocol", "resources",
+        "seconds"}``; rows ``{"task", "split", "metric", "n", "paper", "value"}`` in
+        percent; resources hold the fit and scoring wall times, the process CPU time (user +
+        system, since start, imports included) at the end of the fit and at the end, the
+        wall and CPU time until the last training chunk was read (for TF-IDF the whole fit;
+        for the embedding models the reading and tokenising before their epochs), the rows
+        and vocabulary seen and the peak RSS.
 
     Examples
     --------
@@ -224,128 +345,10 @@ def bench_ubuntu(
     >>> [(row["metric"], row["value"]) for row in run["rows"]]
     [('r1@2', 100.0)]
     """
-    check_model_and_tasks(SUITE, model, None)
-    spec = UBUNTU_MODELS[model]
-    build, rows_used = spec.build, spec.extra["rows"]
-    [params] = spec.selection.points(SUITE_NAME)
-    if overrides:
-        known = build().get_params()
-        unknown = sorted(set(overrides) - set(known))
-        if unknown:
-            raise ValueError(
-                f"{model} has no hyper-parameter {', '.join(unknown)}; "
-                f"it has {', '.join(sorted(known))}"
-            )
-        params = {**params, **overrides}
-    start = time.perf_counter()
-    # Fail before the (long) fit on a missing or malformed evaluation file.
-    next(iter(iter_ubuntu(split, data_home=data_home, chunksize=1)), None)
-    chunks = iter_ubuntu("train", data_home=data_home, chunksize=chunksize)
-    path = None
-    n_train = 0
-    read = {}
-
-    def counted(chunks):
-        nonlocal path, n_train
-        for chunk in tqdm(chunks, desc=f"ubuntu {model} fit", unit="chunk", disable=not progress):
-            path = chunk.filename
-            n_train += len(chunk.X)
-            yield chunk
-        read.update(seconds=time.perf_counter() - start, cpu=cpu_seconds())
-
-    ranker = reseed(build(**params), seed)
-    stream = counted(chunks) if rows_used == "all" else _positive_rows(counted(chunks))
-    streamed = hasattr(ranker, "fit_chunks")
-    if streamed:
-        ranker.fit_chunks(stream)
-    else:
-        X, y = [], []
-        for X_chunk, y_chunk in stream:
-            X.extend(X_chunk)
-            y.extend(y_chunk)
-        ranker.fit(X, y)
-    path = _in_data_home(path)
-    learned = (
-        f"every context and response of {path} ({n_train} rows)"
-        if rows_used == "all"
-        else f"the rows labelled 1 of {path} ({n_train} rows read)"
-    )
-    fit_seconds = time.perf_counter() - start
-    fit_cpu = cpu_seconds()
-    fit_peak = peak_rss_mib()
-
-    scores, eval_path = [], None
-    t0 = time.perf_counter()
-    for chunk in tqdm(
-        iter_ubuntu(split, data_home=data_home, chunksize=chunksize),
-        desc=f"ubuntu {model} {split}",
-        unit="chunk",
-        disable=not progress,
-    ):
-        eval_path = _in_data_home(chunk.filename)
-        scores.append(ranker.rank_candidates(chunk.X, chunk.candidate_lists))
-    width = max(s.shape[1] for s in scores)
-    scores = np.vstack(
-        [np.pad(s, ((0, 0), (0, width - s.shape[1])), constant_values=-np.inf) for s in scores]
-    )
-    eval_seconds = time.perf_counter() - t0
-
-    papers = _paper(spec.paper)
-    rows = [
-        {
-            "task": "ubuntu",
-            "split": split,
-            "metric": metric,
-            "value": 100.0 * recall_at_k(scores, k, n, ties=ties),
-            "n": len(scores),
-            "paper": {src: ref[metric] for src, ref in papers.items() if metric in ref},
-        }
-        for metric, k, n in UBUNTU_METRICS
-        if scores.shape[1] >= n
-    ]
-    return {
-        "suite": SUITE_NAME,
-        "model": model,
-        "options": {
-            "split": split,
-            "chunksize": chunksize,
-            "overrides": dict(overrides or {}),
-            "ties": ties,
-        },
-        "chosen": [{"params": dict(params), "selection": spec.selection.record(SUITE_NAME)}],
-        "rows": rows,
-        "protocol": (
-            f"{type(ranker).__name__} fitted on {learned}, "
-            + (
-                f"read by streaming in chunks of {chunksize} rows (fit_chunks); "
-                if streamed
-                else "held in memory (fit); "
-            )
-            + f"{split} rows from {eval_path} scored with rank_candidates, ground truth in "
-            f"column 0, {_TIE_RULE[ties]}; {spec.selection.note or _NO_SEARCH}."
-        ),
-        "seconds": time.perf_counter() - start,
-        "resources": {
-            "fit_seconds": round(fit_seconds, 2),
-            "fit_cpu_seconds": round(fit_cpu, 2),
-            "read_seconds": round(read["seconds"], 2),
-            "read_cpu_seconds": round(read["cpu"], 2),
-            "cpu_seconds": round(cpu_seconds(), 2),
-            "eval_seconds": round(eval_seconds, 2),
-            "train_rows": n_train,
-            "eval_rows": len(scores),
-            "vocabulary": len(
-                ranker.vectorizer_.vocabulary_
-                if hasattr(ranker, "vectorizer_")
-                else ranker.vocabulary_
-            ),
-            "peak_rss_mib_after_fit": round(fit_peak, 1),
-            "peak_rss_mib": round(peak_rss_mib(), 1),
-        },
-    }
-
-
-UBUNTU_METRIC_NAMES = [metric for metric, _, _ in UBUNTU_METRICS]
+    return SUITE.run(
+        model, data_home=data_home, progress=progress, seed=seed, overrides=overrides,
+        ties=ties, split=split, chunksize=chunksize,
+    )  # fmt: skip
 
 
 def markdown(results) -> list[str]:
@@ -365,7 +368,7 @@ def markdown(results) -> list[str]:
             [
                 r["model"],
                 data,
-                r["options"]["split"],
+                r["options"].get("split", "test"),
                 *(spread(values[m]) if m in values else "" for m in UBUNTU_METRIC_NAMES),
                 f"{r['resources']['peak_rss_mib']:,.0f}",
                 f"{r['seconds']:.0f}",
@@ -379,21 +382,37 @@ def markdown(results) -> list[str]:
 
 def _arguments(parser) -> None:
     parser.add_argument(
-        "--chunksize", type=positive_int, default=10_000, help="training rows per chunk"
+        "--chunksize", type=positive_int, default=CHUNKSIZE, help="training rows per chunk"
     )
     parser.add_argument(
         "--split", choices=("test", "valid"), default="test", help="the split scored"
     )
 
 
+def _bind(split="test", chunksize=CHUNKSIZE) -> dict:
+    """The split scored (``--split``) and the rows per chunk (``--chunksize``)."""
+    return {"scored": (split,), "load": partial(_load, chunksize=chunksize)}
+
+
 SUITE = Suite(
     name=SUITE_NAME,
     help="Ubuntu next-utterance ranking, R@k of 2 and of 10",
-    run=bench_ubuntu,
     models=UBUNTU_MODELS,
     table=markdown,
+    load=_load,
+    score=_score,
+    ties=True,
+    metrics=tuple(UBUNTU_METRIC_NAMES),
+    layout="long",
+    dev_split=None,
+    paper=_paper,
+    fit=_fit,
+    protocol=_protocol,
+    resources=_resources,
+    bind=_bind,
+    task_name="ubuntu",
     overrides="override a hyper-parameter of the model's preset (repeatable), e.g. epochs=1",
     arguments=_arguments,
-    options=lambda args: {"chunksize": args.chunksize, "split": args.split},
+    options=lambda args: {"split": args.split, "chunksize": args.chunksize},
     plot_label=lambda row: row.metric + ("" if row.split == "test" else f"\n{row.split}"),
 )
