@@ -18,7 +18,7 @@ re-runs the result files from their recorded commands, parsed by ``_command``, a
 compares.
 """
 
-from ._babi_qa import BABI_QA_MODELS, search_babi_qa
+from ._babi_qa import BABI_QA_MODELS, bench_babi_qa, search_babi_qa, train_babi_qa
 from ._dialog_babi import (
     DIALOG_BABI_MODELS,
     bench_dialog_babi,
@@ -45,6 +45,7 @@ __all__ = [
     "Row",
     "Selection",
     "Suite",
+    "bench_babi_qa",
     "bench_dialog_babi",
     "bench_movie_dialog",
     "bench_ubuntu",
@@ -62,6 +63,7 @@ __all__ = [
     "run_suite",
     "search_babi_qa",
     "search_dialog_babi",
+    "train_babi_qa",
     "train_dialog_babi",
     "write_presets",
 ]

@@ -511,3 +511,87 @@ SUITE = Suite(
     },
     full_scale=True,
 )
+
+
+def train_babi_qa(model: str, task: int, data_home=None, seed: int = 0, overrides=None,
+                  lang: str = "en"):  # fmt: skip
+    """The single-task model :func:`bench_babi_qa` scores for one task, fitted the same way
+    (its preset, on the task's train split), for ``irdialog train``.
+
+    Returns
+    -------
+    fitted : estimator
+    chosen : dict
+        ``{"task", "params", "selection"}`` as in the bench's ``chosen``.
+
+    Examples
+    --------
+    >>> from irdialog.bench import train_babi_qa
+    >>> model, chosen = train_babi_qa("ngram", task=1)
+    >>> from irdialog.datasets import load_babi_qa
+    >>> test = load_babi_qa(1, "test")
+    >>> round(100 * model.score(test.X, test.y), 1)  # the bench's row for task 1
+    60.0
+    """
+    return SUITE.train(model, task, data_home=data_home, seed=seed, overrides=overrides, lang=lang)
+
+
+def bench_babi_qa(
+    model: str,
+    tasks=tuple(range(1, 21)),
+    lang: str = "en",
+    joint: bool = False,
+    data_home=None,
+    progress: bool = True,
+    seed: int = 0,
+    heldout: bool = False,
+    overrides: dict | None = None,
+    ties: str = "expected",
+) -> dict:
+    """Test accuracy per bAbI QA task (Weston et al. 2015, Table 3 layout), one seed.
+
+    Single-task: one model per task, trained on its train split. ``joint``: one model
+    trained on the train splits of all ``tasks`` together, scored on each task. The
+    hyper-parameters are the model's presets (``irdialog/data/presets/babi-qa-<model>.json``,
+    chosen on validation data carved from train). Every data file is loaded before the
+    first fit.
+
+    Parameters
+    ----------
+    model : str
+        A key of ``BABI_QA_MODELS``.
+    tasks : sequence of int, default=1..20
+    lang : str, default="en"
+        The bAbI language folder (``en``, ``hn``, ``shuffled``, ...).
+    joint : bool, default=False
+    data_home : path-like, default=None
+        See :func:`irdialog.datasets.get_data_home` (None: the bundled data).
+    progress : bool, default=True
+    seed : int, default=0
+        The ``random_state`` of the models.
+    heldout : bool, default=False
+        Fit on the first stories of each training file and score the last share of them
+        (the ``fraction`` of the model's selection), instead of test; test is not loaded.
+    overrides : dict, default=None
+        Parameters set on top of the presets (for tuning, with ``heldout``).
+    ties : {"expected", "index", "pessimistic"}, default="expected"
+        How a gold answer tied at the top counts (see
+        :func:`irdialog.metrics.response_accuracy`).
+
+    Returns
+    -------
+    run : dict
+        ``{"suite", "model", "options", "chosen", "rows", "summary", "seconds"}``. Use
+        :func:`run_suite` for several seeds and the provenance record.
+
+    Examples
+    --------
+    >>> from irdialog.bench import bench_babi_qa
+    >>> run = bench_babi_qa("ngram", tasks=[1], progress=False)
+    >>> run["rows"][0]["accuracy"]
+    60.0
+    """
+    return SUITE.run(
+        model, tasks=tasks, lang=lang, joint=joint, data_home=data_home, progress=progress,
+        seed=seed, heldout=heldout, overrides=overrides, ties=ties,
+    )  # fmt: skip
