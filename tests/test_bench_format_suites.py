@@ -190,10 +190,38 @@ def test_beir_ranks_the_corpus_of_the_named_data_set(home, tmp_path):
         ("scifact", "test", "ndcg@10"), ("scifact", "test", "recall@100"),
     ]  # fmt: skip
     assert _values(result) == {("test", "ndcg@10"): 100.0, ("test", "recall@100"): 100.0}
+    rows = {r["metric"]: r for r in result["rows"]}
+    assert rows["ndcg@10"]["paper"] == {"thakur2021_table2": 66.5}
+    assert rows["recall@100"]["paper"] is None  # Table 2 is nDCG@10 only
+    table = "\n".join(SUITES["beir"].table([("beir-bm25", result)]))
+    assert "ndcg@10 66.5 (thakur2021_table2)" in table
     assert "30 distinct documents" in result["protocol"]
     assert "\nscifact test       ndcg@10 " in format_result(result)  # the task column fits
     with pytest.raises(SystemExit):  # the data set is required
         main(["bench", "beir", "--model", "bm25", "--data-home", str(home)])
+
+
+# The zero-shot data sets of BEIR (Thakur et al. 2021, Table 2) by their folder names in the
+# release, CQADupStack (an average over 12 folders) aside, and the BM25 nDCG@10 of each.
+_BEIR_BM25 = {
+    "trec-covid": 65.6, "bioasq": 46.5, "nfcorpus": 32.5, "nq": 32.9, "hotpotqa": 60.3,
+    "fiqa": 23.6, "signal1m": 33.0, "trec-news": 39.8, "robust04": 40.8, "arguana": 31.5,
+    "webis-touche2020": 36.7, "quora": 78.9, "dbpedia-entity": 31.3, "scidocs": 15.8,
+    "fever": 75.3, "climate-fever": 21.3, "scifact": 66.5,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dataset", sorted(_BEIR_BM25))
+def test_every_beir_data_set_has_its_published_bm25(dataset):
+    assert published("beir", dataset, "bm25") == {
+        "ndcg@10": {"thakur2021_table2": _BEIR_BM25[dataset]}
+    }
+    assert published("beir", dataset, "tfidf") == {}  # Table 2 has no TF-IDF
+
+
+def test_tfidf_on_beir_has_no_published_figure(home, tmp_path):
+    result = _bench("beir", "tfidf", home, tmp_path, "--dataset", "scifact")
+    assert all(r["paper"] is None for r in result["rows"])
 
 
 @pytest.mark.parametrize("model", ["tfidf", "bm25"])
