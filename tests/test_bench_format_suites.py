@@ -48,7 +48,9 @@ def _multiturn(folder: Path, n_candidates: int, several=(), none=()) -> None:
     _tsv(folder / "test.txt", test, turns)
 
 
-def _dstc7(path: Path, n: int = 20) -> None:
+def _dstc7(path: Path, n: int = 20, answers: Path | None = None) -> None:
+    """Dialogs of ``n`` options, the first right; with ``answers``, the right ones are
+    written there as the track releases a test's ground truth, not in the dialogs."""
     dialogs = []
     for i in range(_TOPICS):
         options = [{"candidate-id": f"c{i}-{j}", "utterance": f"try {_topic((i + j) % _TOPICS)}"}
@@ -63,6 +65,12 @@ def _dstc7(path: Path, n: int = 20) -> None:
             "options-for-next": options,
             "options-for-correct-answers": [options[0]],
         })  # fmt: skip
+    if answers is not None:
+        lines = []
+        for d in dialogs:
+            [right] = d.pop("options-for-correct-answers")
+            lines.append(f"{d['example-id']}\t{right['candidate-id']}\t{right['utterance']}\n")
+        answers.write_text("".join(lines), encoding="utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(dialogs, indent=1), encoding="utf-8")
 
@@ -181,6 +189,23 @@ def test_dstc7_scores_dev_when_there_is_no_test(home, tmp_path):
     _dstc7(home / "dstc7" / "ubuntu_test_subtask_1.json")
     result = _bench("dstc7", "bm25", home, tmp_path)
     assert {r["split"] for r in result["rows"]} == {"test"}
+
+
+def test_dstc7_merges_the_released_ground_truth_of_test(home, tmp_path, capsys):
+    folder = home / "dstc7"
+    answers = folder / "ubuntu_responses_subtask_1.tsv"
+    _dstc7(folder / "ubuntu_test_subtask_1.json", answers=answers)
+    result = _bench("dstc7", "bm25", home, tmp_path)
+    assert {r["split"] for r in result["rows"]} == {"test"}
+    assert _values(result)["test", "recall@1"] == 100.0
+    assert {r["n"] for r in result["rows"]} == {_TOPICS}
+    # without its ground truth, the test file is a named error
+    answers.unlink()
+    argv = ["bench", "dstc7", "--model", "bm25", "--data-home", str(home), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "ubuntu_test_subtask_1.json: the test dialogs have no options-for-correct" in err
+    assert "ubuntu_responses_subtask_1.tsv (example-id<TAB>candidate-id<TAB>utterance)" in err
 
 
 def test_beir_ranks_the_corpus_of_the_named_data_set(home, tmp_path):
