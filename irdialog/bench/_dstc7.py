@@ -11,13 +11,12 @@ the Advising data set (``--dataset``, default ubuntu)::
     dstc7/ubuntu_responses_subtask_1.tsv  # example-id<TAB>candidate-id<TAB>utterance
 
 The test split is scored when the data home holds it, else dev; the rows say which. The
-track releases the test's right answers apart, in ``ubuntu_responses_subtask_1.tsv``
-(``advising_responses_subtask_1.tsv`` for Advising), read with ``load_dialogs(...,
-answers=...)``; a test file whose dialogs carry their ``options-for-correct-answers``
-needs none. A model is fitted on the
-training (context, right response) pairs with the options of the training dialogs as its
-candidates, and ranks each pool with ``rank_candidates``; ties count at their expected
-value.
+track releases the test's right answers apart (``ubuntu_responses_subtask_1.tsv`` for
+Ubuntu); they are read as ``{dataset}_responses_subtask_1.tsv`` beside the test file, with
+``load_dialogs(..., answers=...)``, and a test file whose dialogs carry their
+``options-for-correct-answers`` needs none. A model is fitted on the training (context,
+right response) pairs with the options of the training dialogs as its candidates, and
+ranks each pool with ``rank_candidates``; ties count at their expected value.
 
 Run (from the repository root)::
 
