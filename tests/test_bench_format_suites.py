@@ -236,6 +236,24 @@ _BEIR_BM25 = {
 }  # fmt: skip
 
 
+def test_every_published_figure_names_a_described_source():
+    from importlib import resources
+
+    from irdialog.bench import paper_table
+
+    text = resources.files("irdialog").joinpath("data", "reference", "format_suites.csv")
+    described = {
+        line.split(":")[0].removeprefix("# source ")
+        for line in text.read_text("utf-8").splitlines()
+        if line.startswith("# source ")
+    }
+    rows = paper_table("format_suites.csv")
+    assert {r["source"] for r in rows} == described
+    assert {r["suite"] for r in rows} <= set(SUITES)
+    for r in rows:  # each metric is one its suite prints
+        assert r["metric"] in SUITES[r["suite"]].metrics and 0 < float(r["value"]) < 100
+
+
 @pytest.mark.parametrize("dataset", sorted(_BEIR_BM25))
 def test_every_beir_data_set_has_its_published_bm25(dataset):
     assert published("beir", dataset, "bm25") == {
