@@ -50,7 +50,7 @@ from .bench._suite import positive_int
 from .datasets import list_datasets, load_dialogs
 from .datasets._base import DataFormatError, bundled_data_dir, get_data_home, read_lines
 from .datasets._dialogs import FORMATS
-from .datasets._listing import tasks_and_splits
+from .datasets._listing import SOURCES, tasks_and_splits
 from .metrics import get_ranking_metric, gold_indices
 from .retrieval import BM25Ranker, ShardedIndex
 from .retrieval._bm25 import METHODS as BM25_METHODS
@@ -128,14 +128,17 @@ def _cmd_datasets(args) -> int:
     print(f"data home: {'the bundled samples' if bundled else home}")
     any_found = False
     for family, info in list_datasets(home).items():
-        if not info["found"]:
+        if info["found"]:
+            any_found = True
+            where = Path(info["path"]).relative_to(home).as_posix()
+            print(f"{family:<14} {where}/")
+            for line in tasks_and_splits(family, info["files"]):
+                print(f"  {line}")
+        else:
             print(f"{family:<14} not found")
-            continue
-        any_found = True
-        where = Path(info["path"]).relative_to(home).as_posix()
-        print(f"{family:<14} {where}/")
-        for line in tasks_and_splits(family, info["files"]):
-            print(f"  {line}")
+        if family in SOURCES:
+            source, licence = SOURCES[family]
+            print(f"  get: {source}\n  licence: {licence}")
     if not any_found:
         print(f"irdialog: warning: no data set found in {home}", file=sys.stderr)
         return 1
@@ -1066,8 +1069,9 @@ def build_parser() -> argparse.ArgumentParser:
         "datasets",
         parents=[common],
         help="list the data sets, tasks and splits found",
-        description="List the data sets found in the data home, with their tasks and splits. "
-        "Exit 1 when the data home does not exist or holds none.",
+        description="List the data sets found in the data home, with their tasks and splits, "
+        "and where to get the corpora of the format suites, with their licence. Exit 1 when "
+        "the data home does not exist or holds none.",
         **fmt,
     )
     datasets.set_defaults(func=_cmd_datasets)

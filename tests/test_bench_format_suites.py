@@ -48,7 +48,9 @@ def _multiturn(folder: Path, n_candidates: int, several=(), none=()) -> None:
     _tsv(folder / "test.txt", test, turns)
 
 
-def _dstc7(path: Path, n: int = 20) -> None:
+def _dstc7(path: Path, n: int = 20, answers: Path | None = None) -> None:
+    """Dialogs of ``n`` options, the first right; with ``answers``, the right ones are
+    written there as the track releases a test's ground truth, not in the dialogs."""
     dialogs = []
     for i in range(_TOPICS):
         options = [{"candidate-id": f"c{i}-{j}", "utterance": f"try {_topic((i + j) % _TOPICS)}"}
@@ -63,6 +65,12 @@ def _dstc7(path: Path, n: int = 20) -> None:
             "options-for-next": options,
             "options-for-correct-answers": [options[0]],
         })  # fmt: skip
+    if answers is not None:
+        lines = []
+        for d in dialogs:
+            [right] = d.pop("options-for-correct-answers")
+            lines.append(f"{d['example-id']}\t{right['candidate-id']}\t{right['utterance']}\n")
+        answers.write_text("".join(lines), encoding="utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(dialogs, indent=1), encoding="utf-8")
 
@@ -183,6 +191,23 @@ def test_dstc7_scores_dev_when_there_is_no_test(home, tmp_path):
     assert {r["split"] for r in result["rows"]} == {"test"}
 
 
+def test_dstc7_merges_the_released_ground_truth_of_test(home, tmp_path, capsys):
+    folder = home / "dstc7"
+    answers = folder / "ubuntu_responses_subtask_1.tsv"
+    _dstc7(folder / "ubuntu_test_subtask_1.json", answers=answers)
+    result = _bench("dstc7", "bm25", home, tmp_path)
+    assert {r["split"] for r in result["rows"]} == {"test"}
+    assert _values(result)["test", "recall@1"] == 100.0
+    assert {r["n"] for r in result["rows"]} == {_TOPICS}
+    # without its ground truth, the test file is a named error
+    answers.unlink()
+    argv = ["bench", "dstc7", "--model", "bm25", "--data-home", str(home), "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "ubuntu_test_subtask_1.json: the test dialogs have no options-for-correct" in err
+    assert "ubuntu_responses_subtask_1.tsv (example-id<TAB>candidate-id<TAB>utterance)" in err
+
+
 def test_beir_ranks_the_corpus_of_the_named_data_set(home, tmp_path):
     result = _bench("beir", "bm25", home, tmp_path, "--dataset", "scifact")
     assert result["options"]["dataset"] == "scifact"
@@ -190,10 +215,56 @@ def test_beir_ranks_the_corpus_of_the_named_data_set(home, tmp_path):
         ("scifact", "test", "ndcg@10"), ("scifact", "test", "recall@100"),
     ]  # fmt: skip
     assert _values(result) == {("test", "ndcg@10"): 100.0, ("test", "recall@100"): 100.0}
+    rows = {r["metric"]: r for r in result["rows"]}
+    assert rows["ndcg@10"]["paper"] == {"thakur2021_table2": 66.5}
+    assert rows["recall@100"]["paper"] is None  # Table 2 is nDCG@10 only
+    table = "\n".join(SUITES["beir"].table([("beir-bm25", result)]))
+    assert "ndcg@10 66.5 (thakur2021_table2)" in table
     assert "30 distinct documents" in result["protocol"]
     assert "\nscifact test       ndcg@10 " in format_result(result)  # the task column fits
     with pytest.raises(SystemExit):  # the data set is required
         main(["bench", "beir", "--model", "bm25", "--data-home", str(home)])
+
+
+# The zero-shot data sets of BEIR (Thakur et al. 2021, Table 2) by their folder names in the
+# release, CQADupStack (an average over 12 folders) aside, and the BM25 nDCG@10 of each.
+_BEIR_BM25 = {
+    "trec-covid": 65.6, "bioasq": 46.5, "nfcorpus": 32.5, "nq": 32.9, "hotpotqa": 60.3,
+    "fiqa": 23.6, "signal1m": 33.0, "trec-news": 39.8, "robust04": 40.8, "arguana": 31.5,
+    "webis-touche2020": 36.7, "quora": 78.9, "dbpedia-entity": 31.3, "scidocs": 15.8,
+    "fever": 75.3, "climate-fever": 21.3, "scifact": 66.5,
+}  # fmt: skip
+
+
+def test_every_published_figure_names_a_described_source():
+    from importlib import resources
+
+    from irdialog.bench import paper_table
+
+    text = resources.files("irdialog").joinpath("data", "reference", "format_suites.csv")
+    described = {
+        line.split(":")[0].removeprefix("# source ")
+        for line in text.read_text("utf-8").splitlines()
+        if line.startswith("# source ")
+    }
+    rows = paper_table("format_suites.csv")
+    assert {r["source"] for r in rows} == described
+    assert {r["suite"] for r in rows} <= set(SUITES)
+    for r in rows:  # each metric is one its suite prints
+        assert r["metric"] in SUITES[r["suite"]].metrics and 0 < float(r["value"]) < 100
+
+
+@pytest.mark.parametrize("dataset", sorted(_BEIR_BM25))
+def test_every_beir_data_set_has_its_published_bm25(dataset):
+    assert published("beir", dataset, "bm25") == {
+        "ndcg@10": {"thakur2021_table2": _BEIR_BM25[dataset]}
+    }
+    assert published("beir", dataset, "tfidf") == {}  # Table 2 has no TF-IDF
+
+
+def test_tfidf_on_beir_has_no_published_figure(home, tmp_path):
+    result = _bench("beir", "tfidf", home, tmp_path, "--dataset", "scifact")
+    assert all(r["paper"] is None for r in result["rows"])
 
 
 @pytest.mark.parametrize("model", ["tfidf", "bm25"])

@@ -380,6 +380,38 @@ def test_datasets_lists_tasks_and_splits(bundled_only, capsys):
     assert "en: train      task 1" in out and "movie-dialog   not found" in out
 
 
+def test_datasets_lists_the_format_corpora_with_source_and_licence(tmp_path, capsys):
+    for name in (
+        "douban/train.txt",
+        "DoubanConversaionCorpus/test.txt",
+        "ubuntu_data/valid.txt.gz",
+        "dstc7/ubuntu_train_subtask_1.json",
+        "dstc7/advising.scenario-1.dev.json",
+        "dstc7/ubuntu_dev_subtask_1.json",
+        "dstc7/ubuntu_responses_subtask_1.tsv",
+        "beir/scifact/qrels/test.tsv",
+        "beir/nfcorpus/qrels/test.tsv",
+        "beir/scifact/corpus.jsonl",
+        "msmarco-passage/qrels.dev.small.tsv",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    assert main(["datasets", "--data-home", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    # a family's first folder that holds data; the other folder names are read too
+    assert "\ndouban         douban/\n  train\n  get: Wu et al. (2017), https://" in out
+    assert "\nubuntu-v1      ubuntu_data/\n  valid\n" in out
+    assert "\necommerce      not found\n  get: Zhang et al. (2018)" in out
+    assert (
+        "\ndstc7          dstc7/\n  train      ubuntu\n  dev        advising, ubuntu\n"
+        "  other: ubuntu_responses_subtask_1.tsv\n"
+    ) in out
+    assert "\nbeir           beir/\n  test       nfcorpus, scifact\n" in out
+    assert "\nmsmarco        msmarco-passage/\n  dev.small\n" in out
+    assert "  licence: MS MARCO terms and conditions: non-commercial research only\n" in out
+    assert out.count("  get: ") == out.count("  licence: ") == 6  # the format corpora only
+
+
 def test_datasets_warns_on_a_missing_data_home(tmp_path, capsys):
     assert main(["datasets", "--data-home", str(tmp_path / "nope")]) == 1
     err = capsys.readouterr().err

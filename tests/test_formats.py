@@ -163,6 +163,38 @@ def test_dstc7_shared_pool_and_answers_left_out(tmp_path):
     assert load_dialogs(path, require_response=False).y == [None, None]
 
 
+def test_dstc7_test_file_takes_its_ground_truth_apart(tmp_path):
+    path = _dstc7(tmp_path / "ubuntu_test_subtask_1.json", answers=False)
+    # the track's ubuntu_responses_subtask_1.tsv: example-id, candidate-id, utterance;
+    # example 2's answer is not in its pool (none right, as in subtask 4)
+    answers = _write(tmp_path / "ubuntu_responses_subtask_1.tsv.gz",
+                     "1\ta\ttry iwlwifi\n2\tq\ttake eecs 281\n")  # fmt: skip
+    data = load_dialogs(path, format="dstc7", answers=answers)
+    assert data.y == ["try iwlwifi", []]
+    assert data.candidate_lists[0] == ["try iwlwifi", "good morning"]
+    # a dialog with its own options-for-correct-answers keeps them
+    own = load_dialogs(_dstc7(tmp_path / "dev.json"), format="dstc7", answers=answers)
+    assert own.y == ["try iwlwifi", []]
+
+
+def test_dstc7_ground_truth_errors(tmp_path):
+    path = _dstc7(tmp_path / "test.json", answers=False)
+    answers = _write(tmp_path / "answers.tsv", "1\ta\ttry iwlwifi\n")
+    with pytest.raises(DataFormatError, match="test.json, line 29: expected an answer to "
+                       "example-id 2 in .*answers.tsv"):  # fmt: skip
+        load_dialogs(path, format="dstc7", answers=answers)
+    _write(answers, "1\ta\ttry iwlwifi\n2 q take it\n")
+    with pytest.raises(DataFormatError, match="answers.tsv, line 2: expected 'example-id<TAB>"):
+        load_dialogs(path, format="dstc7", answers=answers)
+    _write(answers, "\n")
+    with pytest.raises(DataFormatError, match="answers.tsv: expected at least one answer line"):
+        load_dialogs(path, format="dstc7", answers=answers)
+    with pytest.raises(FileNotFoundError, match="nowhere.tsv: no such file"):
+        load_dialogs(path, format="dstc7", answers=tmp_path / "nowhere.tsv")
+    with pytest.raises(ValueError, match="answers= goes with format='dstc7', not 'jsonl'"):
+        load_dialogs(path, format="jsonl", answers=answers)
+
+
 def test_dstc7_bad_dialog_names_its_line(tmp_path):
     path = _write(tmp_path / "bad.json", '[\n {"messages-so-far": [{"speaker": "a", '
                   '"utterance": "x"}]},\n {"messages-so-far": []}\n]')  # fmt: skip

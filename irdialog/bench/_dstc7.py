@@ -5,15 +5,18 @@ The track's JSON (``load_dialogs(..., format="dstc7")``: ``messages-so-far``,
 ``options-for-next``, ``options-for-correct-answers``) in the data home, for the Ubuntu or
 the Advising data set (``--dataset``, default ubuntu)::
 
-    dstc7/ubuntu_train_subtask_1.json    # or advising.scenario-1.train.json
-    dstc7/ubuntu_dev_subtask_1.json      # or advising.scenario-1.dev.json
-    dstc7/ubuntu_test_subtask_1.json     # optional; its options-for-correct-answers given
+    dstc7/ubuntu_train_subtask_1.json     # or advising.scenario-1.train.json
+    dstc7/ubuntu_dev_subtask_1.json       # or advising.scenario-1.dev.json
+    dstc7/ubuntu_test_subtask_1.json      # optional, and then its ground truth:
+    dstc7/ubuntu_responses_subtask_1.tsv  # example-id<TAB>candidate-id<TAB>utterance
 
-The test split is scored when the data home holds it (with the right answers merged into
-``options-for-correct-answers``), else dev; the rows say which. A model is fitted on the
-training (context, right response) pairs with the options of the training dialogs as its
-candidates, and ranks each pool with ``rank_candidates``; ties count at their expected
-value.
+The test split is scored when the data home holds it, else dev; the rows say which. The
+track releases the test's right answers apart (``ubuntu_responses_subtask_1.tsv`` for
+Ubuntu); they are read as ``{dataset}_responses_subtask_1.tsv`` beside the test file, with
+``load_dialogs(..., answers=...)``, and a test file whose dialogs carry their
+``options-for-correct-answers`` needs none. A model is fitted on the training (context,
+right response) pairs with the options of the training dialogs as its candidates, and
+ranks each pool with ``rank_candidates``; ties count at their expected value.
 
 Run (from the repository root)::
 
@@ -57,8 +60,30 @@ def _scored(dataset: str, data_home) -> list[str]:
     return ["test"]
 
 
+def _answers(dataset: str, path):
+    """The ground truth of the test file ``path``: ``{dataset}_responses_subtask_1.tsv``
+    (or its ``.gz``) beside it, else None."""
+    for name in (f"{dataset}_responses_subtask_1.tsv", f"{dataset}_responses_subtask_1.tsv.gz"):
+        if (path.parent / name).is_file():
+            return path.parent / name
+    return None
+
+
 def _load(task, split, data_home):
-    return load_pools(_path(task, split, data_home), "dstc7", split)
+    path = _path(task, split, data_home)
+    if split != "test":
+        return load_pools(path, "dstc7", split)
+    answers = _answers(task, path)
+    if answers is not None:
+        return load_pools(path, "dstc7", split, answers=answers)
+    data = load_pools(path, "dstc7", split, require_response=False)
+    if any(rights is None for rights in data.y):
+        raise ValueError(
+            f"{path}: the test dialogs have no options-for-correct-answers; put the track's "
+            f"ground truth beside it as {task}_responses_subtask_1.tsv "
+            "(example-id<TAB>candidate-id<TAB>utterance)"
+        )
+    return data
 
 
 SUITE = Suite(

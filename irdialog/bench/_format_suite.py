@@ -76,11 +76,11 @@ def _as_list(rights) -> list:
 # ------------------------------------------------------------------ pools
 
 
-def load_pools(path, fmt: str, split: str, train_split: str = "train") -> Bunch:
-    """One split's contexts and pools (``load_dialogs(path, format=fmt)``); the training
-    split also as (context, right response) pairs and the distinct responses of its pools
-    (``candidates``)."""
-    data = load_dialogs(path, format=fmt)
+def load_pools(path, fmt: str, split: str, train_split: str = "train", **load) -> Bunch:
+    """One split's contexts and pools (``load_dialogs(path, format=fmt, **load)``); the
+    training split also as (context, right response) pairs and the distinct responses of
+    its pools (``candidates``)."""
+    data = load_dialogs(path, format=fmt, **load)
     data.path = path
     if "candidate_lists" not in data:
         raise ValueError(f"{path}: the examples have no candidate pools to rank")

@@ -43,6 +43,14 @@ _FAMILIES = {
     ),
     "ubuntu": (("ubuntu", "ubuntu-sample"), ("*.csv",)),
     "movielens": ("movielens-small", ("ratings.csv", "movies.csv")),
+    # the corpora of the format suites (irdialog bench douban, ecommerce, ...), in the
+    # folders those suites read
+    "douban": (("douban", "DoubanConversaionCorpus"), ("train.txt", "dev.txt", "test.txt")),
+    "ecommerce": (("ecommerce", "E_commerce"), ("train.txt", "dev.txt", "test.txt")),
+    "ubuntu-v1": (("ubuntu-v1", "ubuntu_data"), ("train.txt", "valid.txt", "test.txt")),
+    "dstc7": ("dstc7", ("*_subtask_1.json", "*.scenario-1.*.json", "*_responses_subtask_1.tsv")),
+    "beir": ("beir", ("*/qrels/*.tsv",)),
+    "msmarco": ("msmarco-passage", ("qrels.*.tsv",)),
 }
 
 _GOT_WIDTH = 80  # characters of an offending line quoted in an error message
@@ -255,10 +263,13 @@ def list_datasets(data_home=None) -> dict[str, Bunch]:
     -------
     families : dict of str -> Bunch
         One entry per family (``"dialog-babi"``, ``"babi-qa"``, ``"movie-dialog"``,
-        ``"ubuntu"``, ``"movielens"``), each a Bunch with ``found`` (bool), ``path`` (the
-        family's directory, as a str; for Ubuntu the first of ``ubuntu/`` and
-        ``ubuntu-sample/`` that holds data) and ``files`` (the data files found, relative
-        to ``path``, sorted).
+        ``"ubuntu"``, ``"movielens"``, and the corpora of the format suites ``"douban"``,
+        ``"ecommerce"``, ``"ubuntu-v1"``, ``"dstc7"``, ``"beir"``, ``"msmarco"``), each a
+        Bunch with ``found`` (bool), ``path`` (the family's directory, as a str; for a
+        family with several folder names, such as Ubuntu's ``ubuntu/`` and
+        ``ubuntu-sample/``, the first that holds data) and ``files`` (the data files
+        found, relative to ``path``, sorted; BEIR's are the ``qrels`` files of its data
+        sets, MS MARCO's its qrels files).
 
     Examples
     --------

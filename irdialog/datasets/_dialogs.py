@@ -247,7 +247,9 @@ def _infer_format(path: Path) -> str:
     return _SUFFIXES[suffix]
 
 
-def load_dialogs(source, format=None, *, require_response=True, language=None) -> Bunch:
+def load_dialogs(
+    source, format=None, *, require_response=True, language=None, answers=None
+) -> Bunch:
     """Load a project's own dialogs as contexts and responses, like the other loaders.
 
     Parameters
@@ -343,6 +345,13 @@ def load_dialogs(source, format=None, *, require_response=True, language=None) -
     language : str, default=None
         With ``"pools-by-id"``: the key of the texts' language; None takes a record's
         only text key, else ``"en"``.
+    answers : str or os.PathLike, default=None
+        With ``"dstc7"``: the ground truth of a test file, as the track releases it apart
+        (``ubuntu_responses_subtask_1.tsv``, plain or gzip-compressed):
+        ``example-id<TAB>candidate-id<TAB>utterance``, one line per right answer. A
+        dialog without ``options-for-correct-answers`` takes the lines of its
+        ``example-id`` (an error naming the dialog's line when there are none); a dialog
+        with them keeps its own.
 
     Returns
     -------
@@ -425,6 +434,12 @@ def load_dialogs(source, format=None, *, require_response=True, language=None) -
         raise ValueError(f"format must be one of {list(FORMATS)} or None, got {format!r}.")
     if language is not None and format != "pools-by-id":
         raise ValueError(f"language= goes with format='pools-by-id', not {format!r}.")
+    if answers is not None:
+        if format != "dstc7":
+            raise ValueError(f"answers= goes with format='dstc7', not {format!r}.")
+        answers = Path(answers).expanduser()
+        if not answers.is_file():
+            raise FileNotFoundError(f"{answers}: no such file")
     if not (path.is_file() or (format in _DIRECTORY_FORMATS and path.is_dir())):
         raise FileNotFoundError(f"{path}: no such file")
     if format in _DIRECTORY_FORMATS:
@@ -433,7 +448,9 @@ def load_dialogs(source, format=None, *, require_response=True, language=None) -
         out.format = format
         return out
     note_data_file(path)
-    if format in _FILE_READERS:
+    if answers is not None:
+        out = read_dstc7(path, require_response, answers)
+    elif format in _FILE_READERS:
         out = _FILE_READERS[format](path, require_response)
     elif format == "jsonl":
         out = _read_jsonl(path, require_response)

@@ -186,8 +186,29 @@ def _check_utterances(items: list, path, lineno, key: str, field: str) -> None:
             )
 
 
-def read_dstc7(path: Path, require_response: bool = True) -> Bunch:
-    """A JSON list of DSTC7/DSTC8 track 1 dialogs."""
+def read_dstc7_answers(path: Path) -> dict[str, list[tuple[str, str]]]:
+    """The ground truth of a DSTC7 track 1 test file as the track releases it apart
+    (``ubuntu_responses_subtask_1.tsv``): ``example-id<TAB>candidate-id<TAB>utterance``,
+    one line per right answer; ``{example-id: [(candidate id, utterance), ...]}``."""
+    note_data_file(path)
+    out: dict[str, list[tuple[str, str]]] = {}
+    for lineno, line in enumerate(read_lines(path), 1):
+        if not line.strip():
+            continue
+        fields = line.split("\t", 2)
+        if len(fields) < 3 or not fields[0].strip() or not fields[1].strip():
+            raise DataFormatError(path, lineno, "'example-id<TAB>candidate-id<TAB>utterance'", line)
+        out.setdefault(fields[0].strip(), []).append((fields[1].strip(), fields[2].strip()))
+    if not out:
+        raise DataFormatError(path, None, "at least one answer line")
+    return out
+
+
+def read_dstc7(path: Path, require_response: bool = True, answers_path=None) -> Bunch:
+    """A JSON list of DSTC7/DSTC8 track 1 dialogs; a dialog without
+    ``options-for-correct-answers`` takes its right answers from ``answers_path`` (see
+    :func:`read_dstc7_answers`) when given."""
+    answers = None if answers_path is None else read_dstc7_answers(answers_path)
     X, y, lists, linenos = [], [], [], []
     for lineno, _, dialog in _iter_json(path, _read_text(path), "["):
         if not isinstance(dialog, dict) or not isinstance(dialog.get("messages-so-far"), list):
@@ -209,13 +230,21 @@ def read_dstc7(path: Path, require_response: bool = True) -> Bunch:
         if options:  # absent or empty: the examples share one pool (subtask 2)
             pool = _dstc_utterances(options, path, lineno, "options-for-next")
         lists.append(None if pool is None else [u for _, u in pool])
-        if dialog.get("options-for-correct-answers") is None:
+        if dialog.get("options-for-correct-answers") is not None:
+            correct = _dstc_utterances(
+                dialog["options-for-correct-answers"], path, lineno, "options-for-correct-answers"
+            )
+        elif answers is not None:
+            example = str(dialog.get("example-id"))
+            if example not in answers:
+                raise DataFormatError(
+                    path, lineno, f"an answer to example-id {example} in {answers_path}"
+                )
+            correct = answers[example]
+        else:
             _need_answers(path, lineno, "'options-for-correct-answers'", require_response)
             y.append(None)
             continue
-        correct = _dstc_utterances(
-            dialog["options-for-correct-answers"], path, lineno, "options-for-correct-answers"
-        )
         if pool is None:
             y.append(_answers([u for _, u in correct]))
         else:
