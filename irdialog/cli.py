@@ -198,10 +198,6 @@ def _cmd_train(args) -> int:
     output = check_output(args.save, option="--save")
     _check_data_home(args.data_home)
     suite = SUITES[args.suite]
-    if args.model not in suite.models:
-        raise ValueError(
-            f"unknown {args.suite} model {args.model!r}; choose from {sorted(suite.models)}"
-        )
     with fit_threads(args.threads):
         model, chosen = suite.train(
             args.model, args.task, data_home=args.data_home, seed=args.seed,
