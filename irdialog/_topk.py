@@ -34,6 +34,17 @@ def _worse(score_a, idx_a, score_b, idx_b):
 
 
 @njit(cache=True)
+def _swap_if_worse(scores, idx, parent, child):
+    # Swap a child that ranks after its parent with it (the worst-ranked entry belongs at
+    # the root); returns whether it did.
+    if not _worse(scores[child], idx[child], scores[parent], idx[parent]):
+        return False
+    scores[parent], scores[child] = scores[child], scores[parent]
+    idx[parent], idx[child] = idx[child], idx[parent]
+    return True
+
+
+@njit(cache=True)
 def _sift_down(scores, idx, size, pos):
     # A heap with the worst-ranked entry at the root.
     while True:
@@ -43,10 +54,8 @@ def _sift_down(scores, idx, size, pos):
         right = child + 1
         if right < size and _worse(scores[right], idx[right], scores[child], idx[child]):
             child = right
-        if not _worse(scores[child], idx[child], scores[pos], idx[pos]):
+        if not _swap_if_worse(scores, idx, pos, child):
             return
-        scores[pos], scores[child] = scores[child], scores[pos]
-        idx[pos], idx[child] = idx[child], idx[pos]
         pos = child
 
 
@@ -54,10 +63,8 @@ def _sift_down(scores, idx, size, pos):
 def _sift_up(scores, idx, pos):
     while pos > 0:
         parent = (pos - 1) // 2
-        if not _worse(scores[pos], idx[pos], scores[parent], idx[parent]):
+        if not _swap_if_worse(scores, idx, parent, pos):
             return
-        scores[pos], scores[parent] = scores[parent], scores[pos]
-        idx[pos], idx[parent] = idx[parent], idx[pos]
         pos = parent
 
 

@@ -201,10 +201,6 @@ def _cmd_train(args) -> int:
     output = check_output(args.save, option="--save")
     _check_data_home(args.data_home)
     suite = SUITES[args.suite]
-    if args.model not in suite.models:
-        raise ValueError(
-            f"unknown {args.suite} model {args.model!r}; choose from {sorted(suite.models)}"
-        )
     with fit_threads(args.threads):
         model, chosen = suite.train(
             args.model, args.task, data_home=args.data_home, seed=args.seed,
@@ -478,13 +474,10 @@ def _read_allowed(path: Path, position, n_queries: int, queries: str):
     skipped."""
     if not path.is_file():
         raise FileNotFoundError(f"--allowed {path}: no such file")
-    lines = read_lines(path)
     if not path.name.lower().removesuffix(".gz").endswith(".jsonl"):
-        found = [p for number, line in enumerate(lines, 1) if line.strip()
-                 for p in position(line.strip(), number, line, True)]  # fmt: skip
-        return np.array(found, dtype=np.int64)
+        return _listed_positions(path, position)
     filters = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(read_lines(path), 1):
         try:
             values = json.loads(line)
         except json.JSONDecodeError as err:
@@ -498,6 +491,14 @@ def _read_allowed(path: Path, position, n_queries: int, queries: str):
             f"{n_queries} queries"
         )
     return filters
+
+
+def _listed_positions(path: Path, position) -> np.ndarray:
+    """The positions of the ids a text file lists, one a line (blank lines skipped), by
+    ``position`` as :func:`_read_allowed` takes it."""
+    found = [p for number, line in enumerate(read_lines(path), 1) if line.strip()
+             for p in position(line.strip(), number, line, True)]  # fmt: skip
+    return np.array(found, dtype=np.int64)
 
 
 def _candidate_positions(path: Path, candidates):
@@ -613,6 +614,13 @@ def _corpus_records(path: Path):
         yield record["id"], record["text"]
 
 
+def _report(args, message: str) -> int:
+    """Print what an ``irdialog index`` command did, unless ``--quiet``; its exit status."""
+    if not args.quiet:
+        print(message)
+    return 0
+
+
 def _cmd_index_build(args) -> int:
     corpus = Path(args.corpus)
     if not corpus.is_file():
@@ -645,9 +653,7 @@ def _cmd_index_build(args) -> int:
         (save / INDEX_IDS).write_text(json.dumps(ids, ensure_ascii=False), encoding="utf-8")
     elif (save / INDEX_IDS).exists():
         (save / INDEX_IDS).unlink()  # from an earlier build of a JSON Lines corpus
-    if not args.quiet:
-        print(f"{n_docs} documents, {n_terms} terms, in {args.shards} shards: {save}")
-    return 0
+    return _report(args, f"{n_docs} documents, {n_terms} terms, in {args.shards} shards: {save}")
 
 
 def _index_directory(path: str) -> Path:
@@ -703,40 +709,20 @@ def _cmd_index_add(args) -> int:
     elif ids is not None:  # a compacted text corpus: the ids go on from the largest
         start = max(ids, default=-1) + 1
         _write_ids(directory, ids + list(range(start, start + len(added))))
-    if not args.quiet:
-        print(f"{len(added)} documents added: {n_docs} in {directory}")
-    return 0
+    return _report(args, f"{len(added)} documents added: {n_docs} in {directory}")
 
 
 def _cmd_index_delete(args) -> int:
     directory = _index_directory(args.directory)
     path = Path(args.ids)
     ids = _read_ids(directory)
-    positions = {json.dumps(i): p for p, i in enumerate(ids)} if ids is not None else None
-    found = []
-    for number, line in enumerate(read_lines(path), 1):
-        text = line.strip()
-        if not text:
-            continue
-        if positions is None:
-            try:
-                found.append(int(text))
-            except ValueError:
-                raise DataFormatError(path, number, "a document id (an integer)") from None
-            continue
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            value = text  # a string id, unquoted
-        if json.dumps(value) not in positions:
-            raise DataFormatError(path, number, "an id of the index", got=text)
-        found.append(positions[json.dumps(value)])
     with ShardedIndex.open(directory, client=args.scheduler, verbose=_progress(args)) as index:
+        found = _listed_positions(path, _document_positions(path, ids, int(index.offsets_[-1])))
         index.delete(found)
         n_docs = index.n_documents_
-    if not args.quiet:
-        print(f"{len(set(found))} documents deleted: {n_docs} left in {directory}")
-    return 0
+    return _report(
+        args, f"{len(set(found.tolist()))} documents deleted: {n_docs} left in {directory}"
+    )
 
 
 def _cmd_index_compact(args) -> int:
@@ -749,9 +735,7 @@ def _cmd_index_compact(args) -> int:
         _write_ids(directory, [ids[i] for i in kept.tolist()])
     elif len(kept) and kept[-1] != len(kept) - 1:  # renumbered: keep the ids given so far
         _write_ids(directory, kept.tolist())
-    if not args.quiet:
-        print(f"{len(kept)} documents in {n_shards} shards: {directory}")
-    return 0
+    return _report(args, f"{len(kept)} documents in {n_shards} shards: {directory}")
 
 
 def _cmd_rank_index(args) -> int:

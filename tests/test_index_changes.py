@@ -408,6 +408,9 @@ def test_command_line_add_delete_compact(tmp_path, capsys):
     (tmp_path / "bad.txt").write_text("2\nx\n", encoding="utf-8")
     assert main(["index", "delete", str(save), str(tmp_path / "bad.txt")]) == 2
     assert "bad.txt" in capsys.readouterr().err
+    (tmp_path / "bad.txt").write_text("2\n\n60\n", encoding="utf-8")  # past the last id
+    assert main(["index", "delete", str(save), str(tmp_path / "bad.txt")]) == 2
+    assert "bad.txt, line 3" in capsys.readouterr().err
     (tmp_path / "again.txt").write_text("2\n", encoding="utf-8")
     assert main(["index", "delete", str(save), str(tmp_path / "again.txt"), "--quiet"]) == 0
     assert main(["index", "delete", str(save), str(tmp_path / "again.txt")]) == 2

@@ -32,12 +32,6 @@ def test_squared_norm_sums_float32_products_in_float64():
     assert O.squared_norm(g) == pytest.approx(4 * float(g[0]) ** 2, rel=1e-12)
 
 
-def test_clip_by_value():
-    g = np.array([[-3.0, 0.5], [np.nan, 2.5]])
-    O.clip_by_value(g, 2.0)
-    np.testing.assert_array_equal(g, [[-2.0, 0.5], [np.nan, 2.0]])
-
-
 @pytest.mark.parametrize("scale", [1.0, 0.3])
 def test_sgd_and_sgd_rows(scale):
     x, g = _arrays(1)

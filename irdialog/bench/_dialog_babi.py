@@ -100,8 +100,12 @@ def _with_match_type(data, ranker, types: str, **marks):
     return RankingPipeline([("match_type", featurizer), ("ranker", ranker)])
 
 
-def _tfidf_type(data, **params):
-    return _with_match_type(data, _tfidf(data, **params), "paper")
+def _typed(build, types: str, **marks):
+    """``build`` behind a MatchTypeFeaturizer (:func:`_with_match_type`)."""
+    return lambda data, **params: _with_match_type(data, build(data, **params), types, **marks)
+
+
+_tfidf_type = _typed(_tfidf, "paper")
 
 
 def _bm25(data, **params):
@@ -109,8 +113,7 @@ def _bm25(data, **params):
     return BM25Ranker(candidates=data.candidates, **{"method": "lucene", **params})
 
 
-def _bm25_type(data, **params):
-    return _with_match_type(data, _bm25(data, **params), "paper")
+_bm25_type = _typed(_bm25, "paper")
 
 
 # BM25's grid: fixed before any test split was scored, small on purpose (18 points; 36 with
@@ -130,33 +133,20 @@ def _memn2n(data, **params):
     return MemN2NRanker(candidates=data.candidates, random_state=0, **params)
 
 
-def _memn2n_type(data, **params):
-    # Every KB type: the setting the presets were chosen with.
-    return _with_match_type(data, _memn2n(data, **params), "all")
-
-
-def _memn2n_state(data, **params):
-    # memn2n-type with the entities also marked by the dialog state (not in the paper)
-    return _with_match_type(data, _memn2n(data, **params), "all", dialog_state=True)
-
-
-def _memn2n_state_rank(data, **params):
-    # memn2n-state with the options also marked by the rank of their rating (not in the paper)
-    return _with_match_type(data, _memn2n(data, **params), "all", dialog_state=True, kb_ranks=True)
+# Every KB type: the setting the presets were chosen with.
+_memn2n_type = _typed(_memn2n, "all")
+# memn2n-type with the entities also marked by the dialog state (not in the paper)
+_memn2n_state = _typed(_memn2n, "all", dialog_state=True)
+# memn2n-state with the options also marked by the rank of their rating (not in the paper)
+_memn2n_state_rank = _typed(_memn2n, "all", dialog_state=True, kb_ranks=True)
 
 
 def _qrn(data, **params):
     return QRNRanker(candidates=data.candidates, random_state=0, **params)
 
 
-def _qrn_type(data, **params):
-    # Every KB type, as memn2n-type.
-    return _with_match_type(data, _qrn(data, **params), "all")
-
-
-def _qrn_state_rank(data, **params):
-    # qrn-type with memn2n-state-rank's marks (not in the paper)
-    return _with_match_type(data, _qrn(data, **params), "all", dialog_state=True, kb_ranks=True)
+_qrn_type = _typed(_qrn, "all")  # every KB type, as memn2n-type
+_qrn_state_rank = _typed(_qrn, "all", dialog_state=True, kb_ranks=True)  # not in the paper
 
 
 def _se(data, types=None, **params):

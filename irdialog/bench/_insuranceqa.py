@@ -57,30 +57,23 @@ def _ltr_se(**params):
     return LearningToRankRanker(rankers=[("se", SupervisedEmbeddingRanker(**_SE_POOLS))], **params)
 
 
+def _se_on_pools(params) -> ModelSpec:
+    """Supervised embeddings with ``params``, each question's wrong answers its negatives."""
+    return ModelSpec(
+        None, _candidates(SupervisedEmbeddingRanker), Selection.fixed(params, _VALID),
+        extra={"fit": "negatives"},
+    )  # fmt: skip
+
+
 # How a model learns from the training pools (ModelSpec.extra["fit"]): "pairs", one
 # (question, right answer) example per right answer; "negatives", the same with the pool's
 # wrong answers as the negatives of each; "pools", whole questions with their pools.
 INSURANCEQA_MODELS: dict[str, ModelSpec] = {
     "bm25": ModelSpec(None, _candidates(BM25Ranker), Selection.fixed({"method": "lucene"}, _NOTE)),
     "tfidf": ModelSpec(None, _candidates(TfidfRanker), Selection.fixed({}, _NOTE)),
-    "se-pools": ModelSpec(
-        None,
-        _candidates(SupervisedEmbeddingRanker),
-        Selection.fixed(_SE_POOLS, _VALID),
-        extra={"fit": "negatives"},
-    ),
-    "se-pools-wide": ModelSpec(
-        None,
-        _candidates(SupervisedEmbeddingRanker),
-        Selection.fixed(_SE_WIDE, _VALID),
-        extra={"fit": "negatives"},
-    ),
-    "se-pools-ppmi": ModelSpec(
-        None,
-        _candidates(SupervisedEmbeddingRanker),
-        Selection.fixed(_SE_PPMI, _VALID),
-        extra={"fit": "negatives"},
-    ),
+    "se-pools": _se_on_pools(_SE_POOLS),
+    "se-pools-wide": _se_on_pools(_SE_WIDE),
+    "se-pools-ppmi": _se_on_pools(_SE_PPMI),
     "ltr": ModelSpec(
         None, _candidates(LearningToRankRanker), Selection.fixed({}, _NOTE), extra={"fit": "pools"}
     ),

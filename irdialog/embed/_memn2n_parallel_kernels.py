@@ -103,6 +103,30 @@ def _scatter_shard(cands, dWc, dW, n_parts, s):
 
 
 @njit(cache=True, nogil=True)
+def part_softmax_xent(E, w, data, cands, y, part, parts, p, bits):
+    """The candidates' softmax cross-entropy of part ``p`` of a batch (its examples
+    ``part``, their final states ``parts.U[p]``), as
+    :func:`~irdialog.embed._memn2n_kernels.softmax_xent`, over the logits
+    ``LT = Wc U^T`` of the candidate embeddings ``parts.Wc``: ``LT`` is the part's scratch
+    when the part is full, else a new array; ``gt`` the part's rows of ``parts.gt``;
+    ``parts.stamp[p]`` advanced. Any ``parts`` with those fields (MemN2N's, QRN's).
+    Returns (LT, gt, loss, n_correct)."""
+    nb = part.shape[0]
+    U = parts.U[p, :nb]
+    if nb == parts.LT.shape[2]:
+        LT = parts.LT[p]
+    else:
+        LT = np.empty((parts.Wc.shape[0], nb), E.dtype)
+    np.dot(parts.Wc, U.T, LT)
+    gt = parts.gt[p, :nb]
+    loss, correct, stamp = softmax_xent(
+        LT, U, E, w, data, cands, part, y, parts.mark[p], parts.stamp[p], gt, bits
+    )
+    parts.stamp[p] = stamp
+    return LT, gt, loss, correct
+
+
+@njit(cache=True, nogil=True)
 def _part_loss_grad(E, H, G, cfg, data, cands, y, batch, parts, n_parts, p):
     """Part ``p`` of ``n_parts`` of the batch (examples p, p + n_parts, ...): forward,
     softmax cross-entropy and backward into its buffers, but for the candidates' words
@@ -115,17 +139,8 @@ def _part_loss_grad(E, H, G, cfg, data, cands, y, batch, parts, n_parts, p):
         parts.u[p], parts.h[p], parts.mem[p], parts.prob[p], parts.o[p], parts.gate[p]
     )
     forward_batch(E, H, G, cfg, data, part, acts, U)
+    LT, gt, loss, correct = part_softmax_xent(E, w, data, cands, y, part, parts, p, parts.bits[p])
     Wc = parts.Wc
-    if nb == parts.LT.shape[2]:
-        LT = parts.LT[p]
-    else:
-        LT = np.empty((Wc.shape[0], nb), E.dtype)
-    np.dot(Wc, U.T, LT)
-    gt = parts.gt[p, :nb]
-    loss, correct, stamp = softmax_xent(
-        LT, U, E, w, data, cands, part, y, parts.mark[p], parts.stamp[p], gt, parts.bits[p]
-    )
-    parts.stamp[p] = stamp
     dU = np.dot(LT.T, Wc)
     dWc = parts.dWc[p]
     np.dot(LT, U, dWc)

@@ -1,6 +1,6 @@
 """The optimizer steps of the gradient-trained models of :mod:`irdialog.embed`, as numba
 kernels: SGD, row-wise Adagrad, Adam (dense) and lazy Adam (row-wise), and gradient
-clipping by norm and by value.
+clipping by norm.
 
 Every model's update goes through these; they differ in what they visit:
 
@@ -16,8 +16,7 @@ Every model's update goes through these; they differ in what they visit:
 Clipping by norm is two calls: the squared norm (:func:`squared_norm`,
 :func:`rows_squared_norm`, summed over as many arrays as clip together), then the factor
 :func:`clip_scale`, which the steps take as ``scale`` and multiply into the gradient as
-they read it (no pass that rescales the gradient first). :func:`clip_by_value` clamps a
-gradient in place.
+they read it (no pass that rescales the gradient first).
 
 Sums of squares and products with the scale are float64; parameters keep their float
 type (float32 in training, float64 in the gradient checks). No ``fastmath``: these are the
@@ -64,17 +63,6 @@ def clip_scale(norm_sq, max_norm):
         return 1.0
     norm = np.sqrt(norm_sq)
     return max_norm / norm if norm > max_norm else 1.0
-
-
-@njit(cache=True, nogil=True)
-def clip_by_value(g, limit):
-    """Clamp every entry of ``g`` to [-limit, limit] in place (NaN stays NaN)."""
-    gf = g.ravel()
-    for k in range(gf.shape[0]):
-        if gf[k] > limit:
-            gf[k] = limit
-        elif gf[k] < -limit:
-            gf[k] = -limit
 
 
 @njit(cache=True, nogil=True)

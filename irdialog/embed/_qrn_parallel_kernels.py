@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit, prange
 
 from ._hogwild_kernels import se_shard_bounds
-from ._memn2n_kernels import Upstream, softmax_xent
-from ._memn2n_parallel_kernels import _candidates_shard
+from ._memn2n_kernels import Upstream
+from ._memn2n_parallel_kernels import _candidates_shard, part_softmax_xent
 from ._qrn_kernels import Activations, backward_batch, forward_batch
 
 Parts = namedtuple("Parts", "ptr qv xq a c z rf rb hf hb U LT bits gt mark stamp dE dtheta Wc")
@@ -76,17 +76,8 @@ def _part_loss_grad(E, theta, cfg, data, cands, y, batch, parts, n_parts, p):
     U = parts.U[p, :nb]
     bits = parts.bits[p]
     forward_batch(E, theta, cfg, data, part, acts, U, bits)
+    LT, gt, loss, correct = part_softmax_xent(E, 1, data, cands, y, part, parts, p, bits)
     Wc = parts.Wc
-    if nb == parts.LT.shape[2]:
-        LT = parts.LT[p]
-    else:
-        LT = np.empty((Wc.shape[0], nb), E.dtype)
-    np.dot(Wc, U.T, LT)
-    gt = parts.gt[p, :nb]
-    loss, correct, stamp = softmax_xent(
-        LT, U, E, 1, data, cands, part, y, parts.mark[p], parts.stamp[p], gt, bits
-    )
-    parts.stamp[p] = stamp
     dU = np.dot(LT.T, Wc)
     dWc = np.dot(LT, U)
     dE, dtheta = parts.dE[p], parts.dtheta[p]

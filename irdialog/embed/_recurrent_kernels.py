@@ -370,19 +370,6 @@ def dual_loss_grad(hc, hr, M, bias, flags):
     return loss, correct, dhc, dhr, dM, dbias
 
 
-@njit(cache=True, nogil=True)
-def dual_scores(hc, hr, M, bias):
-    """``c_i^T M r_i + bias`` of each pair (the logit of the match probability)."""
-    MR = np.dot(hr, M.T)
-    out = np.empty(hc.shape[0], np.float64)
-    for i in range(hc.shape[0]):
-        s = float(bias[0])
-        for u in range(hc.shape[1]):
-            s += hc[i, u] * MR[i, u]
-        out[i] = s
-    return out
-
-
 # --------------------------------------------------------------------------- one batch
 
 
@@ -395,10 +382,6 @@ class Grads:
         self.mark = np.zeros(params["Emb"].shape[0], np.uint8)
         self.touched = np.zeros(params["Emb"].shape[0], np.int64)
         self.n_touched = 0
-
-    def emb_dense(self):
-        """dEmb as a dense array (the tests' view)."""
-        return self.dense["Emb"]
 
 
 # A reading of the sequences by one encoder: the keys of its weights (the word embeddings

@@ -10,13 +10,13 @@ from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, clone
 
 from .._compat import Interval, StrOptions, _fit_context
-from ..base import RankerMixin, check_contexts, check_gold_responses, resolve_candidates
+from ..base import RankerMixin
 from ._pools import (
     ListScoringMixin,
     Pools,
     RankersComposition,
+    check_fit_input,
     fit_ranker,
-    flat_pairs,
     ranker_scores,
 )
 
@@ -105,20 +105,15 @@ class FusionRanker(ListScoringMixin, RankersComposition, RankerMixin, BaseEstima
         -------
         self : FusionRanker
         """
-        X = check_contexts(X)
-        gold = check_gold_responses(y, len(X))
-        if candidate_lists is not None and len(candidate_lists) != len(X):
-            raise ValueError(f"X has {len(X)} contexts but candidate_lists does not.")
+        X, gold, _, self.candidates_ = check_fit_input(
+            X, y, candidate_lists, self.rankers, self.candidates
+        )
         if not self.rankers:
             raise ValueError("rankers is empty: at least one (name, ranker) is needed.")
-        names = [name for name, _ in self.rankers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"rankers must have distinct names, got {names}.")
         if self.weights is not None and len(self.weights) != len(self.rankers):
             raise ValueError(
                 f"weights has {len(self.weights)} entries for {len(self.rankers)} rankers."
             )
-        self.candidates_ = resolve_candidates(self.candidates, flat_pairs(X, gold)[1])
         self.rankers_ = []
         for name, ranker in self.rankers:
             if "candidates" in ranker.get_params(deep=False):

@@ -21,9 +21,6 @@ from .._threads import n_threads
 from ..base import (
     RankerMixin,
     _check_list,
-    check_contexts,
-    check_gold_responses,
-    resolve_candidates,
 )
 from ..retrieval import BM25Ranker
 from ..text import TOKENIZERS
@@ -32,8 +29,8 @@ from ._pools import (
     ListScoringMixin,
     Pools,
     RankersComposition,
+    check_fit_input,
     fit_ranker,
-    flat_pairs,
     ranker_scores,
 )
 
@@ -270,21 +267,16 @@ class LearningToRankRanker(ListScoringMixin, RankersComposition, RankerMixin, Ba
         self : LearningToRankRanker
         """
         lgb = _lightgbm()
-        X = check_contexts(X)
-        gold = check_gold_responses(y, len(X))
-        self.candidates_ = resolve_candidates(self.candidates, flat_pairs(X, gold)[1])
+        X, gold, names, self.candidates_ = check_fit_input(
+            X, y, candidate_lists, self.rankers, self.candidates
+        )
         documents = list(self.candidates_)
         if candidate_lists is not None:
-            if isinstance(candidate_lists, str) or len(candidate_lists) != len(X):
-                raise ValueError(f"X has {len(X)} contexts but candidate_lists does not.")
             documents = list(
                 dict.fromkeys(documents + [c for cands in candidate_lists for c in cands])
             )
         self.features_ = LexicalFeatures(tokenizer=self.tokenizer, use_history=self.use_history)
         self.features_.fit(documents)
-        names = [name for name, _ in self.rankers]
-        if len(set(names)) != len(names):
-            raise ValueError(f"rankers must have distinct names, got {names}.")
         self.rankers_ = [
             (name, fit_ranker(r, X, gold, candidate_lists)) for name, r in self.rankers
         ]

@@ -17,7 +17,13 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import _BaseComposition
-from ..base import _check_list, check_contexts, check_responses
+from ..base import (
+    _check_list,
+    check_contexts,
+    check_gold_responses,
+    check_responses,
+    resolve_candidates,
+)
 
 
 @dataclass
@@ -178,6 +184,23 @@ def flat_pairs(X, gold: list[tuple[str, ...]]):
     rankers inside, which take one response per example."""
     rows = [i for i, answers in enumerate(gold) for _ in answers]
     return [X[i] for i in rows], [a for answers in gold for a in answers]
+
+
+def check_fit_input(X, y, candidate_lists, rankers, candidates):
+    """What an ensemble's ``fit`` checks of its input: the contexts, their right responses
+    (a tuple each), the names of ``rankers`` (distinct) and the candidates (``candidates``,
+    or the right responses in order of appearance); ``candidate_lists``, when given, holds
+    one list per context."""
+    X = check_contexts(X)
+    gold = check_gold_responses(y, len(X))
+    if candidate_lists is not None and (
+        isinstance(candidate_lists, str) or len(candidate_lists) != len(X)
+    ):
+        raise ValueError(f"X has {len(X)} contexts but candidate_lists does not.")
+    names = [name for name, _ in rankers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"rankers must have distinct names, got {names}.")
+    return X, gold, names, resolve_candidates(candidates, flat_pairs(X, gold)[1])
 
 
 def fit_ranker(ranker, X, gold, candidate_lists=None, rows=None):

@@ -170,6 +170,18 @@ def _emit_allowed(heap_score, heap_doc, size, row, mark, deleted, ids, lo, hi):
 
 
 @njit(cache=True, nogil=True)
+def _emit_row(heap_score, heap_doc, size, row, mark, deleted, allowed, i):
+    """The heap of query ``i`` into ``row``: :func:`_emit_allowed` under its filter of
+    ``allowed``, or :func:`_emit` when the queries have no filters."""
+    indptr, ids, filters = allowed
+    if filters.shape[0] > 0:
+        lo, hi = indptr[filters[i]], indptr[filters[i] + 1]
+        _emit_allowed(heap_score, heap_doc, size, row, mark, deleted, ids, lo, hi)
+    else:
+        _emit(heap_score, heap_doc, size, row, mark, deleted)
+
+
+@njit(cache=True, nogil=True)
 def _mark_allowed(mask, allowed, current, r):
     """Make ``mask`` (bool, n_docs) hold filter ``r`` of ``allowed``, where it holds filter
     ``current`` (-1: none); returns ``r``. A run of queries sharing a filter marks it once."""
@@ -333,11 +345,7 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
         out_scored[i] = scored
         out_postings[i] = total
         out_n[i] = size
-        if filtered:
-            lo, hi = a_indptr[a_row[i]], a_indptr[a_row[i] + 1]
-            _emit_allowed(heap_score, heap_doc, size, out_doc[i], in_top, deleted, a_ids, lo, hi)
-        else:
-            _emit(heap_score, heap_doc, size, out_doc[i], in_top, deleted)
+        _emit_row(heap_score, heap_doc, size, out_doc[i], in_top, deleted, allowed, i)
 
 
 @njit(cache=True, nogil=True)
@@ -347,7 +355,7 @@ def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out_d
     baseline the pruning is measured against, and its reference in the tests."""
     q_indptr, q_terms, q_weights = queries
     indptr, docs, impacts = postings
-    a_indptr, a_ids, a_row = allowed
+    a_row = allowed.row
     filtered = a_row.shape[0] > 0
     skip = deleted.shape[0] > 0
     acc = np.zeros(n_docs)
@@ -382,11 +390,7 @@ def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out_d
             if score > 0.0:
                 size = _push(heap_score, heap_doc, size, score, doc)
         out_n[i] = size
-        if filtered:
-            lo, hi = a_indptr[a_row[i]], a_indptr[a_row[i] + 1]
-            _emit_allowed(heap_score, heap_doc, size, out_doc[i], seen, deleted, a_ids, lo, hi)
-        else:
-            _emit(heap_score, heap_doc, size, out_doc[i], seen, deleted)
+        _emit_row(heap_score, heap_doc, size, out_doc[i], seen, deleted, allowed, i)
 
 
 @njit(cache=True, nogil=True)
@@ -479,11 +483,7 @@ def dense_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out):
         out_scored[i] = total
         out_postings[i] = total
         out_n[i] = size
-        if filtered:
-            hi = lo + n_read
-            _emit_allowed(heap_score, heap_doc, size, out_doc[i], mark, deleted, a_ids, lo, hi)
-        else:
-            _emit(heap_score, heap_doc, size, out_doc[i], mark, deleted)
+        _emit_row(heap_score, heap_doc, size, out_doc[i], mark, deleted, allowed, i)
 
 
 @njit(cache=True, nogil=True)

@@ -1034,21 +1034,11 @@ class ShardedIndex:
                 "n_terms": len(df),
                 "files": files,
             }
-            spec = self._spec(new, directory)
-            targets = [str(directory / f"shard-{s:05d}-g{generation:05d}")
-                       for s in range(len(self._dirs))]  # fmt: skip
-            tasks = [("rescore", d, t, spec, self._dead(s))
-                     for s, (d, t) in enumerate(zip(self._dirs, targets))]  # fmt: skip
-            tasks.append(("index", str(target), spec))
-            self._run(_change_shard, tasks, "scoring shards", dirs=[*targets, str(target)],
-                      retries=1, key="irdialog-change")  # fmt: skip
+            self._rescore(new, generation, None, index=target)
         except BaseException:
             self._discard(generation)
             raise
-        new["shards"] = [
-            *({**entry, "path": Path(t).name} for entry, t in zip(doc["shards"], targets)),
-            {"path": target.name, "offset": first, "n_docs": counted["n_docs"]},
-        ]
+        new["shards"].append({"path": target.name, "offset": first, "n_docs": counted["n_docs"]})
         for t in new_terms:
             vocabulary[t] = len(vocabulary)
         self._commit(new, df, self.deleted_)
@@ -1113,19 +1103,10 @@ class ShardedIndex:
                 "total_length": doc["total_length"] - sum(c[2] for c in counts),
                 "files": files,
             }
-            spec = self._spec(new, directory)
-            targets = [str(directory / f"shard-{s:05d}-g{generation:05d}")
-                       for s in range(len(self._dirs))]  # fmt: skip
-            tasks = [("rescore", d, t, spec, self._dead(s, deleted))
-                     for s, (d, t) in enumerate(zip(self._dirs, targets))]  # fmt: skip
-            self._run(_change_shard, tasks, "scoring shards", dirs=targets, retries=1,
-                      key="irdialog-change")  # fmt: skip
+            self._rescore(new, generation, deleted)
         except BaseException:
             self._discard(generation)
             raise
-        new["shards"] = [
-            {**entry, "path": Path(t).name} for entry, t in zip(doc["shards"], targets)
-        ]
         self._commit(new, df, deleted)
 
     def compact(self) -> np.ndarray:
@@ -1183,6 +1164,25 @@ class ShardedIndex:
         df = np.load(directory / _file(doc, "df"), allow_pickle=False)
         self._commit(new, df, None)
         return kept
+
+    def _rescore(self, new: dict, generation: int, deleted, index=None) -> None:
+        """Score every shard again under the statistics of the index file ``new``, each into
+        its shard of ``generation`` with the deleted documents ``deleted`` (None:
+        ``deleted_``), and index the counted documents of the shard directory ``index``
+        beside them; ``new["shards"]`` then names the shards scored again."""
+        directory, spec = self.directory_, self._spec(new, self.directory_)
+        targets = [str(directory / f"shard-{s:05d}-g{generation:05d}")
+                   for s in range(len(self._dirs))]  # fmt: skip
+        tasks = [("rescore", d, t, spec, self._dead(s, deleted))
+                 for s, (d, t) in enumerate(zip(self._dirs, targets))]  # fmt: skip
+        dirs = list(targets)
+        if index is not None:
+            tasks.append(("index", str(index), spec))
+            dirs.append(str(index))
+        self._run(_change_shard, tasks, "scoring shards", dirs=dirs, retries=1,
+                  key="irdialog-change")  # fmt: skip
+        new["shards"] = [{**entry, "path": Path(t).name}
+                         for entry, t in zip(self._doc["shards"], targets)]  # fmt: skip
 
     def _dead(self, s: int, deleted=None) -> np.ndarray:
         """The deleted documents (default: ``deleted_``) of shard ``s``, by their ids in it."""
