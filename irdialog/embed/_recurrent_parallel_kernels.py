@@ -8,9 +8,9 @@ batch cut into interleaved parts (part p: examples p, p + k, p + 2k, ...), one p
 each packed and encoded on its own and backpropagated into its own gradient buffers
 (:class:`DualGrads`, :class:`ReaderGrads`); the parts are then summed in part order into
 the fit's gradient, the dense arrays a range of entries per thread and the embedding rows
-a range of the touched rows per thread (:func:`_sum_shard`, which both share): no thread
-hand-off from Python per batch. The sums are those of
-:func:`~irdialog.embed._recurrent_kernels.reduce_grads` over the same parts, bit for bit;
+a range of the touched rows per thread (by the helpers both share): no thread hand-off
+from Python per batch. The sums are those of
+:func:`irdialog.embed._reference.reduce_grads` over the same parts, bit for bit;
 the tests hold the results to the plain numpy references
 (:func:`irdialog.embed._reference.dual_loss_grad` and ``reader_loss_grad``).
 
@@ -49,6 +49,11 @@ Grads`, or, stacked on a first axis, those of the parts of :func:`dual_batch_par
 # The records hold arrays only: numba passes a record's arrays one by one into a parallel
 # loop, and refuses a tuple among them. A reader of one reading repeats its encoder's
 # weights as the second's, which it never reads, and has empty buffers for them.
+Encoders = namedtuple("Encoders", "Emb Wx Wh b Wx2 Wh2 b2")
+Encoders.__doc__ = """The word embeddings and ``Wx``, ``Wh`` and ``b`` of the encoder of
+each of one or two readings (:data:`~irdialog.embed._recurrent_kernels.Reading`), the
+second's those of the first with one reading: what :func:`encode_parts` reads."""
+
 ReaderWeights = namedtuple("ReaderWeights", "Emb Wx Wh b Wx2 Wh2 b2 O")
 ReaderWeights.__doc__ = """The reader's weights: the word embeddings, ``Wx``, ``Wh`` and
 ``b`` of the encoder of each reading (:data:`~irdialog.embed._recurrent_kernels.Reading`,
@@ -94,19 +99,17 @@ def make_dual_parts(params, n_parts, dtype=np.float32):
     return DualGrads(*_zeros(params, keys, n_parts, dtype), *_row_marks(params, n_parts))
 
 
-def _second_keys(readings):
-    """The keys of the weights of the second reading's encoder, the first's if there is
-    only one reading."""
-    return readings[-1].keys
+def encoders_record(params, readings):
+    """The :class:`Encoders` of the ``readings``
+    (:func:`~irdialog.embed._recurrent_kernels.readings`) of ``params`` (a dict)."""
+    keys = (*readings[0].keys, *readings[-1].keys)
+    return Encoders(params["Emb"], *(params[k] for k in keys))
 
 
 def reader_weights_record(params, readings):
     """The :class:`ReaderWeights` of the reader's ``params`` (a dict) of ``readings``
     (:func:`~irdialog.embed._recurrent_kernels.readings`)."""
-    first, second = readings[0].keys, _second_keys(readings)
-    return ReaderWeights(
-        params["Emb"], *(params[k] for k in first), *(params[k] for k in second), params["O"]
-    )
+    return ReaderWeights(*encoders_record(params, readings), params["O"])
 
 
 def reader_grads_record(grads, readings):
@@ -159,7 +162,7 @@ def _read(Emb, encoder, lstm, ptr, tok, rows, max_len, reverse):
 def _merge_touched(parts, dst, counts, n_parts):
     """The embedding rows the parts touched (``counts[q]`` of part q), added to those of
     ``dst`` (none on entry): each part's new ones in its order, the parts in order, as
-    :func:`~irdialog.embed._recurrent_kernels.reduce_grads` lists them; the parts' marks
+    :func:`irdialog.embed._reference.reduce_grads` lists them; the parts' marks
     are cleared. Returns the number of touched rows of ``dst``."""
     n_touched = 0
     for q in range(n_parts):
@@ -212,8 +215,8 @@ def _add_flat(dst, src, n_parts, s):
 
 @njit(cache=True, nogil=True)
 def _encoder(weights, r):
-    """``(Wx, Wh, b)`` of the encoder of reading ``r`` (0 or 1) of ``weights`` (a
-    :class:`ReaderWeights` or a record with its encoders' fields)."""
+    """``(Wx, Wh, b)`` of the encoder of reading ``r`` (0 or 1) of ``weights``
+    (:class:`Encoders` or :class:`ReaderWeights`)."""
     if r == 0:
         return weights.Wx, weights.Wh, weights.b
     return weights.Wx2, weights.Wh2, weights.b2
@@ -273,7 +276,7 @@ def dual_batch_parts(weights, lstm, ptr, tok, pairs, max_len, parts, dst, n_part
     ``parts`` and the pairs).
 
     The gradient is added into ``dst`` (:class:`DualGrads`, with no touched row on entry),
-    as :func:`~irdialog.embed._recurrent_kernels.reduce_grads` sums the parts' buffers
+    as :func:`irdialog.embed._reference.reduce_grads` sums the parts' buffers
     (which end at zero again). Returns (loss, correct, the touched rows of ``dst``).
 
     The body of each parallel loop is a function of its own, so that numba shares no
@@ -362,7 +365,7 @@ def reader_batch_parts(weights, reads, lstm, ptr, tok, batch, gold, max_len, can
     words), on ``n_parts`` threads (at most the parts of ``parts`` and the sequences).
 
     The gradient is added into ``dst`` (:class:`ReaderGrads`, with no touched row on
-    entry), as :func:`~irdialog.embed._recurrent_kernels.reduce_grads` sums the parts'
+    entry), as :func:`irdialog.embed._reference.reduce_grads` sums the parts'
     buffers (which end at zero again). Returns (loss, correct, the touched rows of
     ``dst``).
     """
@@ -406,8 +409,8 @@ def _encode_block(weights, reads, lstm, ptr, tok, rows, max_len, out, lo, hi):
 @njit(cache=True, parallel=True, nogil=True)
 def encode_parts(weights, reads, lstm, ptr, tok, rows, max_len, out, block):
     """The final states of the sequences ``rows`` (numbered within one copy) in every
-    reading ``reads`` (:func:`reading_array`) of the encoders of ``weights`` (a
-    :class:`ReaderWeights`), side by side, into ``out`` (len(rows), readings x hidden
+    reading ``reads`` (:func:`reading_array`) of the encoders of ``weights``
+    (:class:`Encoders`), side by side, into ``out`` (len(rows), readings x hidden
     size): what :func:`~irdialog.embed._recurrent_kernels.encode_states` gives, a block
     of ``block`` contiguous rows per loop iteration."""
     n_blocks = (rows.shape[0] + block - 1) // block
