@@ -470,16 +470,19 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     n_jobs : int or None, default=None
         Threads that train together (None: 1; -1: every core; -2: all but one). Each
         mini-batch is cut into one interleaved part per thread (its sequences are sorted
-        by length, so the parts have about the same tokens), as many as its work pays for
-        (:func:`~irdialog._threads.threads_for_work`, at most ``n_jobs``), whose gradients
-        are computed against the same weights in one numba parallel region and summed in
-        a fixed order before the one Adam step of the batch; the validation split is
-        encoded a block of rows per thread. The sums' order is the only change: the model
-        of ``n_jobs=2`` differs from that of ``n_jobs=1`` (the default's) in the last bits
-        of the float32 arithmetic, which may grow over the epochs as between two seeds,
-        and a seed still gives bit-for-bit the same model for a given ``n_jobs`` on a
-        given machine. A batch too small to pay for two threads runs on one, as with
-        ``n_jobs=1``. Scoring is on one thread.
+        by length, so the parts have about the same tokens), whose gradients are computed
+        against the same weights in one numba parallel region and summed in a fixed order
+        before the one Adam step of the batch; the validation split is encoded a block of
+        rows per thread. The sums' order is the only change: the model of ``n_jobs=2``
+        differs from that of ``n_jobs=1`` (the default's) in the last bits of the float32
+        arithmetic, which may grow over the epochs as between two seeds, and a seed still
+        gives bit-for-bit the same model for a given ``n_jobs`` on a given machine. A
+        batch takes only the threads its work pays for: one per 2**20 multiply-adds,
+        estimated as 3 x G ``hidden_size`` x (``embedding_dim`` + ``hidden_size``) per
+        token each encoder reads (G = 4 gates for the LSTM, 1 for the RNN) and 3 x the
+        candidates x the state's width per example, at most ``n_jobs`` and numba's
+        thread count (``NUMBA_NUM_THREADS``); a batch with less than twice that work runs
+        on one thread, exactly as with ``n_jobs=1``. Scoring is on one thread.
     random_state : int, RandomState instance or None, default=None
         A given seed gives bit-for-bit the same model for a given ``n_jobs`` (one BLAS
         thread in training).
@@ -813,14 +816,15 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         As in :class:`RecurrentReader`.
     n_jobs : int or None, default=None
         Threads that train together (None: one; -1: every core): each mini-batch's pairs
-        are cut into one interleaved part per thread, as many as its work pays for
-        (:func:`~irdialog._threads.threads_for_work`, at most ``n_jobs``), whose gradients
-        are computed in one numba parallel region and summed in a fixed order before the
-        Adam step; the validation pairs are encoded a block per thread. The model need
-        not repeat that of ``n_jobs=1`` bit for bit (it differs in the last bits of the
-        float32 sums, within the spread of the seeds); it repeats bit for bit for a given
-        ``n_jobs`` on a given machine. A batch too small to pay for two threads runs on
-        one, as with ``n_jobs=1``.
+        are cut into one interleaved part per thread, whose gradients are computed in one
+        numba parallel region and summed in a fixed order before the Adam step; the
+        validation pairs are encoded a block per thread. The model need not repeat that
+        of ``n_jobs=1`` bit for bit (it differs in the last bits of the float32 sums,
+        within the spread of the seeds); it repeats bit for bit for a given ``n_jobs`` on
+        a given machine. A batch takes only the threads its work pays for, as
+        :class:`RecurrentReader`'s (per pair, the tokens of both texts and 3 x
+        ``hidden_size``**2 for the match); a batch with less than twice that work runs on
+        one thread, exactly as with ``n_jobs=1``.
     random_state : int, RandomState instance or None, default=None
     verbose : bool, default=False
 
