@@ -894,13 +894,16 @@ def test_threads_encode_as_one_thread(kw, monkeypatch):
     rows = np.array([5, 3, 39, 0, 17, 8, 8, 21, 2])
     alone = model._encode_rows(params, ptr, tok, rows)
     _every_thread(monkeypatch)
-    calls = []
-    kernel = _recurrent.encode_parts
-    monkeypatch.setattr(_recurrent, "encode_parts", lambda *a: calls.append(a[-1]) or kernel(*a))
+    blocks, kernel = [], _recurrent.encode_parts
+
+    def counted(*args):
+        blocks.append(args[-1])  # the rows of a block
+        return kernel(*args)
+
+    monkeypatch.setattr(_recurrent, "encode_parts", counted)
     shared = model._encode_rows(params, ptr, tok, rows, n_jobs=3)
-    assert calls == [-(-len(rows) // min(3, numba.config.NUMBA_NUM_THREADS))] or (
-        numba.config.NUMBA_NUM_THREADS == 1 and not calls
-    )
+    threads = min(3, numba.config.NUMBA_NUM_THREADS)
+    assert blocks == ([-(-len(rows) // threads)] if threads > 1 else [])
     np.testing.assert_allclose(shared, alone, rtol=1e-6, atol=1e-7)
 
 
