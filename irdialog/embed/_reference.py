@@ -3,7 +3,8 @@
 The kernels of :mod:`irdialog.embed._kernels` (supervised embeddings) and
 :mod:`irdialog.embed._hogwild_kernels` (their epoch on several threads),
 :mod:`irdialog.embed._memn2n_kernels` (MemN2N), :mod:`irdialog.embed._memnn_kernels`,
-:mod:`irdialog.embed._recurrent_kernels`, the optimizer steps of
+:mod:`irdialog.embed._recurrent_kernels` (and the sums of the parts of a batch of
+:mod:`irdialog.embed._recurrent_parallel_kernels`), the optimizer steps of
 :mod:`irdialog.embed._optim` and the float32 math of :mod:`irdialog.embed._fastmath` are
 fast for reasons that make them easy to
 get wrong: CSR walks with unsigned counters, negatives drawn from an inline splitmix64,
