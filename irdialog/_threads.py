@@ -1,7 +1,8 @@
 """The threads of this process a fit or a kernel runs on.
 
 :func:`n_threads` is how many an ``n_jobs`` asks for, whatever joblib backend is active;
-:class:`FitThreads` runs a fit's calls on them.
+:func:`threads_for_work` how many a numba parallel region's work pays for, and
+:func:`numba_threads` runs the regions of a fit on them.
 
 ``joblib.effective_n_jobs`` answers for the active backend: inside
 ``parallel_config(backend="dask")`` it counts the cluster's workers, and a ``Parallel`` run
@@ -11,7 +12,6 @@ there ships each call to another process. Work that writes into shared arrays fr
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from numbers import Integral
 
@@ -41,36 +41,6 @@ def n_threads(n_jobs) -> int:
     if n_jobs < 0:
         return max(cpu_count() + 1 + int(n_jobs), 1)
     return int(n_jobs)
-
-
-class FitThreads:
-    """The threads of a fit: this one and a pool of ``n - 1`` more, created once per fit.
-
-    The kernels they run release the GIL; they are threads of this process, never
-    joblib's active backend (which could run them on copies of the gradient buffers).
-
-    Examples
-    --------
-    >>> with FitThreads(2) as threads:
-    ...     threads.run(pow, [(2, 3), (3, 2)])
-    [8, 9]
-    """
-
-    def __init__(self, n):
-        self.n = n
-        self.pool = ThreadPoolExecutor(n - 1)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.pool.shutdown()
-
-    def run(self, fn, calls):
-        """``[fn(*args) for args in calls]``: the first call in this thread, the others
-        on the pool's, at once."""
-        futures = [self.pool.submit(fn, *args) for args in calls[1:]]
-        return [fn(*calls[0])] + [f.result() for f in futures]
 
 
 def threads_for_work(n_jobs, work, min_work=MIN_WORK_PER_THREAD) -> int:

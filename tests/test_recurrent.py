@@ -2,13 +2,16 @@
 checks of the whole-sequence losses (both cells, both uses), masking, the optimizer step,
 and the estimators' contract."""
 
+import numba
 import numpy as np
 import pytest
 from conformance import RankerConformance
 from conftest import make_tiny_dialogs, make_where_is_stories
 
 from irdialog import DualEncoderRanker, RecurrentReader
+from irdialog._threads import n_threads
 from irdialog.base import Context, Turn
+from irdialog.embed import _recurrent
 from irdialog.embed import _recurrent_kernels as K
 from irdialog.embed import _reference as R
 from irdialog.embed import _training as training
@@ -266,7 +269,7 @@ def parts_loss_grad(P, lstm, use, k, bidirectional=False):
             out = K.dual_batch(P, grads[t], lstm, ptr, tok, ctx, resp, flags, 0)
         loss += out[0]
         correct += out[1]
-    K.reduce_grads(grads)
+    R.reduce_grads(grads)
     return loss, correct, grads[0], grads[1:]
 
 
@@ -848,10 +851,21 @@ FIT_CASES = [(_reader, {}), (_reader, {"bidirectional": True, "early_stopping": 
              (_dual, {}), (_dual, {"cell": "rnn", "early_stopping": True})]  # fmt: skip
 
 
+def _every_thread(monkeypatch):
+    """Let every batch and validation split of the recurrent models run on as many
+    threads as n_jobs asks (numba's at most), however little its work."""
+    monkeypatch.setattr(
+        _recurrent, "threads_for_work",
+        lambda n_jobs, work: min(n_threads(n_jobs), numba.config.NUMBA_NUM_THREADS),
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(("make", "kw"), FIT_CASES)
-def test_n_jobs_fit_repeats_and_one_thread_is_the_default(make, kw):
+def test_n_jobs_fit_repeats_and_one_thread_is_the_default(make, kw, monkeypatch):
     """n_jobs=1 is the model of n_jobs=None bit for bit; n_jobs=2 splits each batch over
-    two threads, which changes the sums' order (so the bits), and repeats bit for bit."""
+    two threads (where numba has two), which changes the sums' order (so the bits), and
+    repeats bit for bit."""
+    _every_thread(monkeypatch)
     X, y = _story_data(48)
     kw = dict(epochs=3, batch_size=16, **kw)
 
@@ -864,23 +878,32 @@ def test_n_jobs_fit_repeats_and_one_thread_is_the_default(make, kw):
     for k in default:
         np.testing.assert_array_equal(one[k], default[k], err_msg=k)
         np.testing.assert_array_equal(again[k], two[k], err_msg=k)
-    assert not np.array_equal(two["recurrent_weights_"], one["recurrent_weights_"])
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        assert not np.array_equal(two["recurrent_weights_"], one["recurrent_weights_"])
     np.testing.assert_allclose(two["recurrent_weights_"], one["recurrent_weights_"], atol=1e-2)
 
 
-def test_threads_encode_as_one_thread():
-    """The validation split encoded on the fit's threads (a contiguous part of the rows
-    each) gives the states one thread gives, in the same order."""
-    from irdialog._threads import FitThreads
-
+@pytest.mark.parametrize("kw", [{}, {"bidirectional": True}, {"query_both_ways": True}])
+def test_threads_encode_as_one_thread(kw, monkeypatch):
+    """The validation split encoded on threads (a contiguous block of the rows each, in
+    one numba parallel region) gives the states one thread gives, in the same order."""
     X, y = _story_data(40)
-    model = _reader(epochs=1, bidirectional=True).fit(X, y)
+    model = _reader(epochs=1, **kw).fit(X, y)
     params = model._all_params()
     ptr, tok = model._context_sequences(X, model._analyzer(), model.vocabulary_.index_)
     rows = np.array([5, 3, 39, 0, 17, 8, 8, 21, 2])
     alone = model._encode_rows(params, ptr, tok, rows)
-    with FitThreads(3) as threads:
-        shared = model._encode_rows(params, ptr, tok, rows, threads)
+    _every_thread(monkeypatch)
+    blocks, kernel = [], _recurrent.encode_parts
+
+    def counted(*args):
+        blocks.append(args[-1])  # the rows of a block
+        return kernel(*args)
+
+    monkeypatch.setattr(_recurrent, "encode_parts", counted)
+    shared = model._encode_rows(params, ptr, tok, rows, n_jobs=3)
+    threads = min(3, numba.config.NUMBA_NUM_THREADS)
+    assert blocks == ([-(-len(rows) // threads)] if threads > 1 else [])
     np.testing.assert_allclose(shared, alone, rtol=1e-6, atol=1e-7)
 
 

@@ -9,7 +9,21 @@ from conftest import make_tiny_dialogs
 from test_memn2n import CONFIGS, GATED, Problem
 from test_qrn import CONFIGS as QRN_CONFIGS
 from test_qrn import QRNProblem, _central_differences
-from test_recurrent import PAIRS, SEQS, _params, _ragged, assert_matches_reference, parts_loss_grad
+from test_recurrent import (
+    CANDS,
+    PAIRS,
+    SEQS,
+    SEQS_2,
+    Y,
+    _bags,
+    _params,
+    _ragged,
+    assert_finite_differences,
+    assert_matches_reference,
+    bidirectional_reference,
+    parts_loss_grad,
+    two_encoder_reference,
+)
 from test_recurrent import reference_loss_grad as recurrent_reference
 from test_supervised_embedding import csr, kernel_inputs, make_problem
 
@@ -24,6 +38,7 @@ from irdialog.embed import (
     DualEncoderRanker,
     MemN2NRanker,
     QRNRanker,
+    RecurrentReader,
     SupervisedEmbeddingRanker,
     _memn2n,
     _qrn,
@@ -445,7 +460,7 @@ def _dual_parts_loss_grad(P, lstm, k, threads):
 def test_dual_batch_on_parts_is_the_numpy_reference(lstm, k):
     """float64: the numpy reference's loss, decisions and gradient, the touched rows those
     with a gradient, and the parts' buffers zero again. float32: the sums of reduce_grads
-    over the same parts (as FitThreads computes them), bit for bit."""
+    over the same parts (the reference's, in part order), bit for bit."""
     threads = min(k, numba.config.NUMBA_NUM_THREADS)
     P = _params(9, lstm, "dual")
     loss, correct, grads, parts = _dual_parts_loss_grad(P, lstm, k, threads)
@@ -488,4 +503,152 @@ def test_dual_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
     assert calls and set(calls) == {2}
     assert len(calls) >= 5 * 2 * (2 * 600 // 32)  # every full batch of the 2-thread fits
+    assert low <= np.mean(twos) <= high, (low, high, twos)
+
+
+# --------------------------------------------------------------------------- reader
+
+# the reader's readings: one encoder, two (the second right to left), two (the second on
+# the copy of the sequences whose queries are reversed)
+READINGS = ["one", "bidirectional", "query_both_ways"]
+BATCH = np.array([6, 2, 0, 3, 1, 5, 4])  # the rows of test_recurrent's tiny problem
+
+
+def _reader_problem(seed, lstm, reading, dtype=np.float64):
+    """(params, readings, ptr, tok, cands) of the tiny reader of ``reading``."""
+    P = _params(seed, lstm, "reader", dtype, bidirectional=reading != "one")
+    reads = RK.readings(P, query_reversed=reading == "query_both_ways")
+    ptr, tok = _ragged(SEQS + SEQS_2 if reading == "query_both_ways" else SEQS)
+    return P, reads, ptr, tok, (CANDS[0], CANDS[1], CANDS[2].astype(dtype))
+
+
+def _reader_reference(P, lstm, reading):
+    """The numpy reference's (loss, correct, grads, states) of the reader of ``reading``."""
+    if reading == "one":
+        ptr, tok = _ragged(SEQS)
+        return R.reader_loss_grad(P, lstm, ptr, tok, np.arange(len(SEQS)), 0, _bags(CANDS), Y)
+    if reading == "bidirectional":
+        return bidirectional_reference(P, lstm)
+    return two_encoder_reference(P, lstm, SEQS, SEQS_2, False)
+
+
+def _reader_parts_loss_grad(P, lstm, reading, k):
+    """reader_batch_parts on the tiny reader's BATCH: (loss, correct, the Grads the parts
+    were summed into, the parts' buffers)."""
+    _, reads, ptr, tok, cands = _reader_problem(0, lstm, reading, P["Emb"].dtype)
+    grads = RK.Grads(P)
+    parts = RP.make_reader_parts(P, reads, k, P["Emb"].dtype)
+    with numba_threads(min(k, numba.config.NUMBA_NUM_THREADS)):
+        loss, correct, grads.n_touched = RP.reader_batch_parts(
+            RP.reader_weights_record(P, reads), RP.reading_array(reads), lstm, ptr, tok, BATCH,
+            Y, 0, cands, parts, RP.reader_grads_record(grads, reads), k,
+        )  # fmt: skip
+    return loss, correct, grads, parts
+
+
+def _reader_summed_parts(P, lstm, reading, k):
+    """The tiny reader's BATCH in ``k`` interleaved parts, each by reader_batch into its
+    own Grads, summed by the reference's reduce_grads: (loss, correct, the sum)."""
+    _, reads, ptr, tok, cands = _reader_problem(0, lstm, reading, P["Emb"].dtype)
+    grads = [RK.Grads(P) for _ in range(k)]
+    loss, correct = 0.0, 0
+    for t in range(k):
+        rows = BATCH[t::k]
+        out = RK.reader_batch(P, grads[t], lstm, ptr, tok, rows, 0, cands, Y[rows], reads)
+        loss += out[0]
+        correct += out[1]
+    R.reduce_grads(grads)
+    return loss, correct, grads[0]
+
+
+@pytest.mark.parametrize("lstm", [True, False], ids=["lstm", "rnn"])
+@pytest.mark.parametrize("reading", READINGS)
+@pytest.mark.parametrize("k", [2, 3])
+def test_reader_batch_on_parts_is_the_numpy_reference(lstm, reading, k):
+    """float64: the numpy reference's loss, answers and gradient, the touched rows those
+    with a gradient, and the parts' buffers zero again. float32: the loss, answers and
+    sums of reduce_grads over the same parts (the reference's, in part order), bit for
+    bit."""
+    P = _reader_problem(13, lstm, reading)[0]
+    loss, correct, grads, parts = _reader_parts_loss_grad(P, lstm, reading, k)
+    assert_matches_reference(P, (loss, correct, grads), _reader_reference(P, lstm, reading))
+    assert len(set(grads.touched[: grads.n_touched].tolist())) == grads.n_touched
+    for name, buffer in zip(parts._fields, parts):
+        assert name == "touched" or not buffer.any(), name  # a list read up to its count
+    P32 = _reader_problem(14, lstm, reading, np.float32)[0]
+    o_loss, o_correct, ours, _ = _reader_parts_loss_grad(P32, lstm, reading, k)
+    t_loss, t_correct, theirs = _reader_summed_parts(P32, lstm, reading, k)
+    assert (o_loss, o_correct) == (t_loss, t_correct)
+    for name in P32:
+        np.testing.assert_array_equal(ours.dense[name], theirs.dense[name], err_msg=name)
+    n = ours.n_touched
+    assert n == theirs.n_touched
+    np.testing.assert_array_equal(ours.touched[:n], theirs.touched[:n])
+
+
+@pytest.mark.parametrize("reading", READINGS[1:])
+@pytest.mark.parametrize("k", [2, 3])
+def test_finite_difference_gradient_of_reader_parts_sum(reading, k):
+    """Central differences of the loss of the parts, for every entry of every parameter
+    (both encoders', the embedding rows, O), against the sum of the parts' gradients."""
+    P = _reader_problem(15, True, reading)[0]
+    grads = assert_finite_differences(P, lambda P: _reader_parts_loss_grad(P, True, reading, k)[:3])
+    for name in ("Wx_rev", "Wh_rev", "b_rev", "Emb", "O"):  # gradients that are not 0
+        assert np.abs(grads[name]).max() > 1e-3, name
+
+
+@pytest.mark.parametrize("lstm", [True, False], ids=["lstm", "rnn"])
+@pytest.mark.parametrize("reading", READINGS)
+@pytest.mark.parametrize("block", [1, 3, 7])
+def test_encode_parts_is_the_numpy_reference(lstm, reading, block):
+    """float64: the numpy reference's states of BATCH, in its order, every reading's side
+    by side. float32: encode_states over the same blocks of rows, bit for bit."""
+    P, reads, ptr, tok, _ = _reader_problem(16, lstm, reading)
+
+    def states(P):
+        out = np.full((len(BATCH), P["Wh"].shape[0] * len(reads)), np.nan)
+        with numba_threads(min(2, numba.config.NUMBA_NUM_THREADS)):
+            RP.encode_parts(RP.encoders_record(P, reads), RP.reading_array(reads), lstm, ptr,
+                            tok, BATCH, 0, out, block)  # fmt: skip
+        return out
+
+    want = _reader_reference(P, lstm, reading)[3]
+    np.testing.assert_allclose(states(P), want[BATCH], rtol=1e-12, atol=1e-14)
+    P32 = _reader_problem(17, lstm, reading, np.float32)[0]
+    ours = states(P32)
+    for lo in range(0, len(BATCH), block):
+        h, _ = RK.encode_states(P32, lstm, ptr, tok, BATCH[lo : lo + block], 0, reads)
+        np.testing.assert_array_equal(ours[lo : lo + block], h)
+
+
+def test_reader_batches_too_small_for_threads_run_the_serial_kernels(monkeypatch):
+    """A tiny reader's batches (and its validation split) do not pay for two threads: the
+    fit of n_jobs=2 runs the serial kernels and is that of n_jobs=1, bit for bit."""
+    X, y, _ = make_tiny_dialogs()
+    params = dict(hidden_size=8, embedding_dim=8, epochs=3, batch_size=4, early_stopping=True,
+                  validation_fraction=0.3, random_state=0)  # fmt: skip
+    single = RecurrentReader(**params).fit(X, y)
+    monkeypatch.setattr(_rec, "reader_batch_parts", None)  # a call would fail
+    monkeypatch.setattr(_rec, "encode_parts", None)
+    threaded = RecurrentReader(**params, n_jobs=2).fit(X, y)
+    for name in ("embeddings_", "recurrent_weights_", "output_embeddings_"):
+        np.testing.assert_array_equal(getattr(threaded, name), getattr(single, name))
+
+
+@two_threads
+def test_reader_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
+    """bAbI QA task 1 (bundled), 800 stories, 5 epochs of an LSTM of 32 units: the batches
+    of the 2-thread fits run in the parallel kernel, and the fits of 5 seeds score, on
+    average, inside the range of the 1-thread fits on the held-out stories."""
+    data = load_babi_qa(1, "train")
+    X, y, Xv, yv = data.X[:800], data.y[:800], data.X[800:], data.y[800:]
+
+    def make(seed, n_jobs):
+        return RecurrentReader(hidden_size=32, embedding_dim=32, epochs=5, random_state=seed,
+                               n_jobs=n_jobs)  # fmt: skip
+
+    calls = _record_argument(monkeypatch, _rec, "reader_batch_parts", 11)  # its parts
+    low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xv, yv))
+    assert calls and set(calls) == {2}
+    assert len(calls) == 5 * 5 * (800 // 32)  # every batch of the 2-thread fits
     assert low <= np.mean(twos) <= high, (low, high, twos)

@@ -17,16 +17,14 @@ embedding rows a batch uses) and the training core of :mod:`irdialog.embed._trai
 (validation split, early stopping, ``warm_start``, ``partial_fit``; a ``KeyboardInterrupt``
 during ``fit`` ends the training with a warning and keeps the best validated epoch, or the
 last weights). With ``n_jobs``, the parts of each mini-batch train on threads of this
-process (the dual encoder's inside one numba parallel region,
-:mod:`irdialog.embed._recurrent_parallel_kernels`; the reader's on
-:class:`~irdialog._threads.FitThreads`), their gradients summed in a fixed order before
-each step.
+process inside one numba parallel region
+(:mod:`irdialog.embed._recurrent_parallel_kernels`), their gradients summed in a fixed
+order before each step, and the validation split is encoded a block of rows per thread.
 """
 
 from __future__ import annotations
 
 import numbers
-from contextlib import nullcontext
 
 import numba
 import numpy as np
@@ -34,14 +32,21 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._threads import FitThreads, n_threads, numba_threads
+from .._threads import n_threads, numba_threads, threads_for_work
 from ..base import RankerMixin, check_contexts, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
 from ._recurrent_parallel_kernels import (
     dual_batch_parts,
+    encode_parts,
+    encoders_record,
     grads_record,
     make_dual_parts,
+    make_reader_parts,
+    reader_batch_parts,
+    reader_grads_record,
+    reader_weights_record,
+    reading_array,
     weights_record,
 )
 from ._training import (
@@ -212,28 +217,45 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         of ``params`` make of the sequences."""
         return K.readings(params)
 
-    def _encode_rows(self, params, ptr, tok, rows=None, threads=None):
+    def _encode_rows(self, params, ptr, tok, rows=None, n_jobs=None):
         """Final states (float64) of the sequences ``rows`` (default: all), in blocks;
-        every reading's side by side (:meth:`_readings`). With the fit's ``threads``
-        (:class:`~irdialog._threads.FitThreads`), each encodes a contiguous part of the rows."""
+        every reading's side by side (:meth:`_readings`). With ``n_jobs`` threads that the
+        work pays for (:func:`~irdialog._threads.threads_for_work`), a contiguous block of
+        the rows per thread, in one numba parallel region."""
         reads = self._readings(params)
         if rows is None:
             rows = np.arange((len(ptr) - 1) // K.n_copies(reads))
+        rows = np.asarray(rows, np.int64)
         out = np.empty((len(rows), params["Wh"].shape[0] * len(reads)))
-
-        def encode(lo, hi):
-            for start in range(lo, hi, _SCORE_BLOCK):
-                block = rows[start : min(start + _SCORE_BLOCK, hi)]
-                h, _ = K.encode_states(params, self._lstm, ptr, tok, block, self._max_len(),
-                                       reads)  # fmt: skip
-                out[start : start + len(block)] = h
-
-        if threads is None:
-            encode(0, len(rows))
-        else:  # one contiguous part of the rows per thread
-            cuts = np.linspace(0, len(rows), threads.n + 1).astype(np.int64)
-            threads.run(encode, [(lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:]) if hi > lo])
+        k = 1
+        if n_threads(n_jobs) > 1:
+            tokens = self._tokens(np.diff(ptr)[rows]) * len(reads)
+            k = min(threads_for_work(n_jobs, self._encoder_work(tokens) / 3), len(rows))
+        if k > 1:
+            block = min(-(-len(rows) // k), _SCORE_BLOCK)
+            with numba_threads(k):
+                encode_parts(encoders_record(params, reads), reading_array(reads), self._lstm,
+                             ptr, tok, rows, self._max_len(), out, block)  # fmt: skip
+            return out
+        for start in range(0, len(rows), _SCORE_BLOCK):
+            block = rows[start : start + _SCORE_BLOCK]
+            h, _ = K.encode_states(params, self._lstm, ptr, tok, block, self._max_len(), reads)
+            out[start : start + len(block)] = h
         return out
+
+    def _tokens(self, lengths):
+        """The tokens read of sequences of ``lengths`` (``max_length`` of each at most)."""
+        if self.max_length is not None:
+            lengths = np.minimum(lengths, self.max_length)
+        return int(lengths.sum())
+
+    def _encoder_work(self, tokens):
+        """The multiply-adds of an encoder over ``tokens`` tokens, forward and backward:
+        three products of each token's ``embedding_dim + hidden_size`` inputs with the
+        gates' units (the forward pass one of them), the work of
+        :func:`~irdialog._threads.threads_for_work`."""
+        gates = 4 if self._lstm else 1
+        return 3 * tokens * gates * self.hidden_size * (self.embedding_dim + self.hidden_size)
 
     def _fitted_params(self):
         """The fitted encoder's parameters, by key."""
@@ -267,80 +289,78 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
 
     def _train(self, params, step_batches, validate, desc, fit, restarts=None):
         """Adam over the epochs of a fit (``epochs``, or one when ``incremental``) of the
-        batches ``step_batches(epoch)`` gives, each a triple ``(n, batch, on_threads)``:
-        its number of examples, a callable ``batch(params, grads, part=slice(None)) ->
-        (loss, correct)`` that adds the gradient of the examples ``part`` of the batch to
-        ``grads``, and None or a callable ``on_threads(params, grads, k) -> (loss,
-        correct)`` that adds the whole batch's gradient to ``grads`` from ``k`` parts
-        computed in one numba parallel region; ``validate(params, threads)`` scores the
-        parameters (``threads``: the fit's :class:`~irdialog._threads.FitThreads`, None
-        for one thread). The training core does the rest (divergence, validation, early
+        batches ``step_batches(epoch)`` gives, each a quadruple ``(n, work, batch,
+        on_parts)``: its number of examples, its multiply-adds, a callable
+        ``batch(params, grads) -> (loss, correct)`` that adds the batch's gradient to
+        ``grads``, and a callable ``on_parts(params, grads, k) -> (loss, correct)`` that
+        adds the same gradient to ``grads`` from ``k`` parts computed in one numba
+        parallel region; ``validate(params, n_jobs)`` scores the parameters, encoding on
+        ``n_jobs`` threads. The training core does the rest (divergence, validation, early
         stopping, interrupt, curves, restarts). Sets the fitted parameters to the kept ones
         (:meth:`_keep_params`).
 
         ``restarts``: ``(n_runs, init, train_key)`` to train ``n_runs`` runs, the first
         from ``params``, each later one from ``init()`` (fresh Adam moments), and keep the
-        best (:meth:`TrainingMixin._train_epochs`); ``train_key(params, threads)`` compares
+        best (:meth:`TrainingMixin._train_epochs`); ``train_key(params, n_jobs)`` compares
         runs without validation. None: one run.
 
-        With ``n_jobs`` threads, each batch is cut into that many interleaved parts (its
-        examples are sorted by length, so the parts have about the same tokens), each part's
-        gradient is computed against the same parameters on its own thread into its own
-        buffers (by ``on_threads`` where the batch has it, else on the fit's
-        :class:`~irdialog._threads.FitThreads`), and the buffers are summed in part order
-        before one Adam step: the same step as one thread's up to the order of the sums,
-        and a deterministic one."""
+        With ``n_jobs`` threads, a batch whose work pays for several
+        (:func:`~irdialog._threads.threads_for_work`) is cut into one interleaved part per
+        thread (its examples are sorted by length, so the parts have about the same
+        tokens), each part's gradient computed against the same parameters into its own
+        buffers, and the buffers summed in part order before one Adam step
+        (``on_parts``): the same step as one thread's up to the order of the sums, and a
+        deterministic one. A batch too small for two threads runs ``batch``, as with one
+        thread."""
         n_runs, init, train_key = restarts or (1, None, None)
-        n_jobs = n_threads(self.n_jobs)
-        threads = FitThreads(n_jobs) if n_jobs > 1 else None
 
         def start_run(k):
             run_params = params if k == 0 else init()
-            return self._adam_run(run_params, step_batches, validate, train_key, threads)
+            return self._adam_run(run_params, step_batches, validate, train_key)
 
-        with threads or nullcontext():
-            kept = self._train_epochs(
-                start_run,
-                1 if fit.incremental else self.epochs,
-                continuing=fit.continuing,
-                desc=desc,
-                advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
-                n_runs=n_runs,
-                blas_threads=1,
-            )
+        kept = self._train_epochs(
+            start_run,
+            1 if fit.incremental else self.epochs,
+            continuing=fit.continuing,
+            desc=desc,
+            advice=f"learning_rate (now {self.learning_rate}) or clip_norm",
+            n_runs=n_runs,
+            blas_threads=1,
+        )
         self._keep_params(kept)
 
-    def _adam_run(self, params, step_batches, validate, train_key, threads):
+    def _part_threads(self):
+        """The most threads (and parts) a batch of the fit runs on: ``n_jobs``'s, at most
+        numba's."""
+        return min(n_threads(self.n_jobs), numba.config.NUMBA_NUM_THREADS)
+
+    def _adam_run(self, params, step_batches, validate, train_key):
         """The :class:`~irdialog.embed._training.Run` of Adam from ``params`` (see
         :meth:`_train`), with its own gradient buffers and moments."""
         params = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
-        n_jobs = 1 if threads is None else threads.n
-        grads = [K.Grads(params) for _ in range(n_jobs)]
+        n_jobs = self.n_jobs
+        grads = K.Grads(params)
         moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
         n_steps = 0
         accs = []
 
-        def run_batch(n, batch, on_threads):
-            if threads is None or n < 2:
-                return batch(params, grads[0])
-            k = min(n_jobs, n)
-            if on_threads is not None:
-                return on_threads(params, grads[0], k)
-            calls = [(params, grads[t], slice(t, None, k)) for t in range(k)]
-            results = threads.run(batch, calls)
-            K.reduce_grads(grads[:k])
-            return sum(r[0] for r in results), sum(r[1] for r in results)
+        def run_batch(n, work, batch, on_parts):
+            k = min(threads_for_work(n_jobs, work), n)
+            if k < 2:
+                return batch(params, grads)
+            with numba_threads(k):
+                return on_parts(params, grads, k)
 
         def step(epoch):
             nonlocal n_steps
             loss, correct, seen = 0.0, 0, 0
-            for n, batch, on_threads in step_batches(epoch):
-                b_loss, b_correct = run_batch(n, batch, on_threads)
+            for n, work, batch, on_parts in step_batches(epoch):
+                b_loss, b_correct = run_batch(n, work, batch, on_parts)
                 loss += b_loss
                 correct += b_correct
                 seen += n
                 n_steps += 1
-                K.apply_adam(params, grads[0], moments, self.learning_rate, self.clip_norm,
+                K.apply_adam(params, grads, moments, self.learning_rate, self.clip_norm,
                              n_steps, *_ADAM)  # fmt: skip
             accs.append(correct / max(seen, 1))
             return loss / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
@@ -349,9 +369,9 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             step,
             weights=lambda: params,
             snapshot=lambda: {k: v.copy() for k, v in params.items()},
-            validate=None if validate is None else (lambda: validate(params, threads)),
+            validate=None if validate is None else (lambda: validate(params, n_jobs)),
             curves={"train_accuracy_curve_": accs},
-            train_key=None if train_key is None else (lambda kept: train_key(kept, threads)),
+            train_key=None if train_key is None else (lambda kept: train_key(kept, n_jobs)),
         )
 
 
@@ -449,14 +469,20 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         A continued fit (``warm_start``, ``partial_fit``) is one run.
     n_jobs : int or None, default=None
         Threads that train together (None: 1; -1: every core; -2: all but one). Each
-        mini-batch is cut into ``n_jobs`` parts of about the same length, whose gradients
-        are computed on their own threads against the same weights and summed in a fixed
-        order before the one Adam step of the batch; the validation split is encoded on
-        the same threads. The sums' order is the only change: the model of ``n_jobs=2``
+        mini-batch is cut into one interleaved part per thread (its sequences are sorted
+        by length, so the parts have about the same tokens), whose gradients are computed
+        against the same weights in one numba parallel region and summed in a fixed order
+        before the one Adam step of the batch; the validation split is encoded a block of
+        rows per thread. The sums' order is the only change: the model of ``n_jobs=2``
         differs from that of ``n_jobs=1`` (the default's) in the last bits of the float32
         arithmetic, which may grow over the epochs as between two seeds, and a seed still
-        gives bit-for-bit the same model for a given ``n_jobs``. Scoring is on one
-        thread.
+        gives bit-for-bit the same model for a given ``n_jobs`` on a given machine. A
+        batch takes only the threads its work pays for: one per 2**20 multiply-adds,
+        estimated as 3 x G ``hidden_size`` x (``embedding_dim`` + ``hidden_size``) per
+        token each encoder reads (G = 4 gates for the LSTM, 1 for the RNN) and 3 x the
+        candidates x the state's width per example, at most ``n_jobs`` and numba's
+        thread count (``NUMBA_NUM_THREADS``); a batch with less than twice that work runs
+        on one thread, exactly as with ``n_jobs=1``. Scoring is on one thread.
     random_state : int, RandomState instance or None, default=None
         A given seed gives bit-for-bit the same model for a given ``n_jobs`` (one BLAS
         thread in training).
@@ -656,6 +682,12 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         lstm, max_len, cands = self._lstm, self._max_len(), self._cands_
         reads = self._readings(params)
         droppable = _droppable(ptr, tok, self.vocabulary_.index_[QUERY_TOKEN])
+        n_parts = self._part_threads()
+        # the parts' gradient buffers of a batch on threads (one numba parallel region)
+        parts = make_reader_parts(params, reads, n_parts) if n_parts > 1 else None
+        reading_rows = reading_array(reads)
+        # the candidates' scores and their gradients (of the states and of O)
+        head_work = 3 * len(self.candidates_) * self.hidden_size * len(reads)
 
         def batches(epoch):
             e_ptr, e_tok = ptr, tok
@@ -664,27 +696,35 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
             lengths = np.diff(e_ptr)
             for rows in _buckets(train_rows, lengths, self.batch_size, rng):
 
-                def run(params, grads, part=slice(None), rows=rows):
-                    rows = rows[part]
+                def run(params, grads, rows=rows):
                     return K.reader_batch(params, grads, lstm, e_ptr, e_tok, rows, max_len,
                                           cands, gold[rows], reads)  # fmt: skip
 
-                yield len(rows), run, None
+                def on_parts(params, grads, k, rows=rows):
+                    loss, correct, grads.n_touched = reader_batch_parts(
+                        reader_weights_record(params, reads), reading_rows, lstm, e_ptr, e_tok,
+                        rows, gold, max_len, cands, parts, reader_grads_record(grads, reads), k,
+                    )  # fmt: skip
+                    return loss, correct
 
-        def evaluate(params, threads, rows):
+                tokens = self._tokens(lengths[rows]) * len(reads)
+                work = self._encoder_work(tokens) + len(rows) * head_work
+                yield len(rows), work, run, on_parts
+
+        def evaluate(params, n_jobs, rows):
             """(accuracy, minus the mean loss) on ``rows``, every token read."""
-            scores = self._scores(params, ptr, tok, rows, threads)
+            scores = self._scores(params, ptr, tok, rows, n_jobs)
             target = gold[rows]
             m = scores.max(axis=1, keepdims=True)
             logz = m[:, 0] + np.log(np.exp(scores - m).sum(axis=1))
             loss = float(np.mean(logz - scores[np.arange(len(target)), target]))
             return float(np.mean(scores.argmax(axis=1) == target)), -loss
 
-        def validate(params, threads):
-            return evaluate(params, threads, val_rows)
+        def validate(params, n_jobs):
+            return evaluate(params, n_jobs, val_rows)
 
-        def train_key(params, threads):  # restarts without validation: a clean pass
-            return evaluate(params, threads, train_rows)
+        def train_key(params, n_jobs):  # restarts without validation: a clean pass
+            return evaluate(params, n_jobs, train_rows)
 
         n_runs = fit.runs(self.n_init)
         self._train(
@@ -697,8 +737,8 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         )
         return self
 
-    def _scores(self, params, ptr, tok, rows, threads=None):
-        h = self._encode_rows(params, ptr, tok, rows, threads)
+    def _scores(self, params, ptr, tok, rows, n_jobs=None):
+        h = self._encode_rows(params, ptr, tok, rows, n_jobs)
         C = K.candidate_matrix(params["O"].astype(np.float64), *self._cands_[:2],
                                self._cands_[2].astype(np.float64))  # fmt: skip
         return h @ C.T
@@ -776,11 +816,15 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         As in :class:`RecurrentReader`.
     n_jobs : int or None, default=None
         Threads that train together (None: one; -1: every core): each mini-batch's pairs
-        are cut into ``n_jobs`` interleaved parts whose gradients are computed on their
-        own threads, in one numba parallel region, and summed in a fixed order before the
-        Adam step. The model need not repeat that of ``n_jobs=1`` bit for bit (it differs
-        in the last bits of the float32 sums, within the spread of the seeds); it repeats
-        bit for bit for a given ``n_jobs``.
+        are cut into one interleaved part per thread, whose gradients are computed in one
+        numba parallel region and summed in a fixed order before the Adam step; the
+        validation pairs are encoded a block per thread. The model need not repeat that
+        of ``n_jobs=1`` bit for bit (it differs in the last bits of the float32 sums,
+        within the spread of the seeds); it repeats bit for bit for a given ``n_jobs`` on
+        a given machine. A batch takes only the threads its work pays for, as
+        :class:`RecurrentReader`'s (per pair, the tokens of both texts and 3 x
+        ``hidden_size``**2 for the match); a batch with less than twice that work runs on
+        one thread, exactly as with ``n_jobs=1``.
     random_state : int, RandomState instance or None, default=None
     verbose : bool, default=False
 
@@ -991,9 +1035,11 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         params = self._start_params(fit.continuing, init)
         lengths = np.diff(ptr)
         lstm, max_len = self._lstm, self._max_len()
-        n_jobs = n_threads(self.n_jobs)
+        n_parts = self._part_threads()
         # the parts' gradient buffers of a batch on threads (one numba parallel region)
-        parts = make_dual_parts(params, n_jobs) if n_jobs > 1 else None
+        parts = make_dual_parts(params, n_parts) if n_parts > 1 else None
+        # the pairs' scores and their gradients (of both states and of M)
+        head_work = 3 * self.hidden_size**2
 
         def negatives(rows, rng):
             # a response other than the true one (when there is another)
@@ -1020,25 +1066,25 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
             ctx, resp, flags = pairs(train_rows, rng)
             for b in _buckets(np.arange(len(ctx)), lengths[ctx], self.batch_size, rng):
 
-                def run(params, grads, part=slice(None), b=b):
-                    b = b[part]
+                def run(params, grads, b=b):
                     return K.dual_batch(
                         params, grads, lstm, ptr, tok, ctx[b], resp[b], flags[b], max_len
                     )
 
-                def on_threads(params, grads, k, b=b):
-                    with numba_threads(min(k, numba.config.NUMBA_NUM_THREADS)):
-                        loss, correct, grads.n_touched = dual_batch_parts(
-                            weights_record(params), lstm, ptr, tok, (ctx[b], resp[b], flags[b]),
-                            max_len, parts, grads_record(grads), k,
-                        )  # fmt: skip
+                def on_parts(params, grads, k, b=b):
+                    loss, correct, grads.n_touched = dual_batch_parts(
+                        weights_record(params), lstm, ptr, tok, (ctx[b], resp[b], flags[b]),
+                        max_len, parts, grads_record(grads), k,
+                    )  # fmt: skip
                     return loss, correct
 
-                yield len(b), run, on_threads if parts is not None else None
+                tokens = self._tokens(lengths[ctx[b]]) + self._tokens(lengths[resp[b]])
+                work = self._encoder_work(tokens) + len(b) * head_work
+                yield len(b), work, run, on_parts
 
-        def validate(params, threads):
+        def validate(params, n_jobs):
             ctx, resp, flags = val_pairs
-            s = self._pair_logits(params, ptr, tok, ctx, resp, threads)
+            s = self._pair_logits(params, ptr, tok, ctx, resp, n_jobs)
             p = 1.0 / (1.0 + np.exp(-s))
             loss = -np.mean(np.where(flags == 1, np.log(p + 1e-12), np.log(1 - p + 1e-12)))
             return float(np.mean((s > 0) == (flags == 1))), -float(loss)
@@ -1047,9 +1093,9 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         self._train(params, batches, validate, "DualEncoder", fit)
         return self
 
-    def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, threads=None):
-        hc = self._encode_rows(params, ptr, tok, ctx_rows, threads)
-        hr = self._encode_rows(params, ptr, tok, resp_rows, threads)
+    def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, n_jobs=None):
+        hc = self._encode_rows(params, ptr, tok, ctx_rows, n_jobs)
+        hr = self._encode_rows(params, ptr, tok, resp_rows, n_jobs)
         M = params["M"].astype(np.float64)
         return np.einsum("ij,ij->i", hc @ M, hr) + float(params["bias"][0])
 

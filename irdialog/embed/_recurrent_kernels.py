@@ -21,9 +21,9 @@ and the RNN cell is ``h' = tanh(x Wx + h Wh + b)``. Every kernel is generic in t
 type (float32 for training, float64 for the gradient checks). The numpy references are
 in :mod:`irdialog.embed._reference`.
 
-Every kernel releases the GIL (``nogil``): a fit with ``n_jobs`` threads runs the parts of
-each mini-batch at once, each into its own :class:`Grads`, and :func:`reduce_grads` sums
-them in thread order (dense arrays whole, embedding rows where touched).
+Every kernel releases the GIL (``nogil``); a fit with ``n_jobs`` threads runs them on the
+parts of each mini-batch in one numba parallel region
+(:mod:`irdialog.embed._recurrent_parallel_kernels`).
 """
 
 from __future__ import annotations
@@ -487,50 +487,6 @@ def dual_batch(params, grads, lstm, ptr, tok, ctx_rows, resp_rows, flags, max_le
     grads.dense["bias"] += dbias
     backward_batch(params, grads, lstm, cache, np.concatenate((dhc, dhr)))
     return loss, correct
-
-
-@njit(cache=True, nogil=True)
-def add_and_zero(dst, src):
-    """``dst += src``, then ``src = 0``, on flat arrays: one thread's dense gradient
-    moved into the sum."""
-    for i in range(dst.shape[0]):
-        dst[i] += src[i]
-        src[i] = 0.0
-
-
-@njit(cache=True, nogil=True)
-def add_rows_and_zero(dst, dst_grads, n_touched, src, src_grads, src_n):
-    """Move the touched rows of one thread's embedding gradient into the sum: for each row
-    ``v`` of ``src_grads.touched[:src_n]``, in that order, ``dst[v] += src[v]`` (``v``
-    marked and appended to ``dst_grads.touched`` the first time it comes), then row ``v``
-    of ``src`` is zeroed and unmarked. ``*_grads`` are (mark, touched) pairs; returns the
-    new number of touched rows of the sum."""
-    mark, touched = dst_grads
-    src_mark, src_touched = src_grads
-    for i in range(src_n):
-        v = src_touched[i]
-        n_touched = _touch(v, mark, touched, n_touched)
-        for u in range(dst.shape[1]):
-            dst[v, u] += src[v, u]
-            src[v, u] = 0.0
-        src_mark[v] = 0
-    return n_touched
-
-
-def reduce_grads(grads):
-    """Sum the :class:`Grads` of the threads into the first, in their order (so that the
-    sum's bits depend on the number of threads only), and zero the others: the dense
-    arrays whole, the embedding rows only where a thread touched them."""
-    total = grads[0]
-    for g in grads[1:]:
-        for k, d in total.dense.items():
-            if k != "Emb":
-                add_and_zero(d.reshape(-1), g.dense[k].reshape(-1))
-        total.n_touched = add_rows_and_zero(
-            total.dense["Emb"], (total.mark, total.touched), total.n_touched,
-            g.dense["Emb"], (g.mark, g.touched), g.n_touched,
-        )  # fmt: skip
-        g.n_touched = 0
 
 
 def apply_adam(params, grads, moments, lr, max_norm, step, b1=0.9, b2=0.999, eps=1e-8):
