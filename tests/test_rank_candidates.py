@@ -123,6 +123,15 @@ def test_match_types_keep_the_pair_path(ranker, monkeypatch):
     np.testing.assert_array_equal(scores, _pair_path(model, feats, lists))
 
 
+def test_bm25_builds_the_candidates_rows_once_a_call_uses_half_of_them():
+    # answer-selection pools draw most, not all, of the collection's answers
+    X, y, _ = make_tiny_dialogs()
+    model = BM25Ranker().fit(X, y)
+    half = [list(model.candidates_)[:5]] * len(X)  # 5 of the 9 candidates
+    np.testing.assert_array_equal(model.rank_candidates(X, half), _pair_path(model, X, half))
+    assert "_candidate_term_rows" in vars(model)
+
+
 def test_bm25_keeps_the_candidates_rows_until_it_is_fitted_again():
     X, y, _ = make_tiny_dialogs()
     model = BM25Ranker().fit(X, y)

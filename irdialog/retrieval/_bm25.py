@@ -25,6 +25,11 @@ from ._index import IndexRankMixin, InvertedIndex, count_tokens
 from ._pairs import SparsePairs, text_rows
 from ._streaming import StreamingFitMixin
 
+# rank_candidates builds the candidates' rows once a call's distinct texts are at least
+# 1/_BUILD_CANDIDATES_PER_TEXT of the candidates: answer-selection pools rarely use every
+# answer of the collection, yet call after call they use most of them.
+_BUILD_CANDIDATES_PER_TEXT = 2
+
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 # Postings scored at a time when indexing: bounds the float64 temporaries (~15 MB).
 _SCORE_BLOCK = 1 << 18
@@ -423,9 +428,9 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
     def _candidate_rows(self, n_texts: int) -> tuple[dict, sp.csr_matrix | None]:
         """The row of each candidate text and the candidates' float64 term scores (what
         ``_score_pairs`` computes for them), for ``rank_candidates``: built by the first
-        call whose distinct texts are at least as many as the candidates (encoding these
-        costs it no more than encoding its texts), then kept in ``_candidate_term_rows`` until
-        the next fit; ``({}, None)`` before."""
+        call whose distinct texts are at least half as many as the candidates (encoding
+        these costs it at most twice encoding its own texts), then kept in
+        ``_candidate_term_rows`` until the next fit; ``({}, None)`` before."""
         # The index and the statistics the rows were scored with: statistics set again
         # (a sharded index's ranker) leave no stale rows.
         statistics = (self.index_, self.candidates_, self.idf_, self.average_length_)
@@ -433,7 +438,7 @@ class BM25Ranker(StreamingFitMixin, IndexRankMixin, RankerMixin, BaseEstimator):
         if kept is not None and all(a is b for a, b in zip(kept[0], statistics)):
             return kept[1], kept[2]
         n = len(self.candidates_)
-        if n == 0 or n > n_texts:
+        if n == 0 or n > _BUILD_CANDIDATES_PER_TEXT * n_texts:
             return {}, None
         lookup = dict(zip(self.candidates_.tolist(), range(n)))
         fitted = self._term_scores(*self._documents(self.candidates_, self.vocabulary_))
