@@ -493,7 +493,12 @@ def test_command_line_add_delete_compact(tmp_path, capsys):
     # Compacted: the same ids (kept in ids.json), and more added after the largest.
     assert main(["index", "compact", str(save), "--quiet"]) == 0
     assert _ranks(main, save, queries, tmp_path / "r2.jsonl") == lines
-    assert main(["index", "add", str(save), str(tmp_path / "more.txt"), "--quiet"]) == 0
+    assert main(["index", "add", str(save), str(tmp_path / "more.txt"),
+                 "--max-shard-growth", "-1"]) == 2  # fmt: skip
+    assert "max_shard_growth must be a real number >= 0" in capsys.readouterr().err
+    assert main(["index", "add", str(save), str(tmp_path / "more.txt"), "--quiet",
+                 "--max-shard-growth", "0"]) == 0  # fmt: skip
+    assert len(json.loads((save / "index.json").read_text())["shards"]) == 2  # a new shard
     assert json.loads((save / "ids.json").read_text())[-10:] == list(range(50, 60))
     # Errors name what was wrong.
     (tmp_path / "bad.txt").write_text("2\nx\n", encoding="utf-8")
@@ -538,6 +543,7 @@ def test_the_speed_script_checks_the_changed_index_against_a_rebuild(capsys):
     result = main(["--documents", "3000", "--vocabulary", "500", "--workers", "1",
                    "--queries", "50", "--repeat", "1"])  # fmt: skip
     assert result["changed_documents"] == 30
+    assert result["shards_after_add"] == 1  # appended to the one shard
     assert result["identical_top_10_ids"] and result["largest_score_difference"] < 1e-9
     assert 0 < result["add_over_build"] and 0 < result["delete_over_build"]
     table = capsys.readouterr().out.strip().splitlines()
