@@ -67,7 +67,8 @@ from ._index import InvertedIndex, check_allowed
 FORMAT = "irdialog-sharded-index"
 # 2: shards keep their term counts and document lengths, so that the index can change
 # (1 still opens, for search only); 3: shards keep their deleted documents (2 opens, and
-# searches once its deletions are compacted).
+# searches once its deletions are compacted). An add appended to the last shard changes no
+# layout: each shard still holds one contiguous range of ids.
 FORMAT_VERSION = 3
 _READABLE_VERSIONS = (1, 2, 3)
 INDEX_FILE = "index.json"
@@ -695,8 +696,8 @@ class ShardedIndex:
         shards (deleted documents included); past it they make a new shard. A query waits
         for the largest shard (a small shard costs a task on a worker that also searches a
         full one), so with the default a query after additions runs within about 10% of an
-        index of as many even shards, and the number of shards grows only by adds of more
-        than about ``max_shard_growth - 1`` of the index each. 0: every add makes a new
+        index of as many even shards; a new shard, which the next adds fill in turn, is
+        written only once the last one has reached the bound. 0: every add makes a new
         shard; ``inf``: always the last shard. :meth:`compact` evens the shards out again.
 
     The index changes in place: :meth:`add` puts new documents at the end of the last
