@@ -7,8 +7,9 @@ seed 0) is indexed by :class:`irdialog.retrieval.ShardedIndex` with BM25Ranker's
 in ``--workers`` shards (1: one shard in this process; more: a ``LocalCluster`` of that many
 one-thread worker processes). Then, each timed:
 
-- ``add``: ``--fraction`` of the corpus's size in new passages (seed 2), a new shard, every
-  other shard scored again with the new statistics;
+- ``add``: ``--fraction`` of the corpus's size in new passages (seed 2), appended to the last
+  shard or a new shard by the merge policy of ``--max-shard-growth`` (the default's; 0: a
+  new shard), every other shard scored again with the new statistics;
 - ``delete``: ``--fraction`` of the ids, drawn at random (seed 3), every shard scored again;
 - ``rebuild``: a full build of the documents left (the reference);
 - queries: ``--queries`` generated queries (2 to 6 words) ranked top 10 on the changed and
@@ -69,6 +70,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--queries", type=int, default=2_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-shard-growth", type=float, default=1.1,
+                        help="ShardedIndex's merge policy (0: every add a new shard)")  # fmt: skip
     parser.add_argument("--output", default=None)
     args = parser.parse_args(argv)
 
@@ -94,7 +97,8 @@ def main(argv=None) -> dict:
             shards = max(1, args.workers)
 
             def build(path, where):
-                index = ShardedIndex(shards=shards, client=client, directory=tmp / where)
+                index = ShardedIndex(shards=shards, client=client, directory=tmp / where,
+                                     max_shard_growth=args.max_shard_growth)  # fmt: skip
                 return index.build([path])
 
             # A small build first: numba's cached kernels loaded everywhere, not timed.
@@ -108,6 +112,7 @@ def main(argv=None) -> dict:
             seconds["build"], index = _timed(lambda: build(corpus, "changed"), "build")
             print(f"build {seconds['build']:.1f} s", file=sys.stderr)
             seconds["add"], _ = _timed(lambda: index.add([more]), "add")
+            shards_after_add = len(index.offsets_) - 1
             rng = np.random.default_rng(3)
             gone = rng.choice(int(index.offsets_[-1]), size=n_change, replace=False)
             seconds["delete"], _ = _timed(lambda: index.delete(gone), "delete")
@@ -156,6 +161,8 @@ def main(argv=None) -> dict:
         "vocabulary": args.vocabulary,
         "changed_documents": n_change,
         "workers": args.workers,
+        "max_shard_growth": args.max_shard_growth,
+        "shards_after_add": shards_after_add,
         "n_queries": len(queries),
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
         "add_over_build": round(seconds["add"] / seconds["build"], 4),
@@ -178,6 +185,10 @@ def _table(result: dict) -> list[str]:
     n, workers = result["changed_documents"], result["workers"]
     where = "one process" if workers <= 1 else f"{workers} worker processes"
     cpu = result.get("cpu_seconds", {}) if workers <= 1 else {}
+    added = ""
+    if "shards_after_add" in result:
+        added = (" (a new shard)" if result["shards_after_add"] > max(1, workers)
+                 else " (to the last shard)")  # fmt: skip
 
     def _cpu(step, of=None):  # with one shard only: the workers' CPU is not counted here
         if step not in cpu:
@@ -191,7 +202,7 @@ def _table(result: dict) -> list[str]:
         "| step | seconds | of a full build | CPU seconds here | of the build's |",
         "|---|---:|---:|---:|---:|",
         f"| full build | {sec['build']:.1f} | 100% | {_cpu('build')} | 100% |",
-        f"| add | {sec['add']:.2f} | {100 * result['add_over_build']:.1f}% | {_cpu('add')} "
+        f"| add{added} | {sec['add']:.2f} | {100 * result['add_over_build']:.1f}% | {_cpu('add')} "
         f"| {_cpu('add', 'build')} |",
         f"| delete | {sec['delete']:.2f} | {100 * result['delete_over_build']:.1f}% "
         f"| {_cpu('delete')} | {_cpu('delete', 'build')} |",

@@ -701,7 +701,10 @@ def _cmd_index_add(args) -> int:
                 f"{directory}: its ids come from JSON Lines; add a .jsonl file with 'id' and 'text'"
             )
         documents = [corpus]  # read by a worker, one document a line
-    with ShardedIndex.open(directory, client=args.scheduler, verbose=_progress(args)) as index:
+    with ShardedIndex.open(
+        directory, client=args.scheduler, verbose=_progress(args),
+        max_shard_growth=args.max_shard_growth,
+    ) as index:  # fmt: skip
         added = index.add(documents)
         n_docs = index.n_documents_
     if records:
@@ -1005,13 +1008,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     add = change_parser(
         "add", "add documents to an index",
-        "Add the documents of FILE to the index DIR as a new shard, the statistics (document "
-        "count, frequencies, mean length) those of every document, so that scores equal a "
-        "rebuild's. FILE: as CORPUS of `index build` (a text file for an index of a text "
-        "file, whose new documents are numbered after the last; JSON Lines with new 'id's "
-        "for one of JSON Lines).",
+        "Add the documents of FILE to the index DIR, at the end of its last shard (while that "
+        "stays within --max-shard-growth times the mean shard size) or as a new shard, the "
+        "statistics (document count, frequencies, mean length) those of every document, so "
+        "that scores equal a rebuild's. FILE: as CORPUS of `index build` (a text file for an "
+        "index of a text file, whose new documents are numbered after the last; JSON Lines "
+        "with new 'id's for one of JSON Lines).",
     )  # fmt: skip
     add.add_argument("corpus", metavar="FILE", help="the documents (.txt or .jsonl)")
+    add.add_argument(
+        "--max-shard-growth", type=float, default=1.1, metavar="X",
+        help="append to the last shard while it holds at most X times the mean shard size "
+        "(0: always a new shard)",
+    )  # fmt: skip
     change_options(add, _cmd_index_add)
     delete = change_parser(
         "delete", "delete documents from an index",

@@ -110,22 +110,28 @@ _changes = {
     "corpus": st.lists(_document, min_size=1, max_size=14),
     "operations": st.lists(_operation, min_size=1, max_size=6),
     "method": st.sampled_from(METHODS),
+    # every add a new shard; the default merge policy; every add to the last shard
+    "growth": st.sampled_from([0.0, 1.1, np.inf]),
 }
 
 
-def _run_changes(corpus, operations, method, shards, client):
+def _run_changes(corpus, operations, method, growth, shards, client):
     template = BM25Ranker(method=method)
     with tempfile.TemporaryDirectory() as tmp:
-        index = ShardedIndex(template, shards=shards, client=client, directory=tmp)
+        index = ShardedIndex(template, shards=shards, client=client, directory=tmp,
+                             max_shard_growth=growth)  # fmt: skip
         index.build(corpus)
         texts = dict(enumerate(corpus))
         try:
             for operation in operations:
                 kind = operation[0]
                 if kind == "add":
+                    before = len(index._dirs)
+                    appends = operation[1] and index._appends(len(operation[1]), growth)
                     ids = index.add(operation[1])
                     first = int(index.offsets_[-1]) - len(operation[1])
                     assert ids.tolist() == list(range(first, first + len(operation[1])))
+                    assert len(index._dirs) == before + (bool(operation[1]) and not appends)
                     texts.update(zip(ids.tolist(), operation[1]))
                 elif kind == "delete":
                     live = sorted(texts)
@@ -140,7 +146,7 @@ def _run_changes(corpus, operations, method, shards, client):
                     assert len(index.offsets_) == shards + 1
                 else:
                     index.close()
-                    index = ShardedIndex.open(tmp, client=client)
+                    index = ShardedIndex.open(tmp, client=client, max_shard_growth=growth)
                 _check_equal(index, texts, method)
             _check_equal(index, texts, method, k=100)  # k above the count: every document
             named = {str(Path(tmp) / name) for name in index._doc["files"]}
@@ -154,8 +160,8 @@ def _run_changes(corpus, operations, method, shards, client):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**_changes)
-def test_changes_equal_a_rebuild_one_shard(corpus, operations, method):
-    _run_changes(corpus, operations, method, 1, None)
+def test_changes_equal_a_rebuild_one_shard(corpus, operations, method, growth):
+    _run_changes(corpus, operations, method, growth, 1, None)
 
 
 @settings(
@@ -164,9 +170,9 @@ def test_changes_equal_a_rebuild_one_shard(corpus, operations, method):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(**_changes)
-def test_changes_equal_a_rebuild_four_shards(thread_client, corpus, operations, method):
+def test_changes_equal_a_rebuild_four_shards(thread_client, corpus, operations, method, growth):
     # four shards on the workers of an in-process cluster: no process started
-    _run_changes(corpus, operations, method, 4, thread_client)
+    _run_changes(corpus, operations, method, growth, 4, thread_client)
 
 
 @pytest.mark.slow
@@ -230,7 +236,7 @@ def test_deleted_documents_are_never_returned(tmp_path):
 
 def test_each_shard_skips_its_own_deleted_documents(tmp_path):
     docs = ["w1 w2", "w2", "w3", "w1", "w4 w4", "w1 w1", "w5"]
-    with ShardedIndex(directory=tmp_path).build(docs) as index:
+    with ShardedIndex(directory=tmp_path, max_shard_growth=0).build(docs) as index:
         index.add(["w1 w3", "w6"])
         index.delete([0, 3, 8])
         first, added = (tmp_path / e["path"] for e in index._doc["shards"])
@@ -247,6 +253,56 @@ def test_each_shard_skips_its_own_deleted_documents(tmp_path):
         assert not any((tmp_path / e["path"] / "deleted.npy").exists()
                        for e in index._doc["shards"])  # fmt: skip
         assert kept.tolist() == [1, 2, 4, 5, 6, 7]
+
+
+def test_an_add_under_the_bound_appends_to_the_last_shard_and_over_it_makes_one(tmp_path):
+    docs = [f"w{i % 5} w{i % 3}" for i in range(10)]
+    with ShardedIndex(directory=tmp_path, max_shard_growth=0).build(docs) as index:
+        index.add(["w1 w6", "w6"])  # 0: a new shard
+        index.max_shard_growth = 1.1
+        sizes = []
+        # The last shard with them against 1.1 times the mean: 5 <= 8.25, 9 <= 10.45,
+        # 12 <= 12.1 (appended); 14 > 13.2 (a new shard).
+        for n in (3, 4, 3, 2):
+            ids = index.add([f"w{n} w7"] * n)
+            assert ids[0] == sum(np.diff(index.offsets_)) - n
+            sizes.append(np.diff(index.offsets_).tolist())
+        assert sizes == [[10, 5], [10, 9], [10, 12], [10, 12, 2]]
+        assert [e["path"] for e in index._doc["shards"]] == [
+            "shard-00000-g00005", "shard-00001-g00005", "shard-00002-g00005"
+        ]  # fmt: skip
+        with pytest.raises(ValueError, match="max_shard_growth must be a real number >= 0"):
+            ShardedIndex(max_shard_growth=-1).build(docs)
+        for bad in (float("nan"), "1", True, None):
+            index.max_shard_growth = bad
+            with pytest.raises(ValueError, match=f"max_shard_growth.*got {bad!r}"):
+                index.add(["w1"])
+    with pytest.raises(ValueError, match="max_shard_growth"):
+        ShardedIndex.open(tmp_path, max_shard_growth=-0.5)
+
+
+def test_the_deleted_documents_of_a_shard_appended_to_stay_deleted(tmp_path):
+    docs = ["w1 w2", "w2", "w3", "w1", "w4 w4"]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:
+        index.delete([1, 3])
+        assert index.add(["w2 w6", "w1 w2 w2"]).tolist() == [5, 6]
+        [entry] = index._doc["shards"]
+        assert entry["n_docs"] == 7
+        shard = tmp_path / entry["path"]
+        assert np.load(shard / "deleted.npy").tolist() == [1, 3]
+        index.delete([5])
+        shard = tmp_path / index._doc["shards"][0]["path"]
+        assert np.load(shard / "deleted.npy").tolist() == [1, 3, 5]
+        assert index.top_k(["w2", "w6"], 10)[0].tolist() == [[6, 0, 2, 4], [0, 2, 4, 6]]
+        # The shard's postings: those of a build of its documents, the deleted ones kept.
+        with ShardedIndex().build([*docs, "w2 w6", "w1 w2 w2"]) as built:
+            built.delete([1, 3, 5])
+            mine = sharded._open_shard(str(shard)).index
+            theirs = sharded._open_shard(built._dirs[0]).index
+            for name in ("indptr", "docs", "impacts", "term_max"):
+                np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name))
+        assert index.compact().tolist() == [0, 2, 4, 6]
+        assert index.top_k(["w2"], 10)[0].tolist() == [[3, 0, 1, 2]]
 
 
 def test_deleted_documents_of_an_index_of_the_earlier_format_are_compacted_away(tmp_path):
@@ -286,16 +342,18 @@ def test_delete_checks_its_ids(tmp_path):
         assert index.add([]).tolist() == []
 
 
-def test_a_change_that_fails_leaves_the_index_as_it_was(tmp_path, monkeypatch):
+def _fail(*args):
+    raise OSError("disk full")
+
+
+@pytest.mark.parametrize("growth", [0.0, 1.1])  # an add to a new shard, to the last one
+def test_a_change_that_fails_leaves_the_index_as_it_was(tmp_path, monkeypatch, growth):
     docs = ["w1 w2", "w2 w3", "w3 w1", "w4"]
-    with ShardedIndex(directory=tmp_path).build(docs) as index:
+    with ShardedIndex(directory=tmp_path, max_shard_growth=growth).build(docs) as index:
         before = (tmp_path / "index.json").read_text(encoding="utf-8")
         expected = index.top_k(QUERIES, 3)
-
-        def fail(*args):
-            raise OSError("disk full")
-
-        monkeypatch.setattr(sharded, "_rescore_shard", fail)
+        monkeypatch.setattr(sharded, "_rescore_shard", _fail)
+        monkeypatch.setattr(sharded, "_append_shard", _fail)
         with pytest.raises(OSError, match="disk full"):
             index.add(["w5 w1"])
         with pytest.raises(OSError, match="disk full"):
@@ -312,11 +370,44 @@ def test_a_change_that_fails_leaves_the_index_as_it_was(tmp_path, monkeypatch):
         assert again.deleted_.tolist() == [0] and again.n_documents_ == 3
 
 
+def test_an_append_that_fails_after_the_other_shards_were_scored_changes_nothing(
+    tmp_path, monkeypatch
+):
+    docs = ["w1 w2", "w2 w3", "w3 w1", "w4"]
+    with ShardedIndex(directory=tmp_path, max_shard_growth=0).build(docs) as index:
+        index.add(["w5 w1", "w2"])  # a second shard
+        index.max_shard_growth = 1.1
+        before = (tmp_path / "index.json").read_text(encoding="utf-8")
+        listing = sorted(str(p) for p in tmp_path.rglob("*"))
+        expected = index.top_k(QUERIES, 3)
+        scored, rescore = [], sharded._rescore_shard
+
+        def counted(*args):
+            scored.append(args[0])
+            return rescore(*args)
+
+        monkeypatch.setattr(sharded, "_rescore_shard", counted)
+        monkeypatch.setattr(sharded, "_append_shard", _fail)
+        with pytest.raises(OSError, match="disk full"):
+            index.add(["w1 w3"])
+        assert len(scored) == 1  # shard 0 was scored again before the append failed
+        assert (tmp_path / "index.json").read_text(encoding="utf-8") == before
+        assert sorted(str(p) for p in tmp_path.rglob("*")) == listing
+        for got, want in zip(index.top_k(QUERIES, 3), expected):
+            np.testing.assert_array_equal(got, want)
+    monkeypatch.undo()
+    with ShardedIndex.open(tmp_path) as again:
+        for got, want in zip(again.top_k(QUERIES, 3), expected):
+            np.testing.assert_array_equal(got, want)
+        assert again.add(["w1 w3"]).tolist() == [6]
+        assert np.diff(again.offsets_).tolist() == [4, 3]
+
+
 def test_damaged_files_of_a_changed_index_are_refused_by_path(tmp_path):
     with ShardedIndex(directory=tmp_path).build(["w1 w2", "w2 w3", "w3"]) as index:
         index.add(["w1 w4"])
         index.delete([1])
-        shard = tmp_path / index._doc["shards"][1]["path"]
+        shard = tmp_path / index._doc["shards"][-1]["path"]
         deleted = tmp_path / sharded._file(index._doc, "deleted")
     impacts = shard / "impacts.npy"
     data = bytearray(impacts.read_bytes())
@@ -402,7 +493,12 @@ def test_command_line_add_delete_compact(tmp_path, capsys):
     # Compacted: the same ids (kept in ids.json), and more added after the largest.
     assert main(["index", "compact", str(save), "--quiet"]) == 0
     assert _ranks(main, save, queries, tmp_path / "r2.jsonl") == lines
-    assert main(["index", "add", str(save), str(tmp_path / "more.txt"), "--quiet"]) == 0
+    assert main(["index", "add", str(save), str(tmp_path / "more.txt"),
+                 "--max-shard-growth", "-1"]) == 2  # fmt: skip
+    assert "max_shard_growth must be a real number >= 0" in capsys.readouterr().err
+    assert main(["index", "add", str(save), str(tmp_path / "more.txt"), "--quiet",
+                 "--max-shard-growth", "0"]) == 0  # fmt: skip
+    assert len(json.loads((save / "index.json").read_text())["shards"]) == 2  # a new shard
     assert json.loads((save / "ids.json").read_text())[-10:] == list(range(50, 60))
     # Errors name what was wrong.
     (tmp_path / "bad.txt").write_text("2\nx\n", encoding="utf-8")
@@ -450,6 +546,7 @@ def test_the_speed_script_checks_the_changed_index_against_a_rebuild(capsys):
     result = main(["--documents", "3000", "--vocabulary", "500", "--workers", "1",
                    "--queries", "50", "--repeat", "1"])  # fmt: skip
     assert result["changed_documents"] == 30
+    assert result["shards_after_add"] == 1  # appended to the one shard
     assert result["identical_top_10_ids"] and result["largest_score_difference"] < 1e-9
     assert 0 < result["add_over_build"] and 0 < result["delete_over_build"]
     table = capsys.readouterr().out.strip().splitlines()

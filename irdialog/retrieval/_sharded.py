@@ -21,19 +21,20 @@ are bit for bit those of one index, so the merged ranking is the one index's.
 Workers receive paths, never index arrays: a shard is memory-mapped from its directory by
 the worker that searches it and kept open there.
 
-The index changes as Lucene's does, by new segments and tombstones, with one difference: its
-statistics are always those of the documents it holds, so that every score equals a
-rebuild's. A shard keeps each posting's term count and each document's length beside its
-impacts; a change updates the collection's statistics (an addition counts only the new
-documents, a deletion reads the postings of the deleted ones), then every shard is scored
-again from its counts (:func:`bm25_impacts`, one pass over its postings, on its worker; no
-text is read again) and written as a new directory, its unchanged arrays hard-linked. The
-index file names the directories and statistics files of one generation; a change writes
-the next and replaces that file in one rename, so an interrupted change leaves the index as
-it was. A deleted document stays in its shard until a compaction, and the shard keeps the list
-of its deleted documents beside its arrays: its search skips them (the kernels' ``deleted``
-mask), so each shard returns the exact top k of its documents left and the merge is that of
-an index without them.
+The index changes as Lucene's does, by new segments (or, under a size bound, documents
+appended to the last shard, as a merge policy would merge a small segment into another) and
+tombstones, with one difference: its statistics are always those of the documents it holds,
+so that every score equals a rebuild's. A shard keeps each posting's term count and each
+document's length beside its impacts; a change updates the collection's statistics (an
+addition counts only the new documents, a deletion reads the postings of the deleted ones),
+then every shard is scored again from its counts (:func:`bm25_impacts`, one pass over its
+postings, on its worker; no text is read again) and written as a new directory, its
+unchanged arrays hard-linked. The index file names the directories and statistics files of
+one generation; a change writes the next and replaces that file in one rename, so an
+interrupted change leaves the index as it was. A deleted document stays in its shard until a
+compaction, and the shard keeps the list of its deleted documents beside its arrays: its
+search skips them (the kernels' ``deleted`` mask), so each shard returns the exact top k of
+its documents left and the merge is that of an index without them.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Iterable
-from numbers import Integral
+from numbers import Integral, Real
 from pathlib import Path
 from typing import NamedTuple
 
@@ -66,7 +67,8 @@ from ._index import InvertedIndex, check_allowed
 FORMAT = "irdialog-sharded-index"
 # 2: shards keep their term counts and document lengths, so that the index can change
 # (1 still opens, for search only); 3: shards keep their deleted documents (2 opens, and
-# searches once its deletions are compacted).
+# searches once its deletions are compacted). An add appended to the last shard changes no
+# layout: each shard still holds one contiguous range of ids.
 FORMAT_VERSION = 3
 _READABLE_VERSIONS = (1, 2, 3)
 INDEX_FILE = "index.json"
@@ -350,6 +352,44 @@ def _rescore_shard(source: str, target: str, spec: dict, dead) -> dict:
                         dead=dead, links=links)  # fmt: skip
 
 
+def _append_shard(source: str, target: str, spec: dict, dead, counts: str) -> dict:
+    """Shard ``source`` with the documents counted in ``counts`` (the term counts of step 1
+    and their ``remap`` into the collection's vocabulary) after its own, written as
+    ``target`` and scored with the statistics of ``spec``; its documents ``dead`` (its own
+    ids) score 0. The new documents' ids in the shard follow its own, so each term's
+    postings are the shard's, then the new ones: the two lists are interleaved term by
+    term (no sort), as an index of the shard's documents and the new ones would hold them."""
+    source, target, counts = Path(source), Path(target), Path(counts)
+    manifest, a = _shard_arrays(source)
+    ranker = _statistics_ranker(spec)
+    n_terms, n_own = len(ranker.idf_), int(manifest["n_docs"])
+    parts = {name: np.load(counts / f"{name}.npy") for name in _COUNTS}
+    remap = np.load(counts / "remap.npy")
+    lengths = parts["counts_lengths"]
+    added = sp.csr_matrix(
+        (parts["counts_data"], remap[parts["counts_indices"]].astype(np.int32),
+         parts["counts_indptr"]),
+        shape=(len(lengths), n_terms),
+    )  # fmt: skip
+    new_indptr, new_docs, new_tfs = _term_major(added)
+    own_indptr = np.asarray(a["indptr"], dtype=np.int64)
+    own_indptr = np.concatenate(
+        [own_indptr, np.full(n_terms + 1 - len(own_indptr), own_indptr[-1], dtype=np.int64)]
+    )
+    indptr = own_indptr + new_indptr
+    # Posting j of term t goes to j + (the postings of terms before t of the other list).
+    own_at = np.arange(own_indptr[-1]) + np.repeat(new_indptr[:-1], np.diff(own_indptr))
+    new_at = np.arange(new_indptr[-1]) + np.repeat(own_indptr[1:], np.diff(new_indptr))
+    docs = np.empty(indptr[-1], dtype=np.int32)
+    tfs = np.empty(indptr[-1], dtype=np.float32)
+    docs[own_at], docs[new_at] = a["docs"], new_docs + n_own
+    tfs[own_at], tfs[new_at] = a["tfs"], new_tfs
+    lengths = np.concatenate([np.asarray(a["lengths"]), lengths])
+    target.mkdir(parents=True, exist_ok=True)
+    dead = _dead_mask(len(lengths), dead) if len(dead) else None
+    return _write_shard(target, ranker, (indptr, docs, tfs), lengths, dead=dead)
+
+
 def _deleted_counts(directory: str, dead):
     """What deleting the documents ``dead`` (the shard's ids) takes from the collection's
     statistics: the terms they hold, how many of them hold each, their total length."""
@@ -391,13 +431,14 @@ def _compact_shard(target: str, parts, spec: dict) -> dict:
 
 
 def _change_shard(kind: str, *args) -> dict:
-    """One shard's part of a change of the index: ``kind`` "index" (a new shard), "rescore"
-    or "compact"."""
-    work = {"index": _index_shard, "rescore": _rescore_shard, "compact": _compact_shard}
+    """One shard's part of a change of the index: ``kind`` "index" (a new shard), "rescore",
+    "append" or "compact"."""
+    work = {"index": _index_shard, "rescore": _rescore_shard, "append": _append_shard,
+            "compact": _compact_shard}  # fmt: skip
     manifest = work[kind](*args)
     # Opened here, where it was written and will be searched (its sizes checked): the
     # change needs no round of opening after it.
-    _open_shard(args[1] if kind == "rescore" else args[0], checksum=False)
+    _open_shard(args[1] if kind in ("rescore", "append") else args[0], checksum=False)
     return manifest
 
 
@@ -591,6 +632,16 @@ def _distributed():
     return distributed
 
 
+def _check_growth(growth) -> float:
+    """``max_shard_growth``, checked: a real number, 0 or more (infinity allowed)."""
+    if not isinstance(growth, Real) or isinstance(growth, bool) or np.isnan(growth) or growth < 0:
+        raise ValueError(
+            f"max_shard_growth must be a real number >= 0 (inf: always append, 0: never), "
+            f"got {growth!r}."
+        )
+    return float(growth)
+
+
 def _shutdown(client, cluster, directory) -> None:
     if client is not None:
         client.close()
@@ -639,13 +690,22 @@ class ShardedIndex:
         directory removed by :meth:`close`.
     verbose : bool, default=False
         Progress bars (tqdm) of the build.
+    max_shard_growth : float, default=1.1
+        The merge policy of :meth:`add`: new documents are appended to the last shard when
+        it then holds at most ``max_shard_growth`` times the mean size of the index's
+        shards (deleted documents included); past it they make a new shard. A query waits
+        for the largest shard (a small shard costs a task on a worker that also searches a
+        full one), so with the default a query after additions runs within about 10% of an
+        index of as many even shards; a new shard, which the next adds fill in turn, is
+        written only once the last one has reached the bound. 0: every add makes a new
+        shard; ``inf``: always the last shard. :meth:`compact` evens the shards out again.
 
-    The index changes in place: :meth:`add` puts new documents in a new shard, :meth:`delete`
-    marks documents deleted (each shard keeps the list of its own, and its search skips
-    them; their postings stay until :meth:`compact`), and after each the collection's
-    statistics are those of the documents left: the document count, the mean length, and
-    every document frequency (so the idf of every word is recomputed over them), every
-    shard scored again with them.
+    The index changes in place: :meth:`add` puts new documents at the end of the last
+    shard or in a new shard (``max_shard_growth``), :meth:`delete` marks documents deleted
+    (each shard keeps the list of its own, and its search skips them; their postings stay
+    until :meth:`compact`), and after each the collection's statistics are those of the
+    documents left: the document count, the mean length, and every document frequency (so
+    the idf of every word is recomputed over them), every shard scored again with them.
     The top k (ids and scores, to float32 rounding) is then that of an index built from the
     documents left, ids mapped; ids are stable until :meth:`compact` renumbers them.
 
@@ -703,12 +763,14 @@ class ShardedIndex:
     array([[3, 1]])
     """
 
-    def __init__(self, ranker=None, *, shards=1, client=None, directory=None, verbose=False):
+    def __init__(self, ranker=None, *, shards=1, client=None, directory=None, verbose=False,
+                 max_shard_growth=1.1):  # fmt: skip
         self.ranker = ranker
         self.shards = shards
         self.client = client
         self.directory = directory
         self.verbose = verbose
+        self.max_shard_growth = max_shard_growth
         self._client = None
         self._finalizer = None
 
@@ -794,6 +856,7 @@ class ShardedIndex:
         shards = self.shards
         if not isinstance(shards, Integral) or isinstance(shards, bool) or shards < 1:
             raise ValueError(f"shards must be a positive integer, got {self.shards!r}.")
+        _check_growth(self.max_shard_growth)
         params = self._params()
         self.close()
         n_shards = int(self.shards)
@@ -886,7 +949,8 @@ class ShardedIndex:
     # -- open -------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, directory, *, client=None, verify=True, verbose=False) -> ShardedIndex:
+    def open(cls, directory, *, client=None, verify=True, verbose=False,
+             max_shard_growth=1.1) -> ShardedIndex:  # fmt: skip
         """Open an index written by :meth:`build`; every shard is checked (each file's
         size, and with ``verify`` its SHA-256, against its manifest) and mapped by the
         worker that will search it.
@@ -902,6 +966,8 @@ class ShardedIndex:
             damaged in place; without it, only what a file's size and the arrays' shapes
             reveal (a file cut short or grown) is refused.
         verbose : bool, default=False
+        max_shard_growth : float, default=1.1
+            The merge policy of :meth:`add`, as for the constructor.
 
         Returns
         -------
@@ -912,6 +978,7 @@ class ShardedIndex:
         ShardFileError
             A file of the index missing, truncated or damaged (its path in the message).
         """
+        _check_growth(max_shard_growth)
         directory = Path(directory)
         doc = _read_json(directory / INDEX_FILE, "sharded index")
         if doc.get("format") != FORMAT or doc.get("version") not in _READABLE_VERSIONS:
@@ -935,7 +1002,8 @@ class ShardedIndex:
         ):
             raise ShardFileError(f"{directory / INDEX_FILE}: malformed (the list of shards)")
         shards = doc.get("n_shards", len(doc["shards"]))
-        index = cls(ranker, shards=shards, client=client, directory=directory, verbose=verbose)
+        index = cls(ranker, shards=shards, client=client, directory=directory, verbose=verbose,
+                    max_shard_growth=max_shard_growth)  # fmt: skip
         index._connect(shards, None)
         try:
             return index._attach(
@@ -982,13 +1050,23 @@ class ShardedIndex:
             )
 
     def add(self, documents) -> np.ndarray:
-        """Add documents, as a new shard; returns their ids.
+        """Add documents, to the last shard or as a new one; returns their ids.
 
         The new documents are counted (on a worker), their terms join the vocabulary and
-        their counts the collection's statistics; then the new shard is indexed and every
-        other shard scored again with the new statistics, from the term counts it keeps
-        (no text is read again), each on its worker. The change is committed by one
-        atomic rename of the index file: an index interrupted midway opens as before it.
+        their counts the collection's statistics. Under the bound of ``max_shard_growth``
+        they are appended to the last shard, indexed again from the term counts it keeps
+        and theirs; past it, they are indexed as a new shard. Every other shard is scored
+        again with the new statistics, from its term counts (no text is read again), each
+        on its worker. The change is committed by one atomic rename of the index file: an
+        index interrupted midway opens as before it.
+
+        The last shard, rather than the smallest: the new ids follow every id given so far,
+        the last shard's included, so appended there they keep each shard one contiguous
+        range of ids (an offset and a size in the index file, its format unchanged, and
+        the ids of its postings those of a shard built from its documents). The smallest
+        shard would even the work out further but hold two ranges of ids; the bound keeps
+        the last shard from growing far past the mean, and :meth:`compact` evens the
+        shards out.
 
         Parameters
         ----------
@@ -1001,8 +1079,10 @@ class ShardedIndex:
             The new documents' ids: they follow every id given so far.
         """
         self._check_changeable()
+        growth = _check_growth(self.max_shard_growth)
         directory, doc = self.directory_, self._doc
         generation = doc.get("generation", 0) + 1
+        # The new documents' counts: the new shard's directory, or read by the append.
         target = directory / f"shard-{len(self._dirs):05d}-g{generation:05d}"
         first = int(self.offsets_[-1])
         try:
@@ -1034,15 +1114,31 @@ class ShardedIndex:
                 "n_terms": len(df),
                 "files": files,
             }
-            self._rescore(new, generation, None, index=target)
+            append = self._appends(counted["n_docs"], growth)
+            self._rescore(new, generation, None, index=target, append=append)
+            if append:
+                shutil.rmtree(target)
         except BaseException:
             self._discard(generation)
             raise
-        new["shards"].append({"path": target.name, "offset": first, "n_docs": counted["n_docs"]})
+        if append:
+            new["shards"][-1]["n_docs"] += counted["n_docs"]
+        else:
+            new["shards"].append(
+                {"path": target.name, "offset": first, "n_docs": counted["n_docs"]}
+            )
         for t in new_terms:
             vocabulary[t] = len(vocabulary)
         self._commit(new, df, self.deleted_)
         return np.arange(first, first + counted["n_docs"], dtype=np.int64)
+
+    def _appends(self, n_new: int, growth: float) -> bool:
+        """Whether ``n_new`` documents added go to the last shard: whether it then holds at
+        most ``growth`` times the mean size of the index's shards (deleted documents
+        included: their postings are walked until a compaction)."""
+        n_shards = len(self._dirs)
+        last = int(self.offsets_[-1] - self.offsets_[-2])
+        return last + n_new <= growth * (int(self.offsets_[-1]) + n_new) / n_shards
 
     def delete(self, ids) -> None:
         """Delete documents by id.
@@ -1165,18 +1261,21 @@ class ShardedIndex:
         self._commit(new, df, None)
         return kept
 
-    def _rescore(self, new: dict, generation: int, deleted, index=None) -> None:
+    def _rescore(self, new: dict, generation: int, deleted, index=None, append=False) -> None:
         """Score every shard again under the statistics of the index file ``new``, each into
         its shard of ``generation`` with the deleted documents ``deleted`` (None:
-        ``deleted_``), and index the counted documents of the shard directory ``index``
-        beside them; ``new["shards"]`` then names the shards scored again."""
+        ``deleted_``), and index the counted documents of the shard directory ``index``:
+        beside them, or with ``append`` after the last shard's own; ``new["shards"]`` then
+        names the shards scored again."""
         directory, spec = self.directory_, self._spec(new, self.directory_)
         targets = [str(directory / f"shard-{s:05d}-g{generation:05d}")
                    for s in range(len(self._dirs))]  # fmt: skip
         tasks = [("rescore", d, t, spec, self._dead(s, deleted))
                  for s, (d, t) in enumerate(zip(self._dirs, targets))]  # fmt: skip
         dirs = list(targets)
-        if index is not None:
+        if index is not None and append:
+            tasks[-1] = ("append", *tasks[-1][1:], str(index))
+        elif index is not None:
             tasks.append(("index", str(index), spec))
             dirs.append(str(index))
         self._run(_change_shard, tasks, "scoring shards", dirs=dirs, retries=1,
