@@ -294,12 +294,9 @@ def _term_major(counts: sp.csr_matrix):
             np.ascontiguousarray(P.data, dtype=np.float32))  # fmt: skip
 
 
-def _index_shard(directory: str, spec: dict) -> dict:
-    """Step 3: the shard's impacts with the collection's statistics, written as arrays
-    with their manifest; returns the manifest."""
-    directory = Path(directory)
-    ranker = _statistics_ranker(spec)
-    n_terms = len(ranker.idf_)
+def _counted(directory: Path, n_terms: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The documents counted into ``directory`` (step 1), as (document, term) counts over
+    the collection's ``n_terms`` terms (their ``remap``), and their lengths."""
     parts = {name: np.load(directory / f"{name}.npy") for name in _COUNTS}
     remap = np.load(directory / "remap.npy")
     lengths = parts["counts_lengths"]
@@ -308,6 +305,15 @@ def _index_shard(directory: str, spec: dict) -> dict:
          parts["counts_indptr"]),
         shape=(len(lengths), n_terms),
     )  # fmt: skip
+    return counts, lengths
+
+
+def _index_shard(directory: str, spec: dict) -> dict:
+    """Step 3: the shard's impacts with the collection's statistics, written as arrays
+    with their manifest; returns the manifest."""
+    directory = Path(directory)
+    ranker = _statistics_ranker(spec)
+    counts, lengths = _counted(directory, len(ranker.idf_))
     manifest = _write_shard(directory, ranker, _term_major(counts), lengths)
     for name in (*_COUNTS, "remap"):
         (directory / f"{name}.npy").unlink()
@@ -363,14 +369,7 @@ def _append_shard(source: str, target: str, spec: dict, dead, counts: str) -> di
     manifest, a = _shard_arrays(source)
     ranker = _statistics_ranker(spec)
     n_terms, n_own = len(ranker.idf_), int(manifest["n_docs"])
-    parts = {name: np.load(counts / f"{name}.npy") for name in _COUNTS}
-    remap = np.load(counts / "remap.npy")
-    lengths = parts["counts_lengths"]
-    added = sp.csr_matrix(
-        (parts["counts_data"], remap[parts["counts_indices"]].astype(np.int32),
-         parts["counts_indptr"]),
-        shape=(len(lengths), n_terms),
-    )  # fmt: skip
+    added, lengths = _counted(counts, n_terms)
     new_indptr, new_docs, new_tfs = _term_major(added)
     own_indptr = np.asarray(a["indptr"], dtype=np.int64)
     own_indptr = np.concatenate(
