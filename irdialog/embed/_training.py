@@ -472,7 +472,7 @@ class ChunkFitMixin:
     which fits the model on all chunks' arrays, concatenated, drawing from the :class:`Fit`."""
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit_chunks(self, chunks):
+    def fit_chunks(self, chunks, *, client=None):
         """Fit on an iterable of chunks read once, keeping only integer arrays in memory.
 
         For corpora whose contexts do not fit in memory as Python objects (the 1M-row
@@ -483,10 +483,23 @@ class ChunkFitMixin:
         chunks (same vocabulary, same random draws). Validation data (early stopping),
         ``warm_start`` and what else needs the contexts themselves are not supported.
 
+        :class:`~irdialog.SupervisedEmbeddingRanker` also trains on the workers of a Dask
+        cluster from a ``dask.bag`` of chunks, by iterative parameter mixing (McDonald,
+        Hall & Mann 2010): the vocabulary and candidates are those of the concatenated
+        chunks, each partition keeps its encoded examples on its worker, and after each
+        epoch, which every partition runs from the same embeddings, the embeddings become
+        the partitions' mean, weighted by their numbers of examples. One partition gives
+        the in-process model bit for bit; more give an averaged model, not that one, which
+        depends on the partitions and ``random_state`` only (not on the workers). Each
+        partition should hold thousands of examples: an epoch's updates are diluted by
+        the number of partitions (see the user guide's performance page).
+
         Parameters
         ----------
-        chunks : iterable
+        chunks : iterable or dask.bag.Bag
             Each chunk an object with attributes ``X`` and ``y`` or an ``(X, y)`` pair.
+        client : distributed.Client, default=None
+            The client whose workers train on a bag (None: the default client).
 
         Returns
         -------
@@ -504,6 +517,12 @@ class ChunkFitMixin:
             raise ValueError("fit_chunks does not support early_stopping; use fit.")
         if self._continues():
             raise ValueError("fit_chunks does not support warm_start; use fit.")
+        if type(chunks).__module__.startswith("dask.bag"):  # on the cluster
+            from ._cluster_fit import fit_bag
+
+            return fit_bag(self, chunks, client)
+        if client is not None:
+            raise ValueError("client= trains on a dask bag of chunks; got no bag.")
         encode, finish = self._chunk_encoder()
         parts, lengths, codes = [], [], []
         for X, y in iter_chunks(chunks):

@@ -1,0 +1,334 @@
+"""Streaming fits on a Dask cluster: ``fit_chunks`` over a ``dask.bag`` of chunks, trained by
+iterative parameter mixing.
+
+Iterative parameter mixing (McDonald, Hall & Mann 2010, section 3; the scheme of the cluster
+ports of word2vec and fastText) trains one model from data split into parts: in each epoch
+every part runs the model's own serial epoch from the current weights, and the weights are
+then replaced by the mean of the parts' weights, weighted by the parts' numbers of examples.
+Here a part is a partition of the bag:
+
+1. each partition's chunks are encoded on its worker (each distinct text of a chunk
+   tokenised once, as the in-process ``fit_chunks`` does) to provisional word ids and
+   response codes; only its distinct words and responses travel to the client, which merges
+   them in partition order into the vocabulary and candidates of the in-process
+   ``fit_chunks`` over the concatenated chunks;
+2. each partition maps its ids onto that vocabulary and keeps its training arrays on its
+   worker (input bags, gold responses, and the pools of ``negatives="bm25"``, mined there);
+3. each epoch, the client sends the current tables to every worker once, each partition
+   runs :meth:`SupervisedEmbeddingRanker._run_epoch` over its examples in the order its own
+   random stream draws, and the client averages the returned tables (and the Adagrad
+   accumulators) in partition order, summed in float64.
+
+Partition p draws its example orders from a random stream of its own that the client
+carries from epoch to epoch with the kernel's random state: partition 0 continues the fit's
+``random_state`` after the initial tables (as the in-process fit does), partition p > 0
+starts from a seed derived from that state and p. The tasks are functions of their inputs,
+so the model depends on the bag's partitions and ``random_state`` only, not on the workers
+or the order the tasks run in; one partition gives the in-process model bit for bit.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import clone
+
+from ..base import iter_chunks, resolve_candidates
+from ..text import LabelIndex, Vocabulary, encode_contexts
+from . import _kernels
+from ._supervised_embedding import MINED_NEGATIVES, SupervisedEmbeddingRanker, _bm25_pools
+from ._training import Fit, aligned_copy, csr_arrays, train_tables
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise ImportError(
+            "fit_chunks over a dask bag trains on Dask's distributed: pip install 'irdialog[dask]'"
+        ) from None
+    return distributed
+
+
+def _client(client):
+    """The given client, else the default ``distributed`` client."""
+    distributed = _distributed()
+    if client is not None:
+        if not isinstance(client, distributed.Client):
+            raise TypeError(f"client must be a distributed.Client, got {type(client).__name__}.")
+        return client
+    try:
+        return distributed.get_client()
+    except ValueError:
+        raise ValueError(
+            "fit_chunks over a dask bag needs a distributed client: pass client=, or start "
+            "one (distributed.Client(...)) before the fit."
+        ) from None
+
+
+# ------------------------------------------------------------------ the workers' tasks
+
+
+def _encode_partition(chunks, model, fixed, p):
+    """Pass 1 on a worker: partition ``p``'s chunks as provisional word ids (in order of
+    first sight in the partition) and response codes (``fixed`` candidates first, then the
+    partition's other gold responses in order of first sight), the encoding of the
+    in-process ``fit_chunks``."""
+    max_history = None if model.use_history else 0
+    labels = LabelIndex(() if fixed is None else fixed)
+    words: dict[str, int] = {}
+    lengths, parts, codes = [], [], []
+    try:
+        for X, y in iter_chunks(chunks):
+            words_of = model._analyzer().words  # one analyzer per chunk, as in-process
+            enc = encode_contexts(X, words_of, words, unknown="add", max_history=max_history)
+            indptr, ids = enc.context_words()
+            lengths.append(np.diff(indptr))
+            parts.append(ids)
+            codes.append(labels.encode(y, unknown="extend"))
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"bag partition {p}: {e}") from e
+    lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    codes = np.concatenate([np.zeros(0, np.int64), *codes])
+    return {
+        "indptr": indptr,
+        "ids": np.concatenate([np.zeros(0, np.int64), *parts]),
+        "codes": codes,
+        "words": list(words),
+        "responses": labels.labels_[0 if fixed is None else len(fixed) :],
+        "gold": np.unique(codes),
+    }
+
+
+def _summary(encoded):
+    """What of pass 1 travels to the client: the partition's words, its responses beyond
+    the fixed candidates, and which of its response codes are gold."""
+    return {k: encoded[k] for k in ("words", "responses", "gold")}
+
+
+def _prepare_partition(encoded, word_remap, code_remap, shared):
+    """Pass 2 on a worker: the partition's training arrays over the global vocabulary and
+    response table (the rows the in-process fit builds for these examples)."""
+    model, n_words = shared["model"], shared["n_words"]
+    n = len(encoded["indptr"]) - 1
+    ids = word_remap[encoded["ids"]]
+    x_bags = model._finish_input_bags(
+        sp.csr_matrix((np.ones(len(ids), np.float32), ids, encoded["indptr"]), shape=(n, n_words))
+    )
+    gold = code_remap[encoded["codes"]]
+    pools = None
+    if model.negatives == "bm25":
+        pools = _bm25_pools(x_bags, shared["r_bags"], gold, shared["n_candidates"], MINED_NEGATIVES)
+    return {
+        "n": n,
+        "x": csr_arrays(x_bags),
+        "gold": gold,
+        "pools": pools,
+        "matches": shared["matches"]._replace(e_indptr=np.zeros(n + 1, np.int64)),
+        "in_candidates": int(np.count_nonzero(gold < shared["n_candidates"])),
+    }
+
+
+def _counts(prepared):
+    return prepared["n"], prepared["in_candidates"]
+
+
+def _tables(params, shared_embeddings):
+    """The distinct arrays of :class:`~irdialog.embed._kernels.SEParams`."""
+    if shared_embeddings:
+        return params.U, params.GU
+    return params.U, params.V, params.GU, params.GV
+
+
+def _params(tables, shared_embeddings):
+    """Writable :class:`~irdialog.embed._kernels.SEParams` of copies of ``tables``."""
+    U, *rest = tables
+    U = aligned_copy(U)
+    if shared_embeddings:
+        GU = np.array(rest[0], dtype=np.float32)
+        return _kernels.SEParams(U, U, GU, GU)
+    V, GU, GV = rest
+    return _kernels.SEParams(U, aligned_copy(V), *(np.array(g, np.float32) for g in (GU, GV)))
+
+
+def _partition_epoch(part, shared, tables, stream, state):
+    """One epoch of partition ``part`` from ``tables``: the model's serial epoch over its
+    examples in the order its ``stream`` draws. Returns the partition's tables, its stream
+    and kernel state (advanced) and its summed loss; no input is changed."""
+    model = shared["model"]
+    stream, state = copy.deepcopy(stream), np.array(state, dtype=np.uint64)
+    params = _params(tables, model.shared_embeddings)
+    problem = {
+        "pools": part["pools"],
+        "params": params,
+        "x": part["x"],
+        "gold": part["gold"],
+        "r": shared["r"],
+        "n_candidates": shared["n_candidates"],
+        "matches": part["matches"],
+        "state": state,
+    }
+    order = stream.permutation(part["n"]).astype(np.int64)
+    loss = model._run_epoch(problem, order, np.zeros(2, dtype=np.float64))
+    return _tables(params, model.shared_embeddings), stream, state, loss
+
+
+# ------------------------------------------------------------------ the client
+
+
+def _merge(summaries, fixed):
+    """The response table and gold responses of the concatenated chunks (candidates in
+    order of first sight, or ``fixed`` first), the words of the inputs, and each
+    partition's remap of its response codes onto the table."""
+    labels = LabelIndex(() if fixed is None else fixed)
+    n_fixed = len(labels)
+    words: dict[str, None] = {}
+    gold: set[int] = set()
+    code_remaps = []
+    for s in summaries:
+        words.update(dict.fromkeys(s["words"]))
+        remap = np.concatenate(
+            [np.arange(n_fixed, dtype=np.int64), labels.encode(s["responses"], unknown="extend")]
+        )
+        gold.update(remap[s["gold"]].tolist())
+        code_remaps.append(remap)
+    return labels.labels_, words, sorted(gold), code_remaps
+
+
+def _streams(rng, state, n_parts):
+    """Each partition's (random stream, kernel state): partition 0 the fit's own, the
+    others seeded from the fit's kernel state and the partition's index."""
+    streams, states = [rng], [state]
+    for p in range(1, n_parts):
+        seed = np.random.SeedSequence(int(state[0]), spawn_key=(p,))
+        stream = np.random.RandomState(np.random.MT19937(seed))
+        streams.append(stream)
+        states.append(np.array([stream.randint(0, 2**63, dtype=np.int64)], dtype=np.uint64))
+    return streams, states
+
+
+def _average(results, counts):
+    """The tables of the partitions' ``results``, averaged with weights ``counts`` in
+    partition order (float64 sums: with one partition, its tables exactly)."""
+    total = float(sum(counts))
+    averaged = []
+    for k in range(len(results[0])):
+        acc = np.zeros(results[0][k].shape, dtype=np.float64)
+        for tables, n in zip(results, counts):
+            acc += np.asarray(tables[k], dtype=np.float64) * n
+        averaged.append(acc / total)
+    return averaged
+
+
+def fit_bag(model, bag, client=None):
+    """``model.fit_chunks(bag)`` on the workers of a Dask client, by iterative parameter
+    mixing (see the module docstring); returns the fitted model."""
+    if not isinstance(model, SupervisedEmbeddingRanker):
+        raise TypeError(
+            f"{model._training_name}.fit_chunks takes an iterable of chunks, not a dask bag: "
+            "only SupervisedEmbeddingRanker trains on a cluster."
+        )
+    model._chunk_encoder()  # its checks of the parameters; sets types_
+    client = _client(client)
+    fixed = None if model.candidates is None else resolve_candidates(model.candidates, None)
+    template = clone(model)
+
+    # Pass 1: each partition's encoding stays on its worker; its words and responses travel.
+    import dask
+
+    encode = dask.delayed(_encode_partition)
+    encoded = client.compute(
+        [encode(part, template, fixed, p) for p, part in enumerate(bag.to_delayed())]
+    )
+    summaries = client.gather(client.map(_summary, encoded))
+    table, words, gold, code_remaps = _merge(summaries, fixed)
+
+    # The vocabulary, candidates and initial tables of the in-process fit_chunks.
+    analyzer = model._analyzer()
+    tokens = [model._response_tokens(r, analyzer) for r in table]
+    model.candidates_ = np.asarray(table if fixed is None else fixed, dtype=object)
+    model.vocabulary_ = Vocabulary().fit([list(words), *(tokens[g] for g in gold)])
+    index = model.vocabulary_.index_
+    r_bags, m_bags = model._response_arrays(table, tokens, analyzer)
+    fit = Fit(None, None, None, None, None, *model._random_states(), False, False)
+    rng = fit.random_state
+    n_words = len(model.vocabulary_)
+    start = model._problem(  # the tables and kernel state, drawn as the in-process fit draws
+        sp.csr_matrix((0, n_words), dtype=np.float32), r_bags, m_bags, np.zeros(0, np.int64), rng
+    )
+    shared = {
+        "model": template,
+        "n_words": n_words,
+        "r": start["r"],
+        "r_bags": r_bags if model.negatives == "bm25" else None,
+        "n_candidates": start["n_candidates"],
+        "matches": start["matches"],
+    }
+    [shared_f] = client.scatter([shared], broadcast=True, hash=False)
+
+    # Pass 2: each partition's training arrays, kept on its worker.
+    prepared = [
+        client.submit(
+            _prepare_partition,
+            encoded[p],
+            np.array([index[w] for w in s["words"]], dtype=np.int64),
+            code_remaps[p],
+            shared_f,
+            pure=False,
+        )
+        for p, s in enumerate(summaries)
+    ]
+    del encoded
+    counts = client.gather(client.map(_counts, prepared))
+    n = sum(c for c, _ in counts)
+    if n == 0:
+        raise ValueError("chunks held no example: at least one is needed.")
+    # the caller of fit_chunks: past fit_bag, fit_chunks and _fit_context's wrapper
+    model._warn_without_negatives(
+        np.repeat([0, len(table)], [sum(i for _, i in counts), n - sum(i for _, i in counts)]),
+        stacklevel=4,
+    )
+    live = [p for p, (c, _) in enumerate(counts) if c]
+    weights = [counts[p][0] for p in live]
+    streams, states = _streams(rng, start["state"], len(prepared))
+    params = start["params"]
+    shared_embeddings = model.shared_embeddings
+
+    def step(epoch):
+        [tables_f] = client.scatter([_tables(params, shared_embeddings)], broadcast=True,
+                                    hash=False)  # fmt: skip
+        futures = [
+            client.submit(
+                _partition_epoch,
+                prepared[p],
+                shared_f,
+                tables_f,
+                streams[p],
+                states[p],
+                pure=False,
+            )  # fmt: skip
+            for p in live
+        ]
+        results = client.gather(futures)
+        for p, (_, stream, state, _) in zip(live, results):
+            streams[p], states[p] = stream, state
+        for target, mean in zip(
+            _tables(params, shared_embeddings), _average([r[0] for r in results], weights)
+        ):
+            target[...] = mean
+        return float(sum(r[3] for r in results)) / n, {}
+
+    U, V = train_tables(
+        model, params, step, None, n_epochs=model.epochs, continuing=False,
+        desc="supervised embeddings (dask)",
+        advice=f"learning_rate (now {model.learning_rate}) or use optimizer='adagrad'",
+    )  # fmt: skip
+    model.input_embeddings_ = np.ascontiguousarray(U)
+    model.response_embeddings_ = (
+        model.input_embeddings_ if shared_embeddings else np.ascontiguousarray(V)
+    )
+    return model
