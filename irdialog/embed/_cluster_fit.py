@@ -19,12 +19,13 @@ Here a part is a partition of the bag:
    random stream draws, and the client averages the returned tables (and the Adagrad
    accumulators) in partition order, summed in float64.
 
-Partition p draws its example orders from a random stream of its own that the client
-carries from epoch to epoch with the kernel's random state: partition 0 continues the fit's
-``random_state`` after the initial tables (as the in-process fit does), partition p > 0
-starts from a seed derived from that state and p. The tasks are functions of their inputs,
-so the model depends on the bag's partitions and ``random_state`` only, not on the workers
-or the order the tasks run in; one partition gives the in-process model bit for bit.
+The k-th partition that holds examples draws its example orders from a random stream of
+its own that the client carries from epoch to epoch with the kernel's random state: the
+first continues the fit's ``random_state`` after the initial tables (as the in-process fit
+does), the k-th (k > 0) starts from a seed derived from that state and k. The tasks are
+functions of their inputs, so the model depends on the bag's partitions and
+``random_state`` only, not on the workers or the order the tasks run in (a partition
+without examples changes nothing); one partition gives the in-process model bit for bit.
 """
 
 from __future__ import annotations
@@ -200,11 +201,11 @@ def _merge(summaries, fixed):
 
 
 def _streams(rng, state, n_parts):
-    """Each partition's (random stream, kernel state): partition 0 the fit's own, the
-    others seeded from the fit's kernel state and the partition's index."""
+    """The (random stream, kernel state) of each of ``n_parts`` partitions: the first's
+    the fit's own, the k-th's seeded from the fit's kernel state and k."""
     streams, states = [rng], [state]
-    for p in range(1, n_parts):
-        seed = np.random.SeedSequence(int(state[0]), spawn_key=(p,))
+    for k in range(1, n_parts):
+        seed = np.random.SeedSequence(int(state[0]), spawn_key=(k,))
         stream = np.random.RandomState(np.random.MT19937(seed))
         streams.append(stream)
         states.append(np.array([stream.randint(0, 2**63, dtype=np.int64)], dtype=np.uint64))
@@ -292,33 +293,23 @@ def fit_bag(model, bag, client=None):
         np.repeat([0, len(table)], [sum(i for _, i in counts), n - sum(i for _, i in counts)]),
         stacklevel=4,
     )
-    live = [p for p, (c, _) in enumerate(counts) if c]
-    weights = [counts[p][0] for p in live]
-    streams, states = _streams(rng, start["state"], len(prepared))
+    live = [prepared[p] for p, (c, _) in enumerate(counts) if c]
+    weights = [c for c, _ in counts if c]
+    streams, states = _streams(rng, start["state"], len(live))  # of the k-th with examples
     params = start["params"]
     shared_embeddings = model.shared_embeddings
 
     def step(epoch):
-        [tables_f] = client.scatter([_tables(params, shared_embeddings)], broadcast=True,
-                                    hash=False)  # fmt: skip
+        tables = _tables(params, shared_embeddings)
+        [tables_f] = client.scatter([tables], broadcast=True, hash=False)
         futures = [
-            client.submit(
-                _partition_epoch,
-                prepared[p],
-                shared_f,
-                tables_f,
-                streams[p],
-                states[p],
-                pure=False,
-            )  # fmt: skip
-            for p in live
+            client.submit(_partition_epoch, part, shared_f, tables_f, stream, state, pure=False)
+            for part, stream, state in zip(live, streams, states)
         ]
         results = client.gather(futures)
-        for p, (_, stream, state, _) in zip(live, results):
-            streams[p], states[p] = stream, state
-        for target, mean in zip(
-            _tables(params, shared_embeddings), _average([r[0] for r in results], weights)
-        ):
+        streams[:] = [r[1] for r in results]
+        states[:] = [r[2] for r in results]
+        for target, mean in zip(tables, _average([r[0] for r in results], weights)):
             target[...] = mean
         return float(sum(r[3] for r in results)) / n, {}
 
