@@ -59,6 +59,9 @@ Evidence for a figure or a shortfall (printed, no result file):
   data used, and how much of test dev covers (N, "Movie Dialog").
 - ``ubuntu_cooccurrence_probe``: the topic signal a counting probe finds in a generated
   Ubuntu corpus (N, "Ubuntu: dual encoders").
+- ``cluster_fit_dev``: supervised embeddings fitted over a dask bag on local Dask workers
+  (iterative parameter mixing) against one process, dialog bAbI dev accuracy and wall time
+  (printed; not yet on a page).
 - ``fastmath_error``: the worst errors of the fast float32 exp, sigmoid and tanh over every
   input (the accuracy stated in ``irdialog/embed/_fastmath.py``).
 

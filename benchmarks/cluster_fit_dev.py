@@ -1,0 +1,93 @@
+"""Supervised embeddings trained on Dask workers against one process: dev accuracy and wall
+time of ``fit_chunks`` over a ``dask.bag`` of chunks (iterative parameter mixing).
+
+Dialog bAbI task ``--task`` at its ``se`` bench preset (seed 0, the candidate file), its
+training dialogs cut into chunks of ``--chunk`` examples and fitted
+
+- ``in process``: ``fit_chunks`` over the list of chunks;
+- ``P partitions``: ``fit_chunks`` over a bag of those chunks in P partitions, on a
+  ``LocalCluster`` of ``--workers`` one-thread worker processes (started before the clock),
+  for each P of ``--partitions``.
+
+Printed: per-response accuracy on the dev dialogs (test is never read), the wall time of
+the fit, and whether one partition gave the in-process model bit for bit. Threads: every
+BLAS and numba on one (``NUMBA_NUM_THREADS=1``, set before the workers start). The machine's
+load averages are printed before and after: on a shared machine the times are indicative.
+
+Usage::
+
+    python -m benchmarks.cluster_fit_dev --data-home DIR --task 1 --partitions 1 2 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+if __name__ == "__main__":  # one thread a process, before numpy loads its BLAS (not on import)
+    for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--task", type=int, default=1, choices=range(1, 7))
+    parser.add_argument("--partitions", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--chunk", type=int, default=500, help="examples per chunk")
+    args = parser.parse_args(argv)
+
+    import dask.bag as db
+    import distributed
+
+    from irdialog import SupervisedEmbeddingRanker
+    from irdialog.bench import load_presets
+    from irdialog.datasets import load_dialog_babi
+
+    train = load_dialog_babi(args.task, "trn", args.data_home)
+    dev = load_dialog_babi(args.task, "dev", args.data_home)
+    params = load_presets("dialog-babi", "se")[args.task].params
+    step = args.chunk
+    chunks = [(train.X[i : i + step], train.y[i : i + step]) for i in range(0, len(train.X), step)]
+
+    def make():
+        return SupervisedEmbeddingRanker(candidates=train.candidates, random_state=0, **params)
+
+    print(f"task {args.task}: {len(train.X)} training examples in {len(chunks)} chunks, "
+          f"{len(dev.X)} dev; preset {params}")  # fmt: skip
+    print("load averages before:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    rows = []
+    start = time.perf_counter()
+    ref = make().fit_chunks(chunks)
+    rows.append(("in process", ref.score(dev.X, dev.y), time.perf_counter() - start, ""))
+    with (
+        distributed.LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        for n_parts in args.partitions:
+            bag = db.from_sequence(chunks, npartitions=n_parts)
+            start = time.perf_counter()
+            model = make().fit_chunks(bag, client=client)
+            seconds = time.perf_counter() - start
+            same = ""
+            if bag.npartitions == 1:
+                same = str(np.array_equal(model.input_embeddings_, ref.input_embeddings_)
+                           and np.array_equal(model.response_embeddings_,
+                                              ref.response_embeddings_))  # fmt: skip
+            label = f"{bag.npartitions} partitions, {args.workers} workers"
+            rows.append((label, model.score(dev.X, dev.y), seconds, same))
+    print("load averages after:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print("| fit | dev per-response (%) | wall time (s) | the in-process model |")
+    print("|---|---|---|---|")
+    for label, score, seconds, same in rows:
+        print(f"| {label} | {100 * score:.2f} | {seconds:.1f} | {same} |")
+
+
+if __name__ == "__main__":
+    main()
