@@ -147,6 +147,16 @@ def test_an_averaged_model_learns(thread_client):
     assert model.loss_curve_[-1] < model.loss_curve_[0] / 2
 
 
+def test_the_in_process_warning_without_negatives(thread_client):
+    params = {**PARAMS, "candidates": [Y[0]]}
+    with pytest.warns(UserWarning, match="training examples have no candidate") as expected:
+        SupervisedEmbeddingRanker(**params).fit_chunks(CHUNKS)
+    with pytest.warns(UserWarning, match="training examples have no candidate") as caught:
+        SupervisedEmbeddingRanker(**params).fit_chunks(_bag(3), client=thread_client)
+    assert str(caught[0].message) == str(expected[0].message)
+    assert caught[0].filename == __file__
+
+
 def test_average_weights_partitions_by_examples():
     a = (np.array([1.0, 2.0], np.float32),)
     b = (np.array([4.0, 8.0], np.float32),)

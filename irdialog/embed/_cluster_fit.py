@@ -40,7 +40,7 @@ from ..base import iter_chunks, resolve_candidates
 from ..text import LabelIndex, Vocabulary, encode_contexts
 from . import _kernels
 from ._supervised_embedding import MINED_NEGATIVES, SupervisedEmbeddingRanker, _bm25_pools
-from ._training import Fit, aligned_copy, csr_arrays, train_tables
+from ._training import aligned_copy, csr_arrays, train_tables
 
 
 def _distributed():
@@ -90,6 +90,8 @@ def _encode_partition(chunks, model, fixed, p):
             parts.append(ids)
             codes.append(labels.encode(y, unknown="extend"))
     except (TypeError, ValueError) as e:
+        if type(e) not in (TypeError, ValueError):
+            raise
         raise type(e)(f"bag partition {p}: {e}") from e
     lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
     indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
@@ -255,8 +257,7 @@ def fit_bag(model, bag, client=None):
     model.vocabulary_ = Vocabulary().fit([list(words), *(tokens[g] for g in gold)])
     index = model.vocabulary_.index_
     r_bags, m_bags = model._response_arrays(table, tokens, analyzer)
-    fit = Fit(None, None, None, None, None, *model._random_states(), False, False)
-    rng = fit.random_state
+    rng, _ = model._random_states()
     n_words = len(model.vocabulary_)
     start = model._problem(  # the tables and kernel state, drawn as the in-process fit draws
         sp.csr_matrix((0, n_words), dtype=np.float32), r_bags, m_bags, np.zeros(0, np.int64), rng
@@ -288,11 +289,11 @@ def fit_bag(model, bag, client=None):
     n = sum(c for c, _ in counts)
     if n == 0:
         raise ValueError("chunks held no example: at least one is needed.")
+    # The warning reads how many gold responses are candidates, not which: a stand-in of
+    # the gold codes (0 for a candidate, past the candidates otherwise) counts the same.
+    inside = sum(i for _, i in counts)
     # the caller of fit_chunks: past fit_bag, fit_chunks and _fit_context's wrapper
-    model._warn_without_negatives(
-        np.repeat([0, len(table)], [sum(i for _, i in counts), n - sum(i for _, i in counts)]),
-        stacklevel=4,
-    )
+    model._warn_without_negatives(np.repeat([0, len(table)], [inside, n - inside]), stacklevel=4)
     live = [prepared[p] for p, (c, _) in enumerate(counts) if c]
     weights = [c for c, _ in counts if c]
     streams, states = _streams(rng, start["state"], len(live))  # of the k-th with examples
