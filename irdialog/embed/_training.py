@@ -490,9 +490,10 @@ class ChunkFitMixin:
         epoch, which every partition runs from the same embeddings, the embeddings become
         the partitions' mean, weighted by their numbers of examples. One partition gives
         the in-process model bit for bit; more give an averaged model, not that one, which
-        depends on the partitions and ``random_state`` only (not on the workers). Each
-        partition should hold thousands of examples: an epoch's updates are diluted by
-        the number of partitions (see the user guide's performance page).
+        depends on the partitions and ``random_state`` only (not on the workers). An
+        averaged epoch moves the embeddings less than a serial one: with more partitions,
+        choose the epochs (more) on dev data; use about one partition per worker (the
+        user guide's performance page).
 
         Parameters
         ----------
