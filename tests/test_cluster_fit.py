@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from conftest import local_cluster
+from conftest import kill_first_task, local_cluster
 
 from irdialog import DualEncoderRanker, SupervisedEmbeddingRanker
 from irdialog.base import Context, Turn
@@ -271,6 +271,19 @@ def test_worker_processes_give_the_threads_model():
         threads = SupervisedEmbeddingRanker(**PARAMS).fit_chunks(_bag(3), client=client)
     _assert_same(processes, threads)
     _assert_same(one, SupervisedEmbeddingRanker(**PARAMS).fit_chunks(CHUNKS))
+
+
+@pytest.mark.slow
+def test_a_worker_lost_mid_fit_changes_nothing(tmp_path):
+    """The worker of the first partition's epoch dies: its examples are encoded again
+    from the bag, the epoch runs again, and the model is the one of a fit without loss."""
+    marker = tmp_path / "killed"
+    with local_cluster(processes=True) as client:
+        expected = SupervisedEmbeddingRanker(**PARAMS).fit_chunks(_bag(3), client=client)
+        with kill_first_task(client, marker, "_partition_epoch"):
+            model = SupervisedEmbeddingRanker(**PARAMS).fit_chunks(_bag(3), client=client)
+        assert marker.exists()  # a worker was lost
+    _assert_same(model, expected)
 
 
 @pytest.mark.slow
