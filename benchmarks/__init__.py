@@ -297,12 +297,15 @@ def babi_workload(
         return [train.X[i] for i in which], [train.y[i] for i in which]
 
     (X, y), (Xv, yv) = rows(fit_rows), rows(valid_rows)
+    # what else the model's fit takes (the supporting facts of the strongly supervised)
+    given = spec.fit_params(train) if spec.fit_params else {}
+    extra = {k: [v[i] for i in fit_rows] for k, v in given.items()}
     capped = "" if epochs is None else f", epochs capped at {epochs}"
     held = round(100 * spec.selection.fraction)
     return {
         "name": f"{name}, bAbI QA task {task}{capped}",
         "make": lambda n_jobs: _as_bench_builds(spec.build(**params), n_jobs),
-        "fit": lambda est: est.fit(X, y),
+        "fit": lambda est: est.fit(X, y, **extra),
         "score": lambda est: 100.0 * per_response_accuracy(yv, est.predict(Xv)),
         "metric": f"held-out accuracy % (the last {held}% of the training stories)",
     }

@@ -62,6 +62,14 @@ def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
     ]
 
 
+def memnn_threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
+    """The fits of the strongly supervised Memory Network that the ``n_jobs`` benchmark
+    times (``ubuntu_home`` unused): bAbI QA tasks 1 and 3 at the bench's ``memnn`` preset
+    (Hogwild epochs on the threads), each a dict as :func:`benchmarks.babi_workload`
+    returns."""
+    return [babi_workload("memnn", "MemNNQA", task, data_home) for task in (1, 3)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-home", default=None)

@@ -36,20 +36,22 @@ from benchmarks import SpeedBenchmark, alternate, finish_speed_result, machine_c
 from irdialog.datasets import record_data_files
 
 # The speed script of each model family whose fit trains on threads, which declares its
-# workloads.
+# workloads: its ``threads_workloads``, or the function named after a colon.
 SCRIPTS = {
     "se": "benchmarks.speed",
     "recurrent": "benchmarks.recurrent_speed",
     "memn2n": "benchmarks.speed_memn2n",
     "qrn": "benchmarks.memory_training_time",
+    "memnn": "benchmarks.memory_training_time:memnn_threads_workloads",
 }
 
 
 def workloads(model: str, data_home=None, ubuntu_home=None) -> list[dict]:
     """The workloads of one model family (see the module docstring); ``ubuntu_home``: the
     synthetic Ubuntu corpus (None: the script makes one in a temporary directory)."""
-    module = importlib.import_module(SCRIPTS[model])
-    return module.threads_workloads(data_home=data_home, ubuntu_home=ubuntu_home)
+    module, _, function = SCRIPTS[model].partition(":")
+    declare = getattr(importlib.import_module(module), function or "threads_workloads")
+    return declare(data_home=data_home, ubuntu_home=ubuntu_home)
 
 
 def time_workload(work: dict, jobs, repeat: int) -> dict:

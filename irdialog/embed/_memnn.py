@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._babi_qa_heuristics import answer_parts, pseudo_supporting
 from .._compat import Interval, StrOptions, _fit_context
+from .._threads import numba_threads, threads_for_work
 from ..base import RankerMixin, check_contexts, resolve_candidates
 from ..text import (
     TOKENIZERS,
@@ -24,7 +25,8 @@ from ..text import (
 )
 from . import _memnn_kernels as K
 from ._attention import turn_attention
-from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._hogwild_kernels import memnn_hogwild_epoch, stack_scratch
+from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, Run, TrainingMixin
 
 
 def check_supporting(supporting, X) -> list[tuple[int, ...]]:
@@ -43,6 +45,16 @@ def check_supporting(supporting, X) -> list[tuple[int, ...]]:
             )
         out.append(facts)
     return out
+
+
+def _epoch_work(stories, rows, hops: int, dim: int) -> float:
+    """The multiply-adds of an epoch over the questions ``rows``, as :meth:`MemNNQA._fit`
+    estimates it to choose its threads: each of ``hops + 1`` ranking problems (the hops and
+    the answer) embeds and scores the question's memories, forward and backward,
+    ``embedding_dim`` multiply-adds per word, at the mean story and sentence sizes."""
+    n_mem = np.diff(stories.mptr)[rows]
+    sentence = np.diff(stories.sptr)[stories.msent].mean() if len(stories.msent) else 0.0
+    return 2.0 * (hops + 1) * float(n_mem.sum()) * sentence * dim
 
 
 class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
@@ -102,6 +114,16 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         ``hops``, ``adaptive_memory``, ``ngram_range`` and ``embedding_dim`` must not
         change in between.
     random_state : int, RandomState instance or None, default=None
+    n_jobs : int or None, default=None
+        Threads of the training epochs (None: one; -1: all cores). With more than one, an
+        epoch's questions are cut into one contiguous shard per thread, and the threads
+        step the shared embeddings at once without locks (Hogwild, as StarSpace and
+        fastText train): a seed then gives a model that lands inside the spread of the
+        seeds of one thread but does not repeat bit for bit. An epoch takes only the
+        threads its work pays for: one per 2**20 multiply-adds (questions x (``hops`` + 1)
+        x memories x words of a memory x ``embedding_dim`` x 2, at the mean sizes), at most
+        ``n_jobs`` and numba's thread count (``NUMBA_NUM_THREADS``); an epoch with less than
+        twice that work runs on one thread, exactly as with ``n_jobs=1``.
     verbose : bool, default=False
 
     Attributes
@@ -175,6 +197,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "epochs": [Interval(Integral, 1, None, closed="left")],
         "init_std": [Interval(Real, 0, None, closed="neither")],
+        "n_jobs": N_JOBS_CONSTRAINT,
         **TRAINING_CONSTRAINTS,
     }
     _warm_start_fixed = ("hops", "adaptive_memory", "ngram_range", "embedding_dim")
@@ -198,6 +221,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         n_iter_no_change=10,
         warm_start=False,
         random_state=None,
+        n_jobs=None,
         verbose=False,
     ):
         self.candidates = candidates
@@ -216,6 +240,7 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         self.n_iter_no_change = n_iter_no_change
         self.warm_start = warm_start
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     # ------------------------------------------------------------------ encoding
@@ -352,11 +377,23 @@ class MemNNQA(TrainingMixin, RankerMixin, BaseEstimator):
         work = self._work(stories, answers)
         settings = self._settings()
         self.params_ = params  # trained in place; _decision validates with them
+        threads = threads_for_work(
+            self.n_jobs, _epoch_work(stories, rows, self.hops, self.embedding_dim)
+        )
+        # Hogwild: one shard of the questions per thread, each with its own scratch arrays
+        if threads > 1:
+            scratch = stack_scratch([self._work(stories, answers) for _ in range(threads)])
 
         def step(epoch):
             order = rng.permutation(rows).astype(np.int64)
-            lo, lr = K.train_epoch(params, stories, self.layout_, answers, gold_ptr,
-                                   gold_facts, order, settings, work)  # fmt: skip
+            if threads > 1:
+                with numba_threads(threads):
+                    lo, lr = memnn_hogwild_epoch(params, stories, self.layout_, answers,
+                                                 gold_ptr, gold_facts, order, settings,
+                                                 *scratch)  # fmt: skip
+            else:
+                lo, lr = K.train_epoch(params, stories, self.layout_, answers, gold_ptr,
+                                       gold_facts, order, settings, work)  # fmt: skip
             return (lo + lr) / len(order), {}
 
         def validate():
