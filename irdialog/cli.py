@@ -403,9 +403,9 @@ def _cmd_train_own(args) -> int:
     return 0
 
 
-def _load_ranker(path):
+def _load_ranker(path, method="rank_candidates"):
     model = load_model(path)
-    if not hasattr(model, "candidates_") or not hasattr(model, "rank_candidates"):
+    if not hasattr(model, "candidates_") or not hasattr(model, method):
         raise ValueError(f"{path} does not hold a fitted ranker")
     return model
 
@@ -781,9 +781,7 @@ def _write_rankings(lines: list[str], output, args) -> int:
 def _cmd_chat(args) -> int:
     from .chat import COMMANDS, chat
 
-    model = load_model(args.model_file)
-    if not hasattr(model, "candidates_") or not hasattr(model, "rank"):
-        raise ValueError(f"{args.model_file} does not hold a fitted ranker")
+    model = _load_ranker(args.model_file, "rank")
     interactive = sys.stdin.isatty()
     if interactive:
         try:
