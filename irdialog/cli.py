@@ -403,9 +403,9 @@ def _cmd_train_own(args) -> int:
     return 0
 
 
-def _load_ranker(path):
+def _load_ranker(path, method="rank_candidates"):
     model = load_model(path)
-    if not hasattr(model, "candidates_") or not hasattr(model, "rank_candidates"):
+    if not hasattr(model, "candidates_") or not hasattr(model, method):
         raise ValueError(f"{path} does not hold a fitted ranker")
     return model
 
@@ -781,9 +781,7 @@ def _write_rankings(lines: list[str], output, args) -> int:
 def _cmd_chat(args) -> int:
     from .chat import COMMANDS, chat
 
-    model = load_model(args.model_file)
-    if not hasattr(model, "candidates_") or not hasattr(model, "rank"):
-        raise ValueError(f"{args.model_file} does not hold a fitted ranker")
+    model = _load_ranker(args.model_file, "rank")
     interactive = sys.stdin.isatty()
     if interactive:
         try:
@@ -808,15 +806,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     common = common_options()
 
-    run = sub.add_parser(
+    def command(name, help, description, *parents, commands=sub):
+        return commands.add_parser(
+            name, parents=list(parents), help=help, description=description, **fmt
+        )
+
+    def quiet(subcommand):
+        subcommand.add_argument(
+            "--quiet", action="store_true", help="no progress bars or messages; errors only"
+        )
+
+    run = command(
         "run",
-        parents=[common],
-        help="demo: train and evaluate five rankers on bundled dialog bAbI task 1 (<1 min)",
-        description="Train and evaluate the rule-based bot, TF-IDF, BM25, supervised "
+        "demo: train and evaluate five rankers on bundled dialog bAbI task 1 (<1 min)",
+        "Train and evaluate the rule-based bot, TF-IDF, BM25, supervised "
         "embeddings and MemN2N with match type on task 1 of dialog bAbI (the bundled data), "
         "with the hyper-parameters the bench chose on dev, and print one table: each "
         "model's per-response test accuracy next to the paper's, and its seconds.",
-        **fmt,
+        common,
     )
     run.add_argument(
         "--all", action="store_true", help="every dialog bAbI model of the bench (a few minutes)"
@@ -827,11 +834,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_reproduce_parser(suites)
 
     trainable = sorted(name for name, suite in SUITES.items() if suite.train is not None)
-    train = sub.add_parser(
+    train = command(
         "train",
-        parents=[common],
-        help="train a model (a bench suite's, or on your own dialogs) and save it",
-        description="Two modes. With --task: train the model `irdialog bench` scores for one "
+        "train a model (a bench suite's, or on your own dialogs) and save it",
+        "Two modes. With --task: train the model `irdialog bench` scores for one "
         "task (its preset, chosen beforehand on held-out data, or the best point of its grid "
         "on dev), on the train split, and save it (single-task models of dialog bAbI and "
         "bAbI QA). With --train FILE: train a model on your own dialogs (JSON Lines, "
@@ -845,7 +851,7 @@ def build_parser() -> argparse.ArgumentParser:
         "learn from the rows labelled 1. "
         "A .npz file holds arrays and JSON and loads without pickle (irdialog.persist.load); "
         "a .joblib file is a pickle (joblib.load): load only your own.",
-        **fmt,
+        common,
     )
     train.add_argument(
         "--suite", choices=trainable, default="dialog-babi", help="with --task: the suite"
@@ -897,19 +903,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="the format of FILE (default: inferred from the directory layout, the first "
         "line or the suffix; see irdialog.datasets.load_dialogs)",
     )  # fmt: skip
-    judged.add_argument(
-        "--quiet", action="store_true", help="no progress bars or messages; errors only"
-    )
-    evaluate = sub.add_parser(
+    quiet(judged)
+    evaluate = command(
         "evaluate",
-        parents=[judged],
-        help="score a saved model on dialogs",
-        description="Rank each example's candidates when FILE gives them (JSON Lines "
+        "score a saved model on dialogs",
+        "Rank each example's candidates when FILE gives them (JSON Lines "
         "'candidates', Ubuntu evaluation files), else the model's candidate set (a right "
         "response that is not a candidate is a miss), and print the metrics. An example may "
         "have several right responses (JSON Lines 'responses'). Tied scores count at their "
         "expected value under a random order of the tied candidates.",
-        **fmt,
+        judged,
     )
     evaluate.add_argument(
         "--metrics", default=None, metavar="M,M,...",
@@ -928,15 +931,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--output", metavar="FILE", help="also write the metrics as JSON here")
     evaluate.set_defaults(func=_cmd_evaluate)
 
-    rank = sub.add_parser(
+    rank = command(
         "rank",
-        parents=[judged],
-        help="the top-k responses of a saved model for dialogs",
-        description='For each example of FILE, in order, one JSON line {"responses": '
+        "the top-k responses of a saved model for dialogs",
+        'For each example of FILE, in order, one JSON line {"responses": '
         '[...], "scores": [...]}: the k best of its own candidates when FILE gives them, '
         "else of the model's, best first (ties to the lower candidate index). JSON Lines "
         "examples need no 'response' here.",
-        **fmt,
+        judged,
     )
     rank.add_argument(
         "-k", type=positive_int, default=10, metavar="K", help="how many responses per example"
@@ -958,20 +960,20 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     rank.set_defaults(func=_cmd_rank)
 
-    index = sub.add_parser(
-        "index", help="build a BM25 index, in shards on Dask workers",
-        description="Index commands; `irdialog rank DIR QUERIES` searches an index directory.",
-        **fmt,
-    )  # fmt: skip
+    index = command(
+        "index",
+        "build a BM25 index, in shards on Dask workers",
+        "Index commands; `irdialog rank DIR QUERIES` searches an index directory.",
+    )
     index_commands = index.add_subparsers(dest="index_command", metavar="COMMAND", required=True)
-    build = index_commands.add_parser(
+    build = command(
         "build",
-        help="index a corpus in shards",
-        description="Index CORPUS with BM25 in --shards shards, built on Dask workers with the "
+        "index a corpus in shards",
+        "Index CORPUS with BM25 in --shards shards, built on Dask workers with the "
         "statistics of the whole corpus, so that scores equal one index's. CORPUS: a text file "
         "of one document a line (id: the line number, from 0) or JSON Lines (.jsonl) with "
         "'id' and 'text'. Search it with `irdialog rank DIR QUERIES`.",
-        **fmt,
+        commands=index_commands,
     )
     build.add_argument("corpus", metavar="CORPUS", help="the documents (.txt or .jsonl)")
     build.add_argument("--save", required=True, metavar="DIR", help="the index directory")
@@ -985,15 +987,13 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--k1", type=float, default=1.5, help="term-frequency saturation")
     build.add_argument("--b", type=float, default=0.75, help="length normalisation")
     build.add_argument("--tokenizer", choices=("word", "char"), default="word", help="tokens")
-    build.add_argument(
-        "--quiet", action="store_true", help="no progress bars or messages; errors only"
-    )
+    quiet(build)
     build.set_defaults(func=_cmd_index_build)
 
     def change_parser(name, help, description):
-        command = index_commands.add_parser(name, help=help, description=description, **fmt)
-        command.add_argument("directory", metavar="DIR", help="the index directory")
-        return command
+        change = command(name, help, description, commands=index_commands)
+        change.add_argument("directory", metavar="DIR", help="the index directory")
+        return change
 
     def change_options(command, func):
         command.add_argument(
@@ -1001,9 +1001,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="the Dask scheduler (tcp://host:port) whose workers hold the shards; "
             "default: a local cluster (this process for one shard)",
         )  # fmt: skip
-        command.add_argument(
-            "--quiet", action="store_true", help="no progress bars or messages; errors only"
-        )
+        quiet(command)
         command.set_defaults(func=func)
 
     add = change_parser(
@@ -1037,15 +1035,14 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     change_options(compact, _cmd_index_compact)
 
-    chat = sub.add_parser(
+    chat = command(
         "chat",
-        help="talk to a saved model",
-        description="Talk to a model saved by `irdialog train`: type an utterance, the bot "
+        "talk to a saved model",
+        "Talk to a model saved by `irdialog train`: type an utterance, the bot "
         "answers with its best candidate; the conversation so far is the history of the next "
         "turn. Commands: /reset (new dialog), /kb TEXT (add an API result to the history), "
         "/quit, /help; an empty line is <SILENCE>. When standard input is not a terminal, "
         "one utterance is read per line and only the replies are printed.",
-        **fmt,
     )
     chat.add_argument("model_file", metavar="MODEL_FILE", help="a .npz or .joblib model file")
     chat.add_argument(
@@ -1058,14 +1055,13 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     chat.set_defaults(func=_cmd_chat)
 
-    datasets = sub.add_parser(
+    datasets = command(
         "datasets",
-        parents=[common],
-        help="list the data sets, tasks and splits found",
-        description="List the data sets found in the data home, with their tasks and splits, "
+        "list the data sets, tasks and splits found",
+        "List the data sets found in the data home, with their tasks and splits, "
         "and where to get the corpora of the format suites, with their licence. Exit 1 when "
         "the data home does not exist or holds none.",
-        **fmt,
+        common,
     )
     datasets.set_defaults(func=_cmd_datasets)
     return parser

@@ -323,27 +323,6 @@ def read_parlai(path: Path, require_response: bool = True) -> Bunch:
 # ------------------------------------------------------------------ retrieval: BEIR, MS MARCO
 
 
-def _retrieval(queries, qrels, documents: dict, where) -> Bunch:
-    """The Bunch of a retrieval set: one example per judged query, in qrels order."""
-    X, y, query_ids, relevance = [], [], [], []
-    for qid, grades in qrels.items():
-        if qid not in queries:
-            raise DataFormatError(*where(qid), f"a query with id {qid!r} in the queries file")
-        missing = [d for d in grades if d not in documents]
-        if missing:
-            raise DataFormatError(
-                *where(qid), f"judged documents in the corpus (no {missing[0]!r})"
-            )
-        X.append(Context(query=queries[qid]))
-        y.append(_answers([documents[d] for d, g in grades.items() if g > 0]))
-        query_ids.append(qid)
-        relevance.append(grades)
-    out = Bunch(X=X, y=y, query_ids=query_ids, relevance=relevance)
-    out.documents = list(documents.values())
-    out.document_ids = list(documents)
-    return out
-
-
 def _jsonl_records(path: Path, keys: tuple[str, ...]) -> Iterator[tuple[int, dict]]:
     note_data_file(path)
     for lineno, line in enumerate(read_lines(path), 1):
@@ -360,19 +339,54 @@ def _jsonl_records(path: Path, keys: tuple[str, ...]) -> Iterator[tuple[int, dic
         yield lineno, record
 
 
-def _grade(value: str, path, lineno, line) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise DataFormatError(path, lineno, "an integer relevance grade", line) from None
-
-
 def _find(directory: Path, *names: str) -> Path:
     for name in names:
         for suffix in ("", ".gz"):
             if (directory / (name + suffix)).is_file():
                 return directory / (name + suffix)
     raise FileNotFoundError(f"{directory}: no {' or '.join(names)} (plain or .gz)")
+
+
+def _retrieval(path: Path, queries: dict, documents: dict, trec: bool) -> Bunch:
+    """The Bunch of a retrieval set: one example per query judged in ``path``, in its
+    order. ``path`` holds BEIR's ``query-id<TAB>corpus-id<TAB>score`` lines (after a
+    header line), or TREC's ``qid 0 pid relevance`` (``trec``)."""
+    note_data_file(path)
+    layout = "'qid 0 pid relevance' (TREC qrels)" if trec else "'query-id<TAB>corpus-id<TAB>score'"
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[str, int] = {}
+    for lineno, line in enumerate(read_lines(path), 1):
+        if not line.strip() or (not trec and lineno == 1 and line.lower().startswith("query-id")):
+            continue
+        fields = line.split() if trec else line.split("\t")
+        if len(fields) != (4 if trec else 3):
+            raise DataFormatError(path, lineno, layout, line)
+        qid, did = (fields[0], fields[2]) if trec else (fields[0].strip(), fields[1].strip())
+        try:
+            qrels.setdefault(qid, {})[did] = int(fields[-1])
+        except ValueError:
+            raise DataFormatError(path, lineno, "an integer relevance grade", line) from None
+        first.setdefault(qid, lineno)
+    if not qrels:
+        raise DataFormatError(path, None, "at least one judgement")
+    X, y, query_ids, relevance = [], [], [], []
+    for qid, grades in qrels.items():
+        if qid not in queries:
+            raise DataFormatError(path, first[qid], f"a query with id {qid!r} in the queries file")
+        missing = [d for d in grades if d not in documents]
+        if missing:
+            raise DataFormatError(
+                path, first[qid], f"judged documents in the corpus (no {missing[0]!r})"
+            )
+        X.append(Context(query=queries[qid]))
+        y.append(_answers([documents[d] for d, g in grades.items() if g > 0]))
+        query_ids.append(qid)
+        relevance.append(grades)
+    out = Bunch(X=X, y=y, query_ids=query_ids, relevance=relevance)
+    out.documents = list(documents.values())
+    out.document_ids = list(documents)
+    out.filename = str(path)
+    return out
 
 
 def read_beir(source: Path) -> Bunch:
@@ -390,23 +404,7 @@ def read_beir(source: Path) -> Bunch:
         str(r["_id"]): str(r["text"]).strip()
         for _, r in _jsonl_records(_find(root, "queries.jsonl"), ("_id", "text"))
     }
-    note_data_file(qrels_path)
-    qrels: dict[str, dict[str, int]] = {}
-    first: dict[str, int] = {}
-    for lineno, line in enumerate(read_lines(qrels_path), 1):
-        if not line.strip() or (lineno == 1 and line.lower().startswith("query-id")):
-            continue
-        fields = line.split("\t")
-        if len(fields) != 3:
-            raise DataFormatError(qrels_path, lineno, "'query-id<TAB>corpus-id<TAB>score'", line)
-        qid, did = fields[0].strip(), fields[1].strip()
-        qrels.setdefault(qid, {})[did] = _grade(fields[2], qrels_path, lineno, line)
-        first.setdefault(qid, lineno)
-    if not qrels:
-        raise DataFormatError(qrels_path, None, "at least one judgement")
-    out = _retrieval(queries, qrels, documents, lambda q: (qrels_path, first[q]))
-    out.filename = str(qrels_path)
-    return out
+    return _retrieval(qrels_path, queries, documents, trec=False)
 
 
 def read_msmarco(source: Path) -> Bunch:
@@ -430,22 +428,7 @@ def read_msmarco(source: Path) -> Bunch:
             if not sep or not ident.strip():
                 raise DataFormatError(path, lineno, f"'{what}<TAB>text'", line)
             table[ident.strip()] = text.strip()
-    note_data_file(qrels_path)
-    qrels: dict[str, dict[str, int]] = {}
-    first: dict[str, int] = {}
-    for lineno, line in enumerate(read_lines(qrels_path), 1):
-        if not line.strip():
-            continue
-        fields = line.split()
-        if len(fields) != 4:
-            raise DataFormatError(qrels_path, lineno, "'qid 0 pid relevance' (TREC qrels)", line)
-        qrels.setdefault(fields[0], {})[fields[2]] = _grade(fields[3], qrels_path, lineno, line)
-        first.setdefault(fields[0], lineno)
-    if not qrels:
-        raise DataFormatError(qrels_path, None, "at least one judgement")
-    out = _retrieval(tables["qid"], qrels, tables["pid"], lambda q: (qrels_path, first[q]))
-    out.filename = str(qrels_path)
-    return out
+    return _retrieval(qrels_path, tables["qid"], tables["pid"], trec=True)
 
 
 # ------------------------------------------------------------------ pools by answer id

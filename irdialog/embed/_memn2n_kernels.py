@@ -141,46 +141,45 @@ def _pe_coef(j, pe_len, dim, pe_ab):
     pe_ab[1] = -c
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_weighted(dst, src, j, pe_len, kfrac, pe_ab):
+    """dst += l_j * src, l_j the position encoding of word j (1 if pe_len = 0)."""
+    dim = dst.shape[0]
+    if pe_len > 0:
+        _pe_coef(j, pe_len, dim, pe_ab)
+        a = pe_ab[0]
+        b = pe_ab[1]
+        for k in range(dim):
+            dst[k] += (a - kfrac[k] * b) * src[k]
+    else:
+        for k in range(dim):
+            dst[k] += src[k]
+
+
 @njit(cache=True, nogil=True)
 def _add_sentence(out, E, p, sptr, stok, s, pe_len, kfrac, pe_ab):
     """out += sum_j l_j * E[p, w_j] over the words of sentence s (l_j = 1 if pe_len = 0)."""
-    start = sptr[s]
-    n = sptr[s + 1] - start
-    dim = out.shape[0]
-    for j in range(n):
-        w = stok[start + j]
-        if w == 0:
-            continue
-        if pe_len > 0:
-            _pe_coef(j, pe_len, dim, pe_ab)
-            a = pe_ab[0]
-            b = pe_ab[1]
-            for k in range(dim):
-                out[k] += (a - kfrac[k] * b) * E[p, w, k]
-        else:
-            for k in range(dim):
-                out[k] += E[p, w, k]
+    for q in range(sptr[s], sptr[s + 1]):
+        if stok[q] != 0:
+            _add_weighted(out, E[p, stok[q]], q - sptr[s], pe_len, kfrac, pe_ab)
 
 
 @njit(cache=True, nogil=True)
 def _scatter_sentence(dE, g, p, sptr, stok, s, pe_len, kfrac, pe_ab):
     """The adjoint of :func:`_add_sentence`: dE[p, w_j] += l_j * g."""
-    start = sptr[s]
-    n = sptr[s + 1] - start
-    dim = g.shape[0]
-    for j in range(n):
-        w = stok[start + j]
-        if w == 0:
-            continue
-        if pe_len > 0:
-            _pe_coef(j, pe_len, dim, pe_ab)
-            a = pe_ab[0]
-            b = pe_ab[1]
-            for k in range(dim):
-                dE[p, w, k] += (a - kfrac[k] * b) * g[k]
-        else:
-            for k in range(dim):
-                dE[p, w, k] += g[k]
+    for q in range(sptr[s], sptr[s + 1]):
+        if stok[q] != 0:
+            _add_weighted(dE[p, stok[q]], g, q - sptr[s], pe_len, kfrac, pe_ab)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _matvec(A, x, out):
+    """out = A @ x, each entry summed over k in order."""
+    for r in range(out.shape[0]):
+        acc = 0.0
+        for k in range(x.shape[0]):
+            acc += A[r, k] * x[k]
+        out[r] = acc
 
 
 @njit(cache=True, nogil=True)
@@ -284,11 +283,7 @@ def _forward_one(E, H, G, cfg, sents, data, e, acts, bi):
                           acts.gate[bi, hop], h)  # fmt: skip
         else:
             if cfg[USE_H] != 0:
-                for r in range(dim):
-                    acc = 0.0
-                    for k in range(dim):
-                        acc += H[r, k] * uk[k]
-                    h[r] = acc
+                _matvec(H, uk, h)
             else:
                 h[:] = uk
             for i in range(n_mem):
@@ -384,11 +379,7 @@ def _backward_one(E, H, G, cfg, sents, data, e, acts, bi, g_top, grads, work):
                 gr = g[r]
                 for k in range(dim):
                     dH[r, k] += gr * uk[k]
-            for k in range(dim):
-                acc = 0.0
-                for r in range(dim):
-                    acc += H[r, k] * g[r]
-                gnext[k] = acc
+            _matvec(H.T, g, gnext)
         else:
             gnext[:] = g
         for i in range(n_mem):
@@ -670,6 +661,21 @@ class Workspace:
         self.w_rows = np.empty(n_words, np.int64)
 
 
+def output_loss_grad(E, w, U, data, cands, y, batch, ws):
+    """The candidates' logits (embeddings ``E[w]``) of the final states ``U`` of the
+    examples ``batch``, by numpy's BLAS: (their summed softmax cross-entropy, n_correct,
+    the :class:`Upstream` gradients of the backward pass)."""
+    nb = batch.shape[0]
+    candidate_embeddings(E, w, cands.cptr, cands.ctok, cands.cw, ws.Wc)
+    LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
+    np.matmul(ws.Wc, U.T, out=LT)
+    gt = ws.gt[:nb]
+    loss, n_correct, ws.stamp = softmax_xent(
+        LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits
+    )
+    return loss, n_correct, Upstream(U, LT.T @ ws.Wc, LT @ U, gt)
+
+
 def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws):
     """Summed softmax cross-entropy of the examples ``batch`` and its gradient.
 
@@ -683,20 +689,11 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws):
     U = ws.U[:nb]
     acts = Activations(ws.u, ws.h, ws.mem, ws.prob, ws.o, ws.gate)
     forward_batch(E, H, G, cfg, data, batch, acts, U)
-    candidate_embeddings(E, w, cands.cptr, cands.ctok, cands.cw, ws.Wc)
-    LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
-    np.matmul(ws.Wc, U.T, out=LT)
-    gt = ws.gt[:nb]
-    loss, n_correct, ws.stamp = softmax_xent(
-        LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits
-    )
-    dU = LT.T @ ws.Wc
-    dWc = LT @ U
+    loss, n_correct, upstream = output_loss_grad(E, w, U, data, cands, y, batch, ws)
     if not ws.lazy:
         ws.dE[:] = 0.0
     ws.dH[:] = 0.0
     ws.dG[:] = 0.0
-    upstream = Upstream(U, dU, dWc, gt)
     backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, ws.dE, ws.dH, ws.dG)
     return loss, n_correct
 

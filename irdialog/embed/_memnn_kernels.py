@@ -236,21 +236,15 @@ def _link_ranks(stories, m0, n_mem, f, link):
     f lie between m and f (counted outwards from f, on m's side), or -1 when m shares none.
     The nearest linked sentence before f is what "where was she before that" asks for."""
     fact = stories.msent[m0 + f]
-    r = 0
-    for m in range(f - 1, -1, -1):
-        if _shares_content(stories, stories.msent[m0 + m], fact):
-            link[m] = r
-            r += 1
-        else:
-            link[m] = -1
     link[f] = 0
-    r = 0
-    for m in range(f + 1, n_mem):
-        if _shares_content(stories, stories.msent[m0 + m], fact):
-            link[m] = r
-            r += 1
-        else:
-            link[m] = -1
+    for side in (range(f - 1, -1, -1), range(f + 1, n_mem)):
+        r = 0
+        for m in side:
+            if _shares_content(stories, stories.msent[m0 + m], fact):
+                link[m] = r
+                r += 1
+            else:
+                link[m] = -1
 
 
 @njit(cache=True)

@@ -182,6 +182,15 @@ def _emit_row(heap_score, heap_doc, size, row, mark, deleted, allowed, i):
 
 
 @njit(cache=True, nogil=True)
+def _write_row(out, i, scored, total, heap_score, heap_doc, size, mark, deleted, allowed):
+    """Query ``i``'s counts, and its heap by :func:`_emit_row`, into ``out`` (:data:`TopK`)."""
+    out.scored[i] = scored
+    out.postings[i] = total
+    out.n[i] = size
+    _emit_row(heap_score, heap_doc, size, out.doc[i], mark, deleted, allowed, i)
+
+
+@njit(cache=True, nogil=True)
 def _mark_allowed(mask, allowed, current, r):
     """Make ``mask`` (bool, n_docs) hold filter ``r`` of ``allowed``, where it holds filter
     ``current`` (-1: none); returns ``r``. A run of queries sharing a filter marks it once."""
@@ -194,6 +203,15 @@ def _mark_allowed(mask, allowed, current, r):
     for j in range(indptr[r], indptr[r + 1]):
         mask[ids[j]] = True
     return r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _note(values, touched, n_touched, slot, value):
+    """``values[slot] = value``, and ``slot`` appended to the ``n_touched`` slots of
+    ``touched``; returns the new count."""
+    values[slot] = value
+    touched[n_touched] = slot
+    return n_touched + 1
 
 
 @njit(cache=True, nogil=True)
@@ -222,7 +240,6 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
     a_indptr, a_ids, a_row = allowed
     filtered = a_row.shape[0] > 0
     skip = deleted.shape[0] > 0
-    out_doc, out_n, out_scored, out_postings = out
     max_terms = 1
     for i in rows:
         max_terms = max(max_terms, q_indptr[i + 1] - q_indptr[i])
@@ -310,9 +327,7 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
                 if cur[s] == doc:
                     p = pos[s]
                     c = weight[s] * np.float64(impacts[p])
-                    contrib[order[s]] = c
-                    touched[n_touched] = order[s]
-                    n_touched += 1
+                    n_touched = _note(contrib, touched, n_touched, order[s], c)
                     partial += c
                     p += 1
                     pos[s] = p
@@ -325,9 +340,7 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
                 pos[s] = p
                 if p < end[s] and docs[p] == doc:
                     c = weight[s] * np.float64(impacts[p])
-                    contrib[order[s]] = c
-                    touched[n_touched] = order[s]
-                    n_touched += 1
+                    n_touched = _note(contrib, touched, n_touched, order[s], c)
                     partial += c
                     scored += 1
             if partial * (1.0 + _SLACK) > theta:
@@ -342,10 +355,7 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
                             first_essential += 1
             for r in range(n_touched):
                 contrib[touched[r]] = 0.0
-        out_scored[i] = scored
-        out_postings[i] = total
-        out_n[i] = size
-        _emit_row(heap_score, heap_doc, size, out_doc[i], in_top, deleted, allowed, i)
+        _write_row(out, i, scored, total, heap_score, heap_doc, size, in_top, deleted, allowed)
 
 
 @njit(cache=True, nogil=True)
@@ -377,9 +387,7 @@ def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out_d
                 if (filtered and not mask[doc]) or (skip and deleted[doc]):
                     continue
                 if not seen[doc]:
-                    seen[doc] = True
-                    touched[n_touched] = doc
-                    n_touched += 1
+                    n_touched = _note(seen, touched, n_touched, doc, True)
                 acc[doc] += w * np.float64(impacts[p])
         size = 0
         for r in range(n_touched):
@@ -434,7 +442,6 @@ def dense_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out):
     a_indptr, a_ids, a_row = allowed
     filtered = a_row.shape[0] > 0
     skip = deleted.shape[0] > 0
-    out_doc, out_n, out_scored, out_postings = out
     acc = np.zeros(n_docs, dtype=np.float32)
     heap_score = np.empty(k)
     heap_doc = np.empty(k, dtype=np.int64)
@@ -480,10 +487,7 @@ def dense_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out):
                 if score > 0.0:
                     size = _push(heap_score, heap_doc, size, score, d)
             acc[d] = 0.0
-        out_scored[i] = total
-        out_postings[i] = total
-        out_n[i] = size
-        _emit_row(heap_score, heap_doc, size, out_doc[i], mark, deleted, allowed, i)
+        _write_row(out, i, total, total, heap_score, heap_doc, size, mark, deleted, allowed)
 
 
 @njit(cache=True, nogil=True)
