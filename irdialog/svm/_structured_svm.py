@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from numbers import Integral, Real
 
+import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
@@ -19,10 +20,18 @@ from sklearn.utils.validation import check_is_fitted
 from .._babi_qa_heuristics import pseudo_supporting
 from .._compat import Interval, StrOptions, _fit_context
 from .._epochs import run_epochs, training_session
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from .._threads import n_threads, numba_threads, threads_for_work
+from ..base import (
+    N_JOBS_CONSTRAINT,
+    RankerMixin,
+    check_contexts,
+    check_responses,
+    resolve_candidates,
+)
 from ..text import TOKENIZERS, Analyzer, encode_labels
 from . import _kernels
 from ._features import PairwiseFeaturizer, gold_tuples
+from ._parallel_kernels import block_workspace, stage1_epoch_speculative
 
 # Initial step size of the averaged SGD; the step decays as eta0 / (1 + lambda eta0 t).
 ETA0 = 1.0
@@ -30,11 +39,31 @@ ETA0 = 1.0
 QUIET_EPOCHS = 3
 # (context, candidate) pairs whose stage-2 features decision_function holds at once.
 PAIR_BLOCK = 1 << 16
+# With n_jobs > 1, stage 1 searches this many questions per thread at once, against the
+# weights at the start of their block.
+BLOCK_PER_THREAD = 8
+# A stage-1 search costs about this many multiply-adds per (fact, fact, word, word)
+# quadruple of its story: it hashes features (multiplies, a modulo) and reads them from
+# a weight vector of megabytes.
+SEARCH_COST = 128
 
 
 def _converged(violations) -> bool:
     """Have the last QUIET_EPOCHS passes of a stage been free of margin violations?"""
     return len(violations) >= QUIET_EPOCHS and not violations[-QUIET_EPOCHS:].any()
+
+
+def search_work(batch) -> float:
+    """The multiply-adds of a stage-1 search, as the fit estimates them to choose its
+    threads: ``SEARCH_COST`` per (fact, fact, word, word) quadruple, ``(n + 1)**2 L**2``
+    for a question of ``n`` facts of ``L`` words on average, the mean over the questions
+    of ``batch``."""
+    facts = np.diff(batch.qsent) - 1
+    if len(facts) == 0:
+        return 0.0
+    words = np.diff(batch.sent[batch.qsent]) - np.diff(batch.sent)[batch.qsent[1:] - 1]
+    mean_length = words / np.maximum(facts, 1)
+    return float(SEARCH_COST * np.mean((facts + 1) ** 2 * mean_length**2))
 
 
 class StructuredSVMQA(RankerMixin, BaseEstimator):
@@ -80,6 +109,18 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
     tokenizer : {"word", "char"} or callable, default="word"
         How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
         characters (for scripts without spaces), or a callable from str to a list of str.
+    n_jobs : int or None, default=1
+        Threads of stage 1's training (None: one; -1: every core). Each pass takes its
+        questions in blocks of ``8 * n_jobs``; the loss-augmented searches of a block run
+        on the threads, in one numba parallel region, against the weights at the block's
+        start, and the block's steps are then taken in order. A seeded fit gives
+        bit-for-bit the same model for a given number of threads, but not that of
+        ``n_jobs=1`` (whose steps each see the previous one), within the spread of the
+        seeds. A fit takes only the threads its blocks' work pays for: one per 2**20
+        multiply-adds of a block, estimated as 128 per (fact, fact, word, word) quadruple
+        of the mean story, at most ``n_jobs`` and numba's thread count
+        (``NUMBA_NUM_THREADS``); a block with less than twice that work runs on one
+        thread, exactly as with ``n_jobs=1``.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the SGD passes; a seeded fit is bit-for-bit repeatable.
     verbose : bool, default=False
@@ -140,6 +181,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         "max_df": [Interval(Real, 0, 1, closed="right")],
         "link_df": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="right")],
         "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -155,6 +197,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         max_df=0.5,
         link_df="auto",
         tokenizer="word",
+        n_jobs=1,
         random_state=None,
         verbose=False,
     ):
@@ -166,6 +209,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         self.max_df = max_df
         self.link_df = link_df
         self.tokenizer = tokenizer
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -224,31 +268,48 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         self.n_iter_ = np.zeros(2, dtype=np.int64)
         with training_session(2 * self.epochs, desc="StructuredSVMQA", verbose=self.verbose) as bar:
             # stage 1: supporting facts
-            work = _kernels.search_workspace(batch)
             self.coef_support_ = self._averaged_sgd(
-                0, _kernels.stage1_epoch, (gold, batch, work), len(X), lam, rng, bar
+                0, *self._stage1_epoch(batch), (gold, batch), len(X), lam, rng, bar
             )
-            del work
 
             # stage 2: the answer, from the gold supporting facts
             feats = self._stage2_features(batch, gold, all_candidates=True)
             n_cand = len(self.candidates_)
             self.coef_answer_ = self._averaged_sgd(
-                1, _kernels.stage2_epoch, (feats, n_cand, answer_gold), len(X), lam, rng, bar
+                1, _kernels.stage2_epoch, (), (feats, n_cand, answer_gold), len(X), lam, rng, bar
             )
         return self
 
-    def _averaged_sgd(self, stage, epoch_kernel, args, n_examples, lam, rng, bar):
+    def _stage1_epoch(self, batch):
+        """Stage 1's epoch kernel and the arguments it takes after the stage's: the serial
+        epoch, or on threads (see ``n_jobs``) the blocks of
+        :func:`~irdialog.svm._parallel_kernels.stage1_epoch_speculative` under
+        :func:`~irdialog._threads.numba_threads`."""
+        most = min(n_threads(self.n_jobs), numba.config.NUMBA_NUM_THREADS)
+        threads = threads_for_work(self.n_jobs, most * BLOCK_PER_THREAD * search_work(batch))
+        if threads == 1:
+            return _kernels.stage1_epoch, (_kernels.search_workspace(batch),)
+        block = BLOCK_PER_THREAD * threads
+        work = block_workspace(batch, threads, block)
+
+        def epoch(order, run, gold, batch, work, threads, block):
+            with numba_threads(threads):
+                return stage1_epoch_speculative(order, run, gold, batch, work, threads, block)
+
+        return epoch, (work, threads, block)
+
+    def _averaged_sgd(self, stage, epoch_kernel, kernel_args, args, n_examples, lam, rng, bar):
         """Averaged-SGD epochs of one stage over the training questions until the violations
-        stop; the averaged weights. ``epoch_kernel(order, run, *args)`` runs one epoch of the
-        :class:`~irdialog.svm._kernels.ASGD` ``run`` and returns its violations. A Ctrl-C
-        ends the stage's epochs (with a warning) and keeps the weights averaged so far."""
+        stop; the averaged weights. ``epoch_kernel(order, run, *args, *kernel_args)`` runs
+        one epoch of the :class:`~irdialog.svm._kernels.ASGD` ``run`` and returns its
+        violations. A Ctrl-C ends the stage's epochs (with a warning) and keeps the weights
+        averaged so far."""
         run = _kernels.start_asgd(self.n_features, lam, ETA0)
         violations = self.violations_[stage]
 
         def step(epoch):
             order = rng.permutation(n_examples).astype(np.int64)
-            violations[epoch] = epoch_kernel(order, run, *args)
+            violations[epoch] = epoch_kernel(order, run, *args, *kernel_args)
             self.n_iter_[stage] = epoch + 1
             return violations[epoch] / n_examples, {"stage": stage + 1}
 

@@ -1,0 +1,162 @@
+"""Stage 1 of the structured SVM on several threads: the serial epoch, bit for bit, its
+searches run ahead on the threads in one numba parallel region per epoch.
+
+Most of an epoch's time goes to the loss-augmented searches
+(:func:`~irdialog.svm._kernels.stage1_search`), which read the weights only, and most
+steps find no margin violation: such a step leaves the weights' direction ``U`` as it was
+and only scales them, by a factor known in advance (``alpha`` of
+:class:`~irdialog.svm._kernels.ASGD`). :func:`stage1_epoch_speculative` therefore
+searches the next ``block`` questions of the epoch at once, a part of them per thread,
+each at the weights it will see if no step before it in the block is a violation; then it
+takes their steps on one thread, in order, with the margin check of the serial epoch
+(:func:`~irdialog.svm._kernels.stage1_epoch`), up to and including the first violation.
+A violation changes ``U``, so the searches after it are discarded and the next block
+starts after it. Every step thus sees the search, features and margin of the serial
+epoch: the model is that of the serial epoch, bit for bit, whatever the block and the
+number of threads, and a block of one question is the serial epoch itself. The searches
+discarded are the cost: about half a block per violation, few where violations are rare.
+
+:func:`stage1_epoch_speculative_reference` is the same computation on one thread, by the
+serial kernel's search and steps, which the tests compare the kernel against, along with
+the serial epoch and :func:`irdialog.svm._reference.stage1_epoch`.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit, prange
+
+from ._kernels import (
+    FOLD_BELOW,
+    SearchWork,
+    _asgd_step,
+    feature_buffer_size,
+    margin_violated,
+    search_workspace,
+    stage1_search,
+)
+
+BlockWork = namedtuple(
+    "BlockWork", "buf adj A Bt done latA latB best plus minus n_plus n_minus loss alpha"
+)
+BlockWork.__doc__ = """The scratch of :func:`stage1_epoch_speculative`, from
+:func:`block_workspace`: the arrays of one :class:`~irdialog.svm._kernels.SearchWork` per
+part (``buf`` ... ``best``), stacked on a first axis; ``plus`` / ``minus`` (block, buffer
+size), the features of the gold tuple and of the tuple found of each question of a block,
+``n_plus`` / ``n_minus`` their counts, ``loss`` the loss of the tuple found, and ``alpha``
+the scale of the weights each question is searched at. Flat, as numba passes no record of
+records into a parallel loop."""
+
+
+def block_workspace(batch, n_parts, block):
+    """The :class:`BlockWork` of ``n_parts`` parts and blocks of up to ``block`` questions."""
+    one = search_workspace(batch)
+    size = feature_buffer_size(batch)
+    return BlockWork(
+        *(np.stack([a] * n_parts) for a in one),
+        plus=np.empty((block, size), dtype=np.int64),
+        minus=np.empty((block, size), dtype=np.int64),
+        n_plus=np.zeros(block, dtype=np.int64),
+        n_minus=np.zeros(block, dtype=np.int64),
+        loss=np.zeros(block, dtype=np.float64),
+        alpha=np.zeros(block, dtype=np.float64),
+    )
+
+
+@njit(cache=True, nogil=True)
+def quiet_scales(run, alpha, m):
+    """The scale ``alpha[r]`` of the weights at each of the next ``m`` steps of ``run``
+    if none of them is a violation, as :func:`~irdialog.svm._kernels._asgd_step` computes
+    it; returns how many of the steps have one: fewer than ``m`` when a step folds the
+    scale into ``U`` (the steps after it see another ``U``)."""
+    a = run.state[0]
+    t = run.state[2]
+    alpha[0] = a
+    for r in range(1, m):
+        t = t + 1.0
+        eta = run.eta0 / (1.0 + run.lam * run.eta0 * t)
+        a = a * (1.0 - run.lam * eta)
+        if a < FOLD_BELOW:
+            return r
+        alpha[r] = a
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _part_searches(U, gold, batch, questions, bw, n_parts, p):
+    """Part ``p`` of ``n_parts`` of a block (its questions ``p``, ``p + n_parts``, ... of
+    ``questions``): each one's search and features at ``bw.alpha[r] * U``, into row ``r``
+    of ``bw``'s arrays for the block's ``r``-th question."""
+    work = SearchWork(
+        bw.buf[p], bw.adj[p], bw.A[p], bw.Bt[p], bw.done[p], bw.latA[p], bw.latB[p], bw.best[p]
+    )
+    for r in range(p, len(questions), n_parts):
+        n_plus, n_minus, loss = stage1_search(
+            U, bw.alpha[r], gold, batch, questions[r], work, bw.plus[r], bw.minus[r]
+        )
+        bw.n_plus[r] = n_plus
+        bw.n_minus[r] = n_minus
+        bw.loss[r] = loss
+
+
+@njit(cache=True, nogil=True)
+def _block_steps(run, bw, m):
+    """The steps of the block's first ``m`` questions, in order, up to and including the
+    first margin violation. Returns the number of steps taken and whether the last was a
+    violation."""
+    for r in range(m):
+        plus, minus, n_plus, n_minus = bw.plus[r], bw.minus[r], bw.n_plus[r], bw.n_minus[r]
+        if margin_violated(run.U, run.state[0], plus, n_plus, minus, n_minus, bw.loss[r]):
+            _asgd_step(run, plus, n_plus, minus, n_minus)
+            return r + 1, True
+        _asgd_step(run, plus, 0, minus, 0)
+    return m, False
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def stage1_epoch_speculative(order, run, gold, batch, bw, n_parts, block):
+    """:func:`~irdialog.svm._kernels.stage1_epoch` (the same steps, bit for bit), with the
+    searches of up to ``block`` questions at a time run ahead on ``n_parts`` threads (at
+    most the parts of ``bw``). Returns the number of margin violations."""
+    violations = 0
+    lo = 0
+    while lo < len(order):
+        m = quiet_scales(run, bw.alpha, min(block, len(order) - lo))
+        questions = order[lo : lo + m]
+        k = min(n_parts, m)
+        for p in prange(k):
+            _part_searches(run.U, gold, batch, questions, bw, k, p)
+        taken, violated = _block_steps(run, bw, m)
+        violations += violated
+        lo += taken
+    return violations
+
+
+def stage1_epoch_speculative_reference(order, run, gold, batch, block):
+    """:func:`stage1_epoch_speculative` on one thread, by the serial kernel's search and
+    steps: each block's searches at the scales the weights will have if no step is a
+    violation, then its steps up to the first violation, where the next block starts."""
+    work = search_workspace(batch)
+    size = feature_buffer_size(batch)
+    violations = 0
+    lo = 0
+    while lo < len(order):
+        alpha = np.zeros(block)
+        m = quiet_scales(run, alpha, min(block, len(order) - lo))
+        found = []
+        for r in range(m):
+            plus, minus = np.empty(size, np.int64), np.empty(size, np.int64)
+            n_plus, n_minus, loss = stage1_search(
+                run.U, alpha[r], gold, batch, order[lo + r], work, plus, minus
+            )
+            found.append((plus, n_plus, minus, n_minus, loss))
+        for plus, n_plus, minus, n_minus, loss in found:
+            lo += 1
+            if margin_violated(run.U, run.state[0], plus, n_plus, minus, n_minus, loss):
+                _asgd_step(run, plus, n_plus, minus, n_minus)
+                violations += 1
+                break
+            _asgd_step(run, plus, 0, minus, 0)
+    return violations
