@@ -83,6 +83,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -278,7 +279,8 @@ def babi_workload(
 ) -> dict:
     """A training workload of :mod:`benchmarks.training_threads`: ``model`` of ``irdialog
     bench babi-qa`` at its preset for one task (``epochs`` capped when given, and the
-    parameters ``overrides`` set), fitted and scored as ``--heldout`` does: on the first
+    parameters ``overrides`` set), fitted as the suite fits it (with the supporting facts
+    of the strongly supervised models) and scored as ``--heldout`` does: on the first
     share of the training stories, scored on the rest (the test file is never read)."""
     from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
     from irdialog.datasets import load_babi_qa
@@ -294,12 +296,15 @@ def babi_workload(
         return [train.X[i] for i in which], [train.y[i] for i in which]
 
     (X, y), (Xv, yv) = rows(fit_rows), rows(valid_rows)
+    supporting = [train.supporting[i] for i in fit_rows]
+    fitted = SimpleNamespace(X=X, y=y, supporting=supporting)
+    fit_params = spec.fit_params(fitted) if spec.fit_params else {}
     capped = "" if epochs is None else f", epochs capped at {epochs}"
     held = round(100 * spec.selection.fraction)
     return {
         "name": f"{name}, bAbI QA task {task}{capped}",
         "make": lambda n_jobs: _as_bench_builds(spec.build(**params), n_jobs),
-        "fit": lambda est: est.fit(X, y),
+        "fit": lambda est: est.fit(X, y, **fit_params),
         "score": lambda est: 100.0 * per_response_accuracy(yv, est.predict(Xv)),
         "metric": f"held-out accuracy % (the last {held}% of the training stories)",
     }

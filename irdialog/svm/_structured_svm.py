@@ -39,8 +39,7 @@ ETA0 = 1.0
 QUIET_EPOCHS = 3
 # (context, candidate) pairs whose stage-2 features decision_function holds at once.
 PAIR_BLOCK = 1 << 16
-# With n_jobs > 1, stage 1 searches this many questions per thread at once, against the
-# weights at the start of their block.
+# With n_jobs > 1, stage 1 searches this many questions per thread ahead of its steps.
 BLOCK_PER_THREAD = 8
 # A stage-1 search costs about this many multiply-adds per (fact, fact, word, word)
 # quadruple of its story: it hashes features (multiplies, a modulo) and reads them from
@@ -110,17 +109,16 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
         characters (for scripts without spaces), or a callable from str to a list of str.
     n_jobs : int or None, default=1
-        Threads of stage 1's training (None: one; -1: every core). Each pass takes its
-        questions in blocks of ``8 * n_jobs``; the loss-augmented searches of a block run
-        on the threads, in one numba parallel region, against the weights at the block's
-        start, and the block's steps are then taken in order. A seeded fit gives
-        bit-for-bit the same model for a given number of threads, but not that of
-        ``n_jobs=1`` (whose steps each see the previous one), within the spread of the
-        seeds. A fit takes only the threads its blocks' work pays for: one per 2**20
-        multiply-adds of a block, estimated as 128 per (fact, fact, word, word) quadruple
-        of the mean story, at most ``n_jobs`` and numba's thread count
-        (``NUMBA_NUM_THREADS``); a block with less than twice that work runs on one
-        thread, exactly as with ``n_jobs=1``.
+        Threads of stage 1's training (None: one; -1: every core). The loss-augmented
+        searches of the next ``8 * n_jobs`` questions of a pass run ahead on the threads,
+        in one numba parallel region per pass, each at the weights it will see if no step
+        before it is a margin violation; the steps are then taken in order up to the first
+        violation, and the searches after it run again. The fitted model is that of
+        ``n_jobs=1``, bit for bit. A fit takes only the threads its searches pay for: one
+        per 2**20 multiply-adds of ``8`` searches, estimated as 128 per (fact, fact, word,
+        word) quadruple of the mean story, at most ``n_jobs`` and numba's thread count
+        (``NUMBA_NUM_THREADS``); with less than twice that work a pass runs on one thread,
+        as with ``n_jobs=1``.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the SGD passes; a seeded fit is bit-for-bit repeatable.
     verbose : bool, default=False
