@@ -780,6 +780,22 @@ def test_svm_quiet_scales_are_the_steps_scales_up_to_a_fold():
     assert alpha[0] == run.state[0]
 
 
+@pytest.mark.parametrize("max_facts", [1, 3])
+@pytest.mark.parametrize("n_parts", [1, 2, 3])
+def test_svm_predict_on_parts_is_the_numpy_reference(max_facts, n_parts):
+    batch, _, w = _svm_problem(30 + max_facts, max_facts)
+    out = np.full((len(batch.qsent) - 1, 3), 7, dtype=np.int64)
+    with numba_threads(min(n_parts, numba.config.NUMBA_NUM_THREADS)):
+        SP.stage1_predict_parts(w, batch, SP.block_workspace(batch, n_parts, 1), out, n_parts)
+    serial = np.empty_like(out)
+    SK.stage1_predict(w, batch, SK.search_workspace(batch), serial)
+    np.testing.assert_array_equal(out, serial)
+    for q in range(len(out)):
+        facts = SR.best_tuple(w, batch, q)[1]
+        assert tuple(out[q]) == tuple(facts) + (-1,) * (3 - len(facts))
+    assert (out[:, 0] >= 0).any()
+
+
 def test_svm_search_work_is_the_mean_story_quadruples():
     stories = [
         ["a b c", "d e"],  # 2 facts of 2.5 words: 9 x 6.25 quadruples
@@ -809,11 +825,12 @@ def test_svm_fits_too_small_for_threads_run_the_serial_kernel(monkeypatch):
 @two_threads
 def test_svm_two_threads_fit_the_model_of_one(monkeypatch):
     """bAbI QA task 1 (bundled), 300 stories, up to 5 passes per stage: the epochs of the
-    2-thread fits run ahead on two threads, and their models are those of one thread,
-    bit for bit."""
+    2-thread fits run ahead on two threads, their models are those of one thread, bit for
+    bit, and so are their scores and tuples of 200 held-out stories, searched on two."""
     data = load_babi_qa(1, "train")
-    X, y, sup = data.X[:300], data.y[:300], data.supporting[:300]
+    X, y, sup, Xv = data.X[:300], data.y[:300], data.supporting[:300], data.X[800:]
     calls = _record_argument(monkeypatch, _structured_svm, "stage1_epoch_speculative", 5)
+    predictions = _record_argument(monkeypatch, _structured_svm, "stage1_predict_parts", 4)
     for seed in (0, 1):
         one = StructuredSVMQA(epochs=5, random_state=seed).fit(X, y, supporting=sup)
         two = StructuredSVMQA(epochs=5, random_state=seed, n_jobs=2).fit(X, y, supporting=sup)
@@ -823,3 +840,8 @@ def test_svm_two_threads_fit_the_model_of_one(monkeypatch):
         np.testing.assert_array_equal(two.coef_answer_, one.coef_answer_)
         np.testing.assert_array_equal(two.violations_, one.violations_)
         assert one.violations_[0, 0] > 0
+        assert not predictions
+        np.testing.assert_array_equal(two.decision_function(Xv), one.decision_function(Xv))
+        assert two.predict_supporting(Xv) == one.predict_supporting(Xv)
+        assert predictions == [2, 2]  # the searches of the held-out stories on two threads
+        predictions.clear()

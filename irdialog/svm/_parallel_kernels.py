@@ -34,6 +34,7 @@ from ._kernels import (
     _asgd_step,
     feature_buffer_size,
     margin_violated,
+    search_question,
     search_workspace,
     stage1_search,
 )
@@ -160,3 +161,24 @@ def stage1_epoch_speculative_reference(order, run, gold, batch, block):
                 break
             _asgd_step(run, plus, 0, minus, 0)
     return violations
+
+
+@njit(cache=True, nogil=True)
+def _part_predict(w, batch, bw, out, n_parts, p):
+    """The best tuples of part ``p`` of ``n_parts`` of the questions (``p``,
+    ``p + n_parts``, ...), into ``out``."""
+    work = SearchWork(
+        bw.buf[p], bw.adj[p], bw.A[p], bw.Bt[p], bw.done[p], bw.latA[p], bw.latB[p], bw.best[p]
+    )
+    none = np.full(3, -1, dtype=np.int64)
+    for q in range(p, len(batch.qsent) - 1, n_parts):
+        search_question(w, 1.0, batch, q, none, 0.0, work)
+        out[q, 0], out[q, 1], out[q, 2] = work.best[0], work.best[1], work.best[2]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def stage1_predict_parts(w, batch, bw, out, n_parts):
+    """:func:`~irdialog.svm._kernels.stage1_predict` (the same tuples) on ``n_parts``
+    threads (at most the parts of ``bw``), a part of the questions each."""
+    for p in prange(n_parts):
+        _part_predict(w, batch, bw, out, n_parts, p)

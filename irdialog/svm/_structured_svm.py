@@ -31,7 +31,7 @@ from ..base import (
 from ..text import TOKENIZERS, Analyzer, encode_labels
 from . import _kernels
 from ._features import PairwiseFeaturizer, gold_tuples
-from ._parallel_kernels import block_workspace, stage1_epoch_speculative
+from ._parallel_kernels import block_workspace, stage1_epoch_speculative, stage1_predict_parts
 
 # Initial step size of the averaged SGD; the step decays as eta0 / (1 + lambda eta0 t).
 ETA0 = 1.0
@@ -109,16 +109,19 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
         characters (for scripts without spaces), or a callable from str to a list of str.
     n_jobs : int or None, default=1
-        Threads of stage 1's training (None: one; -1: every core). The loss-augmented
-        searches of the next ``8 * n_jobs`` questions of a pass run ahead on the threads,
-        in one numba parallel region per pass, each at the weights it will see if no step
-        before it is a margin violation; the steps are then taken in order up to the first
-        violation, and the searches after it run again. The fitted model is that of
-        ``n_jobs=1``, bit for bit. A fit takes only the threads its searches pay for: one
-        per 2**20 multiply-adds of ``8`` searches, estimated as 128 per (fact, fact, word,
-        word) quadruple of the mean story, at most ``n_jobs`` and numba's thread count
+        Threads of stage 1's searches, in training and in prediction (None: one; -1:
+        every core). In training, the loss-augmented searches of the next ``8 * n_jobs``
+        questions of a pass run ahead on the threads, in one numba parallel region per
+        pass, each at the weights it will see if no step before it is a margin
+        violation; the steps are then taken in order up to the first violation, and the
+        searches after it run again. The fitted model is that of ``n_jobs=1``, bit for
+        bit. A fit takes only the threads its searches pay for: one per 2**20
+        multiply-adds of ``8`` searches, estimated as 128 per (fact, fact, word, word)
+        quadruple of the mean story, at most ``n_jobs`` and numba's thread count
         (``NUMBA_NUM_THREADS``); with less than twice that work a pass runs on one thread,
-        as with ``n_jobs=1``.
+        as with ``n_jobs=1``. The searches of ``predict``, ``decision_function`` and
+        ``predict_supporting`` share out their questions between as many threads as their
+        work pays for, with the tuples of one thread.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the SGD passes; a seeded fit is bit-for-bit repeatable.
     verbose : bool, default=False
@@ -345,8 +348,18 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         return _kernels.stage2_features(batch, tuples, pairs_q, pairs_c)
 
     def _supporting_tuples(self, batch) -> np.ndarray:
-        out = np.full((len(batch.qsent) - 1, 3), -1, dtype=np.int64)
-        _kernels.stage1_predict(self.coef_support_, batch, _kernels.search_workspace(batch), out)
+        """The tuple stage 1 chooses for each question of ``batch``, its searches on the
+        threads their work pays for (see ``n_jobs``), a part of the questions each."""
+        nq = len(batch.qsent) - 1
+        out = np.full((nq, 3), -1, dtype=np.int64)
+        threads = threads_for_work(self.n_jobs, nq * search_work(batch))
+        if threads == 1:
+            work = _kernels.search_workspace(batch)
+            _kernels.stage1_predict(self.coef_support_, batch, work, out)
+        else:
+            with numba_threads(threads):
+                work = block_workspace(batch, threads, 1)
+                stage1_predict_parts(self.coef_support_, batch, work, out, threads)
         return out
 
     def predict_supporting(self, X) -> list[tuple[int, ...]]:
