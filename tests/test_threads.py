@@ -710,7 +710,8 @@ def test_svm_speculative_epoch_is_the_serial_epoch(max_facts, block, n_parts):
 
     def speculative(run):
         with numba_threads(min(n_parts, numba.config.NUMBA_NUM_THREADS)):
-            return SP.stage1_epoch_speculative(order, run, gold, batch, bw, n_parts, block)
+            costs = _structured_svm.search_costs(batch)
+            return SP.stage1_epoch_speculative(order, run, gold, batch, costs, bw, n_parts, block)
 
     def serial(run):
         return SK.stage1_epoch(order, run, gold, batch, SK.search_workspace(batch))
@@ -751,7 +752,9 @@ def test_svm_speculative_searches_see_the_scale_of_their_step():
     threaded = start()
     with numba_threads(min(2, numba.config.NUMBA_NUM_THREADS)):
         bw = SP.block_workspace(batch, 2, 8)
-        assert SP.stage1_epoch_speculative(order, threaded, gold, batch, bw, 2, 8) == violations
+        costs = _structured_svm.search_costs(batch)
+        violations_2 = SP.stage1_epoch_speculative(order, threaded, gold, batch, costs, bw, 2, 8)
+        assert violations_2 == violations
     for ours, theirs in zip(threaded[:3], serial[:3]):
         np.testing.assert_array_equal(ours, theirs)
     frozen = start()  # every search of a block at the scale of its start: another model
@@ -766,6 +769,19 @@ def test_svm_speculative_searches_see_the_scale_of_their_step():
                 n_plus = n_minus = 0
             SK._asgd_step(frozen, plus, n_plus, minus, n_minus)
     assert not np.array_equal(frozen.U, serial.U)
+
+
+def test_svm_share_out_gives_each_question_once_the_costliest_first():
+    batch, _, _ = _svm_problem(22, 2)
+    bw = SP.block_workspace(batch, 3, 8)
+    cost = np.array([5.0, 1.0, 9.0, 2.0, 2.0, 7.0, 3.0, 1.0, 4.0, 6.0])
+    questions = np.array([9, 0, 2, 7, 5, 3, 8, 6], dtype=np.int64)  # costs 6 5 9 1 7 2 4 3
+    SP.share_out(cost, questions, bw, 3)
+    parts = [sorted(bw.rows[p, : bw.n_rows[p]].tolist()) for p in range(3)]
+    # costs 9, 7, 6 to parts 0, 1, 2, then 5 -> 2, 4 -> 1, 3 -> 0, 2 -> 1 (the first of
+    # two parts at 11), 1 -> 2
+    assert parts == [[2, 7], [4, 5, 6], [0, 1, 3]]
+    np.testing.assert_array_equal(bw.load[:3], [12.0, 13.0, 12.0])
 
 
 def test_svm_quiet_scales_are_the_steps_scales_up_to_a_fold():
@@ -829,7 +845,7 @@ def test_svm_two_threads_fit_the_model_of_one(monkeypatch):
     bit, and so are their scores and tuples of 200 held-out stories, searched on two."""
     data = load_babi_qa(1, "train")
     X, y, sup, Xv = data.X[:300], data.y[:300], data.supporting[:300], data.X[800:]
-    calls = _record_argument(monkeypatch, _structured_svm, "stage1_epoch_speculative", 5)
+    calls = _record_argument(monkeypatch, _structured_svm, "stage1_epoch_speculative", 6)
     predictions = _record_argument(monkeypatch, _structured_svm, "stage1_predict_parts", 4)
     for seed in (0, 1):
         one = StructuredSVMQA(epochs=5, random_state=seed).fit(X, y, supporting=sup)

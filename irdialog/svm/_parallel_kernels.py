@@ -40,15 +40,17 @@ from ._kernels import (
 )
 
 BlockWork = namedtuple(
-    "BlockWork", "buf adj A Bt done latA latB best plus minus n_plus n_minus loss alpha"
+    "BlockWork",
+    "buf adj A Bt done latA latB best plus minus n_plus n_minus loss alpha rows n_rows load",
 )
 BlockWork.__doc__ = """The scratch of :func:`stage1_epoch_speculative`, from
 :func:`block_workspace`: the arrays of one :class:`~irdialog.svm._kernels.SearchWork` per
 part (``buf`` ... ``best``), stacked on a first axis; ``plus`` / ``minus`` (block, buffer
 size), the features of the gold tuple and of the tuple found of each question of a block,
-``n_plus`` / ``n_minus`` their counts, ``loss`` the loss of the tuple found, and ``alpha``
-the scale of the weights each question is searched at. Flat, as numba passes no record of
-records into a parallel loop."""
+``n_plus`` / ``n_minus`` their counts, ``loss`` the loss of the tuple found, ``alpha`` the
+scale of the weights each question is searched at, and ``rows`` (parts, block), ``n_rows``
+and ``load`` the block's questions each part searches and their estimated cost. Flat, as
+numba passes no record of records into a parallel loop."""
 
 
 def block_workspace(batch, n_parts, block):
@@ -63,6 +65,9 @@ def block_workspace(batch, n_parts, block):
         n_minus=np.zeros(block, dtype=np.int64),
         loss=np.zeros(block, dtype=np.float64),
         alpha=np.zeros(block, dtype=np.float64),
+        rows=np.zeros((n_parts, block), dtype=np.int64),
+        n_rows=np.zeros(n_parts, dtype=np.int64),
+        load=np.zeros(n_parts, dtype=np.float64),
     )
 
 
@@ -86,14 +91,32 @@ def quiet_scales(run, alpha, m):
 
 
 @njit(cache=True, nogil=True)
-def _part_searches(U, gold, batch, questions, bw, n_parts, p):
-    """Part ``p`` of ``n_parts`` of a block (its questions ``p``, ``p + n_parts``, ... of
-    ``questions``): each one's search and features at ``bw.alpha[r] * U``, into row ``r``
-    of ``bw``'s arrays for the block's ``r``-th question."""
+def share_out(cost, questions, bw, n_parts):
+    """The block's ``questions`` shared out between ``n_parts`` parts into ``bw.rows`` /
+    ``bw.n_rows``, by their estimated ``cost``: the costliest first, each to the part with
+    the least so far (which part searches a question changes the time, not the result)."""
+    bw.n_rows[:n_parts] = 0
+    bw.load[:n_parts] = 0.0
+    c = np.empty(len(questions))
+    for r in range(len(questions)):
+        c[r] = -cost[questions[r]]
+    for r in np.argsort(c, kind="mergesort"):
+        p = np.argmin(bw.load[:n_parts])
+        bw.rows[p, bw.n_rows[p]] = r
+        bw.n_rows[p] += 1
+        bw.load[p] -= c[r]
+
+
+@njit(cache=True, nogil=True)
+def _part_searches(U, gold, batch, questions, bw, p):
+    """Part ``p`` of a block (its rows ``bw.rows[p]`` of ``questions``): each one's search
+    and features at ``bw.alpha[r] * U``, into row ``r`` of ``bw``'s arrays for the block's
+    ``r``-th question."""
     work = SearchWork(
         bw.buf[p], bw.adj[p], bw.A[p], bw.Bt[p], bw.done[p], bw.latA[p], bw.latB[p], bw.best[p]
     )
-    for r in range(p, len(questions), n_parts):
+    for i in range(bw.n_rows[p]):
+        r = bw.rows[p, i]
         n_plus, n_minus, loss = stage1_search(
             U, bw.alpha[r], gold, batch, questions[r], work, bw.plus[r], bw.minus[r]
         )
@@ -117,18 +140,20 @@ def _block_steps(run, bw, m):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def stage1_epoch_speculative(order, run, gold, batch, bw, n_parts, block):
+def stage1_epoch_speculative(order, run, gold, batch, cost, bw, n_parts, block):
     """:func:`~irdialog.svm._kernels.stage1_epoch` (the same steps, bit for bit), with the
     searches of up to ``block`` questions at a time run ahead on ``n_parts`` threads (at
-    most the parts of ``bw``). Returns the number of margin violations."""
+    most the parts of ``bw``), shared out by their estimated ``cost`` (one per question
+    of the batch). Returns the number of margin violations."""
     violations = 0
     lo = 0
     while lo < len(order):
         m = quiet_scales(run, bw.alpha, min(block, len(order) - lo))
         questions = order[lo : lo + m]
         k = min(n_parts, m)
+        share_out(cost, questions, bw, k)
         for p in prange(k):
-            _part_searches(run.U, gold, batch, questions, bw, k, p)
+            _part_searches(run.U, gold, batch, questions, bw, p)
         taken, violated = _block_steps(run, bw, m)
         violations += violated
         lo += taken

@@ -52,17 +52,21 @@ def _converged(violations) -> bool:
     return len(violations) >= QUIET_EPOCHS and not violations[-QUIET_EPOCHS:].any()
 
 
-def search_work(batch) -> float:
-    """The multiply-adds of a stage-1 search, as the fit estimates them to choose its
-    threads: ``SEARCH_COST`` per (fact, fact, word, word) quadruple, ``(n + 1)**2 L**2``
-    for a question of ``n`` facts of ``L`` words on average, the mean over the questions
-    of ``batch``."""
+def search_costs(batch) -> np.ndarray:
+    """The multiply-adds of each question's stage-1 search, as the fit estimates them to
+    choose its threads and share out the searches: ``SEARCH_COST`` per (fact, fact, word,
+    word) quadruple, ``(n + 1)**2 L**2`` for a question of ``n`` facts of ``L`` words on
+    average."""
     facts = np.diff(batch.qsent) - 1
-    if len(facts) == 0:
-        return 0.0
     words = np.diff(batch.sent[batch.qsent]) - np.diff(batch.sent)[batch.qsent[1:] - 1]
     mean_length = words / np.maximum(facts, 1)
-    return float(SEARCH_COST * np.mean((facts + 1) ** 2 * mean_length**2))
+    return SEARCH_COST * (facts + 1) ** 2 * mean_length**2
+
+
+def search_work(batch) -> float:
+    """The mean of :func:`search_costs` over the questions of ``batch`` (0 for none)."""
+    costs = search_costs(batch)
+    return float(np.mean(costs)) if len(costs) else 0.0
 
 
 class StructuredSVMQA(RankerMixin, BaseEstimator):
@@ -292,10 +296,13 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
             return _kernels.stage1_epoch, (_kernels.search_workspace(batch),)
         block = BLOCK_PER_THREAD * threads
         work = block_workspace(batch, threads, block)
+        costs = search_costs(batch)
 
         def epoch(order, run, gold, batch, work, threads, block):
             with numba_threads(threads):
-                return stage1_epoch_speculative(order, run, gold, batch, work, threads, block)
+                return stage1_epoch_speculative(
+                    order, run, gold, batch, costs, work, threads, block
+                )
 
         return epoch, (work, threads, block)
 
