@@ -2,6 +2,8 @@
 model on them (against their numpy references), what ``n_jobs`` accepts, and for each model
 that trains on threads, that a 2-thread fit lands within the spread of 5 seeds of one."""
 
+import itertools
+
 import numba
 import numpy as np
 import pytest
@@ -34,7 +36,6 @@ from irdialog._threads import (
     numba_threads,
     threads_for_work,
 )
-from irdialog.base import Context, Turn
 from irdialog.datasets import load_babi_qa, load_dialog_babi
 from irdialog.embed import (
     DualEncoderRanker,
@@ -710,7 +711,7 @@ def test_svm_speculative_epoch_is_the_serial_epoch(max_facts, block, n_parts):
 
     def speculative(run):
         with numba_threads(min(n_parts, numba.config.NUMBA_NUM_THREADS)):
-            costs = _structured_svm.search_costs(batch)
+            costs = SP.search_costs(batch)
             return SP.stage1_epoch_speculative(order, run, gold, batch, costs, bw, n_parts, block)
 
     def serial(run):
@@ -752,7 +753,7 @@ def test_svm_speculative_searches_see_the_scale_of_their_step():
     threaded = start()
     with numba_threads(min(2, numba.config.NUMBA_NUM_THREADS)):
         bw = SP.block_workspace(batch, 2, 8)
-        costs = _structured_svm.search_costs(batch)
+        costs = SP.search_costs(batch)
         violations_2 = SP.stage1_epoch_speculative(order, threaded, gold, batch, costs, bw, 2, 8)
         assert violations_2 == violations
     for ours, theirs in zip(threaded[:3], serial[:3]):
@@ -812,16 +813,38 @@ def test_svm_predict_on_parts_is_the_numpy_reference(max_facts, n_parts):
     assert (out[:, 0] >= 0).any()
 
 
-def test_svm_search_work_is_the_mean_story_quadruples():
-    stories = [
-        ["a b c", "d e"],  # 2 facts of 2.5 words: 9 x 6.25 quadruples
-        [],  # no fact: none
-        ["a b c d"],  # 1 fact of 4 words: 4 x 16
-    ]
-    X = [Context(history=tuple(Turn("kb", f) for f in s), query="a b") for s in stories]
-    batch = PairwiseFeaturizer(n_features=2**10).fit(X).encode(X)
-    want = _structured_svm.SEARCH_COST * (9 * 6.25 + 0 + 4 * 16) / 3
-    assert _structured_svm.search_work(batch) == pytest.approx(want)
+def _reference_search_costs(batch):
+    """search_costs by enumeration: the chained pairs and triples of facts, and the fact
+    pairs the search scores for them, as sets."""
+    out = []
+    for q in range(len(batch.qsent) - 1):
+        lengths = np.diff(batch.sent[batch.qsent[q] : batch.qsent[q + 1] + 1])
+        n = len(lengths) - 1
+        link_sets = SR.sentence_sets(batch, q, batch.link)
+        slots = sum(lengths[i] * (lengths[n] + lengths[i]) for i in range(n))
+        scored, tuples = set(), 0
+        for size in range(2, batch.max_facts + 1):
+            for facts in itertools.permutations(range(n), size):
+                if not SR.chained(link_sets, facts):
+                    continue
+                if size == 2:
+                    scored.add((0, *facts))
+                else:
+                    tuples += 1
+                    scored |= {(1, facts[1], facts[2]), (2, facts[0], facts[2])}
+        pairs = sum(lengths[i] * lengths[j] for _, i, j in scored)
+        units = pairs + SP.SLOT_WEIGHT * batch.max_facts * slots + SP.TUPLE_WEIGHT * tuples
+        out.append(SP.PAIR_COST * units)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("max_facts", [1, 2, 3])
+def test_svm_search_costs_are_the_tuples_of_the_pruning(max_facts):
+    batch, _, _ = _svm_problem(40 + max_facts, max_facts)
+    costs = SP.search_costs(batch)
+    np.testing.assert_allclose(costs, _reference_search_costs(batch), rtol=1e-12)
+    assert len(set(costs.tolist())) > 3
+    assert _structured_svm.search_work(batch) == pytest.approx(costs.mean())
 
 
 def test_svm_fits_too_small_for_threads_run_the_serial_kernel(monkeypatch):

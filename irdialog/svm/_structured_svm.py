@@ -31,7 +31,12 @@ from ..base import (
 from ..text import TOKENIZERS, Analyzer, encode_labels
 from . import _kernels
 from ._features import PairwiseFeaturizer, gold_tuples
-from ._parallel_kernels import block_workspace, stage1_epoch_speculative, stage1_predict_parts
+from ._parallel_kernels import (
+    block_workspace,
+    search_costs,
+    stage1_epoch_speculative,
+    stage1_predict_parts,
+)
 
 # Initial step size of the averaged SGD; the step decays as eta0 / (1 + lambda eta0 t).
 ETA0 = 1.0
@@ -41,10 +46,6 @@ QUIET_EPOCHS = 3
 PAIR_BLOCK = 1 << 16
 # With n_jobs > 1, stage 1 searches this many questions per thread ahead of its steps.
 BLOCK_PER_THREAD = 8
-# A stage-1 search costs about this many multiply-adds per (fact, fact, word, word)
-# quadruple of its story: it hashes features (multiplies, a modulo) and reads them from
-# a weight vector of megabytes.
-SEARCH_COST = 128
 
 
 def _converged(violations) -> bool:
@@ -52,19 +53,9 @@ def _converged(violations) -> bool:
     return len(violations) >= QUIET_EPOCHS and not violations[-QUIET_EPOCHS:].any()
 
 
-def search_costs(batch) -> np.ndarray:
-    """The multiply-adds of each question's stage-1 search, as the fit estimates them to
-    choose its threads and share out the searches: ``SEARCH_COST`` per (fact, fact, word,
-    word) quadruple, ``(n + 1)**2 L**2`` for a question of ``n`` facts of ``L`` words on
-    average."""
-    facts = np.diff(batch.qsent) - 1
-    words = np.diff(batch.sent[batch.qsent]) - np.diff(batch.sent)[batch.qsent[1:] - 1]
-    mean_length = words / np.maximum(facts, 1)
-    return SEARCH_COST * (facts + 1) ** 2 * mean_length**2
-
-
 def search_work(batch) -> float:
-    """The mean of :func:`search_costs` over the questions of ``batch`` (0 for none)."""
+    """The mean multiply-adds of a stage-1 search over the questions of ``batch`` (0 for
+    none), as :func:`~irdialog.svm._parallel_kernels.search_costs` estimates them."""
     costs = search_costs(batch)
     return float(np.mean(costs)) if len(costs) else 0.0
 
@@ -120,8 +111,8 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         violation; the steps are then taken in order up to the first violation, and the
         searches after it run again. The fitted model is that of ``n_jobs=1``, bit for
         bit. A fit takes only the threads its searches pay for: one per 2**20
-        multiply-adds of ``8`` searches, estimated as 128 per (fact, fact, word, word)
-        quadruple of the mean story, at most ``n_jobs`` and numba's thread count
+        multiply-adds of ``8`` searches, estimated from the fact pairs and tuples its
+        pruning leaves to the mean story, at most ``n_jobs`` and numba's thread count
         (``NUMBA_NUM_THREADS``); with less than twice that work a pass runs on one thread,
         as with ``n_jobs=1``. The searches of ``predict``, ``decision_function`` and
         ``predict_supporting`` share out their questions between as many threads as their
