@@ -53,11 +53,9 @@ def _converged(violations) -> bool:
     return len(violations) >= QUIET_EPOCHS and not violations[-QUIET_EPOCHS:].any()
 
 
-def search_work(batch) -> float:
-    """The mean multiply-adds of a stage-1 search over the questions of ``batch`` (0 for
-    none), as :func:`~irdialog.svm._parallel_kernels.search_costs` estimates them."""
-    costs = search_costs(batch)
-    return float(np.mean(costs)) if len(costs) else 0.0
+def _most_threads(n_jobs) -> int:
+    """The threads ``n_jobs`` may take: at most numba's (``NUMBA_NUM_THREADS``)."""
+    return min(n_threads(n_jobs), numba.config.NUMBA_NUM_THREADS)
 
 
 class StructuredSVMQA(RankerMixin, BaseEstimator):
@@ -281,13 +279,15 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         epoch, or on threads (see ``n_jobs``) the blocks of
         :func:`~irdialog.svm._parallel_kernels.stage1_epoch_speculative` under
         :func:`~irdialog._threads.numba_threads`."""
-        most = min(n_threads(self.n_jobs), numba.config.NUMBA_NUM_THREADS)
-        threads = threads_for_work(self.n_jobs, most * BLOCK_PER_THREAD * search_work(batch))
+        most = _most_threads(self.n_jobs)
+        threads = 1
+        if most > 1 and len(batch.qsent) > 1:  # one per 2**20 of 8 mean searches
+            costs = search_costs(batch)
+            threads = threads_for_work(self.n_jobs, most * BLOCK_PER_THREAD * costs.mean())
         if threads == 1:
             return _kernels.stage1_epoch, (_kernels.search_workspace(batch),)
         block = BLOCK_PER_THREAD * threads
         work = block_workspace(batch, threads, block)
-        costs = search_costs(batch)
 
         def epoch(order, run, gold, batch, work, threads, block):
             with numba_threads(threads):
@@ -350,7 +350,9 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         threads their work pays for (see ``n_jobs``), a part of the questions each."""
         nq = len(batch.qsent) - 1
         out = np.full((nq, 3), -1, dtype=np.int64)
-        threads = threads_for_work(self.n_jobs, nq * search_work(batch))
+        threads = 1
+        if _most_threads(self.n_jobs) > 1 and nq > 1:
+            threads = threads_for_work(self.n_jobs, search_costs(batch).sum())
         if threads == 1:
             work = _kernels.search_workspace(batch)
             _kernels.stage1_predict(self.coef_support_, batch, work, out)
