@@ -15,6 +15,10 @@ starts after it. Every step thus sees the search, features and margin of the ser
 epoch: the model is that of the serial epoch, bit for bit, whatever the block and the
 number of threads, and a block of one question is the serial epoch itself. The searches
 discarded are the cost: about half a block per violation, few where violations are rare.
+A block's searches are shared out between the threads by their cost as
+:func:`search_costs` estimates it (the costliest first, each to the least loaded thread),
+as a story may hold a few facts or two hundred; :func:`stage1_predict_parts` shares out
+the searches of prediction, which read the weights only, a part of the questions each.
 
 :func:`stage1_epoch_speculative_reference` is the same computation on one thread, by the
 serial kernel's search and steps, which the tests compare the kernel against, along with
