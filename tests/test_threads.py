@@ -699,11 +699,16 @@ def _svm_epochs(kernel, w, lam, eta0, fold=False):
 
 
 @pytest.mark.parametrize("max_facts", [2, 3])
-@pytest.mark.parametrize("block, n_parts", [(1, 1), (2, 2), (3, 1), (5, 2), (4, 3), (32, 2)])
-def test_svm_speculative_epoch_is_the_serial_epoch(max_facts, block, n_parts):
-    """The searches of a block run ahead on threads, the steps up to its first violation:
-    the serial epoch's weights and violations, bit for bit (as the single-thread
-    reference of the blocks), and the dense numpy pass's."""
+@pytest.mark.parametrize(
+    "block, n_parts, per_block",
+    [(1, 1, np.inf), (2, 2, np.inf), (3, 1, np.inf), (5, 2, np.inf), (4, 3, np.inf),
+     (32, 2, np.inf), (8, 2, 0.6), (6, 3, 2.0)],
+)  # fmt: skip
+def test_svm_speculative_epoch_is_the_serial_epoch(max_facts, block, n_parts, per_block):
+    """The searches of a block run ahead on threads, the steps up to its first violation,
+    in blocks of a fixed size (``per_block`` inf) or sized by the recent violations: the
+    serial epoch's weights and violations, bit for bit (as the single-thread reference of
+    the blocks), and the dense numpy pass's."""
     batch, gold, w = _svm_problem(20 + max_facts, max_facts)
     order = np.array([3, 0, 7, 12, 1, 5, 9, 2, 13, 4, 11, 6, 10, 8, 0, 3], dtype=np.int64)
     lam, eta0 = 0.3, 1.5  # steps that shrink the weights enough to change the searches
@@ -712,7 +717,9 @@ def test_svm_speculative_epoch_is_the_serial_epoch(max_facts, block, n_parts):
     def speculative(run):
         with numba_threads(min(n_parts, numba.config.NUMBA_NUM_THREADS)):
             costs = SP.search_costs(batch)
-            return SP.stage1_epoch_speculative(order, run, gold, batch, costs, bw, n_parts, block)
+            return SP.stage1_epoch_speculative(
+                order, run, gold, batch, costs, bw, n_parts, block, per_block, 0.0
+            )
 
     def serial(run):
         return SK.stage1_epoch(order, run, gold, batch, SK.search_workspace(batch))
@@ -754,7 +761,9 @@ def test_svm_speculative_searches_see_the_scale_of_their_step():
     with numba_threads(min(2, numba.config.NUMBA_NUM_THREADS)):
         bw = SP.block_workspace(batch, 2, 8)
         costs = SP.search_costs(batch)
-        violations_2 = SP.stage1_epoch_speculative(order, threaded, gold, batch, costs, bw, 2, 8)
+        violations_2 = SP.stage1_epoch_speculative(
+            order, threaded, gold, batch, costs, bw, 2, 8, np.inf, 0.0
+        )
         assert violations_2 == violations
     for ours, theirs in zip(threaded[:3], serial[:3]):
         np.testing.assert_array_equal(ours, theirs)
@@ -783,6 +792,15 @@ def test_svm_share_out_gives_each_question_once_the_costliest_first():
     # two parts at 11), 1 -> 2
     assert parts == [[2, 7], [4, 5, 6], [0, 1, 3]]
     np.testing.assert_array_equal(bw.load[:3], [12.0, 13.0, 12.0])
+
+
+def test_svm_blocks_hold_the_violations_per_block_at_the_recent_rate():
+    assert SP._next_block(0.01, 2, 16, 0.6, 0, 800) == 16  # at most the block
+    assert SP._next_block(0.25, 2, 16, 1.5, 0, 800) == 6
+    assert SP._next_block(0.5, 3, 16, 1.5, 0, 800) == 3
+    assert SP._next_block(0.5, 2, 16, 0.75, 0, 800) == 1  # below one per part: this thread
+    assert SP._next_block(0.01, 2, 16, 0.6, 795, 800) == 5  # the questions left
+    assert SP._next_block(0.9, 2, 16, np.inf, 0, 800) == 16
 
 
 def test_svm_quiet_scales_are_the_steps_scales_up_to_a_fold():

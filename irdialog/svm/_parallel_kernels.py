@@ -14,7 +14,9 @@ A violation changes ``U``, so the searches after it are discarded and the next b
 starts after it. Every step thus sees the search, features and margin of the serial
 epoch: the model is that of the serial epoch, bit for bit, whatever the block and the
 number of threads, and a block of one question is the serial epoch itself. The searches
-discarded are the cost: about half a block per violation, few where violations are rare.
+discarded are the cost: about half a block per violation, few where violations are rare;
+a block holds about ``per_block`` violations at the rate of the last few dozen steps, and
+where violations are frequent a step runs on one thread, as in the serial epoch.
 A block's searches are shared out between the threads by their cost as
 :func:`search_costs` estimates it (the costliest first, each to the least loaded thread),
 as a story may hold a few facts or two hundred; :func:`stage1_predict_parts` shares out
@@ -75,6 +77,11 @@ def block_workspace(batch, n_parts, block):
         load=np.zeros(n_parts, dtype=np.float64),
     )
 
+
+# The violation rate a pass starts from, and the weight of each new step in the running
+# rate (about the last 32 steps), which sizes the blocks.
+START_RATE = 0.1
+RATE_DECAY = 1.0 / 32.0
 
 # What a search costs, in multiply-adds (which the work rule of irdialog._threads counts)
 # per (fact word, fact word) pair of the fact pairs it scores, and per such pair of the
@@ -207,24 +214,51 @@ def _block_steps(run, bw, m):
     return m, False
 
 
+@njit(cache=True, nogil=True)
+def _next_block(rate, n_parts, block, per_block, lo, n):
+    """The questions the next block runs ahead, about ``per_block / rate`` (``rate``: the
+    recent violations per step), at most ``block`` and the ``n - lo`` left; 1 (a step on
+    this thread) below one per part."""
+    size = block if rate * block <= per_block else int(per_block / rate)
+    if size < n_parts:
+        size = 1
+    return min(size, n - lo)
+
+
 @njit(cache=True, parallel=True, nogil=True)
-def stage1_epoch_speculative(order, run, gold, batch, cost, bw, n_parts, block):
+def stage1_epoch_speculative(order, run, gold, batch, cost, bw, n_parts, block, per_block,
+                             min_work):  # fmt: skip
     """:func:`~irdialog.svm._kernels.stage1_epoch` (the same steps, bit for bit), with the
-    searches of up to ``block`` questions at a time run ahead on ``n_parts`` threads (at
-    most the parts of ``bw``), shared out by their estimated ``cost`` (one per question
-    of the batch). Returns the number of margin violations."""
+    searches of up to ``block`` questions at a time run ahead on up to ``n_parts`` threads
+    (at most the parts of ``bw``), shared out by their estimated ``cost`` (one per
+    question of the batch). A block holds about ``per_block`` violations at the recent
+    rate (``inf``: always ``block`` questions), and takes one thread per ``min_work`` of
+    its estimated cost; a block of one question, or of one thread, is a step of the
+    serial epoch. Returns the number of margin violations."""
     violations = 0
     lo = 0
+    rate = START_RATE
     while lo < len(order):
-        m = quiet_scales(run, bw.alpha, min(block, len(order) - lo))
+        m = _next_block(rate, n_parts, block, per_block, lo, len(order))
+        m = quiet_scales(run, bw.alpha, m)
         questions = order[lo : lo + m]
-        k = min(n_parts, m)
-        share_out(cost, questions, bw, k)
-        for p in prange(k):
-            _part_searches(run.U, gold, batch, questions, bw, p)
+        work = 0.0
+        for r in range(m):
+            work += cost[questions[r]]
+        k = min(n_parts, m, int(work // max(min_work, 1.0)))
+        if k <= 1:  # this step on this thread
+            bw.n_rows[0] = 1
+            bw.rows[0, 0] = 0
+            _part_searches(run.U, gold, batch, questions[:1], bw, 0)
+            m = 1
+        else:
+            share_out(cost, questions, bw, k)
+            for p in prange(k):
+                _part_searches(run.U, gold, batch, questions, bw, p)
         taken, violated = _block_steps(run, bw, m)
         violations += violated
         lo += taken
+        rate = rate * (1.0 - RATE_DECAY) ** taken + (RATE_DECAY if violated else 0.0)
     return violations
 
 

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._babi_qa_heuristics import pseudo_supporting
 from .._compat import Interval, StrOptions, _fit_context
 from .._epochs import run_epochs, training_session
-from .._threads import n_threads, numba_threads, threads_for_work
+from .._threads import MIN_WORK_PER_THREAD, n_threads, numba_threads, threads_for_work
 from ..base import (
     N_JOBS_CONSTRAINT,
     RankerMixin,
@@ -44,8 +44,11 @@ ETA0 = 1.0
 QUIET_EPOCHS = 3
 # (context, candidate) pairs whose stage-2 features decision_function holds at once.
 PAIR_BLOCK = 1 << 16
-# With n_jobs > 1, stage 1 searches this many questions per thread ahead of its steps.
+# With n_jobs > 1, stage 1 searches up to this many questions per thread ahead of its
+# steps, and as many as hold this many margin violations at the recent rate (below one
+# question per thread, a step on one thread): the searches after a violation run again.
 BLOCK_PER_THREAD = 8
+BLOCK_VIOLATIONS = 0.6
 
 
 def _converged(violations) -> bool:
@@ -103,18 +106,20 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         characters (for scripts without spaces), or a callable from str to a list of str.
     n_jobs : int or None, default=1
         Threads of stage 1's searches, in training and in prediction (None: one; -1:
-        every core). In training, the loss-augmented searches of the next ``8 * n_jobs``
-        questions of a pass run ahead on the threads, in one numba parallel region per
-        pass, each at the weights it will see if no step before it is a margin
+        every core). In training, the loss-augmented searches of up to ``8 * n_jobs``
+        next questions of a pass run ahead on the threads, in one numba parallel region
+        per pass, each at the weights it will see if no step before it is a margin
         violation; the steps are then taken in order up to the first violation, and the
         searches after it run again. The fitted model is that of ``n_jobs=1``, bit for
-        bit. A fit takes only the threads its searches pay for: one per 2**20
-        multiply-adds of ``8`` searches, estimated from the fact pairs and tuples its
-        pruning leaves to the mean story, at most ``n_jobs`` and numba's thread count
-        (``NUMBA_NUM_THREADS``); with less than twice that work a pass runs on one thread,
-        as with ``n_jobs=1``. The searches of ``predict``, ``decision_function`` and
-        ``predict_supporting`` share out their questions between as many threads as their
-        work pays for, with the tuples of one thread.
+        bit. Fewer questions run ahead while violations are frequent (about 0.6 violations
+        a block at the rate of the last few dozen steps), and none, a step on one thread,
+        below one question per thread. A fit takes only the threads its searches pay for:
+        one per 2**20 multiply-adds of ``8`` searches, estimated from the fact pairs and
+        tuples its pruning leaves to the mean story, at most ``n_jobs`` and numba's
+        thread count (``NUMBA_NUM_THREADS``); with less than twice that work a pass runs
+        on one thread, as with ``n_jobs=1``. The searches of ``predict``,
+        ``decision_function`` and ``predict_supporting`` share out their questions
+        between as many threads as their work pays for, with the tuples of one thread.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the SGD passes; a seeded fit is bit-for-bit repeatable.
     verbose : bool, default=False
@@ -292,8 +297,9 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         def epoch(order, run, gold, batch, work, threads, block):
             with numba_threads(threads):
                 return stage1_epoch_speculative(
-                    order, run, gold, batch, costs, work, threads, block
-                )
+                    order, run, gold, batch, costs, work, threads, block, BLOCK_VIOLATIONS,
+                    MIN_WORK_PER_THREAD,
+                )  # fmt: skip
 
         return epoch, (work, threads, block)
 
