@@ -281,7 +281,8 @@ def babi_workload(
 ) -> dict:
     """A training workload of :mod:`benchmarks.training_threads`: ``model`` of ``irdialog
     bench babi-qa`` at its preset for one task (``epochs`` capped when given, and the
-    parameters ``overrides`` set), fitted and scored as ``--heldout`` does: on the first
+    parameters ``overrides`` set), fitted as the suite fits it (with the supporting facts
+    of the strongly supervised models) and scored as ``--heldout`` does: on the first
     share of the training stories, scored on the rest (the test file is never read)."""
     from irdialog.bench._babi_qa import BABI_QA_MODELS, SUITE_NAME, valid_split
     from irdialog.datasets import load_babi_qa

@@ -1,12 +1,13 @@
 """Training on several threads: a fit with ``n_jobs=N`` against the same fit with one.
 
-    python -m benchmarks.training_threads [--models recurrent memn2n qrn] [--jobs 1 2] \
+    python -m benchmarks.training_threads [--models recurrent memn2n qrn svm] [--jobs 1 2] \
         [--repeat 3] [--data-home DIR] [--ubuntu-home DIR] \
         [--output benchmarks/results/speed/training-threads.json]
 
 Each model family's speed script names its bench workloads (``threads_workloads`` of
 :mod:`benchmarks.speed` (supervised embeddings), :mod:`benchmarks.recurrent_speed`,
-:mod:`benchmarks.speed_memn2n` and :mod:`benchmarks.memory_training_time` (QRN)):
+:mod:`benchmarks.speed_memn2n` and :mod:`benchmarks.memory_training_time` (QRN); the
+structured SVM, which no speed script times, has :func:`svm_threads_workloads` here):
 an estimator built with the bench's settings for a given ``n_jobs``, its fit on the
 training data, and its score on the dev or validation data. The fits with each ``n_jobs``
 take turns (:func:`benchmarks.alternate`, so that a busy spell of the machine hits every
@@ -32,7 +33,13 @@ import time
 import numba
 from threadpoolctl import threadpool_limits
 
-from benchmarks import SpeedBenchmark, alternate, finish_speed_result, machine_cpu_seconds
+from benchmarks import (
+    SpeedBenchmark,
+    alternate,
+    babi_workload,
+    finish_speed_result,
+    machine_cpu_seconds,
+)
 from irdialog.datasets import record_data_files
 
 # The speed script of each model family whose fit trains on threads, which declares its
@@ -43,6 +50,7 @@ SCRIPTS = {
     "memn2n": "benchmarks.speed_memn2n",
     "qrn": "benchmarks.memory_training_time",
     "memnn": "benchmarks.memory_training_time:memnn_threads_workloads",
+    "svm": "benchmarks.training_threads:svm_threads_workloads",
 }
 
 
@@ -52,6 +60,15 @@ def workloads(model: str, data_home=None, ubuntu_home=None) -> list[dict]:
     module, _, function = SCRIPTS[model].partition(":")
     declare = getattr(importlib.import_module(module), function or "threads_workloads")
     return declare(data_home=data_home, ubuntu_home=ubuntu_home)
+
+
+def svm_threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
+    """The fits of the structured SVM that the benchmark times (``ubuntu_home`` unused):
+    bAbI QA tasks 1 and 3 at the bench's preset, with the supporting facts, whose stage-1
+    searches the threads share. Each is a dict as :func:`benchmarks.babi_workload`
+    returns."""
+    name = "StructuredSVMQA"
+    return [babi_workload("struct-svm", name, task, data_home) for task in (1, 3)]
 
 
 def time_workload(work: dict, jobs, repeat: int) -> dict:

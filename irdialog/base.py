@@ -18,12 +18,13 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from itertools import chain
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._compat import pretty_print_like_estimators
+from ._compat import Interval, pretty_print_like_estimators
 from ._topk import blocked_top_k, inner_product_top_k
 
 SPEAKERS = ("user", "bot", "kb")
@@ -37,6 +38,13 @@ MAX_BLOCK_ROWS = 1024
 # embeddings), and scores them in blocks of PAIR_BLOCK pairs.
 LIST_GROUP_PAIRS = 1 << 19
 PAIR_BLOCK = MAX_BLOCK_ROWS * 16
+# The constraint of the ``n_jobs`` of the estimators that take one, joblib's convention: None,
+# -1 (every core), -2 (all but one)... or a positive count.
+N_JOBS_CONSTRAINT = [
+    Interval(Integral, None, -1, closed="right"),
+    Interval(Integral, 1, None, closed="left"),
+    None,
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,30 @@ def test_qrn_threads_workloads_build_one_run_and_the_preset_restarts(monkeypatch
     assert built[1]["learning_rate"] == 0.02  # task 3's preset
 
 
+def test_svm_threads_workloads_fit_the_preset_on_the_supporting_facts(monkeypatch):
+    """The structured SVM's workloads: bAbI QA tasks 1 and 3 at the preset, built for the
+    n_jobs asked, fitted with the supporting facts of the stories they fit on."""
+    import irdialog.datasets as datasets
+
+    # the bundled samples hold task 1 only: it stands in for task 3
+    real = datasets.load_babi_qa
+    monkeypatch.setattr(
+        datasets, "load_babi_qa", lambda task, *a, _real=real, **kw: _real(1, *a, **kw)
+    )
+    threads = import_benchmark("training_threads")
+    works = threads.workloads("svm")
+    assert [w["name"] for w in works] == [
+        "StructuredSVMQA, bAbI QA task 1",
+        "StructuredSVMQA, bAbI QA task 3",
+    ]
+    model = works[0]["make"](2)
+    assert model.get_params()["n_jobs"] == 2
+    model.set_params(epochs=1, n_features=2**14)
+    works[0]["fit"](model)
+    assert not model.pseudo_supporting_  # the gold supporting facts, not distant ones
+    assert works[0]["score"](model) > 50
+
+
 def test_memory_training_time_fits_one_run_of_each_preset_in_turn(tmp_path, monkeypatch, capsys):
     from types import SimpleNamespace
 

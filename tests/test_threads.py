@@ -2,6 +2,8 @@
 model on them (against their numpy references), what ``n_jobs`` accepts, and for each model
 that trains on threads, that a 2-thread fit lands within the spread of 5 seeds of one."""
 
+import itertools
+
 import numba
 import numpy as np
 import pytest
@@ -25,6 +27,7 @@ from test_recurrent import (
     two_encoder_reference,
 )
 from test_recurrent import reference_loss_grad as recurrent_reference
+from test_structured_svm import random_stories
 from test_supervised_embedding import csr, kernel_inputs, make_problem
 
 from irdialog._threads import (
@@ -55,6 +58,10 @@ from irdialog.embed import _recurrent as _rec
 from irdialog.embed import _recurrent_kernels as RK
 from irdialog.embed import _recurrent_parallel_kernels as RP
 from irdialog.embed import _reference as R
+from irdialog.svm import PairwiseFeaturizer, StructuredSVMQA, _structured_svm
+from irdialog.svm import _kernels as SK
+from irdialog.svm import _parallel_kernels as SP
+from irdialog.svm import _reference as SR
 
 two_threads = pytest.mark.skipif(
     numba.config.NUMBA_NUM_THREADS < 2, reason="numba has one thread (NUMBA_NUM_THREADS)"
@@ -87,7 +94,9 @@ def test_numba_threads_sets_and_restores_the_count():
     assert numba.get_num_threads() == before
 
 
-@pytest.mark.parametrize("model", [SupervisedEmbeddingRanker, MemN2NRanker, QRNRanker, MemNNQA])
+@pytest.mark.parametrize(
+    "model", [SupervisedEmbeddingRanker, MemN2NRanker, QRNRanker, MemNNQA, StructuredSVMQA]
+)
 @pytest.mark.parametrize("n_jobs", [0, 1.5, "two", True])
 def test_bad_n_jobs_is_named(model, n_jobs):
     X, y, _ = make_tiny_dialogs()
@@ -717,3 +726,243 @@ def test_reader_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
     assert calls and set(calls) == {2}
     assert len(calls) == 5 * 5 * (800 // 32)  # every batch of the 2-thread fits
     assert low <= np.mean(twos) <= high, (low, high, twos)
+
+
+# --------------------------------------------------------------------------- structured SVM
+
+
+def _svm_problem(seed, max_facts):
+    """A batch of random stories, random gold tuples and random weights (no ties between
+    tuples): (batch, gold, w)."""
+    rng = np.random.default_rng(seed)
+    X = random_stories(rng, 14)
+    feat = PairwiseFeaturizer(n_features=2**12, max_df=0.7, link_df=0.4, max_facts=max_facts)
+    batch = feat.fit(X).encode(X)
+    gold = np.full((len(X), 3), -1, dtype=np.int64)
+    for q, ctx in enumerate(X):
+        n = len(ctx.history)
+        facts = rng.permutation(n)[: rng.integers(0, min(n, max_facts) + 1)]
+        gold[q, : len(facts)] = facts
+    return batch, gold, rng.normal(size=2**12)
+
+
+def _svm_run(w, lam, eta0):
+    """An averaged-SGD run whose weights are ``w``, before its first step."""
+    run = SK.start_asgd(len(w), lam, eta0)
+    run.U[:] = w
+    return run
+
+
+def _svm_epochs(kernel, w, lam, eta0, fold=False):
+    """``kernel(run)`` from a run whose weights are ``w`` (on the brink of folding their
+    scale into U with ``fold``): the run, the kernel's violations."""
+    run = _svm_run(w, lam, eta0)
+    if fold:  # the second step folds the scale into U
+        run.U[:] = w / 1.05e-9
+        run.state[0] = 1.05e-9
+    return run, kernel(run)
+
+
+@pytest.mark.parametrize("max_facts", [2, 3])
+@pytest.mark.parametrize(
+    "block, n_parts, per_block",
+    [(1, 1, np.inf), (2, 2, np.inf), (3, 1, np.inf), (5, 2, np.inf), (4, 3, np.inf),
+     (32, 2, np.inf), (8, 2, 0.6), (6, 3, 2.0)],
+)  # fmt: skip
+def test_svm_speculative_epoch_is_the_serial_epoch(max_facts, block, n_parts, per_block):
+    """The searches of a block run ahead on threads, the steps up to its first violation,
+    in blocks of a fixed size (``per_block`` inf) or sized by the recent violations: the
+    serial epoch's weights and violations, bit for bit (as the single-thread reference of
+    the blocks), and the dense numpy pass's."""
+    batch, gold, w = _svm_problem(20 + max_facts, max_facts)
+    order = np.array([3, 0, 7, 12, 1, 5, 9, 2, 13, 4, 11, 6, 10, 8, 0, 3], dtype=np.int64)
+    lam, eta0 = 0.3, 1.5  # steps that shrink the weights enough to change the searches
+    bw = SP.block_workspace(batch, n_parts, block)
+
+    def speculative(run):
+        with numba_threads(min(n_parts, numba.config.NUMBA_NUM_THREADS)):
+            costs = SP.search_costs(batch)
+            return SP.stage1_epoch_speculative(
+                order, run, gold, batch, costs, bw, n_parts, block, per_block, 0.0
+            )
+
+    def serial(run):
+        return SK.stage1_epoch(order, run, gold, batch, SK.search_workspace(batch))
+
+    def reference(run):
+        return SP.stage1_epoch_speculative_reference(order, run, gold, batch, block)
+
+    run, violations = _svm_epochs(speculative, w, lam, eta0)
+    last, mean, r_violations = SR.stage1_epoch(w, batch, gold, order, lam, eta0)
+    assert violations == r_violations > 0
+    np.testing.assert_allclose(run.state[0] * run.U, last, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(SK.averaged_weights(run), mean, rtol=1e-9, atol=1e-12)
+    for kernel, fold in [(serial, False), (reference, False), (speculative, True)]:
+        other, other_violations = _svm_epochs(kernel, w, lam, eta0, fold)
+        if fold:  # the serial epoch from the same brink
+            run, violations = _svm_epochs(serial, w, lam, eta0, fold)
+        assert other_violations == violations
+        for ours, theirs in zip(run[:3], other[:3]):  # U, V, state
+            np.testing.assert_array_equal(ours, theirs)
+
+
+def test_svm_speculative_searches_see_the_scale_of_their_step():
+    """From trained weights, steps that halve the weights' scale: the searches after
+    quiet steps in a block find other tuples at the scale of their own step than at the
+    block's start, and the kernel's steps are still the serial epoch's."""
+    batch, gold, w = _svm_problem(23, 3)
+    order = np.array([3, 0, 7, 12, 1, 5, 9, 2, 13, 4, 11, 6, 10, 8, 0, 3], dtype=np.int64)
+    trained = SK.start_asgd(len(w), 0.01, 1.0)
+    for _ in range(6):
+        SK.stage1_epoch(order, trained, gold, batch, SK.search_workspace(batch))
+
+    def start():  # the trained weights, the step sizes of a new run
+        state = np.array([trained.state[0], trained.state[1], 0.0])
+        return SK.ASGD(trained.U.copy(), trained.V.copy(), state, 0.9, 1.9)
+
+    serial = start()
+    violations = SK.stage1_epoch(order, serial, gold, batch, SK.search_workspace(batch))
+    threaded = start()
+    with numba_threads(min(2, numba.config.NUMBA_NUM_THREADS)):
+        bw = SP.block_workspace(batch, 2, 8)
+        costs = SP.search_costs(batch)
+        violations_2 = SP.stage1_epoch_speculative(
+            order, threaded, gold, batch, costs, bw, 2, 8, np.inf, 0.0
+        )
+        assert violations_2 == violations
+    for ours, theirs in zip(threaded[:3], serial[:3]):
+        np.testing.assert_array_equal(ours, theirs)
+    frozen = start()  # every search of a block at the scale of its start: another model
+    work = SK.search_workspace(batch)
+    plus, minus = np.empty_like(work.buf), np.empty_like(work.buf)
+    for lo in range(0, len(order), 8):
+        alpha = frozen.state[0]
+        for q in order[lo : lo + 8]:
+            U, now = frozen.U, frozen.state[0]
+            n_plus, n_minus, loss = SK.stage1_search(U, alpha, gold, batch, q, work, plus, minus)
+            if not SK.margin_violated(U, now, plus, n_plus, minus, n_minus, loss):
+                n_plus = n_minus = 0
+            SK._asgd_step(frozen, plus, n_plus, minus, n_minus)
+    assert not np.array_equal(frozen.U, serial.U)
+
+
+def test_svm_share_out_gives_each_question_once_the_costliest_first():
+    batch, _, _ = _svm_problem(22, 2)
+    bw = SP.block_workspace(batch, 3, 8)
+    cost = np.array([5.0, 1.0, 9.0, 2.0, 2.0, 7.0, 3.0, 1.0, 4.0, 6.0])
+    questions = np.array([9, 0, 2, 7, 5, 3, 8, 6], dtype=np.int64)  # costs 6 5 9 1 7 2 4 3
+    SP.share_out(cost, questions, bw, 3)
+    parts = [sorted(bw.rows[p, : bw.n_rows[p]].tolist()) for p in range(3)]
+    # costs 9, 7, 6 to parts 0, 1, 2, then 5 -> 2, 4 -> 1, 3 -> 0, 2 -> 1 (the first of
+    # two parts at 11), 1 -> 2
+    assert parts == [[2, 7], [4, 5, 6], [0, 1, 3]]
+    np.testing.assert_array_equal(bw.load[:3], [12.0, 13.0, 12.0])
+
+
+def test_svm_blocks_hold_the_violations_per_block_at_the_recent_rate():
+    assert SP._next_block(0.01, 2, 16, 0.6, 0, 800) == 16  # at most the block
+    assert SP._next_block(0.25, 2, 16, 1.5, 0, 800) == 6
+    assert SP._next_block(0.5, 3, 16, 1.5, 0, 800) == 3
+    assert SP._next_block(0.5, 2, 16, 0.75, 0, 800) == 1  # below one per part: this thread
+    assert SP._next_block(0.01, 2, 16, 0.6, 795, 800) == 5  # the questions left
+    assert SP._next_block(0.9, 2, 16, np.inf, 0, 800) == 16
+
+
+def test_svm_quiet_scales_are_the_steps_scales_up_to_a_fold():
+    run = _svm_run(np.ones(4), 0.1, 0.5)
+    alpha = np.zeros(6)
+    assert SP.quiet_scales(run, alpha, 6) == 6
+    for r in range(6):
+        assert alpha[r] == run.state[0]  # bit for bit
+        SK._asgd_step(run, np.zeros(0, np.int64), 0, np.zeros(0, np.int64), 0)
+    run.state[0] = SK.FOLD_BELOW * 1.07  # the second step folds
+    assert SP.quiet_scales(run, alpha, 6) == 2
+    assert alpha[0] == run.state[0]
+
+
+@pytest.mark.parametrize("max_facts", [1, 3])
+@pytest.mark.parametrize("n_parts", [1, 2, 3])
+def test_svm_predict_on_parts_is_the_numpy_reference(max_facts, n_parts):
+    batch, _, w = _svm_problem(30 + max_facts, max_facts)
+    out = np.full((len(batch.qsent) - 1, 3), 7, dtype=np.int64)
+    with numba_threads(min(n_parts, numba.config.NUMBA_NUM_THREADS)):
+        SP.stage1_predict_parts(w, batch, SP.block_workspace(batch, n_parts, 1), out, n_parts)
+    serial = np.empty_like(out)
+    SK.stage1_predict(w, batch, SK.search_workspace(batch), serial)
+    np.testing.assert_array_equal(out, serial)
+    for q in range(len(out)):
+        facts = SR.best_tuple(w, batch, q)[1]
+        assert tuple(out[q]) == tuple(facts) + (-1,) * (3 - len(facts))
+    assert (out[:, 0] >= 0).any()
+
+
+def _reference_search_costs(batch):
+    """search_costs by enumeration: the chained pairs and triples of facts, and the fact
+    pairs the search scores for them, as sets."""
+    out = []
+    for q in range(len(batch.qsent) - 1):
+        lengths = np.diff(batch.sent[batch.qsent[q] : batch.qsent[q + 1] + 1])
+        n = len(lengths) - 1
+        link_sets = SR.sentence_sets(batch, q, batch.link)
+        slots = sum(lengths[i] * (lengths[n] + lengths[i]) for i in range(n))
+        scored, tuples = set(), 0
+        for size in range(2, batch.max_facts + 1):
+            for facts in itertools.permutations(range(n), size):
+                if not SR.chained(link_sets, facts):
+                    continue
+                if size == 2:
+                    scored.add((0, *facts))
+                else:
+                    tuples += 1
+                    scored |= {(1, facts[1], facts[2]), (2, facts[0], facts[2])}
+        pairs = sum(lengths[i] * lengths[j] for _, i, j in scored)
+        units = pairs + SP.SLOT_WEIGHT * batch.max_facts * slots + SP.TUPLE_WEIGHT * tuples
+        out.append(SP.PAIR_COST * units)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("max_facts", [1, 2, 3])
+def test_svm_search_costs_are_the_tuples_of_the_pruning(max_facts):
+    batch, _, _ = _svm_problem(40 + max_facts, max_facts)
+    costs = SP.search_costs(batch)
+    np.testing.assert_allclose(costs, _reference_search_costs(batch), rtol=1e-12)
+    assert len(set(costs.tolist())) > 3
+
+
+def test_svm_fits_too_small_for_threads_run_the_serial_kernel(monkeypatch):
+    X, y, _ = make_tiny_dialogs()
+    params = dict(epochs=3, n_features=2**12, random_state=0)
+    single = StructuredSVMQA(**params).fit(X, y)
+    batch = single.featurizer_.encode(X)
+    assert 2 * _structured_svm.BLOCK_PER_THREAD * SP.search_costs(batch).mean() < (
+        2 * MIN_WORK_PER_THREAD
+    )
+    monkeypatch.setattr(_structured_svm, "stage1_epoch_speculative", None)  # a call would fail
+    threaded = StructuredSVMQA(**params, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(threaded.coef_support_, single.coef_support_)
+    np.testing.assert_array_equal(threaded.coef_answer_, single.coef_answer_)
+
+
+@two_threads
+def test_svm_two_threads_fit_the_model_of_one(monkeypatch):
+    """bAbI QA task 1 (bundled), 300 stories, up to 5 passes per stage: the epochs of the
+    2-thread fits run ahead on two threads, their models are those of one thread, bit for
+    bit, and so are their scores and tuples of 200 held-out stories, searched on two."""
+    data = load_babi_qa(1, "train")
+    X, y, sup, Xv = data.X[:300], data.y[:300], data.supporting[:300], data.X[800:]
+    calls = _record_argument(monkeypatch, _structured_svm, "stage1_epoch_speculative", 6)
+    predictions = _record_argument(monkeypatch, _structured_svm, "stage1_predict_parts", 4)
+    for seed in (0, 1):
+        one = StructuredSVMQA(epochs=5, random_state=seed).fit(X, y, supporting=sup)
+        two = StructuredSVMQA(epochs=5, random_state=seed, n_jobs=2).fit(X, y, supporting=sup)
+        assert len(calls) == two.n_iter_[0] and set(calls) == {2}  # every pass, two threads
+        calls.clear()
+        np.testing.assert_array_equal(two.coef_support_, one.coef_support_)
+        np.testing.assert_array_equal(two.coef_answer_, one.coef_answer_)
+        np.testing.assert_array_equal(two.violations_, one.violations_)
+        assert one.violations_[0, 0] > 0
+        assert not predictions
+        np.testing.assert_array_equal(two.decision_function(Xv), one.decision_function(Xv))
+        assert two.predict_supporting(Xv) == one.predict_supporting(Xv)
+        assert predictions == [2, 2]  # the searches of the held-out stories on two threads
+        predictions.clear()

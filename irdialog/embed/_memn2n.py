@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions
 from .._threads import n_threads, numba_threads, threads_for_work
 from ..base import (
+    N_JOBS_CONSTRAINT,
     RankerMixin,
     check_contexts,
     inner_product_pairs,
@@ -46,7 +47,6 @@ from . import _memn2n_kernels as K
 from ._attention import turn_attention
 from ._memn2n_parallel_kernels import batch_loss_grad_parts, make_parts
 from ._training import (
-    N_JOBS_CONSTRAINT,
     TRAINING_CONSTRAINTS,
     GoldFitMixin,
     Run,

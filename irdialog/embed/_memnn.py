@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._babi_qa_heuristics import answer_parts, pseudo_supporting
 from .._compat import Interval, StrOptions, _fit_context
 from .._threads import numba_threads, threads_for_work
-from ..base import RankerMixin, check_contexts, resolve_candidates
+from ..base import N_JOBS_CONSTRAINT, RankerMixin, check_contexts, resolve_candidates
 from ..text import (
     TOKENIZERS,
     Analyzer,
@@ -26,7 +26,7 @@ from ..text import (
 from . import _memnn_kernels as K
 from ._attention import turn_attention
 from ._hogwild_kernels import memnn_hogwild_epoch, stack_scratch
-from ._training import N_JOBS_CONSTRAINT, TRAINING_CONSTRAINTS, Run, TrainingMixin
+from ._training import TRAINING_CONSTRAINTS, Run, TrainingMixin
 
 
 def check_supporting(supporting, X) -> list[tuple[int, ...]]:

@@ -33,7 +33,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads, numba_threads, threads_for_work
-from ..base import RankerMixin, check_contexts, resolve_candidates
+from ..base import N_JOBS_CONSTRAINT, RankerMixin, check_contexts, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
 from ._recurrent_parallel_kernels import (
@@ -50,7 +50,6 @@ from ._recurrent_parallel_kernels import (
     weights_record,
 )
 from ._training import (
-    N_JOBS_CONSTRAINT,
     TRAINING_CONSTRAINTS,
     ChunkFitMixin,
     GoldFitMixin,

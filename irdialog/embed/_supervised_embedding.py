@@ -24,6 +24,7 @@ from threadpoolctl import threadpool_limits
 from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads, numba_threads, threads_for_work
 from ..base import (
+    N_JOBS_CONSTRAINT,
     RankerMixin,
     _check_list,
     check_contexts,
@@ -44,7 +45,6 @@ from ..text import (
 from . import _hogwild_kernels, _kernels
 from ._cooccurrence import ppmi_svd_vectors
 from ._training import (
-    N_JOBS_CONSTRAINT,
     TRAINING_CONSTRAINTS,
     VALIDATION_BLOCK,
     ChunkFitMixin,

@@ -62,13 +62,6 @@ TRAINING_CONSTRAINTS = {
     "random_state": ["random_state"],
     "verbose": ["verbose"],
 }
-# The constraint of the ``n_jobs`` of the models that take one, joblib's convention: None,
-# -1 (every core), -2 (all but one)... or a positive count.
-N_JOBS_CONSTRAINT = [
-    Interval(Integral, None, -1, closed="right"),
-    Interval(Integral, 1, None, closed="left"),
-    None,
-]
 # Seeds drawn from a model's random state (a validation split, a restart) are below this.
 SEED_BOUND = np.iinfo(np.int32).max
 

@@ -88,6 +88,8 @@ _WITH_RECENCY, _WITHOUT_RECENCY = np.bool_(True), np.bool_(False)
 _ZERO = np.int64(0)
 MAX_FEATURES = 1 << 32
 _OFF = np.int64(4096)  # added to signed values (distances, relative positions) before hashing
+# An averaged-SGD step folds the scale of the weights into them below this scale.
+FOLD_BELOW = 1e-9
 
 # Stage 1, question-fact pair g(x, f) of slot k.
 T_XF_WP = np.int64(1)  # (k, question word, fact word)
@@ -721,7 +723,7 @@ def _asgd_step(run, plus, n_plus, minus, n_minus):
         U[minus[r]] -= step
         V[minus[r]] += beta_prev * step
     beta = beta_prev + alpha
-    if alpha < 1e-9:  # fold the scale into U to keep it representable
+    if alpha < FOLD_BELOW:  # fold the scale into U to keep it representable
         U *= alpha
         beta /= alpha
         alpha = 1.0
@@ -742,37 +744,55 @@ def averaged_weights(run):
     return (run.state[1] * run.U + run.V) / run.state[2]
 
 
+@njit(cache=True, nogil=True)
+def stage1_search(U, alpha, gold, batch, q, work, plus, minus):
+    """The loss-augmented search of question ``q`` under ``alpha * U`` and, when it finds
+    a tuple other than the gold one, the features of the gold tuple (a step's plus side,
+    into ``plus``) and of the tuple found (``minus``). Returns (n_plus, n_minus, loss):
+    the feature counts (0 at loss 0) and the loss Delta of the tuple found."""
+    n = _question(batch, q)[1]
+    g = gold[q]
+    best = work.best
+    search_question(U, alpha, batch, q, g, 1.0, work)
+    loss = 0.0
+    for k in range(batch.max_facts):
+        if best[k] != g[k]:
+            loss += 1.0
+    if loss == 0:
+        return 0, 0, loss
+    o = np.empty(3, dtype=np.int64)
+    for k in range(3):
+        o[k] = n if best[k] < 0 else best[k]
+    m_minus = tuple_features(minus, batch, q, o)
+    for k in range(3):
+        o[k] = n if g[k] < 0 else g[k]
+    m_plus = tuple_features(plus, batch, q, o)
+    return m_plus, m_minus, loss
+
+
+@njit(cache=True, nogil=True)
+def margin_violated(U, alpha, plus, n_plus, minus, n_minus, loss):
+    """Does the gold tuple (features ``plus``) score less than ``loss`` above the tuple
+    found (``minus``) under ``alpha * U``? False at loss 0."""
+    if loss == 0:
+        return False
+    return alpha * (_dot(U, plus, n_plus) - _dot(U, minus, n_minus)) < loss
+
+
 @njit(cache=True)
 def stage1_epoch(order, run, gold, batch, work):
     """One pass of loss-augmented ASGD over the questions in ``order``; returns the number
     of margin violations."""
-    o = np.empty(3, dtype=np.int64)
-    buf, best = work.buf, work.best
+    buf = work.buf
     buf2 = np.empty_like(buf)
     violations = 0
     for q in order:
-        n = _question(batch, q)[1]
-        g = gold[q]
         alpha = run.state[0]
-        search_question(run.U, alpha, batch, q, g, 1.0, work)
-        loss = 0.0
-        for k in range(batch.max_facts):
-            if best[k] != g[k]:
-                loss += 1.0
-        m_minus = 0
-        m_plus = 0
-        if loss > 0:
-            for k in range(3):
-                o[k] = n if best[k] < 0 else best[k]
-            m_minus = tuple_features(buf, batch, q, o)
-            for k in range(3):
-                o[k] = n if g[k] < 0 else g[k]
-            m_plus = tuple_features(buf2, batch, q, o)
-            margin = alpha * (_dot(run.U, buf2, m_plus) - _dot(run.U, buf, m_minus))
-            if margin < loss:
-                violations += 1
-            else:
-                m_minus = m_plus = 0
+        m_plus, m_minus, loss = stage1_search(run.U, alpha, gold, batch, q, work, buf2, buf)
+        if margin_violated(run.U, alpha, buf2, m_plus, buf, m_minus, loss):
+            violations += 1
+        else:
+            m_plus = m_minus = 0
         _asgd_step(run, buf2, m_plus, buf, m_minus)
     return violations
 

@@ -177,6 +177,36 @@ def averaged_sgd(steps, n_features, lam, eta0):
     return iterates, iterates.mean(axis=0)
 
 
+def stage1_epoch(w, batch, gold, order, lam, eta0):
+    """:func:`irdialog.svm._kernels.stage1_epoch` on the dense weights ``w`` (the run's
+    iterate before the pass's first step, taken as step 0): for each question in
+    ``order``, the loss-augmented search by :func:`best_tuple`, then the step, with the
+    features of the gold tuple and of the tuple found on a margin violation (the gold
+    tuple's score less than the loss above the tuple found's). Returns the last iterate,
+    the mean of the pass's iterates and the number of violations."""
+    w = np.array(w, dtype=np.float64)
+    iterates, violations = [], 0
+    none = np.zeros(0, dtype=np.int64)
+    for t, q in enumerate(order, start=1):
+        g = [int(f) for f in gold[q] if f >= 0]
+        facts = best_tuple(w, batch, q, g, 1.0)[1]
+        loss = slot_loss(facts, g, batch.max_facts)
+        plus = minus = none
+        if loss > 0:
+            gold_score, plus = tuple_score(w, batch, q, g)
+            found_score, minus = tuple_score(w, batch, q, facts)
+            if gold_score - found_score < loss:
+                violations += 1
+            else:
+                plus = minus = none
+        eta = eta0 / (1 + lam * eta0 * t)
+        w *= 1 - lam * eta
+        np.add.at(w, plus, eta)
+        np.add.at(w, minus, -eta)
+        iterates.append(w.copy())
+    return w, np.mean(iterates, axis=0), violations
+
+
 # --------------------------------------------------------------------------- stage 2
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 from numbers import Integral, Real
 
+import numba
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
@@ -19,10 +20,23 @@ from sklearn.utils.validation import check_is_fitted
 from .._babi_qa_heuristics import pseudo_supporting
 from .._compat import Interval, StrOptions, _fit_context
 from .._epochs import run_epochs, training_session
-from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
+from .._threads import MIN_WORK_PER_THREAD, n_threads, numba_threads, threads_for_work
+from ..base import (
+    N_JOBS_CONSTRAINT,
+    RankerMixin,
+    check_contexts,
+    check_responses,
+    resolve_candidates,
+)
 from ..text import TOKENIZERS, Analyzer, encode_labels
 from . import _kernels
 from ._features import PairwiseFeaturizer, gold_tuples
+from ._parallel_kernels import (
+    block_workspace,
+    search_costs,
+    stage1_epoch_speculative,
+    stage1_predict_parts,
+)
 
 # Initial step size of the averaged SGD; the step decays as eta0 / (1 + lambda eta0 t).
 ETA0 = 1.0
@@ -30,11 +44,21 @@ ETA0 = 1.0
 QUIET_EPOCHS = 3
 # (context, candidate) pairs whose stage-2 features decision_function holds at once.
 PAIR_BLOCK = 1 << 16
+# With n_jobs > 1, stage 1 searches up to this many questions per thread ahead of its
+# steps, and as many as hold this many margin violations at the recent rate (below one
+# question per thread, a step on one thread): the searches after a violation run again.
+BLOCK_PER_THREAD = 8
+BLOCK_VIOLATIONS = 0.6
 
 
 def _converged(violations) -> bool:
     """Have the last QUIET_EPOCHS passes of a stage been free of margin violations?"""
     return len(violations) >= QUIET_EPOCHS and not violations[-QUIET_EPOCHS:].any()
+
+
+def _most_threads(n_jobs) -> int:
+    """The threads ``n_jobs`` may take: at most numba's (``NUMBA_NUM_THREADS``)."""
+    return min(n_threads(n_jobs), numba.config.NUMBA_NUM_THREADS)
 
 
 class StructuredSVMQA(RankerMixin, BaseEstimator):
@@ -80,6 +104,22 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
     tokenizer : {"word", "char"} or callable, default="word"
         How a text is split into tokens (:class:`irdialog.text.Analyzer`): words,
         characters (for scripts without spaces), or a callable from str to a list of str.
+    n_jobs : int or None, default=1
+        Threads of stage 1's searches, in training and in prediction (None: one; -1:
+        every core). In training, the loss-augmented searches of up to ``8 * n_jobs``
+        next questions of a pass run ahead on the threads, in one numba parallel region
+        per pass, each at the weights it will see if no step before it is a margin
+        violation; the steps are then taken in order up to the first violation, and the
+        searches after it run again. The fitted model is that of ``n_jobs=1``, bit for
+        bit. Fewer questions run ahead while violations are frequent (about 0.6 violations
+        a block at the rate of the last few dozen steps), and none, a step on one thread,
+        below one question per thread. A fit takes only the threads its searches pay for:
+        one per 2**20 multiply-adds of ``8`` searches, estimated from the fact pairs and
+        tuples its pruning leaves to the mean story, at most ``n_jobs`` and numba's
+        thread count (``NUMBA_NUM_THREADS``); with less than twice that work a pass runs
+        on one thread, as with ``n_jobs=1``. The searches of ``predict``,
+        ``decision_function`` and ``predict_supporting`` share out their questions
+        between as many threads as their work pays for, with the tuples of one thread.
     random_state : int, RandomState instance or None, default=None
         Seeds the order of the SGD passes; a seeded fit is bit-for-bit repeatable.
     verbose : bool, default=False
@@ -140,6 +180,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         "max_df": [Interval(Real, 0, 1, closed="right")],
         "link_df": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="right")],
         "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -155,6 +196,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         max_df=0.5,
         link_df="auto",
         tokenizer="word",
+        n_jobs=1,
         random_state=None,
         verbose=False,
     ):
@@ -166,6 +208,7 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         self.max_df = max_df
         self.link_df = link_df
         self.tokenizer = tokenizer
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
@@ -224,31 +267,54 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         self.n_iter_ = np.zeros(2, dtype=np.int64)
         with training_session(2 * self.epochs, desc="StructuredSVMQA", verbose=self.verbose) as bar:
             # stage 1: supporting facts
-            work = _kernels.search_workspace(batch)
             self.coef_support_ = self._averaged_sgd(
-                0, _kernels.stage1_epoch, (gold, batch, work), len(X), lam, rng, bar
+                0, *self._stage1_epoch(batch), (gold, batch), len(X), lam, rng, bar
             )
-            del work
 
             # stage 2: the answer, from the gold supporting facts
             feats = self._stage2_features(batch, gold, all_candidates=True)
             n_cand = len(self.candidates_)
             self.coef_answer_ = self._averaged_sgd(
-                1, _kernels.stage2_epoch, (feats, n_cand, answer_gold), len(X), lam, rng, bar
+                1, _kernels.stage2_epoch, (), (feats, n_cand, answer_gold), len(X), lam, rng, bar
             )
         return self
 
-    def _averaged_sgd(self, stage, epoch_kernel, args, n_examples, lam, rng, bar):
+    def _stage1_epoch(self, batch):
+        """Stage 1's epoch kernel and the arguments it takes after the stage's: the serial
+        epoch, or on threads (see ``n_jobs``) the blocks of
+        :func:`~irdialog.svm._parallel_kernels.stage1_epoch_speculative` under
+        :func:`~irdialog._threads.numba_threads`."""
+        most = _most_threads(self.n_jobs)
+        threads = 1
+        if most > 1 and len(batch.qsent) > 1:  # one per 2**20 of 8 mean searches
+            costs = search_costs(batch)
+            threads = threads_for_work(self.n_jobs, most * BLOCK_PER_THREAD * costs.mean())
+        if threads == 1:
+            return _kernels.stage1_epoch, (_kernels.search_workspace(batch),)
+        block = BLOCK_PER_THREAD * threads
+        work = block_workspace(batch, threads, block)
+
+        def epoch(order, run, gold, batch, work, threads, block):
+            with numba_threads(threads):
+                return stage1_epoch_speculative(
+                    order, run, gold, batch, costs, work, threads, block, BLOCK_VIOLATIONS,
+                    MIN_WORK_PER_THREAD,
+                )  # fmt: skip
+
+        return epoch, (work, threads, block)
+
+    def _averaged_sgd(self, stage, epoch_kernel, kernel_args, args, n_examples, lam, rng, bar):
         """Averaged-SGD epochs of one stage over the training questions until the violations
-        stop; the averaged weights. ``epoch_kernel(order, run, *args)`` runs one epoch of the
-        :class:`~irdialog.svm._kernels.ASGD` ``run`` and returns its violations. A Ctrl-C
-        ends the stage's epochs (with a warning) and keeps the weights averaged so far."""
+        stop; the averaged weights. ``epoch_kernel(order, run, *args, *kernel_args)`` runs
+        one epoch of the :class:`~irdialog.svm._kernels.ASGD` ``run`` and returns its
+        violations. A Ctrl-C ends the stage's epochs (with a warning) and keeps the weights
+        averaged so far."""
         run = _kernels.start_asgd(self.n_features, lam, ETA0)
         violations = self.violations_[stage]
 
         def step(epoch):
             order = rng.permutation(n_examples).astype(np.int64)
-            violations[epoch] = epoch_kernel(order, run, *args)
+            violations[epoch] = epoch_kernel(order, run, *args, *kernel_args)
             self.n_iter_[stage] = epoch + 1
             return violations[epoch] / n_examples, {"stage": stage + 1}
 
@@ -286,8 +352,20 @@ class StructuredSVMQA(RankerMixin, BaseEstimator):
         return _kernels.stage2_features(batch, tuples, pairs_q, pairs_c)
 
     def _supporting_tuples(self, batch) -> np.ndarray:
-        out = np.full((len(batch.qsent) - 1, 3), -1, dtype=np.int64)
-        _kernels.stage1_predict(self.coef_support_, batch, _kernels.search_workspace(batch), out)
+        """The tuple stage 1 chooses for each question of ``batch``, its searches on the
+        threads their work pays for (see ``n_jobs``), a part of the questions each."""
+        nq = len(batch.qsent) - 1
+        out = np.full((nq, 3), -1, dtype=np.int64)
+        threads = 1
+        if _most_threads(self.n_jobs) > 1 and nq > 1:
+            threads = threads_for_work(self.n_jobs, search_costs(batch).sum())
+        if threads == 1:
+            work = _kernels.search_workspace(batch)
+            _kernels.stage1_predict(self.coef_support_, batch, work, out)
+        else:
+            with numba_threads(threads):
+                work = block_workspace(batch, threads, 1)
+                stage1_predict_parts(self.coef_support_, batch, work, out, threads)
         return out
 
     def predict_supporting(self, X) -> list[tuple[int, ...]]:
