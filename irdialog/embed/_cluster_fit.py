@@ -37,10 +37,13 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from ..base import iter_chunks, resolve_candidates
-from ..text import LabelIndex, Vocabulary, encode_contexts
+from ..text import LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _kernels
+from . import _recurrent_kernels as K
+from ._recurrent import QUERY_TOKEN, DualEncoderRanker, _pair_table
+from ._recurrent_parallel_kernels import make_dual_parts
 from ._supervised_embedding import MINED_NEGATIVES, SupervisedEmbeddingRanker, _bm25_pools
-from ._training import aligned_copy, csr_arrays, train_tables
+from ._training import Fit, Run, aligned_copy, csr_arrays, train_tables
 
 
 def _distributed():
@@ -230,10 +233,12 @@ def _average(results, counts):
 def fit_bag(model, bag, client=None):
     """``model.fit_chunks(bag)`` on the workers of a Dask client, by iterative parameter
     mixing (see the module docstring); returns the fitted model."""
+    if isinstance(model, DualEncoderRanker):
+        return fit_dual_bag(model, bag, _client(client))
     if not isinstance(model, SupervisedEmbeddingRanker):
         raise TypeError(
             f"{model._training_name}.fit_chunks takes an iterable of chunks, not a dask bag: "
-            "only SupervisedEmbeddingRanker trains on a cluster."
+            "only SupervisedEmbeddingRanker and DualEncoderRanker train on a cluster."
         )
     model._chunk_encoder()  # its checks of the parameters; sets types_
     client = _client(client)
@@ -323,4 +328,155 @@ def fit_bag(model, bag, client=None):
     model.response_embeddings_ = (
         model.input_embeddings_ if shared_embeddings else np.ascontiguousarray(V)
     )
+    return model
+
+
+# ------------------------------------------------------------------ the dual encoder
+# The same scheme for :class:`DualEncoderRanker`: the epoch a partition runs is the model's
+# own Adam epoch (``_epoch_batches`` and ``_adam_epoch``) over its contexts, with its
+# negatives drawn from the whole response table, which every worker holds. The client
+# averages the weights and Adam's two moments; each partition counts its own Adam steps.
+
+
+def _encode_dual_partition(chunks, model, p):
+    """Pass 1 on a worker: partition ``p``'s chunks encoded as the in-process
+    ``fit_chunks`` encodes them (provisional word ids and response codes, in order of
+    first sight in the partition)."""
+    words: dict[str, int] = {QUERY_TOKEN: 0}
+    table = LabelIndex()
+    lengths, parts, codes = [], [], []
+    try:
+        for X, y in iter_chunks(chunks):
+            indptr, ids, chunk_codes = model._encode_chunk(X, y, words, table, {})
+            lengths.append(np.diff(indptr))
+            parts.append(ids)
+            codes.append(chunk_codes)
+    except (TypeError, ValueError) as e:
+        if type(e) not in (TypeError, ValueError):
+            raise
+        raise type(e)(f"bag partition {p}: {e}") from e
+    lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return {
+        "indptr": indptr,
+        "ids": np.concatenate([np.zeros(0, np.int32), *parts]),
+        "codes": np.concatenate([np.zeros(0, np.int64), *codes]),
+        "words": list(words),
+        "responses": table.labels_,
+        "gold": np.zeros(0, np.int64),  # every response of the table is a true one
+    }
+
+
+def _prepare_dual_partition(encoded, word_remap, code_remap, responses):
+    """Pass 2 on a worker: the partition's contexts over the global vocabulary and the
+    whole response table (``responses``, its (indptr, ids)), as the dual encoder's
+    training arrays."""
+    rptr, rtok = responses
+    cptr, ctok = encoded["indptr"], word_remap[encoded["ids"]]
+    return _pair_table(cptr, ctok, rptr, rtok, code_remap[encoded["codes"]], None)
+
+
+def _n_contexts(pairs):
+    return pairs["n_ctx"]
+
+
+def _dual_partition_epoch(pairs, model, state, n_steps, rng):
+    """One Adam epoch of a partition's contexts ``pairs`` from the ``state`` (weights,
+    moments) after ``n_steps`` steps, its pairs and their order drawn from ``rng``.
+    Returns the weights, the moments, the step count, the random stream (advanced), and
+    the summed loss, correct predictions and pairs of the epoch; no input is changed."""
+    weights, moments = state
+    rng = copy.deepcopy(rng)
+    params = {k: np.array(v, dtype=np.float32) for k, v in weights.items()}
+    moments = {k: tuple(np.array(a, np.float32) for a in mv) for k, mv in moments.items()}
+    n_parts = model._part_threads()
+    parts = make_dual_parts(params, n_parts) if n_parts > 1 else None
+    batches = model._epoch_batches(pairs, np.arange(pairs["n_ctx"]), rng, parts)
+    loss, correct, seen, n_steps = model._adam_epoch(
+        params, K.Grads(params), moments, n_steps, batches, model.n_jobs
+    )
+    return params, moments, n_steps, rng, loss, correct, seen
+
+
+def fit_dual_bag(model, bag, client):
+    """``DualEncoderRanker.fit_chunks(bag)`` on the workers of a Dask client, by iterative
+    parameter mixing of its Adam epochs (see the module docstring); returns the fitted
+    model."""
+    template = clone(model)
+
+    import dask
+
+    encode = dask.delayed(_encode_dual_partition)
+    encoded = client.compute([encode(part, template, p) for p, part in enumerate(bag.to_delayed())])
+    summaries = client.gather(client.map(_summary, encoded))
+    merged_words: dict[str, None] = {}
+    labels = LabelIndex()
+    code_remaps = []
+    for s in summaries:
+        merged_words.update(dict.fromkeys(s["words"]))
+        code_remaps.append(labels.encode(s["responses"], unknown="extend"))
+    model._chunk_vocabulary(merged_words, labels.labels_)
+    index = model.vocabulary_.index_
+    analyzer = model._analyzer()
+    responses = _ragged([[index[t] for t in analyzer.tokens(r)] for r in labels.labels_])
+    [responses_f] = client.scatter([responses], broadcast=True, hash=False)
+    prepared = [
+        client.submit(
+            _prepare_dual_partition,
+            encoded[p],
+            np.array([index[w] for w in s["words"]], dtype=np.int32),
+            code_remaps[p],
+            responses_f,
+            pure=False,
+        )
+        for p, s in enumerate(summaries)
+    ]
+    del encoded
+    counts = client.gather(client.map(_n_contexts, prepared))
+    if sum(counts) == 0:
+        raise ValueError("chunks held no example: at least one is needed.")
+    live = [prepared[p] for p, c in enumerate(counts) if c]
+    weights = [c for c in counts if c]
+
+    # the draws of the in-process fit: its generator, then the initial weights from it
+    fit = Fit(None, None, None, None, None, *model._random_states(), False, False)
+    _, _, rng = model._rows_and_generator(sum(counts), fit)
+    params = {k: np.ascontiguousarray(v, np.float32) for k, v in model._init_dual(rng).items()}
+    moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
+    streams = [rng, *rng.spawn(len(live) - 1)]
+    steps = [0] * len(live)
+    accs = []
+    [model_f] = client.scatter([template], broadcast=True, hash=False)
+
+    def step(epoch):
+        [state_f] = client.scatter([(params, moments)], broadcast=True, hash=False)
+        futures = [
+            client.submit(_dual_partition_epoch, part, model_f, state_f, n, stream, pure=False)
+            for part, n, stream in zip(live, steps, streams)
+        ]
+        results = client.gather(futures)
+        steps[:] = [r[2] for r in results]
+        streams[:] = [r[3] for r in results]
+        for k in params:
+            targets = (params[k], *moments[k])
+            values = [(r[0][k], *r[1][k]) for r in results]
+            for target, mean in zip(targets, _average(values, weights)):
+                target[...] = mean
+        seen = sum(r[6] for r in results)
+        accs.append(sum(r[5] for r in results) / max(seen, 1))
+        return float(sum(r[4] for r in results)) / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
+
+    run = Run(
+        step,
+        weights=lambda: params,
+        snapshot=lambda: {k: v.copy() for k, v in params.items()},
+        validate=None,
+        curves={"train_accuracy_curve_": accs},
+    )
+    kept = model._train_epochs(
+        lambda k: run, model.epochs, continuing=False, desc="DualEncoder (dask)",
+        advice=f"learning_rate (now {model.learning_rate}) or clip_norm", blas_threads=1,
+    )  # fmt: skip
+    model._keep_params(kept)
     return model
