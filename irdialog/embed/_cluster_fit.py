@@ -13,19 +13,32 @@ Here a part is a partition of the bag:
    them in partition order into the vocabulary and candidates of the in-process
    ``fit_chunks`` over the concatenated chunks;
 2. each partition maps its ids onto that vocabulary and keeps its training arrays on its
-   worker (input bags, gold responses, and the pools of ``negatives="bm25"``, mined there);
-3. each epoch, the client sends the current tables to every worker once, each partition
-   runs :meth:`SupervisedEmbeddingRanker._run_epoch` over its examples in the order its own
-   random stream draws, and the client averages the returned tables (and the Adagrad
-   accumulators) in partition order, summed in float64.
+   worker;
+3. each epoch, the client sends the current weights to every worker once, each partition
+   runs the model's serial epoch over its examples in the order its own random stream
+   draws, and the client averages the returned arrays in partition order, summed in
+   float64.
 
-The k-th partition that holds examples draws its example orders from a random stream of
-its own that the client carries from epoch to epoch with the kernel's random state: the
-first continues the fit's ``random_state`` after the initial tables (as the in-process fit
-does), the k-th (k > 0) starts from a seed derived from that state and k. The tasks are
-functions of their inputs, so the model depends on the bag's partitions and
-``random_state`` only, not on the workers or the order the tasks run in (a partition
-without examples changes nothing); one partition gives the in-process model bit for bit.
+:class:`SupervisedEmbeddingRanker`: a partition's arrays are its input bags, gold
+responses and the pools of ``negatives="bm25"`` (mined there); its epoch is
+:meth:`SupervisedEmbeddingRanker._run_epoch`; the tables and the Adagrad accumulators are
+averaged.
+
+:class:`DualEncoderRanker`: a partition's arrays are its contexts' token ids and true
+responses, and every worker holds the whole response table (token ids), from which a
+partition draws its negatives as the in-process fit does; its epoch is the model's Adam
+epoch (``_epoch_batches`` and ``_adam_epoch``). The weights and both Adam moments are
+averaged; each partition counts its own Adam steps (the bias correction of its k-th step
+is that of step k, as in a serial fit of its examples), so that partitions of unequal
+sizes take the corrections of their own numbers of batches.
+
+The k-th partition that holds examples draws from a random stream of its own (with the
+supervised embeddings' kernel state) that the client carries from epoch to epoch: the first
+continues the fit's random draws after the initial weights (as the in-process fit does),
+the k-th (k > 0) starts from a seed derived from the fit's and k. The tasks are functions
+of their inputs, so the model depends on the bag's partitions and ``random_state`` only,
+not on the workers or the order the tasks run in (a partition without examples changes
+nothing); one partition gives the in-process model bit for bit.
 """
 
 from __future__ import annotations
@@ -232,7 +245,8 @@ def _average(results, counts):
 
 def fit_bag(model, bag, client=None):
     """``model.fit_chunks(bag)`` on the workers of a Dask client, by iterative parameter
-    mixing (see the module docstring); returns the fitted model."""
+    mixing (see the module docstring), for a :class:`SupervisedEmbeddingRanker` or a
+    :class:`DualEncoderRanker`; returns the fitted model."""
     if isinstance(model, DualEncoderRanker):
         return fit_dual_bag(model, bag, _client(client))
     if not isinstance(model, SupervisedEmbeddingRanker):
