@@ -165,6 +165,23 @@ def test_weights_and_moments_are_averaged_by_contexts(thread_client, monkeypatch
         np.testing.assert_array_equal(v, _mean(a[0][k], b[0][k], n_a, n_b))
 
 
+def test_the_partitions_streams():
+    """The first partition draws on from the fit's generator, the others from streams
+    seeded from its state and their index, which it does not advance."""
+
+    def generator():
+        rng = np.random.default_rng(0)
+        rng.random(3)
+        return rng
+
+    rng = generator()
+    streams = _cluster_fit._dual_streams(rng, 3)
+    assert streams[0] is rng and rng.random() == np.random.default_rng(0).random(4)[3]
+    draws = [s.random(4).tolist() for s in streams[1:]]
+    assert draws[0] != draws[1]
+    assert draws == [s.random(4).tolist() for s in _cluster_fit._dual_streams(generator(), 3)[1:]]
+
+
 def test_an_averaged_model_learns(thread_client):
     """Four partitions averaged each epoch rank the training contexts about as well as the
     in-process fit."""

@@ -378,8 +378,12 @@ def _encode_dual_partition(chunks, model, p):
         "codes": np.concatenate([np.zeros(0, np.int64), *codes]),
         "words": list(words),
         "responses": table.labels_,
-        "gold": np.zeros(0, np.int64),  # every response of the table is a true one
     }
+
+
+def _dual_summary(encoded):
+    """What of pass 1 travels to the client: the partition's words and responses."""
+    return {k: encoded[k] for k in ("words", "responses")}
 
 
 def _prepare_dual_partition(encoded, word_remap, code_remap, responses):
@@ -413,6 +417,14 @@ def _dual_partition_epoch(pairs, model, state, n_steps, rng):
     return params, moments, n_steps, rng, loss, correct, seen
 
 
+def _dual_streams(rng, n_parts):
+    """The random streams of ``n_parts`` partitions: the first the fit's generator
+    ``rng``, the k-th's seeded from ``rng``'s state (not advancing it) and k."""
+    entropy = rng.bit_generator.state["state"]["state"]
+    seeds = (np.random.SeedSequence(entropy, spawn_key=(k,)) for k in range(1, n_parts))
+    return [rng, *(np.random.default_rng(seed) for seed in seeds)]
+
+
 def fit_dual_bag(model, bag, client):
     """``DualEncoderRanker.fit_chunks(bag)`` on the workers of a Dask client, by iterative
     parameter mixing of its Adam epochs (see the module docstring); returns the fitted
@@ -423,7 +435,7 @@ def fit_dual_bag(model, bag, client):
 
     encode = dask.delayed(_encode_dual_partition)
     encoded = client.compute([encode(part, template, p) for p, part in enumerate(bag.to_delayed())])
-    summaries = client.gather(client.map(_summary, encoded))
+    summaries = client.gather(client.map(_dual_summary, encoded))
     merged_words: dict[str, None] = {}
     labels = LabelIndex()
     code_remaps = []
@@ -451,14 +463,14 @@ def fit_dual_bag(model, bag, client):
     if sum(counts) == 0:
         raise ValueError("chunks held no example: at least one is needed.")
     live = [prepared[p] for p, c in enumerate(counts) if c]
-    weights = [c for c in counts if c]
+    sizes = [c for c in counts if c]
 
     # the draws of the in-process fit: its generator, then the initial weights from it
     fit = Fit(None, None, None, None, None, *model._random_states(), False, False)
     _, _, rng = model._rows_and_generator(sum(counts), fit)
     params = {k: np.ascontiguousarray(v, np.float32) for k, v in model._init_dual(rng).items()}
     moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
-    streams = [rng, *rng.spawn(len(live) - 1)]
+    streams = _dual_streams(rng, len(live))
     steps = [0] * len(live)
     accs = []
     [model_f] = client.scatter([template], broadcast=True, hash=False)
@@ -475,7 +487,7 @@ def fit_dual_bag(model, bag, client):
         for k in params:
             targets = (params[k], *moments[k])
             values = [(r[0][k], *r[1][k]) for r in results]
-            for target, mean in zip(targets, _average(values, weights)):
+            for target, mean in zip(targets, _average(values, sizes)):
                 target[...] = mean
         seen = sum(r[6] for r in results)
         accs.append(sum(r[5] for r in results) / max(seen, 1))
