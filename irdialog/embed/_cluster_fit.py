@@ -358,10 +358,11 @@ def _encode_dual_partition(chunks, model, p):
     first sight in the partition)."""
     words: dict[str, int] = {QUERY_TOKEN: 0}
     table = LabelIndex()
+    response_ids: dict[int, list[int]] = {}  # not sent: the client tokenises the table
     lengths, parts, codes = [], [], []
     try:
         for X, y in iter_chunks(chunks):
-            indptr, ids, chunk_codes = model._encode_chunk(X, y, words, table, {})
+            indptr, ids, chunk_codes = model._encode_chunk(X, y, words, table, response_ids)
             lengths.append(np.diff(indptr))
             parts.append(ids)
             codes.append(chunk_codes)
