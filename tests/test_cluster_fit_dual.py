@@ -7,7 +7,7 @@ import copy
 
 import numpy as np
 import pytest
-from conftest import local_cluster
+from conftest import kill_first_task, local_cluster
 
 from irdialog import DualEncoderRanker, RecurrentReader
 from irdialog.base import Context, Turn
@@ -244,3 +244,16 @@ def test_worker_processes_give_the_threads_model():
         threads = _fit(3, client)
     _assert_same(processes, threads)
     _assert_same(one, DualEncoderRanker(**PARAMS).fit_chunks(CHUNKS))
+
+
+@pytest.mark.slow
+def test_a_worker_lost_mid_fit_changes_nothing(tmp_path):
+    """The worker of the first partition's epoch dies: its contexts are encoded again
+    from the bag, the epoch runs again, and the model is the one of a fit without loss."""
+    marker = tmp_path / "killed"
+    with local_cluster(processes=True) as client:
+        expected = _fit(3, client)
+        with kill_first_task(client, marker, "_dual_partition_epoch"):
+            model = _fit(3, client)
+        assert marker.exists()  # a worker was lost
+    _assert_same(model, expected)
