@@ -62,6 +62,9 @@ Evidence for a figure or a shortfall (printed, no result file):
 - ``cluster_fit_dev``: supervised embeddings fitted over a dask bag on local Dask workers
   (iterative parameter mixing) against one process, dialog bAbI dev accuracy and wall time
   (printed; not yet on a page).
+- ``cluster_fit_ubuntu``: the dual encoder fitted over a dask bag on local Dask workers
+  against one process, valid R@1 of 10 and wall time on an Ubuntu-layout corpus (printed;
+  not yet on a page).
 - ``fastmath_error``: the worst errors of the fast float32 exp, sigmoid and tanh over every
   input (the accuracy stated in ``irdialog/embed/_fastmath.py``).
 

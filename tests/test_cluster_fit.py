@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import kill_first_task, local_cluster
 
-from irdialog import DualEncoderRanker, SupervisedEmbeddingRanker
+from irdialog import SupervisedEmbeddingRanker
 from irdialog.base import Context, Turn
 from irdialog.embed._cluster_fit import _average
 
@@ -221,11 +221,6 @@ def test_warm_start_is_refused(thread_client):
     model = SupervisedEmbeddingRanker(**PARAMS, warm_start=True).fit_chunks(CHUNKS)
     with pytest.raises(ValueError, match="does not support warm_start"):
         model.fit_chunks(_bag(2), client=thread_client)
-
-
-def test_only_supervised_embeddings_take_a_bag(thread_client):
-    with pytest.raises(TypeError, match="DualEncoderRanker.fit_chunks takes an iterable"):
-        DualEncoderRanker(epochs=1).fit_chunks(_bag(2), client=thread_client)
 
 
 def test_a_client_without_a_bag():

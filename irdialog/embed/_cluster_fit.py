@@ -13,19 +13,32 @@ Here a part is a partition of the bag:
    them in partition order into the vocabulary and candidates of the in-process
    ``fit_chunks`` over the concatenated chunks;
 2. each partition maps its ids onto that vocabulary and keeps its training arrays on its
-   worker (input bags, gold responses, and the pools of ``negatives="bm25"``, mined there);
-3. each epoch, the client sends the current tables to every worker once, each partition
-   runs :meth:`SupervisedEmbeddingRanker._run_epoch` over its examples in the order its own
-   random stream draws, and the client averages the returned tables (and the Adagrad
-   accumulators) in partition order, summed in float64.
+   worker;
+3. each epoch, the client sends the current weights to every worker once, each partition
+   runs the model's serial epoch over its examples in the order its own random stream
+   draws, and the client averages the returned arrays in partition order, summed in
+   float64.
 
-The k-th partition that holds examples draws its example orders from a random stream of
-its own that the client carries from epoch to epoch with the kernel's random state: the
-first continues the fit's ``random_state`` after the initial tables (as the in-process fit
-does), the k-th (k > 0) starts from a seed derived from that state and k. The tasks are
-functions of their inputs, so the model depends on the bag's partitions and
-``random_state`` only, not on the workers or the order the tasks run in (a partition
-without examples changes nothing); one partition gives the in-process model bit for bit.
+:class:`SupervisedEmbeddingRanker`: a partition's arrays are its input bags, gold
+responses and the pools of ``negatives="bm25"`` (mined there); its epoch is
+:meth:`SupervisedEmbeddingRanker._run_epoch`; the tables and the Adagrad accumulators are
+averaged.
+
+:class:`DualEncoderRanker`: a partition's arrays are its contexts' token ids and true
+responses, and every worker holds the whole response table (token ids), from which a
+partition draws its negatives as the in-process fit does; its epoch is the model's Adam
+epoch (``_epoch_batches`` and ``_adam_epoch``). The weights and both Adam moments are
+averaged; each partition counts its own Adam steps (the bias correction of its k-th step
+is that of step k, as in a serial fit of its examples), so that partitions of unequal
+sizes take the corrections of their own numbers of batches.
+
+The k-th partition that holds examples draws from a random stream of its own (with the
+supervised embeddings' kernel state) that the client carries from epoch to epoch: the first
+continues the fit's random draws after the initial weights (as the in-process fit does),
+the k-th (k > 0) starts from a seed derived from the fit's and k. The tasks are functions
+of their inputs, so the model depends on the bag's partitions and ``random_state`` only,
+not on the workers or the order the tasks run in (a partition without examples changes
+nothing); one partition gives the in-process model bit for bit.
 """
 
 from __future__ import annotations
@@ -37,10 +50,13 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from ..base import iter_chunks, resolve_candidates
-from ..text import LabelIndex, Vocabulary, encode_contexts
+from ..text import LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _kernels
+from . import _recurrent_kernels as K
+from ._recurrent import QUERY_TOKEN, DualEncoderRanker, _pair_table
+from ._recurrent_parallel_kernels import make_dual_parts
 from ._supervised_embedding import MINED_NEGATIVES, SupervisedEmbeddingRanker, _bm25_pools
-from ._training import aligned_copy, csr_arrays, train_tables
+from ._training import Fit, Run, aligned_copy, csr_arrays, train_tables
 
 
 def _distributed():
@@ -229,11 +245,14 @@ def _average(results, counts):
 
 def fit_bag(model, bag, client=None):
     """``model.fit_chunks(bag)`` on the workers of a Dask client, by iterative parameter
-    mixing (see the module docstring); returns the fitted model."""
+    mixing (see the module docstring), for a :class:`SupervisedEmbeddingRanker` or a
+    :class:`DualEncoderRanker`; returns the fitted model."""
+    if isinstance(model, DualEncoderRanker):
+        return fit_dual_bag(model, bag, _client(client))
     if not isinstance(model, SupervisedEmbeddingRanker):
         raise TypeError(
             f"{model._training_name}.fit_chunks takes an iterable of chunks, not a dask bag: "
-            "only SupervisedEmbeddingRanker trains on a cluster."
+            "only SupervisedEmbeddingRanker and DualEncoderRanker train on a cluster."
         )
     model._chunk_encoder()  # its checks of the parameters; sets types_
     client = _client(client)
@@ -323,4 +342,168 @@ def fit_bag(model, bag, client=None):
     model.response_embeddings_ = (
         model.input_embeddings_ if shared_embeddings else np.ascontiguousarray(V)
     )
+    return model
+
+
+# ------------------------------------------------------------------ the dual encoder
+# The same scheme for :class:`DualEncoderRanker`: the epoch a partition runs is the model's
+# own Adam epoch (``_epoch_batches`` and ``_adam_epoch``) over its contexts, with its
+# negatives drawn from the whole response table, which every worker holds. The client
+# averages the weights and Adam's two moments; each partition counts its own Adam steps.
+
+
+def _encode_dual_partition(chunks, model, p):
+    """Pass 1 on a worker: partition ``p``'s chunks encoded as the in-process
+    ``fit_chunks`` encodes them (provisional word ids and response codes, in order of
+    first sight in the partition)."""
+    words: dict[str, int] = {QUERY_TOKEN: 0}
+    table = LabelIndex()
+    response_ids: dict[int, list[int]] = {}  # not sent: the client tokenises the table
+    lengths, parts, codes = [], [], []
+    try:
+        for X, y in iter_chunks(chunks):
+            indptr, ids, chunk_codes = model._encode_chunk(X, y, words, table, response_ids)
+            lengths.append(np.diff(indptr))
+            parts.append(ids)
+            codes.append(chunk_codes)
+    except (TypeError, ValueError) as e:
+        if type(e) not in (TypeError, ValueError):
+            raise
+        raise type(e)(f"bag partition {p}: {e}") from e
+    lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return {
+        "indptr": indptr,
+        "ids": np.concatenate([np.zeros(0, np.int32), *parts]),
+        "codes": np.concatenate([np.zeros(0, np.int64), *codes]),
+        "words": list(words),
+        "responses": table.labels_,
+    }
+
+
+def _dual_summary(encoded):
+    """What of pass 1 travels to the client: the partition's words and responses."""
+    return {k: encoded[k] for k in ("words", "responses")}
+
+
+def _prepare_dual_partition(encoded, word_remap, code_remap, responses):
+    """Pass 2 on a worker: the partition's contexts over the global vocabulary and the
+    whole response table (``responses``, its (indptr, ids)), as the dual encoder's
+    training arrays."""
+    rptr, rtok = responses
+    cptr, ctok = encoded["indptr"], word_remap[encoded["ids"]]
+    return _pair_table(cptr, ctok, rptr, rtok, code_remap[encoded["codes"]], None)
+
+
+def _n_contexts(pairs):
+    return pairs["n_ctx"]
+
+
+def _dual_partition_epoch(pairs, model, state, n_steps, rng):
+    """One Adam epoch of a partition's contexts ``pairs`` from the ``state`` (weights,
+    moments) after ``n_steps`` steps, its pairs and their order drawn from ``rng``.
+    Returns the weights, the moments, the step count, the random stream (advanced), and
+    the summed loss, correct predictions and pairs of the epoch; no input is changed."""
+    weights, moments = state
+    rng = copy.deepcopy(rng)
+    params = {k: np.array(v, dtype=np.float32) for k, v in weights.items()}
+    moments = {k: tuple(np.array(a, np.float32) for a in mv) for k, mv in moments.items()}
+    n_parts = model._part_threads()
+    parts = make_dual_parts(params, n_parts) if n_parts > 1 else None
+    batches = model._epoch_batches(pairs, np.arange(pairs["n_ctx"]), rng, parts)
+    loss, correct, seen, n_steps = model._adam_epoch(
+        params, K.Grads(params), moments, n_steps, batches, model.n_jobs
+    )
+    return params, moments, n_steps, rng, loss, correct, seen
+
+
+def _dual_streams(rng, n_parts):
+    """The random streams of ``n_parts`` partitions: the first the fit's generator
+    ``rng``, the k-th's seeded from ``rng``'s state (not advancing it) and k."""
+    entropy = rng.bit_generator.state["state"]["state"]
+    seeds = (np.random.SeedSequence(entropy, spawn_key=(k,)) for k in range(1, n_parts))
+    return [rng, *(np.random.default_rng(seed) for seed in seeds)]
+
+
+def fit_dual_bag(model, bag, client):
+    """``DualEncoderRanker.fit_chunks(bag)`` on the workers of a Dask client, by iterative
+    parameter mixing of its Adam epochs (see the module docstring); returns the fitted
+    model."""
+    template = clone(model)
+
+    import dask
+
+    encode = dask.delayed(_encode_dual_partition)
+    encoded = client.compute([encode(part, template, p) for p, part in enumerate(bag.to_delayed())])
+    summaries = client.gather(client.map(_dual_summary, encoded))
+    merged_words: dict[str, None] = {}
+    labels = LabelIndex()
+    code_remaps = []
+    for s in summaries:
+        merged_words.update(dict.fromkeys(s["words"]))
+        code_remaps.append(labels.encode(s["responses"], unknown="extend"))
+    model._chunk_vocabulary(merged_words, labels.labels_)
+    index = model.vocabulary_.index_
+    analyzer = model._analyzer()
+    responses = _ragged([[index[t] for t in analyzer.tokens(r)] for r in labels.labels_])
+    [responses_f] = client.scatter([responses], broadcast=True, hash=False)
+    prepared = [
+        client.submit(
+            _prepare_dual_partition,
+            encoded[p],
+            np.array([index[w] for w in s["words"]], dtype=np.int32),
+            code_remaps[p],
+            responses_f,
+            pure=False,
+        )
+        for p, s in enumerate(summaries)
+    ]
+    del encoded
+    counts = client.gather(client.map(_n_contexts, prepared))
+    if sum(counts) == 0:
+        raise ValueError("chunks held no example: at least one is needed.")
+    live = [prepared[p] for p, c in enumerate(counts) if c]
+    sizes = [c for c in counts if c]
+
+    # the draws of the in-process fit: its generator, then the initial weights from it
+    fit = Fit(None, None, None, None, None, *model._random_states(), False, False)
+    _, _, rng = model._rows_and_generator(sum(counts), fit)
+    params = {k: np.ascontiguousarray(v, np.float32) for k, v in model._init_dual(rng).items()}
+    moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
+    streams = _dual_streams(rng, len(live))
+    steps = [0] * len(live)
+    accs = []
+    [model_f] = client.scatter([template], broadcast=True, hash=False)
+
+    def step(epoch):
+        [state_f] = client.scatter([(params, moments)], broadcast=True, hash=False)
+        futures = [
+            client.submit(_dual_partition_epoch, part, model_f, state_f, n, stream, pure=False)
+            for part, n, stream in zip(live, steps, streams)
+        ]
+        results = client.gather(futures)
+        steps[:] = [r[2] for r in results]
+        streams[:] = [r[3] for r in results]
+        for k in params:
+            targets = (params[k], *moments[k])
+            values = [(r[0][k], *r[1][k]) for r in results]
+            for target, mean in zip(targets, _average(values, sizes)):
+                target[...] = mean
+        seen = sum(r[6] for r in results)
+        accs.append(sum(r[5] for r in results) / max(seen, 1))
+        return float(sum(r[4] for r in results)) / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
+
+    run = Run(
+        step,
+        weights=lambda: params,
+        snapshot=lambda: {k: v.copy() for k, v in params.items()},
+        validate=None,
+        curves={"train_accuracy_curve_": accs},
+    )
+    kept = model._train_epochs(
+        lambda k: run, model.epochs, continuing=False, desc="DualEncoder (dask)",
+        advice=f"learning_rate (now {model.learning_rate}) or clip_norm", blas_threads=1,
+    )  # fmt: skip
+    model._keep_params(kept)
     return model

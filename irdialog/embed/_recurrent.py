@@ -153,6 +153,22 @@ def _buckets(rows, lengths, batch_size, rng):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
+def _pair_table(cptr, ctok, rptr, rtok, codes, labels):
+    """The dual encoder's training arrays: contexts (cptr, ctok) and the response table
+    (rptr, rtok) as one ragged table (``ptr``, ``tok``, the contexts first), each
+    context's response row ``codes`` of the table, and the pairs' ``labels`` (or None)."""
+    ptr = np.concatenate((cptr, cptr[-1] + rptr[1:]))
+    return {
+        "ptr": ptr,
+        "tok": np.concatenate((ctok, rtok)).astype(np.int32),
+        "lengths": np.diff(ptr),
+        "codes": codes,
+        "labels": labels,
+        "n_ctx": len(cptr) - 1,
+        "n_resp": len(rptr) - 1,
+    }
+
+
 class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
     """What both recurrent rankers share: the token sequences of contexts and responses,
     the encoder's parameters, the Adam training loop and the encoding of blocks."""
@@ -343,24 +359,11 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         n_steps = 0
         accs = []
 
-        def run_batch(n, work, batch, on_parts):
-            k = min(threads_for_work(n_jobs, work), n)
-            if k < 2:
-                return batch(params, grads)
-            with numba_threads(k):
-                return on_parts(params, grads, k)
-
         def step(epoch):
             nonlocal n_steps
-            loss, correct, seen = 0.0, 0, 0
-            for n, work, batch, on_parts in step_batches(epoch):
-                b_loss, b_correct = run_batch(n, work, batch, on_parts)
-                loss += b_loss
-                correct += b_correct
-                seen += n
-                n_steps += 1
-                K.apply_adam(params, grads, moments, self.learning_rate, self.clip_norm,
-                             n_steps, *_ADAM)  # fmt: skip
+            loss, correct, seen, n_steps = self._adam_epoch(
+                params, grads, moments, n_steps, step_batches(epoch), n_jobs
+            )
             accs.append(correct / max(seen, 1))
             return loss / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
 
@@ -372,6 +375,28 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             curves={"train_accuracy_curve_": accs},
             train_key=None if train_key is None else (lambda kept: train_key(kept, n_jobs)),
         )
+
+    def _adam_epoch(self, params, grads, moments, n_steps, batches, n_jobs):
+        """One epoch of Adam over ``batches`` (quadruples, see :meth:`_train`), on
+        ``n_jobs`` threads: each batch's gradient into ``grads``, then one step of
+        ``params`` and their ``moments`` (both in place), the ``n_steps``-th and on.
+        Returns the epoch's summed loss, its correct predictions, its examples and the
+        steps taken so far."""
+        loss, correct, seen = 0.0, 0, 0
+        for n, work, batch, on_parts in batches:
+            k = min(threads_for_work(n_jobs, work), n)
+            if k < 2:
+                b_loss, b_correct = batch(params, grads)
+            else:
+                with numba_threads(k):
+                    b_loss, b_correct = on_parts(params, grads, k)
+            loss += b_loss
+            correct += b_correct
+            seen += n
+            n_steps += 1
+            K.apply_adam(params, grads, moments, self.learning_rate, self.clip_norm,
+                         n_steps, *_ADAM)  # fmt: skip
+        return loss, correct, seen, n_steps
 
 
 class RecurrentReader(GoldFitMixin, _RecurrentBase):
@@ -994,92 +1019,52 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         response_ids: dict[int, list[int]] = {}
 
         def encode(X, y):
-            analyzer = self._analyzer()
-            indptr, ids = self._context_sequences(X, analyzer, words, unknown="add")
-            codes = table.encode(y, unknown="extend")
-            for g, response in zip(codes.tolist(), y):
-                if g not in response_ids:
-                    response_ids[g] = [words.setdefault(t, len(words))
-                                       for t in analyzer.tokens(response)]  # fmt: skip
-            return indptr, ids, codes
+            return self._encode_chunk(X, y, words, table, response_ids)
 
         def finish(cptr, ids, codes, fit):
-            fixed = None if self.candidates is None else resolve_candidates(self.candidates, ())
-            extra = [] if fixed is None else [self._analyzer().tokens(c) for c in fixed]
-            self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit([list(words), *extra])
+            self._chunk_vocabulary(words, table.labels_)
             index = self.vocabulary_.index_
             remap = np.array([index[w] for w in words], dtype=np.int32)
             rptr, rtok = _ragged([remap[response_ids[g]] for g in range(len(table))])
-            self.candidates_ = np.asarray(table.labels_, dtype=object) if fixed is None else fixed
             return self._fit_sequences(cptr, remap[ids], rptr, rtok, codes, None, fit)
 
         return encode, finish
 
+    def _encode_chunk(self, X, y, words, table, response_ids):
+        """A chunk's contexts as (indptr, ids) of provisional word ids (``words``, new
+        words added in order of first sight) and its responses as codes of ``table``;
+        the first time a response is seen, its provisional ids go to ``response_ids``."""
+        analyzer = self._analyzer()
+        indptr, ids = self._context_sequences(X, analyzer, words, unknown="add")
+        codes = table.encode(y, unknown="extend")
+        for g, response in zip(codes.tolist(), y):
+            if g not in response_ids:
+                response_ids[g] = [words.setdefault(t, len(words))
+                                   for t in analyzer.tokens(response)]  # fmt: skip
+        return indptr, ids, codes
+
+    def _chunk_vocabulary(self, words, responses):
+        """Set the vocabulary and candidates of ``fit_chunks`` from the chunks' ``words``
+        in order of first sight and their distinct true ``responses``."""
+        fixed = None if self.candidates is None else resolve_candidates(self.candidates, ())
+        extra = [] if fixed is None else [self._analyzer().tokens(c) for c in fixed]
+        self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit([list(words), *extra])
+        self.candidates_ = np.asarray(responses, dtype=object) if fixed is None else fixed
+
     def _fit_sequences(self, cptr, ctok, rptr, rtok, codes, labels, fit):
         """Train on contexts (cptr, ctok) whose responses are the rows ``codes`` of the
         response table (rptr, rtok)."""
-        n_ctx, n_resp = len(cptr) - 1, len(rptr) - 1
-        # one ragged table: the contexts, then the distinct responses
-        ptr = np.concatenate((cptr, cptr[-1] + rptr[1:]))
-        tok = np.concatenate((ctok, rtok)).astype(np.int32)
-        resp_rows = n_ctx + codes
-        train_rows, val_rows, rng = self._rows_and_generator(n_ctx, fit)
-
-        def init():
-            params = self._init_encoder(rng, len(self.vocabulary_))
-            params["M"] = np.eye(self.hidden_size)
-            params["bias"] = np.zeros(1)
-            return params
-
-        params = self._start_params(fit.continuing, init)
-        lengths = np.diff(ptr)
-        lstm, max_len = self._lstm, self._max_len()
+        pairs = _pair_table(cptr, ctok, rptr, rtok, codes, labels)
+        train_rows, val_rows, rng = self._rows_and_generator(pairs["n_ctx"], fit)
+        params = self._start_params(fit.continuing, lambda: self._init_dual(rng))
         n_parts = self._part_threads()
         # the parts' gradient buffers of a batch on threads (one numba parallel region)
         parts = make_dual_parts(params, n_parts) if n_parts > 1 else None
-        # the pairs' scores and their gradients (of both states and of M)
-        head_work = 3 * self.hidden_size**2
-
-        def negatives(rows, rng):
-            # a response other than the true one (when there is another)
-            draw = rng.integers(0, max(n_resp - 1, 1), len(rows))
-            if n_resp > 1:
-                draw += draw >= codes[rows]
-            return n_ctx + draw
-
-        def pairs(rows, rng):
-            if labels is not None:
-                return rows, resp_rows[rows], labels[rows]
-            ctx = np.concatenate([rows] * (1 + self.n_negatives))
-            resp = np.concatenate(
-                [resp_rows[rows]] + [negatives(rows, rng) for _ in range(self.n_negatives)]
-            )
-            flags = np.concatenate(
-                [np.ones(len(rows), np.int64)] + [np.zeros(len(rows), np.int64)] * self.n_negatives
-            )
-            return ctx, resp, flags
-
-        val_pairs = pairs(val_rows, np.random.default_rng(0))
+        val_pairs = self._pairs(pairs, val_rows, np.random.default_rng(0))
+        ptr, tok = pairs["ptr"], pairs["tok"]
 
         def batches(epoch):
-            ctx, resp, flags = pairs(train_rows, rng)
-            for b in _buckets(np.arange(len(ctx)), lengths[ctx], self.batch_size, rng):
-
-                def run(params, grads, b=b):
-                    return K.dual_batch(
-                        params, grads, lstm, ptr, tok, ctx[b], resp[b], flags[b], max_len
-                    )
-
-                def on_parts(params, grads, k, b=b):
-                    loss, correct, grads.n_touched = dual_batch_parts(
-                        weights_record(params), lstm, ptr, tok, (ctx[b], resp[b], flags[b]),
-                        max_len, parts, grads_record(grads), k,
-                    )  # fmt: skip
-                    return loss, correct
-
-                tokens = self._tokens(lengths[ctx[b]]) + self._tokens(lengths[resp[b]])
-                work = self._encoder_work(tokens) + len(b) * head_work
-                yield len(b), work, run, on_parts
+            return self._epoch_batches(pairs, train_rows, rng, parts)
 
         def validate(params, n_jobs):
             ctx, resp, flags = val_pairs
@@ -1091,6 +1076,64 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         validate = validate if len(val_rows) else None
         self._train(params, batches, validate, "DualEncoder", fit)
         return self
+
+    def _init_dual(self, rng):
+        """The initial parameters, drawn from ``rng``: the encoder's, then M = I, b = 0."""
+        params = self._init_encoder(rng, len(self.vocabulary_))
+        params["M"] = np.eye(self.hidden_size)
+        params["bias"] = np.zeros(1)
+        return params
+
+    def _pairs(self, pairs, rows, rng):
+        """The (context rows, response rows, flags) of an epoch over the contexts ``rows``
+        of the :func:`_pair_table` ``pairs``: the given labels, else each true pair and
+        ``n_negatives`` negatives drawn from ``rng`` among the whole response table."""
+        ctx_resp = pairs["n_ctx"] + pairs["codes"]
+        if pairs["labels"] is not None:
+            return rows, ctx_resp[rows], pairs["labels"][rows]
+        n_ctx, n_resp, codes = pairs["n_ctx"], pairs["n_resp"], pairs["codes"]
+
+        def negatives():
+            # a response other than the true one (when there is another)
+            draw = rng.integers(0, max(n_resp - 1, 1), len(rows))
+            if n_resp > 1:
+                draw += draw >= codes[rows]
+            return n_ctx + draw
+
+        ctx = np.concatenate([rows] * (1 + self.n_negatives))
+        resp = np.concatenate([ctx_resp[rows]] + [negatives() for _ in range(self.n_negatives)])
+        flags = np.concatenate(
+            [np.ones(len(rows), np.int64)] + [np.zeros(len(rows), np.int64)] * self.n_negatives
+        )
+        return ctx, resp, flags
+
+    def _epoch_batches(self, pairs, rows, rng, parts):
+        """The batches (quadruples of :meth:`_train`) of one epoch over the contexts
+        ``rows`` of the :func:`_pair_table` ``pairs``, the pairs and their order drawn
+        from ``rng`` when the first batch is asked for; ``parts``: the gradient buffers of
+        a batch on threads (None: one thread)."""
+        ptr, tok, lengths = pairs["ptr"], pairs["tok"], pairs["lengths"]
+        lstm, max_len = self._lstm, self._max_len()
+        # the pairs' scores and their gradients (of both states and of M)
+        head_work = 3 * self.hidden_size**2
+        ctx, resp, flags = self._pairs(pairs, rows, rng)
+        for b in _buckets(np.arange(len(ctx)), lengths[ctx], self.batch_size, rng):
+
+            def run(params, grads, b=b):
+                return K.dual_batch(
+                    params, grads, lstm, ptr, tok, ctx[b], resp[b], flags[b], max_len
+                )
+
+            def on_parts(params, grads, k, b=b):
+                loss, correct, grads.n_touched = dual_batch_parts(
+                    weights_record(params), lstm, ptr, tok, (ctx[b], resp[b], flags[b]),
+                    max_len, parts, grads_record(grads), k,
+                )  # fmt: skip
+                return loss, correct
+
+            tokens = self._tokens(lengths[ctx[b]]) + self._tokens(lengths[resp[b]])
+            work = self._encoder_work(tokens) + len(b) * head_work
+            yield len(b), work, run, on_parts
 
     def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, n_jobs=None):
         hc = self._encode_rows(params, ptr, tok, ctx_rows, n_jobs)

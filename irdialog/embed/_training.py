@@ -476,17 +476,19 @@ class ChunkFitMixin:
         chunks (same vocabulary, same random draws). Validation data (early stopping),
         ``warm_start`` and what else needs the contexts themselves are not supported.
 
-        :class:`~irdialog.SupervisedEmbeddingRanker` also trains on the workers of a Dask
-        cluster from a ``dask.bag`` of chunks, by iterative parameter mixing (McDonald,
-        Hall & Mann 2010): the vocabulary and candidates are those of the concatenated
-        chunks, each partition keeps its encoded examples on its worker, and after each
-        epoch, which every partition runs from the same embeddings, the embeddings become
-        the partitions' mean, weighted by their numbers of examples. One partition gives
-        the in-process model bit for bit; more give an averaged model, not that one, which
-        depends on the partitions and ``random_state`` only (not on the workers). An
-        averaged epoch moves the embeddings less than a serial one: with more partitions,
-        choose the epochs (more) on dev data; use about one partition per worker (the
-        user guide's performance page).
+        :class:`~irdialog.SupervisedEmbeddingRanker` and :class:`~irdialog.DualEncoderRanker`
+        also train on the workers of a Dask cluster from a ``dask.bag`` of chunks, by
+        iterative parameter mixing (McDonald, Hall & Mann 2010): the vocabulary and
+        candidates are those of the concatenated chunks, each partition keeps its encoded
+        examples on its worker, and after each epoch, which every partition runs from the
+        same weights, the weights become the partitions' mean, weighted by their numbers of
+        examples (the dual encoder's Adam moments too; each of its partitions counts its own
+        Adam steps, and draws its negatives from the whole response table). One partition
+        gives the in-process model bit for bit; more give an averaged model, not that one,
+        which depends on the partitions and ``random_state`` only (not on the workers). An
+        averaged epoch moves the weights less than a serial one: with more partitions,
+        choose the epochs (more) on dev data; use about one partition per worker (the user
+        guide's performance page).
 
         Parameters
         ----------
