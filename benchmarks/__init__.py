@@ -26,7 +26,7 @@ Speed (``results/speed/<name>.json``):
 - ``speed``, ``speed_memn2n``: supervised embeddings' and MemN2N's training against numpy's
   matmul (``speed``, ``speed-memn2n``; N, "Training speed").
 - ``training_threads``: fits on two threads against one (``training-threads-recurrent``,
-  ``training-threads-memn2n``; N, "Training on two threads").
+  ``-memn2n``, ``-se``, ``-memnn``, ``-svm``, ``-qrn``; N, "Training on two threads").
 - ``memory_training_time``: MemN2N, the gated MemN2N and QRN on bAbI QA
   (``memory-training-time``; N, "Training time of the memory models").
 - ``movie_memn2n_epoch``: where an epoch of the Movie Dialog MemN2N goes, by optimizer
