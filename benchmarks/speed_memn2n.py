@@ -73,14 +73,16 @@ def epoch_flops(model, X):
 def threads_workloads(data_home=None, ubuntu_home=None) -> list[dict]:
     """The fits of MemN2N that the ``n_jobs`` benchmark times (``ubuntu_home`` unused).
 
-    bAbI QA tasks 1 and 3 at the bench's preset, whose 10 restarts share the threads;
-    dialog bAbI tasks 1 and 5 at the bench's presets, one run each, whose mini-batches the
-    threads share (task 5's 30 epochs capped at 3). Each is a dict as
-    :func:`benchmarks.babi_workload` returns.
+    bAbI QA tasks 1 and 3 at the bench's preset, whose 10 restarts share the threads, and
+    at one run (``n_init=1``); dialog bAbI tasks 1 and 5 at the bench's presets, one run
+    each (task 5's 30 epochs capped at 3). The threads share a single run's mini-batches.
+    Each is a dict as :func:`benchmarks.babi_workload` returns.
     """
     return [
         babi_workload("memn2n", "MemN2NRanker (10 restarts)", 1, data_home),
         babi_workload("memn2n", "MemN2NRanker (10 restarts)", 3, data_home),
+        babi_workload("memn2n", "MemN2NRanker (one run)", 1, data_home, n_init=1),
+        babi_workload("memn2n", "MemN2NRanker (one run)", 3, data_home, n_init=1),
         dialog_babi_workload("memn2n", "MemN2NRanker (one run)", 1, data_home),
         dialog_babi_workload("memn2n", "MemN2NRanker (one run)", 5, data_home, epochs=3),
     ]
