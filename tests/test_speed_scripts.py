@@ -95,8 +95,9 @@ def test_training_threads_gives_the_generated_corpus_to_the_workloads(monkeypatc
 
 
 def test_memn2n_threads_workloads_build_the_bench_presets_with_n_jobs(monkeypatch):
-    """MemN2N's workloads: bAbI QA at the preset's 10 restarts (which the threads share),
-    dialog bAbI at one run (whose batches they share), each built for the n_jobs asked."""
+    """MemN2N's workloads: bAbI QA at the preset's 10 restarts (which the threads share)
+    and at one run, dialog bAbI at one run (whose batches they share), each built for the
+    n_jobs asked."""
     import irdialog.datasets as datasets
 
     # the bundled samples hold task 1 only: it stands in for the others
@@ -108,13 +109,15 @@ def test_memn2n_threads_workloads_build_the_bench_presets_with_n_jobs(monkeypatc
     assert [w["name"] for w in works] == [
         "MemN2NRanker (10 restarts), bAbI QA task 1",
         "MemN2NRanker (10 restarts), bAbI QA task 3",
+        "MemN2NRanker (one run), bAbI QA task 1",
+        "MemN2NRanker (one run), bAbI QA task 3",
         "MemN2NRanker (one run), dialog bAbI task 1",
         "MemN2NRanker (one run), dialog bAbI task 5, epochs capped at 3",
     ]
     built = [w["make"](2).get_params() for w in works]
-    assert [p["n_jobs"] for p in built] == [2, 2, 2, 2]
-    assert [p["n_init"] for p in built] == [10, 10, 1, 1]
-    assert built[3]["epochs"] == 3 and built[3]["embedding_dim"] == 128
+    assert [p["n_jobs"] for p in built] == [2] * 6
+    assert [p["n_init"] for p in built] == [10, 10, 1, 1, 1, 1]
+    assert built[5]["epochs"] == 3 and built[5]["embedding_dim"] == 128
     # a pipeline's steps get the n_jobs too (MemN2N behind the match-type featurizer)
     from benchmarks import dialog_babi_workload
 
