@@ -159,17 +159,21 @@ def _add_weighted(dst, src, j, pe_len, kfrac, pe_ab):
 @njit(cache=True, nogil=True)
 def _add_sentence(out, E, p, sptr, stok, s, pe_len, kfrac, pe_ab):
     """out += sum_j l_j * E[p, w_j] over the words of sentence s (l_j = 1 if pe_len = 0)."""
-    for q in range(sptr[s], sptr[s + 1]):
-        if stok[q] != 0:
-            _add_weighted(out, E[p, stok[q]], q - sptr[s], pe_len, kfrac, pe_ab)
+    start = sptr[s]
+    for j in range(sptr[s + 1] - start):
+        w = stok[start + j]
+        if w != 0:
+            _add_weighted(out, E[p, w], j, pe_len, kfrac, pe_ab)
 
 
 @njit(cache=True, nogil=True)
 def _scatter_sentence(dE, g, p, sptr, stok, s, pe_len, kfrac, pe_ab):
     """The adjoint of :func:`_add_sentence`: dE[p, w_j] += l_j * g."""
-    for q in range(sptr[s], sptr[s + 1]):
-        if stok[q] != 0:
-            _add_weighted(dE[p, stok[q]], g, q - sptr[s], pe_len, kfrac, pe_ab)
+    start = sptr[s]
+    for j in range(sptr[s + 1] - start):
+        w = stok[start + j]
+        if w != 0:
+            _add_weighted(dE[p, w], g, j, pe_len, kfrac, pe_ab)
 
 
 @njit(cache=True, nogil=True, inline="always")
