@@ -665,21 +665,6 @@ class Workspace:
         self.w_rows = np.empty(n_words, np.int64)
 
 
-def output_loss_grad(E, w, U, data, cands, y, batch, ws):
-    """The candidates' logits (embeddings ``E[w]``) of the final states ``U`` of the
-    examples ``batch``, by numpy's BLAS: (their summed softmax cross-entropy, n_correct,
-    the :class:`Upstream` gradients of the backward pass)."""
-    nb = batch.shape[0]
-    candidate_embeddings(E, w, cands.cptr, cands.ctok, cands.cw, ws.Wc)
-    LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
-    np.matmul(ws.Wc, U.T, out=LT)
-    gt = ws.gt[:nb]
-    loss, n_correct, ws.stamp = softmax_xent(
-        LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits
-    )
-    return loss, n_correct, Upstream(U, LT.T @ ws.Wc, LT @ U, gt)
-
-
 def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws):
     """Summed softmax cross-entropy of the examples ``batch`` and its gradient.
 
@@ -693,11 +678,20 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws):
     U = ws.U[:nb]
     acts = Activations(ws.u, ws.h, ws.mem, ws.prob, ws.o, ws.gate)
     forward_batch(E, H, G, cfg, data, batch, acts, U)
-    loss, n_correct, upstream = output_loss_grad(E, w, U, data, cands, y, batch, ws)
+    candidate_embeddings(E, w, cands.cptr, cands.ctok, cands.cw, ws.Wc)
+    LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
+    np.matmul(ws.Wc, U.T, out=LT)
+    gt = ws.gt[:nb]
+    loss, n_correct, ws.stamp = softmax_xent(
+        LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits
+    )
+    dU = LT.T @ ws.Wc
+    dWc = LT @ U
     if not ws.lazy:
         ws.dE[:] = 0.0
     ws.dH[:] = 0.0
     ws.dG[:] = 0.0
+    upstream = Upstream(U, dU, dWc, gt)
     backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, ws.dE, ws.dH, ws.dG)
     return loss, n_correct
 

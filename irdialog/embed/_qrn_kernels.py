@@ -38,11 +38,13 @@ from numba import njit
 
 from ._fastmath import tanh_inplace
 from ._memn2n_kernels import (
+    Upstream,
     _add_sentence,
     _kfrac,
     _scatter_sentence,
     candidate_backward,
-    output_loss_grad,
+    candidate_embeddings,
+    softmax_xent,
 )
 from ._optim import AdamSettings, adam, clip_scale, squared_norm
 
@@ -373,10 +375,19 @@ def batch_loss_grad(E, theta, cfg, data, cands, y, batch, ws):
     nb = batch.shape[0]
     U = ws.U[:nb]
     forward_batch(E, theta, cfg, data, batch, ws.acts, U, ws.bits)
-    loss, n_correct, upstream = output_loss_grad(E, 1, U, data, cands, y, batch, ws)
+    candidate_embeddings(E, 1, cands.cptr, cands.ctok, cands.cw, ws.Wc)
+    LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
+    np.matmul(ws.Wc, U.T, out=LT)
+    gt = ws.gt[:nb]
+    loss, n_correct, ws.stamp = softmax_xent(
+        LT, U, E, 1, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits
+    )
+    dU = LT.T @ ws.Wc
+    dWc = LT @ U
     ws.dE[:] = 0.0
     ws.dtheta[:] = 0.0
-    backward_batch(E, theta, cfg, data, cands, batch, ws.acts, upstream, ws.dE, ws.dtheta)
+    backward_batch(E, theta, cfg, data, cands, batch, ws.acts, Upstream(U, dU, dWc, gt),
+                   ws.dE, ws.dtheta)  # fmt: skip
     return loss, n_correct
 
 
