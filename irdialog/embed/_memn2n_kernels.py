@@ -176,16 +176,6 @@ def _scatter_sentence(dE, g, p, sptr, stok, s, pe_len, kfrac, pe_ab):
             _add_weighted(dE[p, w], g, j, pe_len, kfrac, pe_ab)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _matvec(A, x, out):
-    """out = A @ x, each entry summed over k in order."""
-    for r in range(out.shape[0]):
-        acc = 0.0
-        for k in range(x.shape[0]):
-            acc += A[r, k] * x[k]
-        out[r] = acc
-
-
 @njit(cache=True, nogil=True)
 def _kfrac(dim, dtype_like):
     out = np.empty(dim, dtype=dtype_like.dtype)
@@ -287,7 +277,11 @@ def _forward_one(E, H, G, cfg, sents, data, e, acts, bi):
                           acts.gate[bi, hop], h)  # fmt: skip
         else:
             if cfg[USE_H] != 0:
-                _matvec(H, uk, h)
+                for r in range(dim):
+                    acc = 0.0
+                    for k in range(dim):
+                        acc += H[r, k] * uk[k]
+                    h[r] = acc
             else:
                 h[:] = uk
             for i in range(n_mem):
@@ -383,7 +377,11 @@ def _backward_one(E, H, G, cfg, sents, data, e, acts, bi, g_top, grads, work):
                 gr = g[r]
                 for k in range(dim):
                     dH[r, k] += gr * uk[k]
-            _matvec(H.T, g, gnext)
+            for k in range(dim):
+                acc = 0.0
+                for r in range(dim):
+                    acc += H[r, k] * g[r]
+                gnext[k] = acc
         else:
             gnext[:] = g
         for i in range(n_mem):
