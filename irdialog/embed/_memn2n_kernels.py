@@ -141,39 +141,46 @@ def _pe_coef(j, pe_len, dim, pe_ab):
     pe_ab[1] = -c
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _add_weighted(dst, src, j, pe_len, kfrac, pe_ab):
-    """dst += l_j * src, l_j the position encoding of word j (1 if pe_len = 0)."""
-    dim = dst.shape[0]
-    if pe_len > 0:
-        _pe_coef(j, pe_len, dim, pe_ab)
-        a = pe_ab[0]
-        b = pe_ab[1]
-        for k in range(dim):
-            dst[k] += (a - kfrac[k] * b) * src[k]
-    else:
-        for k in range(dim):
-            dst[k] += src[k]
-
-
 @njit(cache=True, nogil=True)
 def _add_sentence(out, E, p, sptr, stok, s, pe_len, kfrac, pe_ab):
     """out += sum_j l_j * E[p, w_j] over the words of sentence s (l_j = 1 if pe_len = 0)."""
     start = sptr[s]
-    for j in range(sptr[s + 1] - start):
+    n = sptr[s + 1] - start
+    dim = out.shape[0]
+    for j in range(n):
         w = stok[start + j]
-        if w != 0:
-            _add_weighted(out, E[p, w], j, pe_len, kfrac, pe_ab)
+        if w == 0:
+            continue
+        if pe_len > 0:
+            _pe_coef(j, pe_len, dim, pe_ab)
+            a = pe_ab[0]
+            b = pe_ab[1]
+            for k in range(dim):
+                out[k] += (a - kfrac[k] * b) * E[p, w, k]
+        else:
+            for k in range(dim):
+                out[k] += E[p, w, k]
 
 
 @njit(cache=True, nogil=True)
 def _scatter_sentence(dE, g, p, sptr, stok, s, pe_len, kfrac, pe_ab):
     """The adjoint of :func:`_add_sentence`: dE[p, w_j] += l_j * g."""
     start = sptr[s]
-    for j in range(sptr[s + 1] - start):
+    n = sptr[s + 1] - start
+    dim = g.shape[0]
+    for j in range(n):
         w = stok[start + j]
-        if w != 0:
-            _add_weighted(dE[p, w], g, j, pe_len, kfrac, pe_ab)
+        if w == 0:
+            continue
+        if pe_len > 0:
+            _pe_coef(j, pe_len, dim, pe_ab)
+            a = pe_ab[0]
+            b = pe_ab[1]
+            for k in range(dim):
+                dE[p, w, k] += (a - kfrac[k] * b) * g[k]
+        else:
+            for k in range(dim):
+                dE[p, w, k] += g[k]
 
 
 @njit(cache=True, nogil=True)
