@@ -206,10 +206,9 @@ def _mark_allowed(mask, allowed, current, r):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _note(values, touched, n_touched, slot, value):
-    """``values[slot] = value``, and ``slot`` appended to the ``n_touched`` slots of
-    ``touched``; returns the new count."""
-    values[slot] = value
+def _note(contrib, touched, n_touched, slot, c):
+    """Record the contribution ``c`` of the query's term ``slot``; the new count."""
+    contrib[slot] = c
     touched[n_touched] = slot
     return n_touched + 1
 
@@ -387,7 +386,9 @@ def exhaustive_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out_d
                 if (filtered and not mask[doc]) or (skip and deleted[doc]):
                     continue
                 if not seen[doc]:
-                    n_touched = _note(seen, touched, n_touched, doc, True)
+                    seen[doc] = True
+                    touched[n_touched] = doc
+                    n_touched += 1
                 acc[doc] += w * np.float64(impacts[p])
         size = 0
         for r in range(n_touched):
