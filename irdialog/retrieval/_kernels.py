@@ -205,14 +205,6 @@ def _mark_allowed(mask, allowed, current, r):
     return r
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _note(contrib, touched, n_touched, slot, c):
-    """Record the contribution ``c`` of the query's term ``slot``; the new count."""
-    contrib[slot] = c
-    touched[n_touched] = slot
-    return n_touched + 1
-
-
 @njit(cache=True, nogil=True)
 def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, deleted, out):
     """The k best documents of the queries ``rows``, best first, by MaxScore.
@@ -326,7 +318,9 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
                 if cur[s] == doc:
                     p = pos[s]
                     c = weight[s] * np.float64(impacts[p])
-                    n_touched = _note(contrib, touched, n_touched, order[s], c)
+                    contrib[order[s]] = c
+                    touched[n_touched] = order[s]
+                    n_touched += 1
                     partial += c
                     p += 1
                     pos[s] = p
@@ -339,7 +333,9 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
                 pos[s] = p
                 if p < end[s] and docs[p] == doc:
                     c = weight[s] * np.float64(impacts[p])
-                    n_touched = _note(contrib, touched, n_touched, order[s], c)
+                    contrib[order[s]] = c
+                    touched[n_touched] = order[s]
+                    n_touched += 1
                     partial += c
                     scored += 1
             if partial * (1.0 + _SLACK) > theta:
