@@ -182,15 +182,6 @@ def _emit_row(heap_score, heap_doc, size, row, mark, deleted, allowed, i):
 
 
 @njit(cache=True, nogil=True)
-def _write_row(out, i, scored, total, heap_score, heap_doc, size, mark, deleted, allowed):
-    """Query ``i``'s counts, and its heap by :func:`_emit_row`, into ``out`` (:data:`TopK`)."""
-    out.scored[i] = scored
-    out.postings[i] = total
-    out.n[i] = size
-    _emit_row(heap_score, heap_doc, size, out.doc[i], mark, deleted, allowed, i)
-
-
-@njit(cache=True, nogil=True)
 def _mark_allowed(mask, allowed, current, r):
     """Make ``mask`` (bool, n_docs) hold filter ``r`` of ``allowed``, where it holds filter
     ``current`` (-1: none); returns ``r``. A run of queries sharing a filter marks it once."""
@@ -231,6 +222,7 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
     a_indptr, a_ids, a_row = allowed
     filtered = a_row.shape[0] > 0
     skip = deleted.shape[0] > 0
+    out_doc, out_n, out_scored, out_postings = out
     max_terms = 1
     for i in rows:
         max_terms = max(max_terms, q_indptr[i + 1] - q_indptr[i])
@@ -350,7 +342,10 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
                             first_essential += 1
             for r in range(n_touched):
                 contrib[touched[r]] = 0.0
-        _write_row(out, i, scored, total, heap_score, heap_doc, size, in_top, deleted, allowed)
+        out_scored[i] = scored
+        out_postings[i] = total
+        out_n[i] = size
+        _emit_row(heap_score, heap_doc, size, out_doc[i], in_top, deleted, allowed, i)
 
 
 @njit(cache=True, nogil=True)
@@ -439,6 +434,7 @@ def dense_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out):
     a_indptr, a_ids, a_row = allowed
     filtered = a_row.shape[0] > 0
     skip = deleted.shape[0] > 0
+    out_doc, out_n, out_scored, out_postings = out
     acc = np.zeros(n_docs, dtype=np.float32)
     heap_score = np.empty(k)
     heap_doc = np.empty(k, dtype=np.int64)
@@ -484,7 +480,10 @@ def dense_top_k(queries, postings, n_docs, k, rows, allowed, deleted, out):
                 if score > 0.0:
                     size = _push(heap_score, heap_doc, size, score, d)
             acc[d] = 0.0
-        _write_row(out, i, total, total, heap_score, heap_doc, size, mark, deleted, allowed)
+        out_scored[i] = total
+        out_postings[i] = total
+        out_n[i] = size
+        _emit_row(heap_score, heap_doc, size, out_doc[i], mark, deleted, allowed, i)
 
 
 @njit(cache=True, nogil=True)
