@@ -11,6 +11,7 @@ The HTML build itself (``python -m sphinx -W ...``) is a step of ``.ci/run``.
 
 import doctest
 import importlib
+import importlib.util
 import os
 import re
 import shlex
@@ -79,6 +80,15 @@ def _run_command(command: str, env: dict, cwd=None) -> None:
     assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
 
 
+def _imports_missing(source: str) -> bool:
+    """Does a doctest example import a module this environment lacks (an optional extra's,
+    such as ``distributed`` in the minimum-versions run)?"""
+    for match in re.finditer(r"^\s*(?:from|import)\s+([\w.]+)", source, re.M):
+        if importlib.util.find_spec(match.group(1).split(".")[0]) is None:
+            return True
+    return False
+
+
 def _irdialog_on_path(folder: Path) -> str:
     """A folder whose ``irdialog`` runs, with this Python, the irdialog these tests import,
     whatever console script the environment has."""
@@ -103,10 +113,15 @@ def test_guide_examples_run(page, tmp_path, monkeypatch, request):
     run_slow = request.config.getoption("--run-slow")
     parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=FLAGS)
     globs: dict = {"__name__": "__docs__"}
+    lacking = False
     ran = 0
     for kind, body, options in _segments(page.read_text(encoding="utf-8")):
         if kind == "doctest":
             test = parser.get_doctest(body, globs, page.stem, str(page), options)
+            for example in test.examples:  # skipped from the first that needs a missing extra
+                lacking = lacking or _imports_missing(example.source)
+                if lacking:
+                    example.options[doctest.SKIP] = True
             runner.run(test, clear_globs=False)
             globs = test.globs  # a DocTest runs on a copy: carry its names to the next part
             ran += len(test.examples)
