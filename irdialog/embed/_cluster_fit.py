@@ -260,13 +260,7 @@ def fit_bag(model, bag, client=None):
     template = clone(model)
 
     # Pass 1: each partition's encoding stays on its worker; its words and responses travel.
-    import dask
-
-    encode = dask.delayed(_encode_partition)
-    encoded = client.compute(
-        [encode(part, template, fixed, p) for p, part in enumerate(bag.to_delayed())]
-    )
-    summaries = client.gather(client.map(_summary, encoded))
+    encoded, summaries = _encode_all(client, bag, _encode_partition, _summary, template, fixed)
     table, words, gold, code_remaps = _merge(summaries, fixed)
 
     # The vocabulary, candidates and initial tables of the in-process fit_chunks.
@@ -292,17 +286,9 @@ def fit_bag(model, bag, client=None):
     [shared_f] = client.scatter([shared], broadcast=True, hash=False)
 
     # Pass 2: each partition's training arrays, kept on its worker.
-    prepared = [
-        client.submit(
-            _prepare_partition,
-            encoded[p],
-            np.array([index[w] for w in s["words"]], dtype=np.int64),
-            code_remaps[p],
-            shared_f,
-            pure=False,
-        )
-        for p, s in enumerate(summaries)
-    ]
+    prepared = _prepare_all(
+        client, _prepare_partition, encoded, summaries, code_remaps, index, np.int64, shared_f
+    )
     del encoded
     counts = client.gather(client.map(_counts, prepared))
     n = sum(c for c, _ in counts)
@@ -426,17 +412,40 @@ def _dual_streams(rng, n_parts):
     return [rng, *(np.random.default_rng(seed) for seed in seeds)]
 
 
+def _encode_all(client, bag, encode, summarize, *args):
+    """Pass 1 of either model: ``encode(partition, *args, p)`` of each partition on a worker
+    (kept there) and its ``summarize``d words and responses gathered, in partition order."""
+    import dask
+
+    delayed = dask.delayed(encode)
+    encoded = client.compute([delayed(part, *args, p) for p, part in enumerate(bag.to_delayed())])
+    return encoded, client.gather(client.map(summarize, encoded))
+
+
+def _prepare_all(client, prepare, encoded, summaries, code_remaps, index, dtype, shared_f):
+    """Pass 2 of either model: each partition's training arrays, made by ``prepare`` on its
+    worker from its encoding, its words' ids in the merged vocabulary (``dtype``), its
+    response codes' remapping and what every partition shares; kept there."""
+    return [
+        client.submit(
+            prepare,
+            encoded[p],
+            np.array([index[w] for w in s["words"]], dtype=dtype),
+            code_remaps[p],
+            shared_f,
+            pure=False,
+        )
+        for p, s in enumerate(summaries)
+    ]
+
+
 def fit_dual_bag(model, bag, client):
     """``DualEncoderRanker.fit_chunks(bag)`` on the workers of a Dask client, by iterative
     parameter mixing of its Adam epochs (see the module docstring); returns the fitted
     model."""
     template = clone(model)
 
-    import dask
-
-    encode = dask.delayed(_encode_dual_partition)
-    encoded = client.compute([encode(part, template, p) for p, part in enumerate(bag.to_delayed())])
-    summaries = client.gather(client.map(_dual_summary, encoded))
+    encoded, summaries = _encode_all(client, bag, _encode_dual_partition, _dual_summary, template)
     merged_words: dict[str, None] = {}
     labels = LabelIndex()
     code_remaps = []
@@ -448,17 +457,10 @@ def fit_dual_bag(model, bag, client):
     analyzer = model._analyzer()
     responses = _ragged([[index[t] for t in analyzer.tokens(r)] for r in labels.labels_])
     [responses_f] = client.scatter([responses], broadcast=True, hash=False)
-    prepared = [
-        client.submit(
-            _prepare_dual_partition,
-            encoded[p],
-            np.array([index[w] for w in s["words"]], dtype=np.int32),
-            code_remaps[p],
-            responses_f,
-            pure=False,
-        )
-        for p, s in enumerate(summaries)
-    ]
+    prepared = _prepare_all(
+        client, _prepare_dual_partition, encoded, summaries, code_remaps, index, np.int32,
+        responses_f,
+    )  # fmt: skip
     del encoded
     counts = client.gather(client.map(_n_contexts, prepared))
     if sum(counts) == 0:
