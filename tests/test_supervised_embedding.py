@@ -186,6 +186,25 @@ def test_bag_step_matches_numpy(adagrad):
     np.testing.assert_allclose(G, Gr, rtol=1e-5)
 
 
+@pytest.mark.parametrize("shared, adagrad", [(False, False), (True, False), (False, True)])
+def test_sgd_epoch_leaves_rows_of_infinite_accumulator_alone(shared, adagrad):
+    # freeze_embeddings: the kernel and its reference hold such rows, and only them
+    P = make_problem(5, shared=shared, types=True)
+    frozen = np.array([1, 3, 5, 7, 9])
+    P["GU"][frozen] = np.inf
+    P["GV"][frozen] = np.inf
+    order = np.array([4, 0, 6, 2, 1, 5, 3, 0], dtype=np.int64)
+    U, V, _, _, loss, _ = run_kernel(P, order, 3, 0.05, 0.5, adagrad)
+    Ur, Vr, _, _, loss_r, _ = R.se_sgd_epoch(P, order, 3, 0.05, 0.5, adagrad)
+    np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
+    np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(V, Vr, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(U[frozen], P["U"][frozen])
+    np.testing.assert_array_equal(V[frozen], P["V"][frozen])
+    others = np.setdiff1d(np.arange(1, 14), frozen)
+    assert (U[others] != P["U"][others]).any() and (V[others] != P["V"][others]).any()
+
+
 @pytest.mark.parametrize(
     "shared, types, adagrad, n_negatives, margin",
     [
