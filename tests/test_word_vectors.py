@@ -108,6 +108,14 @@ def test_vocabulary_keeps_only_its_words_in_any_script(tmp_path, kind):
     assert load_word_vectors(source, vocabulary=set()) == {}
 
 
+def test_with_a_vocabulary_the_other_lines_are_not_parsed(tmp_path):
+    path = tmp_path / "v.txt"
+    path.write_text("3 2\nkeep 1 2\nother 1 x y\nalso 3 4\n", encoding="utf-8")
+    assert list(load_word_vectors(path, vocabulary={"keep", "also"})) == ["keep", "also"]
+    with pytest.raises(ValueError, match="line 3: 3 values"):
+        load_word_vectors(path)
+
+
 def test_a_repeated_word_keeps_its_first_vector(tmp_path):
     path = tmp_path / "v.txt"
     path.write_text("a 1 2\nb 3 4\na 5 6\n", encoding="utf-8")

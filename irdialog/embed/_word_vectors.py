@@ -77,42 +77,49 @@ def _is_number(text) -> bool:
 
 
 def _read_text(path, vocabulary) -> tuple[dict, int]:
+    """The text formats. With a vocabulary, a line of another word is only counted: its
+    word is decoded, its values neither split nor parsed."""
     vectors: dict[str, np.ndarray] = {}
     dim = n_words = None
     n_read = 0
     with _open(path) as f:
         for lineno, raw in enumerate(f, 1):
             where = f"{path}, line {lineno}"
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                reason = f"{e.reason} at byte {e.start}"
-                raise ValueError(f"{where}: not UTF-8 text ({reason}).") from None
             if lineno == 1:
-                line = line.removeprefix("\ufeff")
-            line = line.rstrip("\r\n ")  # fastText ends its lines with a space
-            if not line.strip():
+                raw = raw.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
+            raw = raw.rstrip(b"\r\n ")  # fastText ends its lines with a space
+            if not raw.strip():
                 continue
-            fields = line.split(" ")
-            if lineno == 1 and _header(fields) is not None:
-                n_words, dim = _header(fields)
+            head, _, rest = raw.partition(b" ")
+            try:
+                word = head.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{where}: not UTF-8 text (byte {e.start}).") from None
+            if lineno == 1 and _header([word, rest.decode("ascii", "replace")]) is not None:
+                n_words, dim = _header([word, rest.decode("ascii")])
                 if dim == 0:
                     raise ValueError(f"{where}: the header gives vectors of 0 values.")
                 continue
             n_read += 1
+            known = word in vectors or (vocabulary is not None and word not in vocabulary)
+            if known and dim is not None:
+                continue  # a repeated word keeps its first vector
+            try:
+                fields = rest.decode("utf-8").split(" ") if rest else []
+            except UnicodeDecodeError as e:
+                at = len(head) + 1 + e.start
+                raise ValueError(f"{where}: not UTF-8 text (byte {at}).") from None
             if dim is None:  # GloVe: the first line gives the dimension
-                dim = len(fields) - 1
+                dim = len(fields)
                 if dim == 0:
                     raise ValueError(f"{where}: a word without values.")
-            if len(fields) != dim + 1:
+            if len(fields) != dim:
                 raise ValueError(
-                    f"{where}: {len(fields) - 1} values after the word {fields[0]!r}, "
-                    f"expected {dim} (words hold no spaces; values are separated by one space)."
+                    f"{where}: {len(fields)} values after the word {word!r}, expected {dim} "
+                    "(words hold no spaces; values are separated by one space)."
                 )
-            word = fields[0]
-            if word in vectors or (vocabulary is not None and word not in vocabulary):
-                continue  # a repeated word keeps its first vector
-            vectors[word] = _values(fields[1:], where)
+            if not known:
+                vectors[word] = _values(fields, where)
     if dim is None:
         raise ValueError(f"{path}: the file holds no word vector.")
     if n_words is not None and n_read != n_words:
@@ -246,6 +253,7 @@ def load_word_vectors(source, *, vocabulary=None, binary=None) -> dict[str, np.n
         On an empty file, a line with the wrong number of values or a value that is not a
         finite number, text that is not UTF-8, a binary file that ends early; the message
         names the file and the line (the word's number and byte offset in a binary file).
+        With ``vocabulary``, the values of the other words are not read, nor checked.
     FileNotFoundError
         When the file does not exist.
 
