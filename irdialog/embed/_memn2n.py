@@ -103,14 +103,14 @@ class _Encoded(EncodedContexts):
 
 def _drop_frozen_gradient(dE, frozen):
     """Zero the gradient of the frozen rows (``frozen``: (rows, values) or None) in every
-    embedding matrix of ``dE``, before an update: they take no step and count in no
-    clipping norm."""
+    embedding matrix of ``dE``, before an update: they take no step, and add nothing to
+    the clipping norm (but the weight decay QRN's update adds to their gradient)."""
     if frozen is not None:
         dE[:, frozen[0], :] = 0.0
 
 
 def _restore_frozen(E, frozen):
-    """Put the frozen rows back after an update (what weight decay moved of them)."""
+    """Put the frozen rows back after an update (which weight decay moves them by)."""
     if frozen is not None:
         E[:, frozen[0], :] = frozen[1]
 

@@ -247,10 +247,9 @@ class SupervisedEmbeddingRanker(
         start as without them (the same random draws). The vectors' dimension must be
         ``embedding_dim``; words are matched as the tokenizer gives them.
     freeze_embeddings : bool, default=False
-        Keep the rows taken from ``initial_embeddings`` as they are during training (the
-        words the vectors lack, type words included, still learn): with
-        ``shared_embeddings=False``, V then learns how the pretrained input words map
-        onto responses. Exact with either ``optimizer``.
+        Keep the rows taken from ``initial_embeddings``, in U and in V, as they are
+        during training; the words the vectors lack (type words included) still learn.
+        Exact with either ``optimizer``.
     early_stopping : bool, default=False
         Score hits@1 on validation data after each epoch, stop when it has not improved
         for ``n_iter_no_change`` epochs, and keep the parameters of the best epoch. The
