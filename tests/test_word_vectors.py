@@ -309,6 +309,15 @@ def test_supervised_embeddings_fit_chunks_and_ppmi_svd_take_the_vectors():
         np.testing.assert_array_equal(model.response_embeddings_[index["bye"]], vectors["bye"])
 
 
+def test_dual_encoder_fit_chunks_takes_the_vectors():
+    vectors = _vectors()
+    model = _make(DualEncoderRanker, initial_embeddings=vectors, freeze_embeddings=True)
+    model.fit_chunks([(X[:2], Y[:2]), (X[2:], Y[2:])])
+    index = model.vocabulary_.index_
+    for w in ("hi", "bye", "goodbye"):
+        np.testing.assert_array_equal(model.embeddings_[index[w]], vectors[w])
+
+
 def test_memn2n_unseen_words_keep_their_pretrained_vectors():
     vectors = {"goodbye": np.full(DIM, 0.5, np.float32), "later": np.ones(DIM, np.float32)}
     cands = ["hello", "goodbye", "see you later", "ciao"]
