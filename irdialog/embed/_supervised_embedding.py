@@ -249,7 +249,8 @@ class SupervisedEmbeddingRanker(
     freeze_embeddings : bool, default=False
         Keep the rows taken from ``initial_embeddings``, in U and in V, as they are
         during training; the words the vectors lack (type words included) still learn.
-        Exact with either ``optimizer``.
+        Exact with either ``optimizer``. The embeddings are this model's only weights:
+        with vectors for most of its words, it then learns next to nothing.
     early_stopping : bool, default=False
         Score hits@1 on validation data after each epoch, stop when it has not improved
         for ``n_iter_no_change`` epochs, and keep the parameters of the best epoch. The
