@@ -44,6 +44,9 @@ Speed (``results/speed/<name>.json``):
   unfiltered and bm25s's ``weight_mask`` (``filtered-queries``; not yet on a page).
 - ``insuranceqa_rankers``: every learned ranker and lever on InsuranceQA valid (printed; B,
   "InsuranceQA").
+- ``insuranceqa_word_vectors``: supervised embeddings on InsuranceQA valid started from
+  word2vec vectors of the training text (gensim, the ``bench-gensim`` extra) against normal
+  draws and PPMI+SVD (printed; not yet on a page).
 
 Evidence for a figure or a shortfall (printed, no result file):
 

@@ -186,6 +186,31 @@ def test_bag_step_matches_numpy(adagrad):
     np.testing.assert_allclose(G, Gr, rtol=1e-5)
 
 
+def _epoch_against_reference(P, order, adagrad):
+    """One epoch (3 negatives, lr 0.05, margin 0.5) of the kernel and of its reference on
+    ``P``: their losses and tables agree. Returns the kernel's U, V, the draws."""
+    U, V, _, _, loss, _ = run_kernel(P, order, 3, 0.05, 0.5, adagrad)
+    Ur, Vr, _, _, loss_r, draws = R.se_sgd_epoch(P, order, 3, 0.05, 0.5, adagrad)
+    np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
+    np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(V, Vr, rtol=1e-4, atol=1e-5)
+    return U, V, draws
+
+
+@pytest.mark.parametrize("shared, adagrad", [(False, False), (True, False), (False, True)])
+def test_sgd_epoch_leaves_rows_of_infinite_accumulator_alone(shared, adagrad):
+    # freeze_embeddings: the kernel and its reference hold such rows, and only them
+    P = make_problem(5, shared=shared, types=True)
+    frozen = np.array([1, 3, 5, 7, 9])
+    P["GU"][frozen] = np.inf
+    P["GV"][frozen] = np.inf
+    U, V, _ = _epoch_against_reference(P, np.array([4, 0, 6, 2, 1, 5, 3, 0]), adagrad)
+    np.testing.assert_array_equal(U[frozen], P["U"][frozen])
+    np.testing.assert_array_equal(V[frozen], P["V"][frozen])
+    others = np.setdiff1d(np.arange(1, 14), frozen)
+    assert (U[others] != P["U"][others]).any() and (V[others] != P["V"][others]).any()
+
+
 @pytest.mark.parametrize(
     "shared, types, adagrad, n_negatives, margin",
     [
@@ -243,11 +268,7 @@ def _with_pools(P):
 def test_sgd_epoch_with_pools_matches_numpy_reference(types, adagrad):
     P = _with_pools(make_problem(4, types=types))
     order = np.array([4, 0, 6, 2, 1, 5, 3, 0], dtype=np.int64)
-    U, V, GU, GV, loss, _ = run_kernel(P, order, 3, 0.05, 0.5, adagrad)
-    Ur, Vr, _, _, loss_r, draws = R.se_sgd_epoch(P, order, 3, 0.05, 0.5, adagrad)
-    np.testing.assert_allclose(loss, loss_r, rtol=1e-4)
-    np.testing.assert_allclose(U, Ur, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(V, Vr, rtol=1e-4, atol=1e-5)
+    U, V, draws = _epoch_against_reference(P, order, adagrad)
     indptr, indices = P["pools"]
     for i, negs in draws.items():
         pool = set(indices[indptr[i] : indptr[i + 1]].tolist())

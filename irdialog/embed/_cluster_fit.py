@@ -57,6 +57,7 @@ from ._recurrent import QUERY_TOKEN, DualEncoderRanker, _pair_table
 from ._recurrent_parallel_kernels import make_dual_parts
 from ._supervised_embedding import MINED_NEGATIVES, SupervisedEmbeddingRanker, _bm25_pools
 from ._training import Fit, Run, aligned_copy, csr_arrays, train_tables
+from ._word_vectors import embedding_start
 
 
 def _distributed():
@@ -443,6 +444,11 @@ def fit_dual_bag(model, bag, client):
     """``DualEncoderRanker.fit_chunks(bag)`` on the workers of a Dask client, by iterative
     parameter mixing of its Adam epochs (see the module docstring); returns the fitted
     model."""
+    if model.freeze_embeddings:
+        raise ValueError(
+            "DualEncoderRanker: freeze_embeddings is not supported by fit_chunks on a dask "
+            "bag; fit_chunks over an iterable of chunks supports it."
+        )
     template = clone(model)
 
     encoded, summaries = _encode_all(client, bag, _encode_dual_partition, _dual_summary, template)
@@ -471,7 +477,10 @@ def fit_dual_bag(model, bag, client):
     # the draws of the in-process fit: its generator, then the initial weights from it
     fit = Fit(None, None, None, None, None, *model._random_states(), False, False)
     _, _, rng = model._rows_and_generator(sum(counts), fit)
-    params = {k: np.ascontiguousarray(v, np.float32) for k, v in model._init_dual(rng).items()}
+    pretrained = embedding_start(model, index)
+    params = {
+        k: np.ascontiguousarray(v, np.float32) for k, v in model._init_dual(rng, pretrained).items()
+    }
     moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
     streams = _dual_streams(rng, len(live))
     steps = [0] * len(live)

@@ -128,13 +128,14 @@ def _se_bag_step(W, G, indices, data, start, end, coef, vec, vec_sq, lr, adagrad
     """W[indices[p]] -= step * coef * data[p] * vec over p in [start, end): plain SGD
     (step = lr), or row-wise Adagrad as in StarSpace (one accumulator per row, fed the
     mean squared coordinate of the row's gradient; step = lr / sqrt(accumulator)): the
-    steps of :mod:`irdialog.embed._optim`."""
+    steps of :mod:`irdialog.embed._optim`. A row whose accumulator is infinite is frozen:
+    Adagrad's step is then zero, and SGD skips it."""
     for p in range(np.uint64(start), np.uint64(end)):
         w = indices[p]
         g = coef * data[p]
         if adagrad:
             adagrad_row(W, G, w, g, vec, vec_sq, lr)
-        else:
+        elif G[w] != np.inf:
             sgd_row(W, w, g, vec, lr)
 
 
@@ -208,8 +209,9 @@ def se_sgd_epoch(
     ----------
     params : SEParams
         ``U, V`` (float32, (n_words, dim)), the input and response embeddings, and
-        ``GU, GV`` (float32, (n_words,)), their row-wise Adagrad accumulators (unused with
-        ``adagrad=False``); all updated in place.
+        ``GU, GV`` (float32, (n_words,)), their row-wise Adagrad accumulators (with
+        ``adagrad=False``, only an infinite one is read: its row is frozen); all updated
+        in place.
     x : CSR
         The input bags, one row per example.
     gold : int64 array (n_examples,)

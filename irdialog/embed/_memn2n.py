@@ -52,6 +52,7 @@ from ._training import (
     Run,
     TrainingMixin,
 )
+from ._word_vectors import WORD_VECTOR_CONSTRAINTS, embedding_start
 
 # cfg[GATE] of each value of the ``gate`` parameter.
 _GATES = {None: K.NO_GATE, "global": K.GLOBAL_GATE, "hop": K.HOP_GATES}
@@ -78,6 +79,7 @@ _MEMORY_CONSTRAINTS = {
     "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
     "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
     "n_jobs": N_JOBS_CONSTRAINT,
+    **WORD_VECTOR_CONSTRAINTS,
     **TRAINING_CONSTRAINTS,
 }
 
@@ -99,6 +101,20 @@ class _Encoded(EncodedContexts):
         )  # fmt: skip
 
 
+def _drop_frozen_gradient(dE, frozen):
+    """Zero the gradient of the frozen rows (``frozen``: (rows, values) or None) in every
+    embedding matrix of ``dE``, before an update: they take no step, and add nothing to
+    the clipping norm (but the weight decay QRN's update adds to their gradient)."""
+    if frozen is not None:
+        dE[:, frozen[0], :] = 0.0
+
+
+def _restore_frozen(E, frozen):
+    """Put the frozen rows back after an update (which weight decay moves them by)."""
+    if frozen is not None:
+        E[:, frozen[0], :] = frozen[1]
+
+
 class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
     """What the memory rankers on MemN2N's encoding share (:class:`MemN2NRanker` and
     :class:`~irdialog.embed.QRNRanker`): the encoding of texts, candidates and match types,
@@ -108,7 +124,11 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
     A model supplies its kernels' side: ``_weight_attrs``, the fitted attributes of its
     weights in the order its kernels take them; ``_desc``, the name of its progress bar;
     ``_w_mat``, the embedding matrix of the candidates; ``_init_weights(rng)``, new
-    weights; ``_epoch_steps(weights, data, y, rng)``, the training steps of a run; and
+    weights, the word embeddings first (n_matrices, n_words, embedding_dim), which
+    ``initial_embeddings`` then overwrites; ``_epoch_steps(weights, data, y, rng,
+    batch_threads, frozen)``, the training steps of a run, which hold the ``frozen`` rows
+    (rows, values) of the word embeddings with :func:`_drop_frozen_gradient` and
+    :func:`_restore_frozen`; and
     ``_states(weights, data, rows)``, the final states the candidates are scored against.
     The fit reads the parameters both models take, and ``linear_start`` (a model without
     linear start sets it to 0). A model whose ``_epoch_steps`` can share out a mini-batch
@@ -224,17 +244,25 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
             correct += int(np.sum(scores.argmax(axis=1) == target))
         return loss / len(rows), correct / len(rows)
 
-    def _start_run(self, data, y, train_rows, val_rows, seed, continuing, batch_threads=1):
+    def _start_run(
+        self, data, y, train_rows, val_rows, seed, continuing, batch_threads=1, pretrained=None
+    ):
         """One run (restart) from the seed ``seed``, or from the fitted weights when
         ``continuing``: the :class:`~irdialog.embed._training.Run` the training core
-        drives. ``batch_threads``: how many threads may share out each mini-batch."""
+        drives. ``batch_threads``: how many threads may share out each mini-batch;
+        ``pretrained``: the (rows, vectors) of ``initial_embeddings``, or None."""
         rng = np.random.default_rng(seed)
         if continuing:
             weights = tuple(getattr(self, attr).copy() for attr in self._weight_attrs)
         else:
             weights = self._init_weights(rng)
+            if pretrained is not None:
+                weights[0][:, pretrained[0], :] = pretrained[1]
+        frozen = None
+        if self.freeze_embeddings:
+            frozen = (pretrained[0], weights[0][:, pretrained[0], :].copy())
         y64 = y.astype(np.int64)
-        epoch_steps = self._epoch_steps(weights, data, y64, rng, batch_threads)
+        epoch_steps = self._epoch_steps(weights, data, y64, rng, batch_threads, frozen)
         accs = []
         n_steps = 0  # updates so far, for Adam's bias correction
 
@@ -270,6 +298,12 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         )
 
     def _fit(self, fit):
+        self._fit_weights(fit)
+        return self
+
+    def _fit_weights(self, fit):
+        """The fit of :meth:`_fit`; returns the (rows, vectors) of ``initial_embeddings``
+        (None without)."""
         X, y, continuing, incremental = fit.X, fit.y, fit.continuing, fit.incremental
         # every text of the fit is tokenised once, by this analyzer
         analyzer = self._analyzer() if continuing else self._learn_encoding(X, y)
@@ -279,6 +313,7 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
             hint=f"{self._training_name} is trained to pick the gold response from the candidates.",
         )
         data = self._encode(X, analyzer)
+        pretrained = embedding_start(self, self.vocabulary_.index_)
 
         train_rows, val_rows = self._split_rows(len(X), fit)
         n_runs = fit.runs(self.n_init)
@@ -295,7 +330,7 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         batch_threads = n_jobs if n_runs == 1 and self._batch_parts else 1
         kept = self._train_epochs(
             lambda k: self._start_run(
-                data, y_idx, train_rows, val_rows, seeds[k], continuing, batch_threads
+                data, y_idx, train_rows, val_rows, seeds[k], continuing, batch_threads, pretrained
             ),
             n_epochs,
             continuing=continuing,
@@ -308,7 +343,7 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         )
         for attr, value in zip(self._weight_attrs, kept):
             setattr(self, attr, value)
-        return self
+        return pretrained
 
     def _learn_encoding(self, X, y):
         """The candidates, entity types, case folding, vocabulary and memory of a new
@@ -513,6 +548,16 @@ class MemN2NRanker(_MemoryRanker):
         Each embedding matrix's gradient (and H's) is rescaled to at most this norm.
     init_std : float, default=0.1
         Standard deviation of the normal initialisation (see Notes).
+    initial_embeddings : str, path-like or dict of str to array-like, default=None
+        Pretrained word vectors: a word2vec (text or binary), GloVe or fastText ``.vec``
+        file or a dict ``{word: vector}``, read in ``fit`` by
+        :func:`~irdialog.embed.load_word_vectors` (nothing is downloaded). A word of
+        ``vocabulary_`` they hold starts at its vector, unscaled, in every matrix of
+        ``embeddings_``; the others start from the normal draws they take without vectors,
+        and so do all words with None. Their dimension must be ``embedding_dim``.
+    freeze_embeddings : bool, default=False
+        Keep the rows of the pretrained words as they are (their gradient is dropped
+        before each update); the other rows and weights learn.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the training data, drawn with
         ``random_state`` (whole groups when ``groups`` is passed to ``fit``, else single
@@ -684,6 +729,8 @@ class MemN2NRanker(_MemoryRanker):
         batch_size=32,
         max_grad_norm=40.0,
         init_std=0.1,
+        initial_embeddings=None,
+        freeze_embeddings=False,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -719,6 +766,8 @@ class MemN2NRanker(_MemoryRanker):
         self.batch_size = batch_size
         self.max_grad_norm = max_grad_norm
         self.init_std = init_std
+        self.initial_embeddings = initial_embeddings
+        self.freeze_embeddings = freeze_embeddings
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -756,19 +805,21 @@ class MemN2NRanker(_MemoryRanker):
                     "unseen_std needs a fit from scratch: with warm_start or partial_fit "
                     "the words of earlier fits would be drawn afresh; set unseen_std=None"
                 )
-        super()._fit(fit)
+        pretrained = self._fit_weights(fit)
         if self.unseen_std is not None:
-            self._draw_unseen_words(fit.X, fit.y, fit.apart)
+            self._draw_unseen_words(fit.X, fit.y, fit.apart, pretrained)
         return self
 
-    def _draw_unseen_words(self, X, y, rs):
-        """Draw the embeddings of the candidate words no training text holds (``unseen_std``)."""
+    def _draw_unseen_words(self, X, y, rs, pretrained=None):
+        """Draw the embeddings of the candidate words no training text holds (``unseen_std``),
+        but those of ``initial_embeddings`` (``pretrained``: their (rows, vectors))."""
         analyzer = self._analyzer()
         seen = {tok for text in context_texts(X, y) for tok in analyzer.sequence(text)}
         index = self.vocabulary_.index_
         rows = sorted(
             {index[tok] for c in self.candidates_ for tok in analyzer.sequence(c) if tok in index}
             - {index[tok] for tok in seen if tok in index}
+            - set(() if pretrained is None else pretrained[0].tolist())
         )
         E = self.embeddings_
         draw = rs.standard_normal((E.shape[0], len(rows), E.shape[2]))
@@ -794,8 +845,9 @@ class MemN2NRanker(_MemoryRanker):
             G[:, :, :dim] = W.astype(np.float32)
         return E, H, G
 
-    def _epoch_steps(self, weights, data, y, rng, batch_threads=1):
-        """The training steps of a run on the weights (E, H, G), updated in place:
+    def _epoch_steps(self, weights, data, y, rng, batch_threads=1, frozen=None):
+        """The training steps of a run on the weights (E, H, G), updated in place (but the
+        ``frozen`` rows of E, see :class:`_MemoryRanker`):
         ``epoch_steps(epoch)`` sets up an epoch (after its shuffle: its learning rate,
         linear start, random noise drawn from ``rng``) and returns ``batch_step(batch,
         n_steps) -> (loss, correct)``, the gradient and update of one mini-batch.
@@ -867,12 +919,14 @@ class MemN2NRanker(_MemoryRanker):
                             *((rows, w_rows) if lazy else (every_row, every_row)),
                         )  # fmt: skip
                     grads = parts.dE[0], parts.dH[0], parts.dG[0]
+                _drop_frozen_gradient(grads[0], frozen)
                 if lazy:
                     K.apply_update_rows(
                         E, H, G, *grads, rows, w_rows, w_mat, state, update, n_steps
                     )  # fmt: skip
                 else:
                     K.apply_update(E, H, G, *grads, state, update, n_steps)
+                _restore_frozen(E, frozen)
                 return b_loss, b_correct
 
             return batch_step

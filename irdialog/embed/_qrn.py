@@ -20,7 +20,12 @@ from .._compat import Interval
 from .._threads import MIN_WORK_PER_THREAD, numba_threads, threads_for_work
 from ..base import check_contexts
 from . import _qrn_kernels as Q
-from ._memn2n import _MEMORY_CONSTRAINTS, _MemoryRanker
+from ._memn2n import (
+    _MEMORY_CONSTRAINTS,
+    _drop_frozen_gradient,
+    _MemoryRanker,
+    _restore_frozen,
+)
 from ._qrn_parallel_kernels import batch_loss_grad_parts, make_parts
 
 START_TOKEN = "<start>"
@@ -127,6 +132,15 @@ class QRNRanker(_MemoryRanker):
     init_std : float, default=0.1
         Standard deviation of the normal initialisation of the embeddings (the unit's
         weights are Glorot-uniform).
+    initial_embeddings : str, path-like or dict of str to array-like, default=None
+        Pretrained word vectors (:func:`~irdialog.embed.load_word_vectors`: word2vec text
+        or binary, GloVe, fastText ``.vec``, or a dict ``{word: vector}``, read in
+        ``fit``): the words of ``vocabulary_`` they hold start at their vectors, as they
+        are, in both matrices of ``embeddings_`` (sentences and candidates); the other
+        words start from their normal draws. Of dimension ``embedding_dim``.
+    freeze_embeddings : bool, default=False
+        The pretrained rows stay as they are (no gradient step, no weight decay); the
+        unit and the other words learn.
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the training data (whole groups when ``groups``
         is passed to ``fit``), keep the weights of the epoch with the best validation
@@ -257,6 +271,8 @@ unit_layout`).
         weight_decay=0.001,
         max_grad_norm=40.0,
         init_std=0.1,
+        initial_embeddings=None,
+        freeze_embeddings=False,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -287,6 +303,8 @@ unit_layout`).
         self.weight_decay = weight_decay
         self.max_grad_norm = max_grad_norm
         self.init_std = init_std
+        self.initial_embeddings = initial_embeddings
+        self.freeze_embeddings = freeze_embeddings
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -353,8 +371,9 @@ unit_layout`).
         theta[:, bz] = self.update_bias
         return E, theta
 
-    def _epoch_steps(self, weights, data, y, rng, batch_threads=1):
-        """The training steps of a run on the weights (E, theta), updated in place:
+    def _epoch_steps(self, weights, data, y, rng, batch_threads=1, frozen=None):
+        """The training steps of a run on the weights (E, theta), updated in place (but the
+        ``frozen`` rows of E, see :class:`~irdialog.embed._memn2n._MemoryRanker`):
         ``epoch_steps(epoch)`` gives ``batch_step(batch, n_steps) -> (loss, correct)``, the
         gradient and Adam update (with weight decay) of one mini-batch at the epoch's
         learning rate.
@@ -397,10 +416,12 @@ unit_layout`).
                             E, theta, cfg, arrays, cands, y, batch, parts, k, MIN_WORK_PER_THREAD
                         )
                     dE, dtheta = parts.dE[0], parts.dtheta[0]
+                _drop_frozen_gradient(dE, frozen)
                 Q.apply_update(
                     E, theta, dE, dtheta, moments, opt, n_steps, max_norm,
                     self.weight_decay * len(batch),
                 )  # fmt: skip
+                _restore_frozen(E, frozen)
                 return b_loss, b_correct
 
             return batch_step

@@ -56,6 +56,7 @@ from ._training import (
     Run,
     TrainingMixin,
 )
+from ._word_vectors import WORD_VECTOR_CONSTRAINTS, embedding_start
 
 # The token read between the history and the query, so that the reader knows where the
 # question starts (it is also what a context with an empty query reads last).
@@ -78,6 +79,7 @@ _COMMON_CONSTRAINTS = {
     "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "init_std": [Interval(numbers.Real, 0, None, closed="neither")],
     "weight_init": [StrOptions({"uniform", "orthogonal"})],
+    **WORD_VECTOR_CONSTRAINTS,
     **TRAINING_CONSTRAINTS,
     "n_jobs": N_JOBS_CONSTRAINT,
 }
@@ -206,9 +208,17 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         """(indptr, ids) of plain texts (responses), unknown words dropped."""
         return _ragged([[index[t] for t in analyzer.tokens(r) if t in index] for r in texts])
 
-    def _init_encoder(self, rng, n_words):
+    def _init_encoder(self, rng, n_words, pretrained=None):
+        """The encoder's parameters drawn from ``rng``; the rows of the word embeddings
+        ``Emb`` that ``pretrained`` (rows, vectors) gives then set to those vectors."""
         emb = rng.normal(0.0, self.init_std, (n_words, self.embedding_dim))
+        if pretrained is not None:
+            emb[pretrained[0]] = pretrained[1]
         return {"Emb": emb, **self._init_recurrent(rng)}
+
+    def _frozen_rows(self, pretrained):
+        """The rows of ``Emb`` training leaves as they are (``freeze_embeddings``), or None."""
+        return pretrained[0] if self.freeze_embeddings else None
 
     def _init_recurrent(self, rng):
         """``Wx``, ``Wh`` and ``b`` of one encoder, drawn from ``rng``."""
@@ -302,7 +312,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             return {k: v.copy() for k, v in self._all_params().items()}
         return init()
 
-    def _train(self, params, step_batches, validate, desc, fit, restarts=None):
+    def _train(self, params, step_batches, validate, desc, fit, restarts=None, frozen=None):
         """Adam over the epochs of a fit (``epochs``, or one when ``incremental``) of the
         batches ``step_batches(epoch)`` gives, each a quadruple ``(n, work, batch,
         on_parts)``: its number of examples, its multiply-adds, a callable
@@ -317,7 +327,9 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         ``restarts``: ``(n_runs, init, train_key)`` to train ``n_runs`` runs, the first
         from ``params``, each later one from ``init()`` (fresh Adam moments), and keep the
         best (:meth:`TrainingMixin._train_epochs`); ``train_key(params, n_jobs)`` compares
-        runs without validation. None: one run.
+        runs without validation. None: one run. ``frozen``: the rows of the word
+        embeddings whose gradient is dropped before each step (Adam's step of a row whose
+        gradient has always been zero is zero), or None.
 
         With ``n_jobs`` threads, a batch whose work pays for several
         (:func:`~irdialog._threads.threads_for_work`) is cut into one interleaved part per
@@ -331,7 +343,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
 
         def start_run(k):
             run_params = params if k == 0 else init()
-            return self._adam_run(run_params, step_batches, validate, train_key)
+            return self._adam_run(run_params, step_batches, validate, train_key, frozen)
 
         kept = self._train_epochs(
             start_run,
@@ -349,7 +361,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         numba's."""
         return min(n_threads(self.n_jobs), numba.config.NUMBA_NUM_THREADS)
 
-    def _adam_run(self, params, step_batches, validate, train_key):
+    def _adam_run(self, params, step_batches, validate, train_key, frozen=None):
         """The :class:`~irdialog.embed._training.Run` of Adam from ``params`` (see
         :meth:`_train`), with its own gradient buffers and moments."""
         params = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
@@ -362,7 +374,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         def step(epoch):
             nonlocal n_steps
             loss, correct, seen, n_steps = self._adam_epoch(
-                params, grads, moments, n_steps, step_batches(epoch), n_jobs
+                params, grads, moments, n_steps, step_batches(epoch), n_jobs, frozen
             )
             accs.append(correct / max(seen, 1))
             return loss / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
@@ -376,10 +388,11 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             train_key=None if train_key is None else (lambda kept: train_key(kept, n_jobs)),
         )
 
-    def _adam_epoch(self, params, grads, moments, n_steps, batches, n_jobs):
+    def _adam_epoch(self, params, grads, moments, n_steps, batches, n_jobs, frozen=None):
         """One epoch of Adam over ``batches`` (quadruples, see :meth:`_train`), on
-        ``n_jobs`` threads: each batch's gradient into ``grads``, then one step of
-        ``params`` and their ``moments`` (both in place), the ``n_steps``-th and on.
+        ``n_jobs`` threads: each batch's gradient into ``grads`` (less that of the
+        ``frozen`` rows of the word embeddings), then one step of ``params`` and their
+        ``moments`` (both in place), the ``n_steps``-th and on.
         Returns the epoch's summed loss, its correct predictions, its examples and the
         steps taken so far."""
         loss, correct, seen = 0.0, 0, 0
@@ -394,6 +407,8 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             correct += b_correct
             seen += n
             n_steps += 1
+            if frozen is not None:
+                grads.dense["Emb"][frozen] = 0.0
             K.apply_adam(params, grads, moments, self.learning_rate, self.clip_norm,
                          n_steps, *_ADAM)  # fmt: skip
         return loss, correct, seen, n_steps
@@ -462,6 +477,17 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     init_std : float, default=0.1
         Standard deviation of the word embeddings' initialisation (the LSTM forget bias
         starts at 1).
+    initial_embeddings : str, path-like or dict of str to array-like, default=None
+        Pretrained word vectors for the encoder's word embeddings (``embeddings_``; the
+        candidates' output embeddings ``output_embeddings_`` start from their draws): a
+        word2vec text or binary, GloVe or fastText ``.vec`` file, or a dict ``{word:
+        vector}``, read in ``fit`` by :func:`~irdialog.embed.load_word_vectors`. The words
+        they hold start at their vectors, unscaled; the others from the draws of
+        ``init_std``. The vectors must have ``embedding_dim`` values.
+    freeze_embeddings : bool, default=False
+        Hold the pretrained rows of ``embeddings_`` fixed (their gradient is dropped, and
+        Adam then never moves them); the recurrent weights, the output embeddings and
+        the other words learn.
     weight_init : {"uniform", "orthogonal"}, default="uniform"
         How ``Wx`` and ``Wh`` start: "uniform", both uniform in ``±1/sqrt(hidden_size)``
         (PyTorch's recurrent layers); "orthogonal", Lowe et al.'s (section 4.2): each gate's
@@ -601,6 +627,8 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         clip_norm=5.0,
         init_std=0.1,
         weight_init="uniform",
+        initial_embeddings=None,
+        freeze_embeddings=False,
         word_dropout=0.0,
         early_stopping=False,
         validation_fraction=0.1,
@@ -627,6 +655,8 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         self.clip_norm = clip_norm
         self.init_std = init_std
         self.weight_init = weight_init
+        self.initial_embeddings = initial_embeddings
+        self.freeze_embeddings = freeze_embeddings
         self.word_dropout = word_dropout
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
@@ -692,9 +722,10 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         train_rows, val_rows, rng = self._rows_and_generator(len(X), fit)
 
         two_encoders = self.bidirectional or self.query_both_ways
+        pretrained = embedding_start(self, self.vocabulary_.index_)
 
         def init():
-            params = self._init_encoder(rng, len(self.vocabulary_))
+            params = self._init_encoder(rng, len(self.vocabulary_), pretrained)
             V, width = len(self.vocabulary_), self.hidden_size * (1 + two_encoders)
             params["O"] = rng.normal(0.0, self.init_std, (V, width))
             if two_encoders:
@@ -758,6 +789,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
             "RecurrentReader",
             fit,
             restarts=(n_runs, init, train_key) if n_runs > 1 else None,
+            frozen=self._frozen_rows(pretrained),
         )
         return self
 
@@ -830,6 +862,11 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
     init_std : float, default=0.1
     weight_init : {"uniform", "orthogonal"}, default="uniform"
         See :class:`RecurrentReader`; Lowe et al. train their RNN from "orthogonal".
+    initial_embeddings : str, path-like or dict of str to array-like, default=None
+        Pretrained word vectors of the encoder (which reads contexts and responses alike),
+        as in :class:`RecurrentReader`; read in ``fit`` and ``fit_chunks``.
+    freeze_embeddings : bool, default=False
+        As in :class:`RecurrentReader` (not on a Dask cluster).
     early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the pairs, drawn with ``random_state`` (whole
         groups when ``groups`` is passed to ``fit``, else single pairs), and keep the
@@ -910,6 +947,8 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         clip_norm=10.0,
         init_std=0.1,
         weight_init="uniform",
+        initial_embeddings=None,
+        freeze_embeddings=False,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=5,
@@ -932,6 +971,8 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         self.clip_norm = clip_norm
         self.init_std = init_std
         self.weight_init = weight_init
+        self.initial_embeddings = initial_embeddings
+        self.freeze_embeddings = freeze_embeddings
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -1056,7 +1097,8 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         response table (rptr, rtok)."""
         pairs = _pair_table(cptr, ctok, rptr, rtok, codes, labels)
         train_rows, val_rows, rng = self._rows_and_generator(pairs["n_ctx"], fit)
-        params = self._start_params(fit.continuing, lambda: self._init_dual(rng))
+        pretrained = embedding_start(self, self.vocabulary_.index_)
+        params = self._start_params(fit.continuing, lambda: self._init_dual(rng, pretrained))
         n_parts = self._part_threads()
         # the parts' gradient buffers of a batch on threads (one numba parallel region)
         parts = make_dual_parts(params, n_parts) if n_parts > 1 else None
@@ -1074,12 +1116,14 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
             return float(np.mean((s > 0) == (flags == 1))), -float(loss)
 
         validate = validate if len(val_rows) else None
-        self._train(params, batches, validate, "DualEncoder", fit)
+        frozen = self._frozen_rows(pretrained)
+        self._train(params, batches, validate, "DualEncoder", fit, frozen=frozen)
         return self
 
-    def _init_dual(self, rng):
-        """The initial parameters, drawn from ``rng``: the encoder's, then M = I, b = 0."""
-        params = self._init_encoder(rng, len(self.vocabulary_))
+    def _init_dual(self, rng, pretrained):
+        """The initial parameters, drawn from ``rng``: the encoder's (with the ``pretrained``
+        (rows, vectors) of ``initial_embeddings``, or None), then M = I, b = 0."""
+        params = self._init_encoder(rng, len(self.vocabulary_), pretrained)
         params["M"] = np.eye(self.hidden_size)
         params["bias"] = np.zeros(1)
         return params

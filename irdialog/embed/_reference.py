@@ -131,7 +131,7 @@ def se_sgd_epoch(P, order, n_negatives, lr, margin, adagrad):
             if adagrad:
                 G[w] += coef**2 * (vec @ vec) / dim
                 W[w] -= lr * coef / np.sqrt(G[w] + 1e-6) * vec
-            else:
+            elif G[w] != np.inf:  # an infinite accumulator freezes the row
                 W[w] -= lr * coef * vec
     return U, V, GU, GV, loss, draws
 

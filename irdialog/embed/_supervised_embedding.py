@@ -54,6 +54,7 @@ from ._training import (
     csr_arrays,
     train_tables,
 )
+from ._word_vectors import WORD_VECTOR_CONSTRAINTS, embedding_start
 
 # Negatives mined per example by negatives="bm25": the candidates of highest BM25 score.
 MINED_NEGATIVES = 100
@@ -235,7 +236,21 @@ class SupervisedEmbeddingRanker(
         ``embedding_dim`` columns and scaled to a root mean square of ``init_std``), the
         same in U and V, so that the model starts by matching words that occur together;
         the words without a vector (and the columns past the vocabulary's size) start from
-        normal draws. ``fit`` only (not ``fit_chunks``).
+        normal draws. ``fit`` only (not ``fit_chunks``). With ``initial_embeddings``,
+        the words the pretrained vectors hold start from those, the others from these.
+    initial_embeddings : str, path-like or dict of str to array-like, default=None
+        Pretrained word vectors the embeddings start from: a word2vec (text or binary),
+        GloVe or fastText ``.vec`` file, or a dict ``{word: vector}``
+        (:func:`~irdialog.embed.load_word_vectors`; read in ``fit``, only the model's
+        words kept, nothing downloaded). The words of ``vocabulary_`` the vectors hold
+        start at their vectors, as they are (unscaled), in U and in V; the other words
+        start as without them (the same random draws). The vectors' dimension must be
+        ``embedding_dim``; words are matched as the tokenizer gives them.
+    freeze_embeddings : bool, default=False
+        Keep the rows taken from ``initial_embeddings``, in U and in V, as they are
+        during training; the words the vectors lack (type words included) still learn.
+        Exact with either ``optimizer``. The embeddings are this model's only weights:
+        with vectors for most of its words, it then learns next to nothing.
     early_stopping : bool, default=False
         Score hits@1 on validation data after each epoch, stop when it has not improved
         for ``n_iter_no_change`` epochs, and keep the parameters of the best epoch. The
@@ -367,6 +382,7 @@ class SupervisedEmbeddingRanker(
         "optimizer": [StrOptions({"sgd", "adagrad"})],
         "init_std": [Interval(Real, 0, None, closed="neither")],
         "init": [StrOptions({"normal", "ppmi-svd"})],
+        **WORD_VECTOR_CONSTRAINTS,
         **TRAINING_CONSTRAINTS,
         "n_jobs": N_JOBS_CONSTRAINT,
     }
@@ -395,6 +411,8 @@ class SupervisedEmbeddingRanker(
         optimizer="sgd",
         init_std=0.1,
         init="normal",
+        initial_embeddings=None,
+        freeze_embeddings=False,
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -420,6 +438,8 @@ class SupervisedEmbeddingRanker(
         self.optimizer = optimizer
         self.init_std = init_std
         self.init = init
+        self.initial_embeddings = initial_embeddings
+        self.freeze_embeddings = freeze_embeddings
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -662,7 +682,8 @@ class SupervisedEmbeddingRanker(
         :meth:`_response_arrays`), the gold indices into the table, the entities
         (indptr, word, type) of the inputs (None without match types), the negative
         pools (None: drawn from the candidates, or mined with ``negatives="bm25"``) and
-        the starting vectors of ``init="ppmi-svd"`` (their zero rows: none)."""
+        the starting vectors of ``init="ppmi-svd"`` (their zero rows: none), over which
+        those of ``initial_embeddings`` go, frozen with ``freeze_embeddings``."""
         if entities is None:  # no contexts, no match types: no entities
             e_indptr = np.zeros(x_bags.shape[0] + 1, np.int64)
             e_words = e_types = np.zeros(0, np.int64)
@@ -671,15 +692,18 @@ class SupervisedEmbeddingRanker(
         m_indptr, m_indices, _ = csr_arrays(m_bags)
 
         n_words, dim = len(self.vocabulary_), self.embedding_dim
-        start = None
+        starts = []
         if init_vectors is not None:
             rows = np.flatnonzero(np.any(init_vectors != 0, axis=1))
-            start = (rows, init_vectors[rows].astype(np.float32))
+            starts.append((rows, init_vectors[rows].astype(np.float32)))
+        pretrained = embedding_start(self, self.vocabulary_.index_)
+        if pretrained is not None:
+            starts.append(pretrained)
 
         def table():
             W = rng.normal(0.0, self.init_std, size=(n_words, dim)).astype(np.float32)
-            if start is not None:
-                W[start[0], : start[1].shape[1]] = start[1]
+            for rows, vectors in starts:
+                W[rows, : vectors.shape[1]] = vectors
             W[0] = 0.0  # the nil word
             return aligned_copy(W)
 
@@ -687,6 +711,9 @@ class SupervisedEmbeddingRanker(
         V = U if self.shared_embeddings else table()
         GU = np.zeros(n_words, dtype=np.float32)
         GV = GU if self.shared_embeddings else np.zeros(n_words, dtype=np.float32)
+        if self.freeze_embeddings:  # an infinite accumulator freezes a row (the kernel's rule)
+            GU[pretrained[0]] = np.inf
+            GV[pretrained[0]] = np.inf
         if pools is None and self.negatives == "bm25":
             pools = _bm25_pools(x_bags, r_bags, gold, len(self.candidates_), MINED_NEGATIVES)
         return dict(
