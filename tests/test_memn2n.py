@@ -117,100 +117,6 @@ class Problem:
         return loss, correct, ws.dE.copy(), ws.dH.copy(), ws.dG.copy()
 
 
-# --------------------------------------------------------------------------- kernel tests
-
-CONFIGS = [
-    dict(tying="adjacent", pe=True, softmax=True, relu=False),
-    dict(tying="adjacent", pe=False, softmax=False, relu=False),
-    dict(tying="layerwise", pe=True, softmax=True, relu=True, slots=0),
-    dict(tying="layerwise", pe=False, softmax=True, relu=False, hops=1),
-    dict(tying="adjacent", pe=True, softmax=True, relu=False, slots=0),
-]
-# the gated hops of Liu & Perez (2017): one gate for all hops, or one per hop
-GATED = [
-    dict(tying="adjacent", pe=True, softmax=True, relu=False, gate=K.GLOBAL_GATE),
-    dict(tying="layerwise", pe=True, softmax=True, relu=True, gate=K.HOP_GATES),
-    dict(tying="adjacent", pe=False, softmax=True, relu=False, gate=K.HOP_GATES, slots=0),
-]
-
-
-@pytest.mark.parametrize("config", CONFIGS + GATED)
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_forward_and_gradient_match_numpy_reference(config, dtype):
-    pb = Problem(0, dtype=dtype, **config)
-    loss, correct, dE, dH, dG = pb.kernel_loss_grad()
-    r_loss, r_correct, r_dE, r_dH, r_dG, states = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
-    tol = dict(rtol=1e-9, atol=1e-10) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-5)
-    np.testing.assert_allclose(loss, r_loss, **tol)
-    assert correct == r_correct
-    np.testing.assert_allclose(dE, r_dE, **tol)
-    if config["tying"] == "layerwise":
-        np.testing.assert_allclose(dH, r_dH, **tol)
-    np.testing.assert_allclose(dG, r_dG, **tol)
-    assert dG.shape == (K.n_gates(pb.cfg), pb.dim, pb.dim + 1)
-    if "gate" in config:
-        assert np.abs(dG).sum(axis=(1, 2)).min() > 0 and not dH.any()  # the gate replaces H
-    # final states and attention from the inference kernel
-    hops = pb.cfg[0]
-    att = np.zeros((len(pb.batch), hops, 4), dtype)
-    U = K.forward_states(pb.E, pb.H, pb.G, pb.cfg, pb.data(), pb.batch, att)
-    for i, (u, ps) in enumerate(states):
-        np.testing.assert_allclose(U[i], u, **tol)
-        for k in range(hops):
-            np.testing.assert_allclose(att[i, k, : len(ps[k])], ps[k][::-1], **tol)
-
-
-@pytest.mark.parametrize("config", CONFIGS[:3] + GATED)
-def test_finite_difference_gradient(config):
-    """Central differences of the whole forward pass (PE, TE, speakers, match types, hops,
-    and every weight and bias of the gates)."""
-    pb = Problem(1, dtype=np.float64, **config)
-    _, _, dE, dH, dG = pb.kernel_loss_grad()
-    eps = 1e-6
-    rng = np.random.default_rng(0)
-    E = pb.E.copy()
-    used = np.flatnonzero(np.abs(dE).sum(axis=(0, 2)) > 0)
-    assert len(used) > 8  # words, speakers, time words and type words all get gradient
-    for p in range(E.shape[0]):
-        for v in range(1, pb.V):
-            for k in range(pb.dim):
-                old = E[p, v, k]
-                E[p, v, k] = old + eps
-                up = pb.kernel_loss_grad(E=E)[0]
-                E[p, v, k] = old - eps
-                down = pb.kernel_loss_grad(E=E)[0]
-                E[p, v, k] = old
-                fd = (up - down) / (2 * eps)
-                assert fd == pytest.approx(dE[p, v, k], rel=1e-5, abs=1e-7), (p, v, k)
-    if config["tying"] == "layerwise":
-        H = pb.H.copy()
-        for r, k in rng.integers(0, pb.dim, (10, 2)):
-            old = H[r, k]
-            H[r, k] = old + eps
-            up = pb.kernel_loss_grad(H=H)[0]
-            H[r, k] = old - eps
-            down = pb.kernel_loss_grad(H=H)[0]
-            H[r, k] = old
-            assert (up - down) / (2 * eps) == pytest.approx(dH[r, k], rel=1e-5, abs=1e-7)
-    G = pb.G.copy()
-    for idx in np.ndindex(G.shape):
-        old = G[idx]
-        G[idx] = old + eps
-        up = pb.kernel_loss_grad(G=G)[0]
-        G[idx] = old - eps
-        down = pb.kernel_loss_grad(G=G)[0]
-        G[idx] = old
-        assert (up - down) / (2 * eps) == pytest.approx(dG[idx], rel=1e-5, abs=1e-7), idx
-
-
-def test_partial_batch_uses_its_own_logit_buffer():
-    pb = Problem(2, dtype=np.float64)
-    ws = pb.workspace(batch_size=8)  # batch of 5 < 8
-    args = (pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, ws)
-    loss, _ = K.batch_loss_grad(pb.E, pb.H, pb.G, *args)
-    assert loss == pytest.approx(R.batch_loss_grad(pb, pb.E, pb.H)[0], rel=1e-10)
-
-
 class PooledProblem(Problem):
     """:class:`Problem` with two responses outside the 7 candidates (rows 7 and 8 of the
     response table) and a pool per example: empty (the softmax over the candidates),
@@ -261,34 +167,56 @@ class PooledProblem(Problem):
         return loss, correct, ws.dE.copy(), ws.dH.copy(), ws.dG.copy()
 
 
-@pytest.mark.parametrize("config", CONFIGS[:3] + GATED[:1])
+# --------------------------------------------------------------------------- kernel tests
+
+CONFIGS = [
+    dict(tying="adjacent", pe=True, softmax=True, relu=False),
+    dict(tying="adjacent", pe=False, softmax=False, relu=False),
+    dict(tying="layerwise", pe=True, softmax=True, relu=True, slots=0),
+    dict(tying="layerwise", pe=False, softmax=True, relu=False, hops=1),
+    dict(tying="adjacent", pe=True, softmax=True, relu=False, slots=0),
+]
+# the gated hops of Liu & Perez (2017): one gate for all hops, or one per hop
+GATED = [
+    dict(tying="adjacent", pe=True, softmax=True, relu=False, gate=K.GLOBAL_GATE),
+    dict(tying="layerwise", pe=True, softmax=True, relu=True, gate=K.HOP_GATES),
+    dict(tying="adjacent", pe=False, softmax=True, relu=False, gate=K.HOP_GATES, slots=0),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS + GATED)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_pool_softmax_matches_numpy_reference(config, dtype):
-    pb = PooledProblem(0, dtype=dtype, **config)
+@pytest.mark.parametrize("pooled", [False, True])
+def test_forward_and_gradient_match_numpy_reference(config, dtype, pooled):
+    """The kernels against the reference: the softmax over every candidate, or over each
+    example's gold response and its pool (:class:`PooledProblem`)."""
+    pb = (PooledProblem if pooled else Problem)(0, dtype=dtype, **config)
     loss, correct, dE, dH, dG = pb.kernel_loss_grad()
-    r_loss, r_correct, r_dE, r_dH, r_dG, _ = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
+    r_loss, r_correct, r_dE, r_dH, r_dG, states = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
     tol = dict(rtol=1e-9, atol=1e-10) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-5)
     np.testing.assert_allclose(loss, r_loss, **tol)
     assert correct == r_correct
     np.testing.assert_allclose(dE, r_dE, **tol)
-    np.testing.assert_allclose(dH, r_dH, **tol)
+    if config["tying"] == "layerwise":
+        np.testing.assert_allclose(dH, r_dH, **tol)
     np.testing.assert_allclose(dG, r_dG, **tol)
-    # the responses outside the candidates get gradient through the pools that hold them
-    w = pb.cfg[K.W_MAT]
-    assert np.abs(dE[w, [9, 11, 13]]).sum() > 0
-    # the pools change the loss: the full softmax over the candidates is another
-    full = Problem(0, dtype=dtype, **config).kernel_loss_grad()[0]
-    assert abs(full - loss) > 1e-3
+    assert dG.shape == (K.n_gates(pb.cfg), pb.dim, pb.dim + 1)
+    if "gate" in config:
+        assert np.abs(dG).sum(axis=(1, 2)).min() > 0 and not dH.any()  # the gate replaces H
+    # final states and attention from the inference kernel
+    hops = pb.cfg[0]
+    att = np.zeros((len(pb.batch), hops, 4), dtype)
+    U = K.forward_states(pb.E, pb.H, pb.G, pb.cfg, pb.data(), pb.batch, att)
+    for i, (u, ps) in enumerate(states):
+        np.testing.assert_allclose(U[i], u, **tol)
+        for k in range(hops):
+            np.testing.assert_allclose(att[i, k, : len(ps[k])], ps[k][::-1], **tol)
 
 
-def test_pool_softmax_finite_difference_gradient():
-    """Central differences of the loss of the pools' softmax, match types included."""
-    pb = PooledProblem(1, dtype=np.float64, **CONFIGS[0])
-    _, _, dE, _, _ = pb.kernel_loss_grad()
-    eps = 1e-6
+def _assert_embedding_gradient(pb, dE, eps):
+    """dE against central differences of the problem's loss, at every embedding but
+    the nil word's."""
     E = pb.E.copy()
-    w = pb.cfg[K.W_MAT]
-    assert np.abs(dE[w, 7:9]).sum() > 0  # the type words' share
     for p in range(E.shape[0]):
         for v in range(1, pb.V):
             for k in range(pb.dim):
@@ -300,6 +228,64 @@ def test_pool_softmax_finite_difference_gradient():
                 E[p, v, k] = old
                 fd = (up - down) / (2 * eps)
                 assert fd == pytest.approx(dE[p, v, k], rel=1e-5, abs=1e-7), (p, v, k)
+
+
+@pytest.mark.parametrize("config", CONFIGS[:3] + GATED)
+def test_finite_difference_gradient(config):
+    """Central differences of the whole forward pass (PE, TE, speakers, match types, hops,
+    and every weight and bias of the gates)."""
+    pb = Problem(1, dtype=np.float64, **config)
+    _, _, dE, dH, dG = pb.kernel_loss_grad()
+    eps = 1e-6
+    rng = np.random.default_rng(0)
+    used = np.flatnonzero(np.abs(dE).sum(axis=(0, 2)) > 0)
+    assert len(used) > 8  # words, speakers, time words and type words all get gradient
+    _assert_embedding_gradient(pb, dE, eps)
+    if config["tying"] == "layerwise":
+        H = pb.H.copy()
+        for r, k in rng.integers(0, pb.dim, (10, 2)):
+            old = H[r, k]
+            H[r, k] = old + eps
+            up = pb.kernel_loss_grad(H=H)[0]
+            H[r, k] = old - eps
+            down = pb.kernel_loss_grad(H=H)[0]
+            H[r, k] = old
+            assert (up - down) / (2 * eps) == pytest.approx(dH[r, k], rel=1e-5, abs=1e-7)
+    G = pb.G.copy()
+    for idx in np.ndindex(G.shape):
+        old = G[idx]
+        G[idx] = old + eps
+        up = pb.kernel_loss_grad(G=G)[0]
+        G[idx] = old - eps
+        down = pb.kernel_loss_grad(G=G)[0]
+        G[idx] = old
+        assert (up - down) / (2 * eps) == pytest.approx(dG[idx], rel=1e-5, abs=1e-7), idx
+
+
+def test_partial_batch_uses_its_own_logit_buffer():
+    pb = Problem(2, dtype=np.float64)
+    ws = pb.workspace(batch_size=8)  # batch of 5 < 8
+    args = (pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, ws)
+    loss, _ = K.batch_loss_grad(pb.E, pb.H, pb.G, *args)
+    assert loss == pytest.approx(R.batch_loss_grad(pb, pb.E, pb.H)[0], rel=1e-10)
+
+
+def test_pools_change_the_loss_and_reach_the_responses_outside():
+    pb = PooledProblem(0, dtype=np.float64)
+    loss, _, dE, _, _ = pb.kernel_loss_grad()
+    # the responses outside the candidates get gradient through the pools that hold them
+    assert np.abs(dE[pb.cfg[K.W_MAT], [9, 11, 13]]).sum() > 0
+    # the full softmax over the candidates is another loss
+    assert abs(Problem(0, dtype=np.float64).kernel_loss_grad()[0] - loss) > 1e-3
+
+
+def test_pool_softmax_finite_difference_gradient():
+    """Central differences of the loss of the pools' softmax, match types included."""
+    pb = PooledProblem(1, dtype=np.float64, **CONFIGS[0])
+    _, _, dE, _, _ = pb.kernel_loss_grad()
+    w = pb.cfg[K.W_MAT]
+    assert np.abs(dE[w, 7:9]).sum() > 0  # the type words' share
+    _assert_embedding_gradient(pb, dE, 1e-6)
 
 
 def test_empty_pools_run_the_full_softmax():
