@@ -68,18 +68,7 @@ class Problem:
                 self.bags[c, t] += 1
             cand_words.append(sorted({int(t) - 9 for t in toks} | ({5} if c % 3 == 0 else set())))
         self.cand_words = cand_words
-        cp, ct, cw = [0], [], []
-        for c in range(self.n_cand):
-            nz = np.flatnonzero(self.bags[c])
-            ct.extend(nz)
-            cw.extend(self.bags[c, nz])
-            cp.append(len(ct))
-        self.cptr = np.asarray(cp, np.int64)
-        self.ctok = np.asarray(ct, np.int32)
-        self.cw = np.asarray(cw, dtype)
-        postings = [[c for c in range(self.n_cand) if v in cand_words[c]] for v in range(6)]
-        self.iptr = np.concatenate([[0], np.cumsum([len(p) for p in postings])]).astype(np.int64)
-        self.icand = np.concatenate(postings).astype(np.int32)
+        self._candidate_arrays()
         self.type_tok = np.asarray([7, 8], np.int32)
         ents = [
             [(int(v), int(t)) for v, t in zip(rng.integers(0, 6, 3), rng.integers(0, 2, 3))]
@@ -93,6 +82,22 @@ class Problem:
         self.y = rng.integers(0, self.n_cand, n_ex).astype(np.int64)
         self.batch = np.asarray([3, 0, 5, 1, 2], np.int64)
 
+    def _candidate_arrays(self):
+        """The kernels' arrays of the rows of ``bags`` and ``cand_words``."""
+        rows = range(len(self.bags))
+        cp, ct, cw = [0], [], []
+        for c in rows:
+            nz = np.flatnonzero(self.bags[c])
+            ct.extend(nz)
+            cw.extend(self.bags[c, nz])
+            cp.append(len(ct))
+        self.cptr = np.asarray(cp, np.int64)
+        self.ctok = np.asarray(ct, np.int32)
+        self.cw = np.asarray(cw, self.E.dtype)
+        postings = [[c for c in rows if v in self.cand_words[c]] for v in range(6)]
+        self.iptr = np.concatenate([[0], np.cumsum([len(p) for p in postings])]).astype(np.int64)
+        self.icand = np.concatenate(postings).astype(np.int32)
+
     def data(self):
         return K.Contexts(self.sptr, self.stok, self.sspk, self.qsent, self.mptr, self.msent,
                           self.mtime, self.eptr, self.eword, self.etype)  # fmt: skip
@@ -103,7 +108,7 @@ class Problem:
     def workspace(self, batch_size=None):
         n_mat = self.E.shape[0]
         return K.Workspace(n_mat, self.V, self.dim, self.hops, batch_size or len(self.batch),
-                           int(np.diff(self.mptr).max()), self.n_cand, 2, self.E.dtype,
+                           int(np.diff(self.mptr).max()), len(self.bags), 2, self.E.dtype,
                            n_gates=len(self.G))  # fmt: skip
 
     def kernel_loss_grad(self, E=None, H=None, G=None):
@@ -112,9 +117,14 @@ class Problem:
         H = self.H if H is None else H
         G = self.G if G is None else G
         loss, correct = K.batch_loss_grad(
-            E, H, G, self.cfg, self.data(), self.cands(), self.y, self.batch, ws
-        )
+            E, H, G, self.cfg, self.data(), self.cands(), self.y, self.batch, ws,
+            *self.pool_args(),
+        )  # fmt: skip
         return loss, correct, ws.dE.copy(), ws.dH.copy(), ws.dG.copy()
+
+    def pool_args(self):
+        """The pools of :func:`~irdialog.embed._memn2n_kernels.batch_loss_grad`: none."""
+        return ()
 
 
 class PooledProblem(Problem):
@@ -129,42 +139,14 @@ class PooledProblem(Problem):
         extra[1, 13] = 2
         self.bags = np.vstack([self.bags, extra])
         self.cand_words = self.cand_words + [[0, 2], [4, 5]]
-        rows = range(len(self.bags))
-        cp, ct, cw = [0], [], []
-        for c in rows:
-            nz = np.flatnonzero(self.bags[c])
-            ct.extend(nz)
-            cw.extend(self.bags[c, nz])
-            cp.append(len(ct))
-        self.cptr = np.asarray(cp, np.int64)
-        self.ctok = np.asarray(ct, np.int32)
-        self.cw = np.asarray(cw, self.E.dtype)
-        postings = [[c for c in rows if v in self.cand_words[c]] for v in range(6)]
-        self.iptr = np.concatenate([[0], np.cumsum([len(p) for p in postings])]).astype(np.int64)
-        self.icand = np.concatenate(postings).astype(np.int32)
+        self._candidate_arrays()
         y = [int(g) for g in self.y]
         self.pools = pools or [[], [7, 2, 2, 8], [y[2], 0, 1], [8], [3, 4, 5, 6], [7, y[5]]]
 
-    def pool_table(self):
+    def pool_args(self):
         indptr = np.concatenate([[0], np.cumsum([len(p) for p in self.pools])]).astype(np.int64)
         indices = np.asarray([c for p in self.pools for c in p], np.int64)
-        return Pools(indptr, indices)
-
-    def workspace(self, batch_size=None):
-        return K.Workspace(self.E.shape[0], self.V, self.dim, self.hops,
-                           batch_size or len(self.batch), int(np.diff(self.mptr).max()),
-                           len(self.bags), 2, self.E.dtype, n_gates=len(self.G))  # fmt: skip
-
-    def kernel_loss_grad(self, E=None, H=None, G=None):
-        ws = self.workspace()
-        E = self.E if E is None else E
-        H = self.H if H is None else H
-        G = self.G if G is None else G
-        loss, correct = K.batch_loss_grad(
-            E, H, G, self.cfg, self.data(), self.cands(), self.y, self.batch, ws,
-            self.pool_table(), self.n_cand,
-        )  # fmt: skip
-        return loss, correct, ws.dE.copy(), ws.dH.copy(), ws.dG.copy()
+        return Pools(indptr, indices), self.n_cand
 
 
 # --------------------------------------------------------------------------- kernel tests
