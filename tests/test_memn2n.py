@@ -13,7 +13,6 @@ from irdialog.embed import _memn2n
 from irdialog.embed import _memn2n_kernels as K
 from irdialog.embed import _reference as R
 from irdialog.embed._memn2n import MemN2NRanker
-from irdialog.embed._negatives import Pools
 from irdialog.features import MatchTypeFeaturizer, match_type_matrices
 from irdialog.text import Vocabulary, tokenize
 
@@ -146,7 +145,7 @@ class PooledProblem(Problem):
     def pool_args(self):
         indptr = np.concatenate([[0], np.cumsum([len(p) for p in self.pools])]).astype(np.int64)
         indices = np.asarray([c for p in self.pools for c in p], np.int64)
-        return Pools(indptr, indices), self.n_cand
+        return (K.SoftmaxPools(indptr, indices, self.n_cand),)
 
 
 # --------------------------------------------------------------------------- kernel tests

@@ -946,7 +946,7 @@ class MemN2NRanker(_MemoryRanker):
         if n_parts > 1:  # the batch's gradient on threads, in one numba parallel region
             parts = make_parts(n_parts, *sizes, np.float32, n_gates)
             every_row = np.arange(len(self.vocabulary_))
-        pooled = () if pools is None else pools[1:]  # (pools, number of candidates)
+        pooled = () if pools is None else (K.SoftmaxPools(*pools[1], pools[2]),)
 
         def epoch_steps(epoch):
             lr, softmax = self._schedule(epoch)

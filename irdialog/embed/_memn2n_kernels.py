@@ -89,6 +89,11 @@ the gates G are trained, the gradient norm each matrix is clipped to (<= 0: none
 gates clip together, as one matrix), the step size and Adam's settings
 (:class:`irdialog.embed._optim.AdamSettings`)."""
 
+SoftmaxPools = namedtuple("SoftmaxPools", "indptr indices n_cand")
+SoftmaxPools.__doc__ = """The pools of :func:`pool_softmax_xent`: row e of the CSR table
+``(indptr, indices)`` holds the rows of the training response table (the ``n_cand``
+candidates, then the pools' responses outside them) of example e's pool."""
+
 Upstream = namedtuple("Upstream", "U dU dWc gt")
 Upstream.__doc__ = """What the backward pass starts from: the final states ``U`` (B, d)
 and the loss gradients with respect to them (``dU``), to the candidate embeddings
@@ -623,13 +628,13 @@ def _match_logit_grads(LT, data, cands, batch, mark, stamp, gt):
 
 
 @njit(cache=True, nogil=True)
-def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools, n_cand):
+def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools):
     """:func:`softmax_xent` over each example's gold response and its pool of negatives:
     a sampled softmax over hard negatives. LT (n_rows, B) holds the logits of the rows of
-    the training response table (the ``n_cand`` candidates, then the pools' responses
-    outside them); example e's softmax runs over ``y[e]`` and the rows ``pools.indices``
-    of its CSR row ``pools.indptr[e]:pools.indptr[e + 1]`` (each once), or over the
-    ``n_cand`` candidates when that pool is empty. LT becomes the logits' gradient (zero
+    the training response table (the ``pools.n_cand`` candidates, then the pools'
+    responses outside them); example e's softmax runs over ``y[e]`` and the rows of its
+    pool in the :class:`SoftmaxPools` ``pools`` (each once), or over the candidates when
+    that pool is empty. LT becomes the logits' gradient (zero
     outside the softmax), gt the type words'. Returns (summed loss, n_correct, next
     stamp): an example is correct when its gold response has the highest logit of its
     softmax."""
@@ -656,7 +661,7 @@ def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools
                     members[n] = c
                     n += 1
         else:
-            for c in range(n_cand):
+            for c in range(pools.n_cand):
                 members[n] = c
                 n += 1
         zmax = LT[members[0], bi]
@@ -755,15 +760,15 @@ class Workspace:
         self.w_rows = np.empty(n_words, np.int64)
 
 
-def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws, pools=None, n_cand=0):
+def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws, pools=None):
     """Summed softmax cross-entropy of the examples ``batch`` and its gradient.
 
     The training step without the update: the kernels above around three dense products
     done by numpy's BLAS (several times faster here than numba's ``np.dot``, which calls
     scipy's BLAS). ``data`` are the :class:`Contexts`, ``cands`` the :class:`Candidates`.
-    With ``pools`` (:class:`~irdialog.embed._negatives.Pools`), each example's softmax
-    runs over its gold response and its pool (:func:`pool_softmax_xent`; ``cands`` then
-    holds the ``n_cand`` candidates and the pools' responses outside them).
+    With ``pools`` (:class:`SoftmaxPools`), each example's softmax runs over its gold
+    response and its pool (:func:`pool_softmax_xent`; ``cands`` then holds the
+    candidates and the pools' responses outside them).
     The gradient is left in ``ws.dE``, ``ws.dH`` and ``ws.dG``. Returns (loss, n_correct).
     """
     nb = batch.shape[0]
@@ -781,7 +786,7 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws, pools=None, n_cand=
         )
     else:
         loss, n_correct, ws.stamp = pool_softmax_xent(
-            LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, pools, n_cand
+            LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, pools
         )
     dU = LT.T @ ws.Wc
     dWc = LT @ U
