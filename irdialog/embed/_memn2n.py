@@ -335,10 +335,11 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
 
     def _training_pools(self, X, y, data, gold, analyzer, negative_lists):
         """What the training softmax of hard negatives reads, from ``negative_lists``
-        or the model's ``negatives``: (the :class:`~irdialog.embed._memn2n_kernels.
-        Candidates` of the candidates and then the pools' responses outside them, the
-        :class:`~irdialog.embed._negatives.Pools` of those rows, the number of
-        candidates); None without pools (a model without ``negatives`` has none)."""
+        or the model's ``negatives``: the candidate arrays
+        (:class:`~irdialog.embed._memn2n_kernels.Candidates`) of the candidates and then
+        the pools' responses outside them, the pools as rows of those arrays
+        (:class:`~irdialog.embed._negatives.Pools`) and the number of candidates; None
+        without pools (a model without ``negatives`` has none)."""
         negatives = getattr(self, "negatives", "random")
         if callable(negatives):
             negative_lists = negatives(X, y)
