@@ -160,15 +160,15 @@ def test_the_in_process_warning_without_negatives(thread_client):
 def test_bm25_pools_are_mined_row_by_row():
     """What lets each partition mine its own pools: an example's pool does not depend on
     the other examples."""
-    from irdialog.embed._supervised_embedding import _bm25_pools
+    from irdialog.embed._negatives import bm25_pools
     from irdialog.text import LabelIndex
 
     model = SupervisedEmbeddingRanker(**PARAMS).fit(X, Y)
     x, r = model._input_bags(X), model._response_bags(model.candidates_)
     gold = LabelIndex(model.candidates_).encode(Y)
-    whole = _bm25_pools(x, r, gold, len(r.indptr) - 1, 5)
+    whole = bm25_pools(x, r, gold, len(r.indptr) - 1, 5)
     parts = [
-        _bm25_pools(x[a:b], r, gold[a:b], len(r.indptr) - 1, 5) for a, b in [(0, 100), (100, 240)]
+        bm25_pools(x[a:b], r, gold[a:b], len(r.indptr) - 1, 5) for a, b in [(0, 100), (100, 240)]
     ]
     np.testing.assert_array_equal(np.concatenate([p.indices for p in parts]), whole.indices)
 

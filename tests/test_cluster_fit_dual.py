@@ -11,7 +11,7 @@ from conftest import kill_first_task, local_cluster
 
 from irdialog import DualEncoderRanker, RecurrentReader
 from irdialog.base import Context, Turn
-from irdialog.embed import _cluster_fit
+from irdialog.embed import _cluster_fit, _recurrent
 
 db = pytest.importorskip("dask.bag")
 distributed = pytest.importorskip("distributed")
@@ -84,11 +84,41 @@ def test_vocabulary_and_candidates_are_the_in_process_ones(thread_client, candid
         {},
         dict(cell="rnn", weight_init="orthogonal", n_negatives=2, batch_size=7),
         dict(max_length=5, clip_norm=None, tokenizer="char"),
+        dict(negatives="bm25", n_negatives=2),
+        dict(negatives="bm25", max_length=3),
     ],
 )
-def test_one_partition_is_the_in_process_model(thread_client, params):
+def test_one_partition_is_the_in_process_model(thread_client, params, monkeypatch):
+    # pools smaller than the 7 other responses, or they hold them all
+    monkeypatch.setattr(_recurrent, "MINED_NEGATIVES", 3)
     ref = DualEncoderRanker(**{**PARAMS, **params}).fit_chunks(CHUNKS)
     _assert_same(_fit(1, thread_client, **params), ref)
+
+
+def test_bm25_pools_are_mined_by_each_partition_as_in_process(thread_client, monkeypatch):
+    """Each partition mines its contexts' pools over the whole response table: each
+    context's pool is that of the in-process fit, and the model not negatives="random"'s."""
+    monkeypatch.setattr(_recurrent, "MINED_NEGATIVES", 3)
+    mined = []
+    mine = _recurrent._mined_pools
+
+    def spy(pairs, max_len):
+        pools = mine(pairs, max_len)
+        ptr, tok = pairs["ptr"], pairs["tok"]
+        for i in range(pairs["n_ctx"]):  # (context tokens, response row, pool), in order
+            pool = pools.indices[pools.indptr[i] : pools.indptr[i + 1]]
+            mined.append((tuple(tok[ptr[i] : ptr[i + 1]]), pairs["codes"][i], tuple(pool)))
+        return pools
+
+    monkeypatch.setattr(_cluster_fit, "_mined_pools", spy)
+    model = _fit(3, thread_client, negatives="bm25")
+    parts, mined[:] = sorted(mined), []  # the partitions' in the order they ran
+    monkeypatch.setattr(_recurrent, "_mined_pools", spy)
+    DualEncoderRanker(**PARAMS, negatives="bm25").fit_chunks(CHUNKS)
+    assert len(parts) == len(mined) == len(X)
+    assert parts == sorted(mined)
+    assert len({pool for _, _, pool in mined}) > 1
+    assert not np.array_equal(model.match_matrix_, _fit(3, thread_client).match_matrix_)
 
 
 def test_the_default_client_and_empty_partitions(thread_client):
@@ -216,7 +246,9 @@ def test_a_bad_chunk_names_its_partition(thread_client):
         )
 
 
-def test_early_stopping_and_warm_start_are_refused(thread_client):
+def test_early_stopping_warm_start_and_a_callables_pools_are_refused(thread_client):
+    with pytest.raises(ValueError, match="a callable's pools need fit"):
+        _fit(2, thread_client, negatives=lambda X, y: [[] for _ in y])
     with pytest.raises(ValueError, match="does not support early_stopping"):
         _fit(2, thread_client, early_stopping=True)
     model = DualEncoderRanker(**PARAMS, warm_start=True).fit_chunks(CHUNKS)

@@ -67,18 +67,7 @@ class Problem:
                 self.bags[c, t] += 1
             cand_words.append(sorted({int(t) - 9 for t in toks} | ({5} if c % 3 == 0 else set())))
         self.cand_words = cand_words
-        cp, ct, cw = [0], [], []
-        for c in range(self.n_cand):
-            nz = np.flatnonzero(self.bags[c])
-            ct.extend(nz)
-            cw.extend(self.bags[c, nz])
-            cp.append(len(ct))
-        self.cptr = np.asarray(cp, np.int64)
-        self.ctok = np.asarray(ct, np.int32)
-        self.cw = np.asarray(cw, dtype)
-        postings = [[c for c in range(self.n_cand) if v in cand_words[c]] for v in range(6)]
-        self.iptr = np.concatenate([[0], np.cumsum([len(p) for p in postings])]).astype(np.int64)
-        self.icand = np.concatenate(postings).astype(np.int32)
+        self._candidate_arrays()
         self.type_tok = np.asarray([7, 8], np.int32)
         ents = [
             [(int(v), int(t)) for v, t in zip(rng.integers(0, 6, 3), rng.integers(0, 2, 3))]
@@ -92,6 +81,22 @@ class Problem:
         self.y = rng.integers(0, self.n_cand, n_ex).astype(np.int64)
         self.batch = np.asarray([3, 0, 5, 1, 2], np.int64)
 
+    def _candidate_arrays(self):
+        """The kernels' arrays of the rows of ``bags`` and ``cand_words``."""
+        rows = range(len(self.bags))
+        cp, ct, cw = [0], [], []
+        for c in rows:
+            nz = np.flatnonzero(self.bags[c])
+            ct.extend(nz)
+            cw.extend(self.bags[c, nz])
+            cp.append(len(ct))
+        self.cptr = np.asarray(cp, np.int64)
+        self.ctok = np.asarray(ct, np.int32)
+        self.cw = np.asarray(cw, self.E.dtype)
+        postings = [[c for c in rows if v in self.cand_words[c]] for v in range(6)]
+        self.iptr = np.concatenate([[0], np.cumsum([len(p) for p in postings])]).astype(np.int64)
+        self.icand = np.concatenate(postings).astype(np.int32)
+
     def data(self):
         return K.Contexts(self.sptr, self.stok, self.sspk, self.qsent, self.mptr, self.msent,
                           self.mtime, self.eptr, self.eword, self.etype)  # fmt: skip
@@ -102,7 +107,7 @@ class Problem:
     def workspace(self, batch_size=None):
         n_mat = self.E.shape[0]
         return K.Workspace(n_mat, self.V, self.dim, self.hops, batch_size or len(self.batch),
-                           int(np.diff(self.mptr).max()), self.n_cand, 2, self.E.dtype,
+                           int(np.diff(self.mptr).max()), len(self.bags), 2, self.E.dtype,
                            n_gates=len(self.G))  # fmt: skip
 
     def kernel_loss_grad(self, E=None, H=None, G=None):
@@ -111,9 +116,36 @@ class Problem:
         H = self.H if H is None else H
         G = self.G if G is None else G
         loss, correct = K.batch_loss_grad(
-            E, H, G, self.cfg, self.data(), self.cands(), self.y, self.batch, ws
-        )
+            E, H, G, self.cfg, self.data(), self.cands(), self.y, self.batch, ws,
+            *self.pool_args(),
+        )  # fmt: skip
         return loss, correct, ws.dE.copy(), ws.dH.copy(), ws.dG.copy()
+
+    def pool_args(self):
+        """The pools of :func:`~irdialog.embed._memn2n_kernels.batch_loss_grad`: none."""
+        return ()
+
+
+class PooledProblem(Problem):
+    """:class:`Problem` with two responses outside the 7 candidates (rows 7 and 8 of the
+    response table) and a pool per example: empty (the softmax over the candidates),
+    with repeats and the responses outside, with its gold response, and so on."""
+
+    def __init__(self, seed, pools=None, **kw):
+        super().__init__(seed, **kw)
+        extra = np.zeros((2, self.V))
+        extra[0, [9, 11]] = 1
+        extra[1, 13] = 2
+        self.bags = np.vstack([self.bags, extra])
+        self.cand_words = self.cand_words + [[0, 2], [4, 5]]
+        self._candidate_arrays()
+        y = [int(g) for g in self.y]
+        self.pools = pools or [[], [7, 2, 2, 8], [y[2], 0, 1], [8], [3, 4, 5, 6], [7, y[5]]]
+
+    def pool_args(self):
+        indptr = np.concatenate([[0], np.cumsum([len(p) for p in self.pools])]).astype(np.int64)
+        indices = np.asarray([c for p in self.pools for c in p], np.int64)
+        return (K.SoftmaxPools(indptr, indices, self.n_cand),)
 
 
 # --------------------------------------------------------------------------- kernel tests
@@ -135,8 +167,11 @@ GATED = [
 
 @pytest.mark.parametrize("config", CONFIGS + GATED)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_forward_and_gradient_match_numpy_reference(config, dtype):
-    pb = Problem(0, dtype=dtype, **config)
+@pytest.mark.parametrize("pooled", [False, True])
+def test_forward_and_gradient_match_numpy_reference(config, dtype, pooled):
+    """The kernels against the reference: the softmax over every candidate, or over each
+    example's gold response and its pool (:class:`PooledProblem`)."""
+    pb = (PooledProblem if pooled else Problem)(0, dtype=dtype, **config)
     loss, correct, dE, dH, dG = pb.kernel_loss_grad()
     r_loss, r_correct, r_dE, r_dH, r_dG, states = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
     tol = dict(rtol=1e-9, atol=1e-10) if dtype == np.float64 else dict(rtol=2e-4, atol=2e-5)
@@ -159,17 +194,10 @@ def test_forward_and_gradient_match_numpy_reference(config, dtype):
             np.testing.assert_allclose(att[i, k, : len(ps[k])], ps[k][::-1], **tol)
 
 
-@pytest.mark.parametrize("config", CONFIGS[:3] + GATED)
-def test_finite_difference_gradient(config):
-    """Central differences of the whole forward pass (PE, TE, speakers, match types, hops,
-    and every weight and bias of the gates)."""
-    pb = Problem(1, dtype=np.float64, **config)
-    _, _, dE, dH, dG = pb.kernel_loss_grad()
-    eps = 1e-6
-    rng = np.random.default_rng(0)
+def _assert_embedding_gradient(pb, dE, eps):
+    """dE against central differences of the problem's loss, at every embedding but
+    the nil word's."""
     E = pb.E.copy()
-    used = np.flatnonzero(np.abs(dE).sum(axis=(0, 2)) > 0)
-    assert len(used) > 8  # words, speakers, time words and type words all get gradient
     for p in range(E.shape[0]):
         for v in range(1, pb.V):
             for k in range(pb.dim):
@@ -181,6 +209,19 @@ def test_finite_difference_gradient(config):
                 E[p, v, k] = old
                 fd = (up - down) / (2 * eps)
                 assert fd == pytest.approx(dE[p, v, k], rel=1e-5, abs=1e-7), (p, v, k)
+
+
+@pytest.mark.parametrize("config", CONFIGS[:3] + GATED)
+def test_finite_difference_gradient(config):
+    """Central differences of the whole forward pass (PE, TE, speakers, match types, hops,
+    and every weight and bias of the gates)."""
+    pb = Problem(1, dtype=np.float64, **config)
+    _, _, dE, dH, dG = pb.kernel_loss_grad()
+    eps = 1e-6
+    rng = np.random.default_rng(0)
+    used = np.flatnonzero(np.abs(dE).sum(axis=(0, 2)) > 0)
+    assert len(used) > 8  # words, speakers, time words and type words all get gradient
+    _assert_embedding_gradient(pb, dE, eps)
     if config["tying"] == "layerwise":
         H = pb.H.copy()
         for r, k in rng.integers(0, pb.dim, (10, 2)):
@@ -208,6 +249,31 @@ def test_partial_batch_uses_its_own_logit_buffer():
     args = (pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, ws)
     loss, _ = K.batch_loss_grad(pb.E, pb.H, pb.G, *args)
     assert loss == pytest.approx(R.batch_loss_grad(pb, pb.E, pb.H)[0], rel=1e-10)
+
+
+def test_pools_change_the_loss_and_reach_the_responses_outside():
+    pb = PooledProblem(0, dtype=np.float64)
+    loss, _, dE, _, _ = pb.kernel_loss_grad()
+    # the responses outside the candidates get gradient through the pools that hold them
+    assert np.abs(dE[pb.cfg[K.W_MAT], [9, 11, 13]]).sum() > 0
+    # the full softmax over the candidates is another loss
+    assert abs(Problem(0, dtype=np.float64).kernel_loss_grad()[0] - loss) > 1e-3
+
+
+def test_pool_softmax_finite_difference_gradient():
+    """Central differences of the loss of the pools' softmax, match types included."""
+    pb = PooledProblem(1, dtype=np.float64, **CONFIGS[0])
+    _, _, dE, _, _ = pb.kernel_loss_grad()
+    w = pb.cfg[K.W_MAT]
+    assert np.abs(dE[w, 7:9]).sum() > 0  # the type words' share
+    _assert_embedding_gradient(pb, dE, 1e-6)
+
+
+def test_empty_pools_run_the_full_softmax():
+    full = Problem(2, dtype=np.float64)
+    empty = PooledProblem(2, dtype=np.float64, pools=[[]] * 6)
+    for a, b in zip(full.kernel_loss_grad(), empty.kernel_loss_grad(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
 def _no_moments():
@@ -758,3 +824,80 @@ def test_dialog_babi_task1(data_home):
     model = MemN2NRanker(candidates=train.candidates, hops=1, position_encoding=False,
                          epochs=20, random_state=0).fit(train.X, train.y)  # fmt: skip
     assert model.score(test.X, test.y) >= 0.99
+
+
+# --------------------------------------------------------------------------- hard negatives
+
+POOL_FIT = dict(hops=1, embedding_dim=8, epochs=3, random_state=0)
+
+
+def test_empty_negative_pools_fit_as_the_default():
+    X, y, _ = make_tiny_dialogs()
+    default = MemN2NRanker(**POOL_FIT).fit(X, y)
+    empty = MemN2NRanker(**POOL_FIT).fit(X, y, negative_lists=[[]] * len(X))
+    np.testing.assert_array_equal(empty.embeddings_, default.embeddings_)
+
+
+def test_negative_lists_and_a_callable_give_the_same_model():
+    X, y, _ = make_tiny_dialogs()
+    pools = [[r for r in dict.fromkeys(y) if r != g][:2] + ["a pool reply never gold"] for g in y]
+    given = MemN2NRanker(**POOL_FIT).fit(X, y, negative_lists=pools)
+    called = MemN2NRanker(**POOL_FIT, negatives=lambda X_, y_: pools).fit(X, y)
+    default = MemN2NRanker(**POOL_FIT).fit(X, y)
+    np.testing.assert_array_equal(given.embeddings_, called.embeddings_)
+    assert not np.allclose(given.embeddings_, default.embeddings_)
+    # a pool's response outside the candidates takes part, never ranked
+    assert "a pool reply never gold" not in set(given.candidates_)
+    # partial_fit takes a callable's pools
+    part = MemN2NRanker(**POOL_FIT, negatives=lambda X_, y_: pools).partial_fit(X, y)
+    assert not np.allclose(part.embeddings_, MemN2NRanker(**POOL_FIT).partial_fit(X, y).embeddings_)
+
+
+def test_pools_decide_which_candidates_are_pushed_down():
+    """Two queries, each with its own gold response and a pool of one other candidate:
+    each query's pool response ends last in its ranking, and swapping the pools swaps
+    the last ones (the full softmax would push every other candidate down alike)."""
+    X, y = ["a", "b"] * 10, ["r0", "r2"] * 10
+    cands = ["r0", "r1", "r2", "r3"]
+    params = dict(candidates=cands, candidate_words=True, hops=1, embedding_dim=8, epochs=30,
+                  random_state=0)  # fmt: skip
+    for pool_a, pool_b in [("r1", "r3"), ("r3", "r1")]:
+        pools = [[pool_a] if g == "r0" else [pool_b] for g in y]
+        model = MemN2NRanker(**params).fit(X, y, negative_lists=pools)
+        ranks = model.rank(["a", "b"], k=4)
+        assert [cands[r[0]] for r in ranks] == ["r0", "r2"]
+        assert [cands[r[-1]] for r in ranks] == [pool_a, pool_b]
+
+
+def test_bm25_pools_are_the_candidates_sharing_the_words_read(monkeypatch):
+    monkeypatch.setattr(_memn2n, "MINED_NEGATIVES", 1)
+    X = [
+        Context((Turn("user", "i want a red car"),), "where is it"),
+        Context((), "a blue bike please"),
+    ]
+    y = ["parked outside", "in the shed"]
+    cands = [*y, "the red car is here", "blue bike too", "nothing alike"]
+    model = MemN2NRanker(candidates=cands, candidate_words=True, **POOL_FIT).fit(X, y)
+    pools = model._mined_pools(model._encode(X), np.array([0, 1]))
+    # the memory's words count ("red car"), and the query's ("blue bike")
+    assert pools.indptr.tolist() == [0, 1, 2]
+    assert pools.indices.tolist() == [2, 3]
+    bm25 = MemN2NRanker(candidates=cands, candidate_words=True, negatives="bm25", **POOL_FIT)
+    bm25.fit(X, y)
+    assert not np.allclose(bm25.embeddings_, model.embeddings_)
+
+
+def test_negative_pool_errors_and_params():
+    from sklearn.base import clone
+
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="pass one or the other"):
+        MemN2NRanker(negatives="bm25").fit(X, y, negative_lists=[[]] * len(X))
+    with pytest.raises(ValueError, match="one list per example"):
+        MemN2NRanker().fit(X, y, negative_lists=[[]])
+    with pytest.raises(TypeError, match=r"negative_lists\[0\] must be a sequence of str"):
+        MemN2NRanker().fit(X, y, negative_lists=["hello"] * len(X))
+    with pytest.raises(ValueError, match="negatives"):
+        MemN2NRanker(negatives="hard").fit(X, y)
+    for negatives in ("bm25", len):
+        assert clone(MemN2NRanker(negatives=negatives)).get_params()["negatives"] is negatives

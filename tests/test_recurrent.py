@@ -10,7 +10,7 @@ from conftest import make_tiny_dialogs, make_where_is_stories
 
 from irdialog import DualEncoderRanker, RecurrentReader
 from irdialog._threads import n_threads
-from irdialog.base import Context, Turn
+from irdialog.base import Context, Turn, check_contexts
 from irdialog.embed import _recurrent
 from irdialog.embed import _recurrent_kernels as K
 from irdialog.embed import _reference as R
@@ -22,6 +22,7 @@ from irdialog.embed._recurrent import (
     _reread_query,
 )
 from irdialog.persist import load, save
+from irdialog.text import Vocabulary
 
 # --------------------------------------------------------------------------- a tiny problem
 
@@ -981,3 +982,153 @@ def test_reader_ranks_entity_symbols_inside_entity_symbol_ranker():
         min_count=1,
     ).fit(X, y)
     assert model.predict(X[:2]).tolist() == ["michael_mann", "ridley_scott"]
+
+
+# --------------------------------------------------------------------------- hard negatives
+
+
+def _spy_pairs(monkeypatch):
+    """Record the (pair table, contexts, responses, flags) of every epoch's pairs."""
+    seen = []
+    pairs_of = DualEncoderRanker._pairs
+
+    def spy(self, pairs, rows, rng):
+        ctx, resp, flags = pairs_of(self, pairs, rows, rng)
+        seen.append((pairs, ctx, resp, flags))
+        return ctx, resp, flags
+
+    monkeypatch.setattr(DualEncoderRanker, "_pairs", spy)
+    return seen
+
+
+def test_dual_encoder_draws_negatives_from_the_pools_only(monkeypatch):
+    X, y, _ = make_tiny_dialogs()
+    others = list(dict.fromkeys(y))
+    # every third context has an empty pool: it draws among the true responses
+    pools = [[] if i % 3 == 0 else [others[(i + 1) % 3], "a pool reply never true"]
+             for i in range(len(X))]  # fmt: skip
+    seen = _spy_pairs(monkeypatch)
+    model = _dual(epochs=2, n_negatives=3).fit(X, y, negative_lists=pools)
+    assert len(seen) == 3  # the validation pairs (none), then two epochs
+    drawn_from_pool = drawn_at_random = 0
+    for pairs, ctx, resp, flags in seen[1:]:
+        table = list(dict.fromkeys(y)) + ["a pool reply never true"]
+        assert pairs["n_true"] == len(table) - 1 == pairs["n_resp"] - 1
+        for c, r, f in zip(ctx, resp, flags):
+            text = table[r - pairs["n_ctx"]]
+            if f == 1:
+                assert text == y[c]
+            elif pools[c]:
+                assert text in set(pools[c]) - {y[c]}
+                drawn_from_pool += 1
+            else:
+                assert text != y[c] and text in set(y)
+                drawn_at_random += 1
+    assert drawn_from_pool and drawn_at_random
+    assert "a pool reply never true" not in set(model.candidates_)
+    assert "never" in model.vocabulary_.index_  # a pool's words are read
+
+
+def test_dual_encoder_empty_pools_draw_as_the_default_fit():
+    X, y, _ = make_tiny_dialogs()
+    default = _dual(epochs=2, n_negatives=2).fit(X, y)
+    empty = _dual(epochs=2, n_negatives=2).fit(X, y, negative_lists=[[]] * len(X))
+    for k, v in default._all_params().items():
+        np.testing.assert_array_equal(empty._all_params()[k], v, err_msg=k)
+    assert empty.loss_curve_ == default.loss_curve_
+
+
+def test_dual_encoder_negative_lists_and_a_callable_give_the_same_model():
+    X, y, _ = make_tiny_dialogs()
+    pools = [[r for r in dict.fromkeys(y) if r != g][:2] for g in y]
+    given = _dual(epochs=2).fit(X, y, negative_lists=pools)
+    called = _dual(epochs=2, negatives=lambda X_, y_: pools).fit(X, y)
+    default = _dual(epochs=2).fit(X, y)
+    np.testing.assert_array_equal(given.match_matrix_, called.match_matrix_)
+    assert not np.array_equal(given.match_matrix_, default.match_matrix_)
+    # partial_fit takes the same pools
+    part = _dual(negatives=lambda X_, y_: pools).partial_fit(X, y)
+    ref = _dual().partial_fit(X, y, negative_lists=pools)
+    np.testing.assert_array_equal(part.match_matrix_, ref.match_matrix_)
+
+
+def test_dual_encoder_pools_decide_which_response_is_pushed_down():
+    """Contexts "a" and "b" with true responses "r0" and "r1", and a third candidate "r2"
+    that is no context's. Random negatives push "a" away from "r1" (the only other true
+    response), so "r1" ranks last for "a"; a pool of "r2" alone pushes "a" away from "r2"
+    instead, which then ranks last."""
+    X, y = ["a", "b"] * 20, ["r0", "r1"] * 20
+    params = dict(candidates=["r0", "r1", "r2"], epochs=20, tokenizer="char")
+    plain = _dual(**params).fit(X, y)
+    pooled = _dual(**params).fit(X, y, negative_lists=[["r2"]] * len(X))
+    assert plain.rank(["a"], k=3)[0].tolist() == [0, 2, 1]
+    assert pooled.rank(["a"], k=3)[0].tolist() == [0, 1, 2]
+
+
+def test_dual_encoder_bm25_pools_share_the_contexts_words(monkeypatch):
+    monkeypatch.setattr(_recurrent, "MINED_NEGATIVES", 1)
+    X = ["where is the red car", "a blue bike", "the green boat"]
+    model = _dual(epochs=1, negatives="bm25", max_length=None)
+    responses = ["parked outside", "in the shed", "on the lake", "a red car", "too a blue bike"]
+    # the pools as the fit mines them, over the true responses only
+    analyzer = model._analyzer()
+    model.vocabulary_ = Vocabulary(extra_tokens=[_recurrent.QUERY_TOKEN]).fit(
+        analyzer.tokens(t) for t in X + responses
+    )
+    index = model.vocabulary_.index_
+    cptr, ctok = model._context_sequences(check_contexts(X), analyzer, index)
+    rptr, rtok = model._text_sequences(responses, analyzer, index)
+    pairs = _recurrent._pair_table(cptr, ctok, rptr, rtok, np.array([0, 1, 2]), None)
+    pools = _recurrent._mined_pools(pairs, 0)
+    assert pools.indptr.tolist() == [0, 1, 2, 3]
+    # each context's best BM25 response but its own: the one sharing its rare words
+    assert pools.indices.tolist() == [3, 4, 1]  # "the" of "the green boat": "in the shed"
+    # reading only the last token of each text: "car", "bike" and "boat" (no match: the
+    # lowest row but its own)
+    short = _recurrent._mined_pools(pairs, 1)
+    assert short.indices.tolist() == [3, 4, 0]
+
+
+def test_dual_encoder_bm25_negatives_fit_and_fit_chunks_agree(monkeypatch):
+    # pools smaller than the other true responses of the tiny dialogs, or they hold them all
+    monkeypatch.setattr(_recurrent, "MINED_NEGATIVES", 3)
+    X, y, _ = make_tiny_dialogs()
+    whole = _dual(epochs=2, negatives="bm25").fit(X, y)
+    chunked = _dual(epochs=2, negatives="bm25").fit_chunks([(X[:7], y[:7]), (X[7:], y[7:])])
+    np.testing.assert_allclose(chunked.decision_function(X), whole.decision_function(X),
+                               rtol=1e-5, atol=1e-5)  # fmt: skip
+    random = _dual(epochs=2).fit(X, y)
+    assert not np.allclose(random.decision_function(X), whole.decision_function(X))
+
+
+def test_dual_encoder_negative_pool_errors():
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="pass one or the other"):
+        _dual(negatives="bm25").fit(X, y, negative_lists=[[]] * len(X))
+    with pytest.raises(ValueError, match="one list per example"):
+        _dual().fit(X, y, negative_lists=[[]])
+    with pytest.raises(TypeError, match=r"negative_lists\[0\] must be a sequence of str"):
+        _dual().fit(X, y, negative_lists=["hello"] * len(X))
+    with pytest.raises(ValueError, match="callable"):
+        _dual(negatives=lambda X, y: []).fit_chunks([(X, y)])
+    with pytest.raises(ValueError, match="negatives"):
+        _dual(negatives="hard").fit(X, y)
+    labels = [1] * len(X)
+    for model, kw in [(_dual(negatives="bm25"), {}), (_dual(), {"negative_lists": [[]] * len(X)})]:
+        with pytest.raises(ValueError, match="labels gives the negatives"):
+            model.fit(X, y, labels=labels, **kw)
+
+
+def test_dual_encoder_negatives_clone_and_get_params():
+    from sklearn.base import clone
+
+    def pools(X, y):
+        return [[] for _ in y]
+
+    for negatives in ("bm25", pools):
+        model = _dual(negatives=negatives)
+        assert clone(model).get_params()["negatives"] is negatives
+    X, y, _ = make_tiny_dialogs()
+    fitted = _dual(epochs=1, negatives="bm25").fit(X, y)
+    assert fitted.get_params()["negatives"] == "bm25"
+    assert clone(fitted).get_params() == fitted.get_params()

@@ -696,7 +696,7 @@ def test_negative_lists_and_a_callable_give_the_same_model():
 
 def test_bm25_pools_are_the_best_bm25_candidates_but_the_gold():
     from irdialog.base import check_contexts
-    from irdialog.embed._supervised_embedding import _bm25_pools
+    from irdialog.embed._negatives import bm25_pools
 
     X = check_contexts(["cheap italian food", "a table in paris"])
     y = ["cheap italian", "paris table"]
@@ -705,7 +705,7 @@ def test_bm25_pools_are_the_best_bm25_candidates_but_the_gold():
     x_bags = model._input_bags(X)
     r_bags = model._response_bags(cands)
     gold = np.array([0, 1])
-    pools = _bm25_pools(x_bags, r_bags, gold, len(cands), 2)
+    pools = bm25_pools(x_bags, r_bags, gold, len(cands), 2)
     assert pools.indptr.tolist() == [0, 2, 4]
     # brute force: BM25 with Lucene's idf over the candidates' bags
     C = r_bags.toarray()
@@ -722,14 +722,14 @@ def test_bm25_pools_are_the_best_bm25_candidates_but_the_gold():
 
 
 def test_top_k_breaks_ties_by_the_lower_index_whatever_the_partition():
-    from irdialog.embed._supervised_embedding import _top_k_lowest_index_first
+    from irdialog.embed._negatives import top_k_lowest_index_first
 
     rng = np.random.default_rng(0)
     scores = rng.integers(0, 3, size=(50, 12)).astype(np.float64)  # many ties
     scores[0] = -np.inf
     for k in (1, 4, 11):
         expected = np.sort(np.argsort(-scores, axis=1, kind="stable")[:, :k], axis=1)
-        np.testing.assert_array_equal(_top_k_lowest_index_first(scores, k), expected)
+        np.testing.assert_array_equal(top_k_lowest_index_first(scores, k), expected)
 
 
 def test_bm25_negatives_fit_and_fit_chunks_agree(monkeypatch):

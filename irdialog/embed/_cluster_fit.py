@@ -25,8 +25,9 @@ responses and the pools of ``negatives="bm25"`` (mined there); its epoch is
 averaged.
 
 :class:`DualEncoderRanker`: a partition's arrays are its contexts' token ids and true
-responses, and every worker holds the whole response table (token ids), from which a
-partition draws its negatives as the in-process fit does; its epoch is the model's Adam
+responses (and the pools of ``negatives="bm25"``, mined there), and every worker holds the
+whole response table (token ids), from which a partition draws its negatives as the
+in-process fit does; its epoch is the model's Adam
 epoch (``_epoch_batches`` and ``_adam_epoch``). The weights and both Adam moments are
 averaged; each partition counts its own Adam steps (the bias correction of its k-th step
 is that of step k, as in a serial fit of its examples), so that partitions of unequal
@@ -53,9 +54,10 @@ from ..base import iter_chunks, resolve_candidates
 from ..text import LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _kernels
 from . import _recurrent_kernels as K
-from ._recurrent import QUERY_TOKEN, DualEncoderRanker, _pair_table
+from ._negatives import MINED_NEGATIVES, bm25_pools
+from ._recurrent import QUERY_TOKEN, DualEncoderRanker, _mined_pools, _pair_table
 from ._recurrent_parallel_kernels import make_dual_parts
-from ._supervised_embedding import MINED_NEGATIVES, SupervisedEmbeddingRanker, _bm25_pools
+from ._supervised_embedding import SupervisedEmbeddingRanker
 from ._training import Fit, Run, aligned_copy, csr_arrays, train_tables
 from ._word_vectors import embedding_start
 
@@ -142,7 +144,7 @@ def _prepare_partition(encoded, word_remap, code_remap, shared):
     gold = code_remap[encoded["codes"]]
     pools = None
     if model.negatives == "bm25":
-        pools = _bm25_pools(x_bags, shared["r_bags"], gold, shared["n_candidates"], MINED_NEGATIVES)
+        pools = bm25_pools(x_bags, shared["r_bags"], gold, shared["n_candidates"], MINED_NEGATIVES)
     return {
         "n": n,
         "x": csr_arrays(x_bags),
@@ -374,13 +376,17 @@ def _dual_summary(encoded):
     return {k: encoded[k] for k in ("words", "responses")}
 
 
-def _prepare_dual_partition(encoded, word_remap, code_remap, responses):
+def _prepare_dual_partition(encoded, word_remap, code_remap, shared):
     """Pass 2 on a worker: the partition's contexts over the global vocabulary and the
-    whole response table (``responses``, its (indptr, ids)), as the dual encoder's
-    training arrays."""
-    rptr, rtok = responses
+    whole response table (``shared["responses"]``, its (indptr, ids)), as the dual
+    encoder's training arrays, with the pools of ``negatives="bm25"`` (an example's pool
+    depends on it and the response table alone: those of the in-process fit)."""
+    rptr, rtok = shared["responses"]
     cptr, ctok = encoded["indptr"], word_remap[encoded["ids"]]
-    return _pair_table(cptr, ctok, rptr, rtok, code_remap[encoded["codes"]], None)
+    pairs = _pair_table(cptr, ctok, rptr, rtok, code_remap[encoded["codes"]], None)
+    if shared["bm25"]:
+        pairs["pools"] = _mined_pools(pairs, shared["max_len"])
+    return pairs
 
 
 def _n_contexts(pairs):
@@ -444,6 +450,7 @@ def fit_dual_bag(model, bag, client):
     """``DualEncoderRanker.fit_chunks(bag)`` on the workers of a Dask client, by iterative
     parameter mixing of its Adam epochs (see the module docstring); returns the fitted
     model."""
+    model._chunk_encoder()  # its checks of the parameters
     if model.freeze_embeddings:
         raise ValueError(
             "DualEncoderRanker: freeze_embeddings is not supported by fit_chunks on a dask "
@@ -462,10 +469,12 @@ def fit_dual_bag(model, bag, client):
     index = model.vocabulary_.index_
     analyzer = model._analyzer()
     responses = _ragged([[index[t] for t in analyzer.tokens(r)] for r in labels.labels_])
-    [responses_f] = client.scatter([responses], broadcast=True, hash=False)
+    bm25 = model.negatives == "bm25"
+    shared = {"responses": responses, "bm25": bm25, "max_len": model._max_len()}
+    [shared_f] = client.scatter([shared], broadcast=True, hash=False)
     prepared = _prepare_all(
         client, _prepare_dual_partition, encoded, summaries, code_remaps, index, np.int32,
-        responses_f,
+        shared_f,
     )  # fmt: skip
     del encoded
     counts = client.gather(client.map(_n_contexts, prepared))

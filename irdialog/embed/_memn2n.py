@@ -19,7 +19,7 @@ from scipy.special import logsumexp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions
+from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads, numba_threads, threads_for_work
 from ..base import (
     N_JOBS_CONSTRAINT,
@@ -46,6 +46,13 @@ from ..text import (
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
 from ._memn2n_parallel_kernels import batch_loss_grad_parts, make_parts
+from ._negatives import (
+    MINED_NEGATIVES,
+    bm25_pools,
+    check_negative_lists,
+    encode_pools,
+    sequence_bags,
+)
 from ._training import (
     TRAINING_CONSTRAINTS,
     GoldFitMixin,
@@ -191,8 +198,17 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         self._type_tok_ = np.asarray([index[type_token(t)] for t in self.types_], dtype=np.int32)
 
     def _build_candidates(self, analyzer):
+        arrays = self._candidate_arrays(self.candidates_, analyzer)
+        self._cand_ptr_, self._cand_tok_, self._cand_w_ = arrays[:3]
+        self._cand_word_index_, self._inv_ptr_, self._inv_cand_ = arrays[3:]
+
+    def _candidate_arrays(self, texts, analyzer):
+        """The candidate arrays of the response ``texts``: their bags over the vocabulary
+        (indptr, word ids, counts), and every word of theirs (seen in training or not)
+        for match types with the inverted index the kernels walk (word -> id, indptr,
+        response rows)."""
         index = self.vocabulary_.index_
-        cand_tokens = [analyzer.sequence(c) for c in self.candidates_]
+        cand_tokens = [analyzer.sequence(c) for c in texts]
         bags, weights = [], []
         for toks in cand_tokens:
             counts: dict[int, int] = {}
@@ -202,9 +218,9 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
                     counts[v] = counts.get(v, 0) + 1
             bags.append(list(counts))
             weights.append(list(counts.values()))
-        self._cand_ptr_, self._cand_tok_ = _ragged(bags)
-        self._cand_w_ = np.fromiter(
-            (w for ws in weights for w in ws), dtype=np.float32, count=len(self._cand_tok_)
+        cand_ptr, cand_tok = _ragged(bags)
+        cand_w = np.fromiter(
+            (w for ws in weights for w in ws), dtype=np.float32, count=len(cand_tok)
         )
         # Every candidate word (seen in training or not) for match types: candidate lists
         # per word, the inverted index the kernels walk.
@@ -216,8 +232,7 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
                 if v == len(postings):
                     postings.append([])
                 postings[v].append(j)
-        self._cand_word_index_ = word_index
-        self._inv_ptr_, self._inv_cand_ = _ragged(postings)
+        return (cand_ptr, cand_tok, cand_w, word_index, *_ragged(postings))
 
     # ------------------------------------------------------------------ training
 
@@ -245,12 +260,23 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         return loss / len(rows), correct / len(rows)
 
     def _start_run(
-        self, data, y, train_rows, val_rows, seed, continuing, batch_threads=1, pretrained=None
+        self,
+        data,
+        y,
+        train_rows,
+        val_rows,
+        seed,
+        continuing,
+        batch_threads=1,
+        pretrained=None,
+        pools=None,
     ):
         """One run (restart) from the seed ``seed``, or from the fitted weights when
         ``continuing``: the :class:`~irdialog.embed._training.Run` the training core
         drives. ``batch_threads``: how many threads may share out each mini-batch;
-        ``pretrained``: the (rows, vectors) of ``initial_embeddings``, or None."""
+        ``pretrained``: the (rows, vectors) of ``initial_embeddings``, or None; ``pools``:
+        the training softmax's (candidate arrays, pools, candidates) of
+        :meth:`_training_pools`, or None."""
         rng = np.random.default_rng(seed)
         if continuing:
             weights = tuple(getattr(self, attr).copy() for attr in self._weight_attrs)
@@ -262,7 +288,12 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         if self.freeze_embeddings:
             frozen = (pretrained[0], weights[0][:, pretrained[0], :].copy())
         y64 = y.astype(np.int64)
-        epoch_steps = self._epoch_steps(weights, data, y64, rng, batch_threads, frozen)
+        if pools is None:
+            epoch_steps = self._epoch_steps(weights, data, y64, rng, batch_threads, frozen)
+        else:  # the models with hard negatives (MemN2N)
+            epoch_steps = self._epoch_steps(
+                weights, data, y64, rng, batch_threads, frozen, pools=pools
+            )
         accs = []
         n_steps = 0  # updates so far, for Adam's bias correction
 
@@ -297,11 +328,11 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
             train_key=train_key,
         )
 
-    def _fit(self, fit):
-        self._fit_weights(fit)
+    def _fit(self, fit, negative_lists=None):
+        self._fit_weights(fit, negative_lists)
         return self
 
-    def _fit_weights(self, fit):
+    def _fit_weights(self, fit, negative_lists=None):
         """The fit of :meth:`_fit`; returns the (rows, vectors) of ``initial_embeddings``
         (None without)."""
         X, y, continuing, incremental = fit.X, fit.y, fit.continuing, fit.incremental
@@ -314,6 +345,7 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         )
         data = self._encode(X, analyzer)
         pretrained = embedding_start(self, self.vocabulary_.index_)
+        pools = self._training_pools(X, y, data, y_idx, analyzer, negative_lists)
 
         train_rows, val_rows = self._split_rows(len(X), fit)
         n_runs = fit.runs(self.n_init)
@@ -330,7 +362,15 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         batch_threads = n_jobs if n_runs == 1 and self._batch_parts else 1
         kept = self._train_epochs(
             lambda k: self._start_run(
-                data, y_idx, train_rows, val_rows, seeds[k], continuing, batch_threads, pretrained
+                data,
+                y_idx,
+                train_rows,
+                val_rows,
+                seeds[k],
+                continuing,
+                batch_threads,
+                pretrained,
+                pools,
             ),
             n_epochs,
             continuing=continuing,
@@ -344,6 +384,53 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         for attr, value in zip(self._weight_attrs, kept):
             setattr(self, attr, value)
         return pretrained
+
+    def _training_pools(self, X, y, data, gold, analyzer, negative_lists):
+        """What the training softmax of hard negatives reads, from ``negative_lists``
+        or the model's ``negatives``: the candidate arrays
+        (:class:`~irdialog.embed._memn2n_kernels.Candidates`) of the candidates and then
+        the pools' responses outside them, the pools as rows of those arrays
+        (:class:`~irdialog.embed._negatives.Pools`) and the number of candidates; None
+        without pools (a model without ``negatives`` has none)."""
+        negatives = getattr(self, "negatives", "random")
+        if callable(negatives):
+            negative_lists = negatives(X, y)
+        n_cand = len(self.candidates_)
+        if negative_lists is not None:
+            labels = LabelIndex(self.candidates_)
+            pools = encode_pools(negative_lists, labels, gold)
+            if len(labels.labels_) == n_cand:
+                # every pool empty: the full softmax of the fit without pools, bit for bit
+                return (self._cand_arrays(), pools, n_cand) if len(pools.indices) else None
+            # the candidates' words keep their ids in the inverted index (entities of the
+            # contexts are encoded against it); a word of the pools' responses alone
+            # gives them no match type
+            ptr, tok, w, _, iptr, icand = self._candidate_arrays(labels.labels_, analyzer)
+            return K.Candidates(ptr, tok, w, iptr, icand, self._type_tok_), pools, n_cand
+        if negatives == "bm25":
+            mined = self._mined_pools(data, gold)
+            return (self._cand_arrays(), mined, n_cand) if len(mined.indices) else None
+        return None
+
+    def _mined_pools(self, data: _Encoded, gold):
+        """The pools of ``negatives="bm25"``: per example, the ``MINED_NEGATIVES``
+        candidates of highest BM25 score for the words it reads (its query and its
+        memories), its gold response left out, over the candidates' bags."""
+        n = len(data.qsent)
+        sent = np.insert(data.msent, data.mptr[:-1], data.qsent)  # query, then memories
+        lengths = np.diff(data.sptr)[sent]
+        ends = np.cumsum(lengths)
+        take = np.repeat(data.sptr[sent] - (ends - lengths), lengths) + np.arange(ends[-1])
+        example = np.repeat(np.arange(n), 1 + np.diff(data.mptr))
+        ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(example, weights=lengths, minlength=n).astype(np.int64), out=ptr[1:])
+        n_words = len(self.vocabulary_)
+        x_bags = sequence_bags(ptr, data.stok[take], n_words)
+        r_bags = sp.csr_matrix(
+            (self._cand_w_, self._cand_tok_, self._cand_ptr_),
+            shape=(len(self.candidates_), n_words),
+        )
+        return bm25_pools(x_bags, r_bags, gold, len(self.candidates_), MINED_NEGATIVES)
 
     def _learn_encoding(self, X, y):
         """The candidates, entity types, case folding, vocabulary and memory of a new
@@ -430,7 +517,9 @@ class MemN2NRanker(_MemoryRanker):
     softmax attention. A candidate response scores ``u . (sum of its word embeddings)``;
     training minimises the softmax cross-entropy over all candidates with mini-batch SGD
     (or Adam), gradient-norm clipping and learning-rate annealing. Forward and backward
-    passes are hand-written numba kernels.
+    passes are hand-written numba kernels. With pools of hard negatives (``negatives``,
+    or ``negative_lists`` of :meth:`fit`), an example's softmax runs over its gold
+    response and its pool's responses only: a sampled softmax over hard negatives.
 
     For bAbI QA the candidates are the answers seen in training: an answer such as
     ``"north,west"`` is one token, hence one candidate with its own embedding, exactly the
@@ -529,6 +618,15 @@ class MemN2NRanker(_MemoryRanker):
     match_type : bool, default=True
         Use the entities of annotated contexts as match-type features. Has no effect on
         contexts without ``entities``.
+    negatives : {"random", "bm25"} or callable, default="random"
+        What the training softmax of an example runs over besides its gold response.
+        ``"random"``: every candidate (the full softmax). ``"bm25"``: the example's pool
+        of the ``MINED_NEGATIVES`` (100) candidates of highest BM25 score for the words
+        of its query and memories (hard negatives: they share its words), mined once per
+        fit over the candidates' bags. A callable ``negatives(X, y)``: for each example,
+        the responses (str) of its pool; the ``negative_lists`` argument of :meth:`fit`
+        gives such pools directly. An example whose pool is empty runs the full softmax.
+        With pools, a fit runs on one thread.
     optimizer : {"sgd", "adam", "lazy_adam"}, default="sgd"
         "sgd" and "lazy_adam" update only the embedding rows of each batch's words (and,
         in the answer matrix, the candidates' words); for SGD that is the same step as a
@@ -690,6 +788,7 @@ class MemN2NRanker(_MemoryRanker):
         "random_noise": [Interval(numbers.Real, 0, None, closed="left")],
         "nonlinearity": [StrOptions({"relu"}), None],
         "gate": [StrOptions({"global", "hop"}), None],
+        "negatives": [StrOptions({"random", "bm25"}), callable],
         "optimizer": [StrOptions({"sgd", "adam", "lazy_adam"})],
     }
     _warm_start_fixed = (
@@ -721,6 +820,7 @@ class MemN2NRanker(_MemoryRanker):
         nonlinearity=None,
         gate=None,
         match_type=True,
+        negatives="random",
         optimizer="sgd",
         learning_rate=0.01,
         anneal_every=25,
@@ -758,6 +858,7 @@ class MemN2NRanker(_MemoryRanker):
         self.nonlinearity = nonlinearity
         self.gate = gate
         self.match_type = match_type
+        self.negatives = negatives
         self.optimizer = optimizer
         self.learning_rate = learning_rate
         self.anneal_every = anneal_every
@@ -793,7 +894,33 @@ class MemN2NRanker(_MemoryRanker):
 
     # ------------------------------------------------------------------ training
 
-    def _fit(self, fit):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, groups=None, *, negative_lists=None):
+        """Train on contexts X and their gold responses y.
+
+        Parameters
+        ----------
+        X : sequence of Context or str
+        y : sequence of str
+            Each must be one of ``candidates`` when a fixed candidate set is given.
+        groups : array-like of shape (n_samples,), default=None
+            Dialog or story ids: with early stopping, the validation split takes whole
+            groups.
+        negative_lists : sequence of sequences of str, default=None
+            The responses of each example's softmax besides its gold response (an
+            answer-selection pool less its right answers; the gold response is skipped
+            if present), in place of the pools of ``negatives``. Responses outside
+            ``candidates_`` take part too (their words outside the vocabulary dropped),
+            never scored as candidates. The validation scores rank every candidate.
+
+        Returns
+        -------
+        self
+        """
+        check_negative_lists(self, negative_lists)
+        return self._fit_path(X, y, groups=groups, negative_lists=negative_lists)
+
+    def _fit(self, fit, negative_lists=None):
         if self.unseen_std is not None:
             if not self.candidate_words:
                 raise ValueError(
@@ -805,7 +932,7 @@ class MemN2NRanker(_MemoryRanker):
                     "unseen_std needs a fit from scratch: with warm_start or partial_fit "
                     "the words of earlier fits would be drawn afresh; set unseen_std=None"
                 )
-        pretrained = self._fit_weights(fit)
+        pretrained = self._fit_weights(fit, negative_lists)
         if self.unseen_std is not None:
             self._draw_unseen_words(fit.X, fit.y, fit.apart, pretrained)
         return self
@@ -845,7 +972,7 @@ class MemN2NRanker(_MemoryRanker):
             G[:, :, :dim] = W.astype(np.float32)
         return E, H, G
 
-    def _epoch_steps(self, weights, data, y, rng, batch_threads=1, frozen=None):
+    def _epoch_steps(self, weights, data, y, rng, batch_threads=1, frozen=None, pools=None):
         """The training steps of a run on the weights (E, H, G), updated in place (but the
         ``frozen`` rows of E, see :class:`_MemoryRanker`):
         ``epoch_steps(epoch)`` sets up an epoch (after its shuffle: its learning rate,
@@ -856,7 +983,11 @@ class MemN2NRanker(_MemoryRanker):
         (:func:`~irdialog._threads.threads_for_work` of :meth:`_batch_work`) is cut into
         one interleaved part per thread, whose gradients
         :func:`~irdialog.embed._memn2n_parallel_kernels.batch_loss_grad_parts` computes in
-        one numba parallel region and sums in part order before the one update."""
+        one numba parallel region and sums in part order before the one update.
+
+        With ``pools`` (of :meth:`_training_pools`), each example's softmax runs over its
+        gold response and its pool (:func:`~irdialog.embed._memn2n_kernels.
+        pool_softmax_xent`), a batch on one thread."""
         E, H, G = weights
         cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
         n_gates = K.n_gates(cfg_soft)
@@ -873,18 +1004,19 @@ class MemN2NRanker(_MemoryRanker):
         max_norm = -1.0 if self.max_grad_norm is None else float(self.max_grad_norm)
         counts = np.diff(data.mptr)
         noisy = self.random_noise > 0 and self.temporal_encoding
+        cands = self._cand_arrays() if pools is None else pools[0]
         sizes = (
             len(E), len(self.vocabulary_), self.embedding_dim, self.hops, self.batch_size,
-            int(counts.max(initial=0)), len(self.candidates_), len(self.types_),
+            int(counts.max(initial=0)), len(cands.cptr) - 1, len(self.types_),
         )  # fmt: skip
         ws = K.Workspace(*sizes, np.float32, lazy, n_gates)
         n_parts = 1
-        if batch_threads > 1:  # one part per thread that the batch's work pays for
+        if batch_threads > 1 and pools is None:  # a part per thread the batch's work pays for
             n_parts = threads_for_work(batch_threads, self._batch_work(data))
         if n_parts > 1:  # the batch's gradient on threads, in one numba parallel region
             parts = make_parts(n_parts, *sizes, np.float32, n_gates)
             every_row = np.arange(len(self.vocabulary_))
-        cands = self._cand_arrays()
+        pooled = () if pools is None else (K.SoftmaxPools(*pools[1], pools[2]),)
 
         def epoch_steps(epoch):
             lr, softmax = self._schedule(epoch)
@@ -910,7 +1042,9 @@ class MemN2NRanker(_MemoryRanker):
                     )
                     rows, w_rows = ws.rows[:n], ws.w_rows[:n_w]
                 if k == 1:
-                    b_loss, b_correct = K.batch_loss_grad(E, H, G, cfg, arrays, cands, y, batch, ws)
+                    b_loss, b_correct = K.batch_loss_grad(
+                        E, H, G, cfg, arrays, cands, y, batch, ws, *pooled
+                    )
                     grads = ws.dE, ws.dH, ws.dG
                 else:
                     with numba_threads(k):

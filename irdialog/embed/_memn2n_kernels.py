@@ -23,7 +23,8 @@ an end-to-end memory network (Sukhbaatar et al. 2015) written out by hand:
 - candidate j scores ``u_K . (W bag_j + sum_t match_jt W type_t)``, where ``match_jt`` is
   1 when the candidate holds an entity of type t that the context mentions (found through
   the inverted index ``(iptr, icand)`` of candidate words); loss: softmax cross-entropy
-  over all candidates, summed over the batch.
+  over all candidates, summed over the batch (:func:`softmax_xent`), or over each
+  example's gold response and its pool of hard negatives (:func:`pool_softmax_xent`).
 
 Every kernel is generic in the float type: float32 in training, float64 in the gradient
 check of the tests. No ``fastmath`` anywhere: these are SGD loops (see CONTRIBUTING.md).
@@ -87,6 +88,11 @@ Update.__doc__ = """An optimizer step of :func:`apply_update`: Adam or SGD, whet
 the gates G are trained, the gradient norm each matrix is clipped to (<= 0: none; all the
 gates clip together, as one matrix), the step size and Adam's settings
 (:class:`irdialog.embed._optim.AdamSettings`)."""
+
+SoftmaxPools = namedtuple("SoftmaxPools", "indptr indices n_cand")
+SoftmaxPools.__doc__ = """The pools of :func:`pool_softmax_xent`: row e of the CSR table
+``(indptr, indices)`` holds the rows of the training response table (the ``n_cand``
+candidates, then the pools' responses outside them) of example e's pool."""
 
 Upstream = namedtuple("Upstream", "U dU dWc gt")
 Upstream.__doc__ = """What the backward pass starts from: the final states ``U`` (B, d)
@@ -528,27 +534,8 @@ def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits):
     :func:`~irdialog.embed._fastmath.exp_inplace` (the polynomial for float32, ``np.exp``
     for float64). Returns (summed loss, n_correct, next stamp).
     """
-    eptr, eword, etype = data.eptr, data.eword, data.etype
-    iptr, icand, type_tok = cands.iptr, cands.icand, cands.type_tok
     n_cand, n_b = LT.shape
-    n_types = type_tok.shape[0]
-    dim = U.shape[1]
-    pair_c = np.empty(n_cand * max(n_types, 1), dtype=np.int64)
-    pair_t = np.empty(n_cand * max(n_types, 1), dtype=np.int64)
-    if n_types > 0:
-        st = np.empty(n_types, dtype=LT.dtype)
-        for bi in range(n_b):
-            for t in range(n_types):
-                acc = 0.0
-                for k in range(dim):
-                    acc += U[bi, k] * E[w, type_tok[t], k]
-                st[t] = acc
-            n_pairs = _match_pairs(
-                batch[bi], eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_c, pair_t
-            )
-            stamp += 1
-            for q in range(n_pairs):
-                LT[pair_c[q], bi] += st[pair_t[q]]
+    stamp = _add_match_logits(LT, U, E, w, data, cands, batch, mark, stamp)
     zmax = LT[0].copy()
     best = np.zeros(n_b, dtype=np.int64)
     for c in range(1, n_cand):
@@ -584,15 +571,118 @@ def softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, bits):
             row[bi] *= inv[bi]
     for bi in range(n_b):
         LT[y[batch[bi]], bi] -= 1.0
-    if n_types > 0:
-        for bi in range(n_b):
-            n_pairs = _match_pairs(
-                batch[bi], eptr, eword, etype, iptr, icand, n_types, mark, stamp, pair_c, pair_t
-            )
-            stamp += 1
-            gt[bi, :] = 0.0
-            for q in range(n_pairs):
-                gt[bi, pair_t[q]] += LT[pair_c[q], bi]
+    stamp = _match_logit_grads(LT, data, cands, batch, mark, stamp, gt)
+    return loss, n_correct, stamp
+
+
+@njit(cache=True, nogil=True)
+def _add_match_logits(LT, U, E, w, data, cands, batch, mark, stamp):
+    """Add to the transposed logits LT (n_candidates, B) the match-type scores of the
+    examples ``batch`` (the logit of each type word, where a candidate matches it).
+    Returns the next stamp of ``mark``."""
+    type_tok = cands.type_tok
+    n_cand, n_b = LT.shape
+    n_types = type_tok.shape[0]
+    if n_types == 0:
+        return stamp
+    dim = U.shape[1]
+    pair_c = np.empty(n_cand * n_types, dtype=np.int64)
+    pair_t = np.empty(n_cand * n_types, dtype=np.int64)
+    st = np.empty(n_types, dtype=LT.dtype)
+    for bi in range(n_b):
+        for t in range(n_types):
+            acc = 0.0
+            for k in range(dim):
+                acc += U[bi, k] * E[w, type_tok[t], k]
+            st[t] = acc
+        n_pairs = _match_pairs(
+            batch[bi], data.eptr, data.eword, data.etype, cands.iptr, cands.icand, n_types,
+            mark, stamp, pair_c, pair_t,
+        )  # fmt: skip
+        stamp += 1
+        for q in range(n_pairs):
+            LT[pair_c[q], bi] += st[pair_t[q]]
+    return stamp
+
+
+@njit(cache=True, nogil=True)
+def _match_logit_grads(LT, data, cands, batch, mark, stamp, gt):
+    """gt (B, n_types): each type word's summed logit gradient, from the logits' gradient
+    LT (n_candidates, B) at the candidates that match it. Returns the next stamp."""
+    n_cand, n_b = LT.shape
+    n_types = cands.type_tok.shape[0]
+    if n_types == 0:
+        return stamp
+    pair_c = np.empty(n_cand * n_types, dtype=np.int64)
+    pair_t = np.empty(n_cand * n_types, dtype=np.int64)
+    for bi in range(n_b):
+        n_pairs = _match_pairs(
+            batch[bi], data.eptr, data.eword, data.etype, cands.iptr, cands.icand, n_types,
+            mark, stamp, pair_c, pair_t,
+        )  # fmt: skip
+        stamp += 1
+        gt[bi, :] = 0.0
+        for q in range(n_pairs):
+            gt[bi, pair_t[q]] += LT[pair_c[q], bi]
+    return stamp
+
+
+@njit(cache=True, nogil=True)
+def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools):
+    """:func:`softmax_xent` over each example's gold response and its pool of negatives:
+    a sampled softmax over hard negatives. LT (n_rows, B) holds the logits of the rows of
+    the training response table (the ``pools.n_cand`` candidates, then the pools'
+    responses outside them); example e's softmax runs over ``y[e]`` and the rows of its
+    pool in the :class:`SoftmaxPools` ``pools`` (each once), or over the candidates when
+    that pool is empty. LT becomes the logits' gradient (zero
+    outside the softmax), gt the type words'. Returns (summed loss, n_correct, next
+    stamp): an example is correct when its gold response has the highest logit of its
+    softmax."""
+    n_rows, n_b = LT.shape
+    stamp = _add_match_logits(LT, U, E, w, data, cands, batch, mark, stamp)
+    members = np.empty(n_rows, dtype=np.int64)
+    prob = np.empty(n_rows, dtype=LT.dtype)
+    seen = np.full(n_rows, -1, dtype=np.int64)
+    loss = 0.0
+    n_correct = 0
+    for bi in range(n_b):
+        e = batch[bi]
+        target = y[e]
+        p0, p1 = pools.indptr[e], pools.indptr[e + 1]
+        n = 0
+        if p1 > p0:  # the gold response, then the pool's responses, each once
+            members[0] = target
+            seen[target] = bi
+            n = 1
+            for q in range(p0, p1):
+                c = pools.indices[q]
+                if seen[c] != bi:
+                    seen[c] = bi
+                    members[n] = c
+                    n += 1
+        else:
+            for c in range(pools.n_cand):
+                members[n] = c
+                n += 1
+        zmax = LT[members[0], bi]
+        best = members[0]
+        for q in range(1, n):
+            if LT[members[q], bi] > zmax:
+                zmax = LT[members[q], bi]
+                best = members[q]
+        if best == target:
+            n_correct += 1
+        total = 0.0
+        for q in range(n):
+            prob[q] = np.exp(LT[members[q], bi] - zmax)
+            total += prob[q]
+        loss += np.log(total) - (LT[target, bi] - zmax)
+        for c in range(n_rows):  # softmax minus one-hot over the members, zero elsewhere
+            LT[c, bi] = 0.0
+        for q in range(n):
+            LT[members[q], bi] = prob[q] / total
+        LT[target, bi] -= 1.0
+    stamp = _match_logit_grads(LT, data, cands, batch, mark, stamp, gt)
     return loss, n_correct, stamp
 
 
@@ -670,12 +760,15 @@ class Workspace:
         self.w_rows = np.empty(n_words, np.int64)
 
 
-def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws):
+def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws, pools=None):
     """Summed softmax cross-entropy of the examples ``batch`` and its gradient.
 
     The training step without the update: the kernels above around three dense products
     done by numpy's BLAS (several times faster here than numba's ``np.dot``, which calls
     scipy's BLAS). ``data`` are the :class:`Contexts`, ``cands`` the :class:`Candidates`.
+    With ``pools`` (:class:`SoftmaxPools`), each example's softmax runs over its gold
+    response and its pool (:func:`pool_softmax_xent`; ``cands`` then holds the
+    candidates and the pools' responses outside them).
     The gradient is left in ``ws.dE``, ``ws.dH`` and ``ws.dG``. Returns (loss, n_correct).
     """
     nb = batch.shape[0]
@@ -687,9 +780,14 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws):
     LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
     np.matmul(ws.Wc, U.T, out=LT)
     gt = ws.gt[:nb]
-    loss, n_correct, ws.stamp = softmax_xent(
-        LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits
-    )
+    if pools is None:
+        loss, n_correct, ws.stamp = softmax_xent(
+            LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, ws.bits
+        )
+    else:
+        loss, n_correct, ws.stamp = pool_softmax_xent(
+            LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, pools
+        )
     dU = LT.T @ ws.Wc
     dWc = LT @ U
     if not ws.lazy:

@@ -36,6 +36,14 @@ from .._threads import n_threads, numba_threads, threads_for_work
 from ..base import N_JOBS_CONSTRAINT, RankerMixin, check_contexts, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
+from ._negatives import (
+    MINED_NEGATIVES,
+    bm25_pools,
+    check_chunk_negatives,
+    check_negative_lists,
+    encode_pools,
+    sequence_bags,
+)
 from ._recurrent_parallel_kernels import (
     dual_batch_parts,
     encode_parts,
@@ -155,20 +163,42 @@ def _buckets(rows, lengths, batch_size, rng):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def _pair_table(cptr, ctok, rptr, rtok, codes, labels):
+def _pair_table(cptr, ctok, rptr, rtok, codes, labels, pools=None, n_true=None):
     """The dual encoder's training arrays: contexts (cptr, ctok) and the response table
     (rptr, rtok) as one ragged table (``ptr``, ``tok``, the contexts first), each
-    context's response row ``codes`` of the table, and the pairs' ``labels`` (or None)."""
+    context's response row ``codes`` of the table, the pairs' ``labels`` (or None), and
+    the contexts' negative ``pools`` (:class:`~irdialog.embed._negatives.Pools` of rows
+    of the response table, or None) whose responses past the ``n_true`` true ones (None:
+    every row) are drawn from the pools only."""
     ptr = np.concatenate((cptr, cptr[-1] + rptr[1:]))
+    n_resp = len(rptr) - 1
     return {
         "ptr": ptr,
         "tok": np.concatenate((ctok, rtok)).astype(np.int32),
         "lengths": np.diff(ptr),
         "codes": codes,
         "labels": labels,
+        "pools": pools,
         "n_ctx": len(cptr) - 1,
-        "n_resp": len(rptr) - 1,
+        "n_resp": n_resp,
+        "n_true": n_resp if n_true is None else n_true,
     }
+
+
+def _mined_pools(pairs, max_len):
+    """The pools of ``negatives="bm25"`` of the contexts of the :func:`_pair_table`
+    ``pairs``: per context, the :data:`~irdialog.embed._negatives.MINED_NEGATIVES` true
+    responses of highest BM25 score for the tokens it reads (the last ``max_len`` of its
+    sequence; 0: all), its own response left out, over the tokens the responses read. A
+    context's pool depends on it and the response table alone."""
+    ptr, tok, n_ctx = pairs["ptr"], pairs["tok"], pairs["n_ctx"]
+    lengths = np.diff(ptr)
+    read = lengths if not max_len else np.minimum(lengths, max_len)
+    kept = np.arange(len(tok)) >= np.repeat(ptr[1:] - read, lengths)  # each row's last tokens
+    rptr = np.zeros(len(ptr), dtype=np.int64)
+    np.cumsum(read, out=rptr[1:])
+    bags = sequence_bags(rptr, tok[kept], int(tok.max()) + 1 if len(tok) else 1)
+    return bm25_pools(bags[:n_ctx], bags[n_ctx:], pairs["codes"], pairs["n_true"], MINED_NEGATIVES)
 
 
 class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
@@ -831,8 +861,10 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
     ``<query>``, the query); a response is read alone. Training minimises the binary
     cross-entropy of the pairs: each (context, true response) pair of ``fit`` is a
     positive and, at each epoch, ``n_negatives`` responses drawn at random among the
-    other training responses make negatives (1:1 by default, as Lowe et al.); or, with
-    ``labels``, the (context, response, label) rows are taken as they are.
+    other training responses make negatives (1:1 by default, as Lowe et al.), or drawn
+    from a pool per context (hard negatives: mined by BM25, or an answer-selection
+    corpus's wrong answers); or, with ``labels``, the (context, response, label) rows are
+    taken as they are.
     ``decision_function`` and ``rank_candidates`` give the logit ``c^T M r + b``, which
     ranks as the probability does.
 
@@ -853,6 +885,15 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         characters (for scripts without spaces), or a callable from str to a list of str.
     n_negatives : int, default=1
         Random negatives per positive pair and epoch (without ``labels``).
+    negatives : {"random", "bm25"} or callable, default="random"
+        Where the negatives are drawn from. ``"random"``: the other true responses of the
+        fit, uniformly. ``"bm25"``: each context's pool of the ``MINED_NEGATIVES`` (100)
+        true responses of highest BM25 score for the tokens it reads (hard negatives:
+        they share its words), mined once per fit over the model's tokens. A callable
+        ``negatives(X, y)``: for each context, the responses (str) its negatives are
+        drawn from; the ``negative_lists`` argument of :meth:`fit` gives such pools
+        directly. A context whose pool is empty draws from the true responses. Pools do
+        not go with ``labels``.
     learning_rate : float, default=0.001
         Adam's step size.
     epochs : int, default=10
@@ -927,6 +968,7 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
     _parameter_constraints = {
         **_COMMON_CONSTRAINTS,
         "n_negatives": [Interval(numbers.Integral, 1, None, closed="left")],
+        "negatives": [StrOptions({"random", "bm25"}), callable],
     }
     _HEAD = {"match_matrix_": "M", "match_bias_": "bias"}
 
@@ -941,6 +983,7 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         drop_punctuation=True,
         tokenizer="word",
         n_negatives=1,
+        negatives="random",
         learning_rate=0.001,
         epochs=10,
         batch_size=32,
@@ -965,6 +1008,7 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         self.drop_punctuation = drop_punctuation
         self.tokenizer = tokenizer
         self.n_negatives = n_negatives
+        self.negatives = negatives
         self.learning_rate = learning_rate
         self.epochs = epochs
         self.batch_size = batch_size
@@ -982,7 +1026,7 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None, labels=None):
+    def fit(self, X, y, groups=None, labels=None, *, negative_lists=None):
         """Train on (context, response) pairs.
 
         Parameters
@@ -995,15 +1039,22 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         labels : array-like of 0/1 of shape (n_samples,), default=None
             None: every pair is a true one, and negatives are sampled. Given: the flag of
             each (context, response) row, taken as it is (the Ubuntu training file).
+        negative_lists : sequence of sequences of str, default=None
+            The responses each context draws its negatives from (an answer-selection
+            pool less its right answers; the true response is skipped if present), in
+            place of the pools of ``negatives``. Responses outside the true ones are
+            drawn too (their words join the vocabulary), never scored as candidates.
+            With early stopping, the validation pairs draw from their pools too.
 
         Returns
         -------
         self
         """
-        return self._fit_path(X, y, groups=groups, labels=labels)
+        check_negative_lists(self, negative_lists)
+        return self._fit_path(X, y, groups=groups, labels=labels, negative_lists=negative_lists)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, labels=None):
+    def partial_fit(self, X, y, labels=None, *, negative_lists=None):
         """One epoch over (context, response) pairs, from the fitted weights (or from a new
         model, whose vocabulary and candidates are then those of this first call). The
         negatives are drawn among the responses of this call: pass several distinct ones
@@ -1015,16 +1066,27 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         y : sequence of str
         labels : array-like of 0/1 of shape (n_samples,), default=None
             As in :meth:`fit`.
+        negative_lists : sequence of sequences of str, default=None
+            As in :meth:`fit`.
 
         Returns
         -------
         self
         """
-        return self._fit_path(X, y, incremental=True, labels=labels)
+        check_negative_lists(self, negative_lists)
+        return self._fit_path(X, y, incremental=True, labels=labels, negative_lists=negative_lists)
 
-    def _fit(self, fit, labels=None):
+    def _fit(self, fit, labels=None, negative_lists=None):
         X, y, continuing = fit.X, fit.y, fit.continuing
+        if callable(self.negatives):
+            negative_lists = self.negatives(X, y)
         if labels is not None:
+            if negative_lists is not None or self.negatives != "random":
+                raise ValueError(
+                    "labels gives the negatives of the fit as (context, response, 0) rows; "
+                    "negative pools (negative_lists or negatives="
+                    f"{self.negatives!r}) draw them: pass one or the other."
+                )
             labels = np.asarray(labels)
             if labels.shape != (len(X),) or not np.isin(labels, (0, 1)).all():
                 raise ValueError(
@@ -1032,10 +1094,16 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
                     f"{labels.shape if labels.shape != (len(X),) else np.unique(labels)}."
                 )
             labels = labels.astype(np.int64)
+        # Response table: the true responses, then the pools' responses outside them
+        # (drawn from their pools only).
+        table = LabelIndex()
+        codes = table.encode(y, unknown="extend")
+        n_true = len(table.labels_)
+        pools = None if negative_lists is None else encode_pools(negative_lists, table, codes)
         analyzer = self._analyzer()
         if not continuing:
             texts = {t.text for ctx in X for t in ctx.history} | {ctx.query for ctx in X}
-            texts |= set(y)
+            texts |= set(table.labels_)
             if self.candidates is not None:
                 texts |= set(resolve_candidates(self.candidates, y))
             self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit(
@@ -1043,18 +1111,21 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
             )
         index = self.vocabulary_.index_
         cptr, ctok = self._context_sequences(X, analyzer, index)
-        table = LabelIndex()
-        codes = table.encode(y, unknown="extend")
         rptr, rtok = self._text_sequences(table.labels_, analyzer, index)
         if not continuing:
             true = y if labels is None else y[labels == 1]
             self.candidates_ = resolve_candidates(self.candidates, true)
-        return self._fit_sequences(cptr, ctok, rptr, rtok, codes, labels, fit)
+        return self._fit_sequences(
+            cptr, ctok, rptr, rtok, codes, labels, fit, pools=pools, n_true=n_true
+        )
 
     def _chunk_encoder(self):
         """``fit_chunks``'s encoding (:class:`~irdialog.embed._training.ChunkFitMixin`):
         contexts and true responses as token ids in order of first sight, mapped at the
-        end onto the vocabulary :meth:`fit` builds."""
+        end onto the vocabulary :meth:`fit` builds (and the pools of ``negatives="bm25"``
+        mined as :meth:`fit` mines them). A callable ``negatives`` needs the contexts:
+        fit only."""
+        check_chunk_negatives(self)
         words: dict[str, int] = {QUERY_TOKEN: 0}  # provisional ids, in order of first sight
         table = LabelIndex()
         response_ids: dict[int, list[int]] = {}
@@ -1092,10 +1163,14 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         self.vocabulary_ = Vocabulary(extra_tokens=[QUERY_TOKEN]).fit([list(words), *extra])
         self.candidates_ = np.asarray(responses, dtype=object) if fixed is None else fixed
 
-    def _fit_sequences(self, cptr, ctok, rptr, rtok, codes, labels, fit):
+    def _fit_sequences(self, cptr, ctok, rptr, rtok, codes, labels, fit, pools=None, n_true=None):
         """Train on contexts (cptr, ctok) whose responses are the rows ``codes`` of the
-        response table (rptr, rtok)."""
-        pairs = _pair_table(cptr, ctok, rptr, rtok, codes, labels)
+        response table (rptr, rtok), of which the first ``n_true`` (None: all) are true
+        responses, drawing negatives from the contexts' ``pools`` (None: from the true
+        responses, or mined with ``negatives="bm25"``)."""
+        pairs = _pair_table(cptr, ctok, rptr, rtok, codes, labels, pools, n_true)
+        if pools is None and self.negatives == "bm25":
+            pairs["pools"] = _mined_pools(pairs, self._max_len())
         train_rows, val_rows, rng = self._rows_and_generator(pairs["n_ctx"], fit)
         pretrained = embedding_start(self, self.vocabulary_.index_)
         params = self._start_params(fit.continuing, lambda: self._init_dual(rng, pretrained))
@@ -1131,17 +1206,26 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
     def _pairs(self, pairs, rows, rng):
         """The (context rows, response rows, flags) of an epoch over the contexts ``rows``
         of the :func:`_pair_table` ``pairs``: the given labels, else each true pair and
-        ``n_negatives`` negatives drawn from ``rng`` among the whole response table."""
+        ``n_negatives`` negatives drawn from ``rng`` among the true responses, or, for a
+        context whose pool is not empty, among its pool."""
         ctx_resp = pairs["n_ctx"] + pairs["codes"]
         if pairs["labels"] is not None:
             return rows, ctx_resp[rows], pairs["labels"][rows]
-        n_ctx, n_resp, codes = pairs["n_ctx"], pairs["n_resp"], pairs["codes"]
+        n_ctx, n_true, codes = pairs["n_ctx"], pairs["n_true"], pairs["codes"]
+        pools = pairs["pools"]
+        if pools is not None:
+            start = pools.indptr[rows]
+            size = pools.indptr[rows + 1] - start
+            pooled = np.flatnonzero(size)
 
         def negatives():
             # a response other than the true one (when there is another)
-            draw = rng.integers(0, max(n_resp - 1, 1), len(rows))
-            if n_resp > 1:
+            draw = rng.integers(0, max(n_true - 1, 1), len(rows))
+            if n_true > 1:
                 draw += draw >= codes[rows]
+            if pools is not None and len(pooled):  # no draw more without a pool: as "random"
+                pick = start[pooled] + rng.integers(0, size[pooled])
+                draw[pooled] = pools.indices[pick]
             return n_ctx + draw
 
         ctx = np.concatenate([rows] * (1 + self.n_negatives))

@@ -192,7 +192,11 @@ def batch_loss_grad(pb, E, H, G=None):
     ``cand_words`` (the match-word ids of each candidate), ``ents`` ((match word, type)
     pairs of each example), ``type_tok`` (type word of each type), ``y`` (gold candidate
     of each example) and ``batch`` (the examples). ``G`` holds the gates ``[W_T | b_T]``
-    (Liu & Perez 2017) when ``cfg`` has them.
+    (Liu & Perez 2017) when ``cfg`` has them. With ``pools`` (optional: the rows of
+    ``bags`` each example's negatives come from, past the ``n_cand`` candidates for the
+    responses outside them), an example's softmax runs over its gold response and its
+    pool (:func:`~irdialog.embed._memn2n_kernels.pool_softmax_xent`), over the
+    candidates when the pool is empty.
 
     Returns (loss, correct, dE, dH, dG, states) where states[i] is (final controller
     state, attention of each hop) of the i-th example of the batch.
@@ -245,18 +249,22 @@ def batch_loss_grad(pb, E, H, G=None):
                 h = (H @ u if use_h else u) + p @ mc
             u = np.maximum(h, 0) if use_relu else h
             us.append(u), hs.append(h), ps.append(p), Ma.append(ma), Mc.append(mc), Ts.append(t)
-        match = np.zeros((pb.n_cand, 2))
+        match = np.zeros((len(pb.bags), 2))
         for v, t in pb.ents[e]:
-            for c in range(pb.n_cand):
+            for c in range(len(pb.bags)):
                 if v in pb.cand_words[c]:
                     match[c, t] = 1
         type_emb = E[w, pb.type_tok]  # (2, d)
         logits = Wc @ u + match @ (type_emb @ u)
-        soft = np.exp(logits - logits.max())
-        loss += np.log(soft.sum()) + logits.max() - logits[pb.y[e]]
+        pool = [] if getattr(pb, "pools", None) is None else list(pb.pools[e])
+        members = list(dict.fromkeys([pb.y[e], *pool])) if pool else list(range(pb.n_cand))
+        z = logits[members]
+        soft = np.exp(z - z.max())
+        loss += np.log(soft.sum()) + z.max() - logits[pb.y[e]]
         soft /= soft.sum()
-        correct += int(np.argmax(logits) == pb.y[e])
-        g = soft.copy()
+        correct += int(members[np.argmax(z)] == pb.y[e])
+        g = np.zeros(len(logits))
+        g[members] = soft
         g[pb.y[e]] -= 1
         # logits = Wc u + match (T u)
         dE[w] += pb.bags.T @ np.outer(g, u)

@@ -26,9 +26,7 @@ from .._threads import n_threads, numba_threads, threads_for_work
 from ..base import (
     N_JOBS_CONSTRAINT,
     RankerMixin,
-    _check_list,
     check_contexts,
-    check_responses,
     inner_product_pairs,
     resolve_candidates,
 )
@@ -44,6 +42,13 @@ from ..text import (
 )
 from . import _hogwild_kernels, _kernels
 from ._cooccurrence import ppmi_svd_vectors
+from ._negatives import (
+    MINED_NEGATIVES,
+    bm25_pools,
+    check_chunk_negatives,
+    check_negative_lists,
+    encode_pools,
+)
 from ._training import (
     TRAINING_CONSTRAINTS,
     VALIDATION_BLOCK,
@@ -55,74 +60,6 @@ from ._training import (
     train_tables,
 )
 from ._word_vectors import WORD_VECTOR_CONSTRAINTS, embedding_start
-
-# Negatives mined per example by negatives="bm25": the candidates of highest BM25 score.
-MINED_NEGATIVES = 100
-# Okapi BM25's usual constants (Lucene's, bm25s's) for that mining.
-_BM25_K1, _BM25_B = 1.5, 0.75
-
-
-def _top_k_lowest_index_first(scores: np.ndarray, k: int) -> np.ndarray:
-    """Per row, the columns of the ``k`` highest scores, in increasing column order; among
-    equal scores at the boundary the lowest columns. ``np.argpartition`` alone breaks such
-    ties as its numpy version and the machine's SIMD sort do, and a pool's order decides
-    which negative a seeded draw picks."""
-    n_cols = scores.shape[1]
-    kth = np.partition(scores, n_cols - k, axis=1)[:, n_cols - k, None]  # the k-th largest
-    above = scores > kth
-    at = scores == kth
-    room = k - above.sum(axis=1, keepdims=True)
-    take = above | (at & (np.cumsum(at, axis=1) <= room))
-    return np.nonzero(take)[1].reshape(len(scores), k)
-
-
-def _bm25_pools(x_bags, r_bags, gold, n_candidates: int, k: int) -> _kernels.SENegatives:
-    """Per example, the ``k`` candidates (rows ``[0, n_candidates)`` of the response table
-    ``r_bags``) of highest BM25 score for its input's words, its gold response left out:
-    the negatives ``negatives="bm25"`` draws from. The idf (Lucene's) and the lengths are
-    the candidates'."""
-    C = r_bags[:n_candidates].tocsr()
-    df = np.bincount(C.indices, minlength=C.shape[1]).astype(np.float64)
-    idf = np.log1p((n_candidates - df + 0.5) / (df + 0.5))
-    lengths = np.asarray(C.sum(axis=1), dtype=np.float64).ravel()
-    ratio = lengths / max(lengths.mean(), 1e-12)
-    rows = np.repeat(np.arange(n_candidates), np.diff(C.indptr))
-    tf = C.data.astype(np.float64)
-    impact = idf[C.indices] * tf / (_BM25_K1 * (1.0 - _BM25_B + _BM25_B * ratio[rows]) + tf)
-    W = sp.csr_matrix((impact, C.indices, C.indptr), shape=C.shape).T.tocsr()
-    Q = x_bags.tocsr(copy=True)
-    Q.data[:] = 1.0  # each input word once, whatever normalize_input did to its count
-    k = min(k, n_candidates - 1)
-    n = Q.shape[0]
-    pools = np.empty((n, max(k, 0)), dtype=np.int64)
-    block = max(1, (1 << 22) // max(n_candidates, 1))
-    for start in range(0, n if k > 0 else 0, block):
-        stop = min(start + block, n)
-        scores = np.asarray((Q[start:stop] @ W).todense())
-        g = gold[start:stop]
-        own = np.flatnonzero(g < n_candidates)
-        scores[own, g[own]] = -np.inf
-        pools[start:stop] = _top_k_lowest_index_first(scores, k)
-    indptr = np.arange(n + 1, dtype=np.int64) * pools.shape[1]
-    return _kernels.SENegatives(indptr, pools.ravel())
-
-
-def _encode_pools(negative_lists, labels: LabelIndex, gold: np.ndarray) -> _kernels.SENegatives:
-    """The negative pools of the examples as rows of the response table of ``labels``
-    (extended by the responses it lacks), each example's gold response left out."""
-    if isinstance(negative_lists, str) or len(negative_lists) != len(gold):
-        n = "a str" if isinstance(negative_lists, str) else f"{len(negative_lists)} lists"
-        raise ValueError(f"negative_lists must hold one list per example ({len(gold)}), got {n}.")
-    rows = []
-    for i, pool in enumerate(negative_lists):
-        _check_list(pool, "negative_lists", i)
-        codes = labels.encode(check_responses(pool, name=f"negative_lists[{i}]") if len(pool)
-                              else [], unknown="extend")  # fmt: skip
-        rows.append(codes[codes != gold[i]])
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum([len(r) for r in rows], out=indptr[1:])
-    indices = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
-    return _kernels.SENegatives(indptr, indices)
 
 
 def _epoch_work(problem, n_examples: int, n_negatives: int) -> float:
@@ -603,7 +540,7 @@ class SupervisedEmbeddingRanker(
         gold = labels.encode(y, unknown="extend")
         pools = None
         if negative_lists is not None:
-            pools = _encode_pools(negative_lists, labels, gold)
+            pools = encode_pools(negative_lists, labels, gold)
         table = labels.labels_
         self._warn_without_negatives(gold, stacklevel=stacklevel)
 
@@ -715,7 +652,7 @@ class SupervisedEmbeddingRanker(
             GU[pretrained[0]] = np.inf
             GV[pretrained[0]] = np.inf
         if pools is None and self.negatives == "bm25":
-            pools = _bm25_pools(x_bags, r_bags, gold, len(self.candidates_), MINED_NEGATIVES)
+            pools = bm25_pools(x_bags, r_bags, gold, len(self.candidates_), MINED_NEGATIVES)
         return dict(
             pools=pools,
             params=_kernels.SEParams(U, V, GU, GV),
@@ -783,12 +720,8 @@ class SupervisedEmbeddingRanker(
         -------
         self
         """
+        check_negative_lists(self, negative_lists)
         if negative_lists is not None:
-            if self.negatives != "random":
-                raise ValueError(
-                    f"negative_lists replaces the pools of negatives={self.negatives!r}: "
-                    "pass one or the other."
-                )
             if self.early_stopping and X_val is None:
                 raise ValueError(
                     "negative_lists with early_stopping needs X_val and y_val: the "
@@ -855,11 +788,7 @@ class SupervisedEmbeddingRanker(
             raise ValueError("fit_chunks does not support match_type; use fit.")
         if self.init != "normal":
             raise ValueError(f"fit_chunks does not support init={self.init!r}; use fit.")
-        if callable(self.negatives):
-            raise ValueError(
-                "fit_chunks draws negatives from the candidates or mines them with "
-                "negatives='bm25'; a callable's pools need fit."
-            )
+        check_chunk_negatives(self)
         self._check_params()
         self.types_ = []
         fixed = None if self.candidates is None else resolve_candidates(self.candidates, None)
