@@ -178,51 +178,6 @@ def _protocol(spec, ranker, data) -> str:
     )
 
 
-def bench_insuranceqa(
-    model: str = "bm25", data_home=None, progress: bool = True, seed: int = 0
-) -> dict:
-    """Fit on the training questions, rank the pools of the evaluation split.
-
-    Parameters
-    ----------
-    model : str, default="bm25"
-        A key of ``INSURANCEQA_MODELS``.
-    data_home : path-like, default=None
-        Holds ``insuranceqa-en/`` (``answers.json.gz``, ``train.json.gz``,
-        ``valid.json.gz``, optionally ``test.json.gz``).
-    progress : bool, default=True
-    seed : int, default=0
-        The ``random_state`` of the model (TF-IDF and BM25 have none).
-
-    Returns
-    -------
-    run : dict
-        ``{"suite": "insuranceqa", "model", "options", "chosen", "rows", "protocol",
-        "seconds"}``; rows ``{"task", "split", "metric", "value", "n", "paper"}``, MAP,
-        MRR and P@1 in %.
-
-    Examples
-    --------
-    >>> import gzip, json, pathlib, tempfile
-    >>> from irdialog.bench._insuranceqa import bench_insuranceqa
-    >>> home = pathlib.Path(tempfile.mkdtemp())
-    >>> (home / "insuranceqa-en").mkdir()
-    >>> def write(name, value):
-    ...     data = gzip.compress(json.dumps(value).encode())
-    ...     _ = (home / "insuranceqa-en" / name).write_bytes(data)
-    >>> write("answers.json.gz", {"1": {"en": "cancel by phone"}, "2": {"en": "pay the premium"},
-    ...                           "3": {"en": "renew online"}})
-    >>> write("train.json.gz", {"0": {"en": "how to cancel", "answers": ["1"],
-    ...                               "negatives": ["2", "3"]}})
-    >>> write("valid.json.gz", {"0": {"en": "how do i renew", "answers": ["3"],
-    ...                               "negatives": ["1", "2"]}})
-    >>> run = bench_insuranceqa("bm25", data_home=home, progress=False)
-    >>> [(row["split"], row["metric"], row["value"]) for row in run["rows"]]
-    [('valid', 'map', 100.0), ('valid', 'mrr', 100.0), ('valid', 'p@1', 100.0)]
-    """
-    return SUITE.run(model, data_home=data_home, progress=progress, seed=seed)
-
-
 def markdown(results) -> list[str]:
     """A row per result: the model, the split, MAP, MRR, P@1 (%) and the time."""
     header = ["model", "split", "MAP", "MRR", "P@1", "time (s)"]
