@@ -145,16 +145,15 @@ def _cmd_datasets(args) -> int:
     return 0
 
 
-def _save_format(path) -> str:
+def _save_target(path) -> tuple[Path, str]:
+    """``--save``, checked: the file to write and its format, by its suffix."""
     suffix = Path(path).suffix.lower()
-    if suffix in PICKLE_SUFFIXES:
-        return "joblib"
-    if suffix in SAFE_SUFFIXES:
-        return "npz"
-    raise ValueError(
-        f"--save {path}: give a file name ending in .npz (arrays + JSON, safe to share) or "
-        ".joblib (a pickle: load only your own)"
-    )
+    if suffix not in PICKLE_SUFFIXES + SAFE_SUFFIXES:
+        raise ValueError(
+            f"--save {path}: give a file name ending in .npz (arrays + JSON, safe to share) or "
+            ".joblib (a pickle: load only your own)"
+        )
+    return check_output(path, option="--save"), "npz" if suffix in SAFE_SUFFIXES else "joblib"
 
 
 def load_model(path):
@@ -197,8 +196,7 @@ def _cmd_train(args) -> int:
     given = [f"--{n}" for n in ("valid", "candidates", "format") if getattr(args, n) is not None]
     if given:
         raise ValueError(f"{', '.join(given)} go with --train FILE, not with --task")
-    fmt = _save_format(args.save)
-    output = check_output(args.save, option="--save")
+    output, fmt = _save_target(args.save)
     _check_data_home(args.data_home)
     suite = SUITES[args.suite]
     with fit_threads(args.threads):
@@ -351,8 +349,7 @@ def _cmd_train_own(args) -> int:
         raise ValueError(f"unknown model {args.model!r} for --train; choose from "
                          f"{', '.join(OWN_DATA_MODELS)}")  # fmt: skip
     spec = OWN_DATA_MODELS[args.model]
-    fmt = _save_format(args.save)
-    output = check_output(args.save, option="--save")
+    output, fmt = _save_target(args.save)
     overrides = dict(args.set or [])
     known = spec.build().get_params()
     if "candidates" in overrides:
