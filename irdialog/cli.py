@@ -539,11 +539,7 @@ def _document_positions(path: Path, ids: list | None, n_ids: int):
 def _candidate_mask(allowed, rows: slice, n_candidates: int) -> np.ndarray:
     """The candidates that the queries ``rows`` may return under the filter ``allowed``
     (:func:`_read_allowed`): one row for them all, or one per query."""
-    if isinstance(allowed, np.ndarray):
-        mask = np.zeros((1, n_candidates), dtype=bool)
-        mask[0, allowed] = True
-        return mask
-    block = allowed[rows]
+    block = [allowed] if isinstance(allowed, np.ndarray) else allowed[rows]
     mask = np.zeros((len(block), n_candidates), dtype=bool)
     for i, f in enumerate(block):
         mask[i, f] = True
