@@ -591,8 +591,9 @@ INDEX_IDS = "ids.json"
 _RANK_BLOCK = 1024
 
 
-def _corpus_records(path: Path):
-    """The (id, text) of each line of a JSON Lines corpus."""
+def _corpus_records(path: Path) -> tuple[list, list[str]]:
+    """The ids and the texts of the lines of a JSON Lines corpus."""
+    ids, texts = [], []
     for number, line in enumerate(read_lines(path), 1):
         if not line.strip():
             continue
@@ -604,7 +605,9 @@ def _corpus_records(path: Path):
             raise DataFormatError(path, number, 'a JSON object with "id" and "text"')
         if not isinstance(record["text"], str):
             raise DataFormatError(path, number, '"text" as a string')
-        yield record["id"], record["text"]
+        ids.append(record["id"])
+        texts.append(record["text"])
+    return ids, texts
 
 
 def _report(args, message: str) -> int:
@@ -623,17 +626,11 @@ def _cmd_index_build(args) -> int:
         raise ValueError(f"--save {save} is a file; give a directory")
     if save.is_dir() and any(save.iterdir()) and not (save / "index.json").is_file():
         raise ValueError(f"--save {save}: the directory holds other files than an index")
-    ids = None
+    ids, documents = None, [corpus]  # a text file: read by the workers, one document a line
     if corpus.suffix.lower() in (".jsonl", ".json"):
-        ids, texts = [], []
-        for i, text in _corpus_records(corpus):
-            ids.append(i)
-            texts.append(text)
+        ids, documents = _corpus_records(corpus)
         if len(set(map(json.dumps, ids))) != len(ids):
             raise ValueError(f"{corpus}: the ids are not unique")
-        documents = texts
-    else:
-        documents = [corpus]  # read by the workers, one document a line
     template = BM25Ranker(method=args.method, k1=args.k1, b=args.b, tokenizer=args.tokenizer)
     index = ShardedIndex(
         template, shards=args.shards, client=args.scheduler, directory=save,
@@ -681,8 +678,7 @@ def _cmd_index_add(args) -> int:
                 f"{directory}: its documents are numbered by line (built from a text file); "
                 "add a text file, one document a line"
             )
-        pairs = list(_corpus_records(corpus))
-        new_ids, documents = [i for i, _ in pairs], [t for _, t in pairs]
+        new_ids, documents = _corpus_records(corpus)
         keys = set(map(json.dumps, ids))
         for number, i in enumerate(new_ids, 1):
             if json.dumps(i) in keys:
