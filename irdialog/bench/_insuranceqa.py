@@ -93,18 +93,14 @@ def _split_file(split: str, data_home):
     return find_data_file(data_home, [f"{_FOLDER}/{split}.json"], f"InsuranceQA {split}")
 
 
-def _evaluation_split(data_home) -> str:
-    """``test`` when the data home holds its questions, else ``valid``."""
+def _scored(data_home) -> list[str]:
+    """The evaluation split, ``test`` when the data home holds its questions, else
+    ``valid``; its file and the training file found before either is read."""
     try:
         _split_file("test", data_home)
+        split = "test"
     except FileNotFoundError:
-        return "valid"
-    return "test"
-
-
-def _scored(data_home) -> list[str]:
-    """The evaluation split, its file and the training file found before either is read."""
-    split = _evaluation_split(data_home)
+        split = "valid"
     _split_file("train", data_home)
     _split_file(split, data_home)
     return [split]
