@@ -306,12 +306,7 @@ def fit_bag(model, bag, client=None):
 
     def step(epoch):
         tables = _tables(params, shared_embeddings)
-        [tables_f] = client.scatter([tables], broadcast=True, hash=False)
-        futures = [
-            client.submit(_partition_epoch, part, shared_f, tables_f, stream, state, pure=False)
-            for part, stream, state in zip(live, streams, states)
-        ]
-        results = client.gather(futures)
+        results = _epochs(client, _partition_epoch, live, shared_f, tables, zip(streams, states))
         streams[:] = [r[1] for r in results]
         states[:] = [r[2] for r in results]
         for target, mean in zip(tables, _average([r[0] for r in results], weights)):
@@ -421,6 +416,18 @@ def _prepare_all(client, prepare, encoded, summaries, code_remaps, index, dtype,
     ]
 
 
+def _epochs(client, epoch, live, shared_f, state, own):
+    """One epoch of each partition with examples, ``epoch(part, shared_f, state, *own)`` on
+    its worker (``own``: each partition's own arguments), ``state`` sent to every worker
+    once; the results in partition order."""
+    [state_f] = client.scatter([state], broadcast=True, hash=False)
+    futures = [
+        client.submit(epoch, part, shared_f, state_f, *args, pure=False)
+        for part, args in zip(live, own)
+    ]
+    return client.gather(futures)
+
+
 def fit_dual_bag(model, bag, client):
     """``DualEncoderRanker.fit_chunks(bag)`` on the workers of a Dask client, by iterative
     parameter mixing of its Adam epochs (see the module docstring); returns the fitted
@@ -456,12 +463,8 @@ def fit_dual_bag(model, bag, client):
     [model_f] = client.scatter([template], broadcast=True, hash=False)
 
     def step(epoch):
-        [state_f] = client.scatter([(params, moments)], broadcast=True, hash=False)
-        futures = [
-            client.submit(_dual_partition_epoch, part, model_f, state_f, n, stream, pure=False)
-            for part, n, stream in zip(live, steps, streams)
-        ]
-        results = client.gather(futures)
+        state = (params, moments)
+        results = _epochs(client, _dual_partition_epoch, live, model_f, state, zip(steps, streams))
         steps[:] = [r[2] for r in results]
         streams[:] = [r[3] for r in results]
         for k in params:
