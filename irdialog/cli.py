@@ -145,16 +145,15 @@ def _cmd_datasets(args) -> int:
     return 0
 
 
-def _save_format(path) -> str:
+def _save_target(path) -> tuple[Path, str]:
+    """``--save``, checked: the file to write and its format, by its suffix."""
     suffix = Path(path).suffix.lower()
-    if suffix in PICKLE_SUFFIXES:
-        return "joblib"
-    if suffix in SAFE_SUFFIXES:
-        return "npz"
-    raise ValueError(
-        f"--save {path}: give a file name ending in .npz (arrays + JSON, safe to share) or "
-        ".joblib (a pickle: load only your own)"
-    )
+    if suffix not in PICKLE_SUFFIXES + SAFE_SUFFIXES:
+        raise ValueError(
+            f"--save {path}: give a file name ending in .npz (arrays + JSON, safe to share) or "
+            ".joblib (a pickle: load only your own)"
+        )
+    return check_output(path, option="--save"), "npz" if suffix in SAFE_SUFFIXES else "joblib"
 
 
 def load_model(path):
@@ -197,8 +196,7 @@ def _cmd_train(args) -> int:
     given = [f"--{n}" for n in ("valid", "candidates", "format") if getattr(args, n) is not None]
     if given:
         raise ValueError(f"{', '.join(given)} go with --train FILE, not with --task")
-    fmt = _save_format(args.save)
-    output = check_output(args.save, option="--save")
+    output, fmt = _save_target(args.save)
     _check_data_home(args.data_home)
     suite = SUITES[args.suite]
     with fit_threads(args.threads):
@@ -351,8 +349,7 @@ def _cmd_train_own(args) -> int:
         raise ValueError(f"unknown model {args.model!r} for --train; choose from "
                          f"{', '.join(OWN_DATA_MODELS)}")  # fmt: skip
     spec = OWN_DATA_MODELS[args.model]
-    fmt = _save_format(args.save)
-    output = check_output(args.save, option="--save")
+    output, fmt = _save_target(args.save)
     overrides = dict(args.set or [])
     known = spec.build().get_params()
     if "candidates" in overrides:
@@ -542,11 +539,7 @@ def _document_positions(path: Path, ids: list | None, n_ids: int):
 def _candidate_mask(allowed, rows: slice, n_candidates: int) -> np.ndarray:
     """The candidates that the queries ``rows`` may return under the filter ``allowed``
     (:func:`_read_allowed`): one row for them all, or one per query."""
-    if isinstance(allowed, np.ndarray):
-        mask = np.zeros((1, n_candidates), dtype=bool)
-        mask[0, allowed] = True
-        return mask
-    block = allowed[rows]
+    block = [allowed] if isinstance(allowed, np.ndarray) else allowed[rows]
     mask = np.zeros((len(block), n_candidates), dtype=bool)
     for i, f in enumerate(block):
         mask[i, f] = True
@@ -598,8 +591,9 @@ INDEX_IDS = "ids.json"
 _RANK_BLOCK = 1024
 
 
-def _corpus_records(path: Path):
-    """The (id, text) of each line of a JSON Lines corpus."""
+def _corpus_records(path: Path) -> tuple[list, list[str]]:
+    """The ids and the texts of the lines of a JSON Lines corpus."""
+    ids, texts = [], []
     for number, line in enumerate(read_lines(path), 1):
         if not line.strip():
             continue
@@ -611,7 +605,9 @@ def _corpus_records(path: Path):
             raise DataFormatError(path, number, 'a JSON object with "id" and "text"')
         if not isinstance(record["text"], str):
             raise DataFormatError(path, number, '"text" as a string')
-        yield record["id"], record["text"]
+        ids.append(record["id"])
+        texts.append(record["text"])
+    return ids, texts
 
 
 def _report(args, message: str) -> int:
@@ -630,17 +626,11 @@ def _cmd_index_build(args) -> int:
         raise ValueError(f"--save {save} is a file; give a directory")
     if save.is_dir() and any(save.iterdir()) and not (save / "index.json").is_file():
         raise ValueError(f"--save {save}: the directory holds other files than an index")
-    ids = None
+    ids, documents = None, [corpus]  # a text file: read by the workers, one document a line
     if corpus.suffix.lower() in (".jsonl", ".json"):
-        ids, texts = [], []
-        for i, text in _corpus_records(corpus):
-            ids.append(i)
-            texts.append(text)
+        ids, documents = _corpus_records(corpus)
         if len(set(map(json.dumps, ids))) != len(ids):
             raise ValueError(f"{corpus}: the ids are not unique")
-        documents = texts
-    else:
-        documents = [corpus]  # read by the workers, one document a line
     template = BM25Ranker(method=args.method, k1=args.k1, b=args.b, tokenizer=args.tokenizer)
     index = ShardedIndex(
         template, shards=args.shards, client=args.scheduler, directory=save,
@@ -688,8 +678,7 @@ def _cmd_index_add(args) -> int:
                 f"{directory}: its documents are numbered by line (built from a text file); "
                 "add a text file, one document a line"
             )
-        pairs = list(_corpus_records(corpus))
-        new_ids, documents = [i for i, _ in pairs], [t for _, t in pairs]
+        new_ids, documents = _corpus_records(corpus)
         keys = set(map(json.dumps, ids))
         for number, i in enumerate(new_ids, 1):
             if json.dumps(i) in keys:

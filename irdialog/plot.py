@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -501,15 +500,6 @@ def plot_bench(result, *, metric=None, ax=None, title=None):
 # ---------------------------------------------------------------------------- files
 
 
-@contextmanager
-def _without_pyplot():
-    token = _USE_PYPLOT.set(False)
-    try:
-        yield
-    finally:
-        _USE_PYPLOT.reset(token)
-
-
 def save_plot(path, plot, *args, dpi=100, **kwargs):
     """Draw ``plot(*args, **kwargs)`` on a new figure made outside pyplot and save it.
 
@@ -529,8 +519,11 @@ def save_plot(path, plot, *args, dpi=100, **kwargs):
     path : Path
     """
     _require_matplotlib()
-    with _without_pyplot():
+    token = _USE_PYPLOT.set(False)  # the new figures are made without pyplot
+    try:
         ax = plot(*args, **kwargs)
+    finally:
+        _USE_PYPLOT.reset(token)
     path = Path(path)
     ax.figure.savefig(path, dpi=dpi)
     return path

@@ -6,7 +6,6 @@ import json
 import pytest
 
 from irdialog.bench import SUITES, format_result, run_suite
-from irdialog.bench._insuranceqa import bench_insuranceqa
 
 
 def _home(tmp_path, test=False):
@@ -34,7 +33,7 @@ def _home(tmp_path, test=False):
 
 
 def test_suite_reports_map_mrr_p1_on_valid(tmp_path):
-    run = bench_insuranceqa("bm25", data_home=_home(tmp_path), progress=False)
+    run = SUITES["insuranceqa"].run("bm25", data_home=_home(tmp_path), progress=False)
     values = {row["metric"]: row["value"] for row in run["rows"]}
     assert {row["split"] for row in run["rows"]} == {"valid"}
     assert all(row["n"] == 2 for row in run["rows"])
@@ -46,7 +45,7 @@ def test_suite_reports_map_mrr_p1_on_valid(tmp_path):
 
 
 def test_suite_scores_test_when_the_data_home_has_it(tmp_path):
-    run = bench_insuranceqa("tfidf", data_home=_home(tmp_path, test=True), progress=False)
+    run = SUITES["insuranceqa"].run("tfidf", data_home=_home(tmp_path, test=True), progress=False)
     assert {row["split"] for row in run["rows"]} == {"test"}
     assert run["rows"][0]["n"] == 1
 
@@ -68,7 +67,7 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
     assert "map" in format_result(result)
     assert any(line.startswith("| bm25 | valid |") for line in suite.table([("f", result)]))
     with pytest.raises(ValueError, match="unknown insuranceqa model"):
-        bench_insuranceqa("memn2n", data_home=tmp_path, progress=False)
+        SUITES["insuranceqa"].run("memn2n", data_home=tmp_path, progress=False)
 
 
 @pytest.mark.parametrize(
@@ -81,14 +80,14 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
 )
 def test_learned_models_learn_from_the_training_pools(tmp_path, model, how):
     pytest.importorskip("lightgbm")
-    run = bench_insuranceqa(model, data_home=_home(tmp_path), progress=False)
+    run = SUITES["insuranceqa"].run(model, data_home=_home(tmp_path), progress=False)
     assert how in run["protocol"]
     assert all(0 <= row["value"] <= 100 for row in run["rows"])
 
 
 @pytest.mark.slow
 def test_insuranceqa_bm25_on_the_real_valid_split(data_home):
-    run = bench_insuranceqa("bm25", data_home=data_home, progress=False)
+    run = SUITES["insuranceqa"].run("bm25", data_home=data_home, progress=False)
     values = {row["metric"]: row["value"] for row in run["rows"]}
     assert run["rows"][0]["n"] == 2000
     assert 0 < values["p@1"] <= values["mrr"] <= 100
@@ -102,7 +101,7 @@ def test_the_best_model_beats_bm25_on_the_real_valid_split(data_home):
         pytest.skip("insuranceqa-en not found")
 
     def p_at_1(model):
-        run = bench_insuranceqa(model, data_home=data_home, progress=False)
+        run = SUITES["insuranceqa"].run(model, data_home=data_home, progress=False)
         return next(row["value"] for row in run["rows"] if row["metric"] == "p@1")
 
     assert p_at_1("ltr-se") > 1.5 * p_at_1("bm25")

@@ -253,14 +253,6 @@ def _summary(rows, spec, options) -> dict:
     return summary
 
 
-def _check_tasks(model, tasks):
-    return BABI_QA_MODELS[model], check_model_and_tasks(SUITE, model, tasks)
-
-
-def _fit_params(spec, data) -> dict:
-    return spec.fit_params(data) if spec.fit_params else {}
-
-
 def search_babi_qa(
     model: str, tasks=tuple(range(1, 21)), lang: str = "en", data_home=None, progress=True,
     points=None, joint: bool = False, seeds: int = 1,
@@ -286,7 +278,7 @@ def search_babi_qa(
     >>> sorted(entry["params"]), len(entry["selection"]["grid"])
     (['classifier__C', 'max_df'], 4)
     """
-    spec, tasks = _check_tasks(model, tasks)
+    spec, tasks = BABI_QA_MODELS[model], check_model_and_tasks(SUITE, model, tasks)
     if joint:
         raise ValueError("--search chooses per-task presets; tune the joint model with --heldout")
     if not spec.selection.searchable:
@@ -307,7 +299,7 @@ def search_babi_qa(
                 cv=valid_split(train.groups, spec.selection.fraction),
                 refit=False,
                 error_score="raise",
-            ).fit(train.X, train.y, **_fit_params(spec, train))
+            ).fit(train.X, train.y, **(spec.fit_params(train) if spec.fit_params else {}))
             for seed in range(seeds)
         ]
         mean = np.mean([search.cv_results_["mean_test_score"] for search in searches], axis=0)

@@ -628,10 +628,6 @@ def _search_arguments(parser) -> None:
     )  # fmt: skip
 
 
-def _search_options(args) -> dict:
-    return {} if args.patience is None else {"patience": args.patience}
-
-
 SUITE = Suite(
     name=SUITE_NAME,
     help="dialog bAbI Table 2 (11 rows)",
@@ -654,7 +650,7 @@ SUITE = Suite(
     search=search_dialog_babi,
     search_notes=lambda model: SE_SEARCH_NOTES,
     search_arguments=_search_arguments,
-    search_options=_search_options,
+    search_options=lambda args: {} if args.patience is None else {"patience": args.patience},
     plot_label=lambda row: f"T{row.task}" + ("\nOOV" if row.split == "tst-OOV" else ""),
     metric_names={
         "per_response": "per-response accuracy (%)",

@@ -24,14 +24,11 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ..retrieval import BM25Ranker, TfidfRanker
-from ._format_suite import classical_models, data_file, load_pools, pool_suite, with_candidates
+from ._format_suite import POOL_MODELS, data_file, load_pools, pool_suite
 from ._suite import Suite
 
 DOUBAN_METRICS = ("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5")
 _FOLDERS = ("douban", "DoubanConversaionCorpus")
-
-DOUBAN_MODELS = classical_models(with_candidates(TfidfRanker), with_candidates(BM25Ranker))
 
 
 def _load(task, split, data_home):
@@ -44,7 +41,7 @@ SUITE = Suite(
     **pool_suite(
         "douban",
         "Douban Conversation Corpus response selection: MAP, MRR, P@1, R10@1/2/5",
-        DOUBAN_MODELS,
+        POOL_MODELS,
         _load,
         DOUBAN_METRICS,
         task="douban",

@@ -26,21 +26,11 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ..retrieval import BM25Ranker, TfidfRanker
-from ._format_suite import (
-    classical_models,
-    data_file,
-    dataset_fields,
-    load_pools,
-    pool_suite,
-    with_candidates,
-)
+from ._format_suite import POOL_MODELS, data_file, dataset_fields, load_pools, pool_suite
 from ._suite import Suite
 
 DSTC7_METRICS = ("recall@1", "recall@10", "recall@50", "mrr")
 DSTC7_DATASETS = ("ubuntu", "advising")
-
-DSTC7_MODELS = classical_models(with_candidates(TfidfRanker), with_candidates(BM25Ranker))
 
 
 def _path(dataset: str, split: str, data_home):
@@ -90,7 +80,7 @@ SUITE = Suite(
     **pool_suite(
         "dstc7",
         "DSTC7 track 1 subtask 1 response selection: recall@1/10/50, MRR",
-        DSTC7_MODELS,
+        POOL_MODELS,
         _load,
         DSTC7_METRICS,
         task="ubuntu",

@@ -22,14 +22,11 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ..retrieval import BM25Ranker, TfidfRanker
-from ._format_suite import classical_models, data_file, load_pools, pool_suite, with_candidates
+from ._format_suite import POOL_MODELS, data_file, load_pools, pool_suite
 from ._suite import Suite
 
 ECOMMERCE_METRICS = ("r10@1", "r10@2", "r10@5")
 _FOLDERS = ("ecommerce", "E_commerce")
-
-ECOMMERCE_MODELS = classical_models(with_candidates(TfidfRanker), with_candidates(BM25Ranker))
 
 
 def _load(task, split, data_home):
@@ -42,7 +39,7 @@ SUITE = Suite(
     **pool_suite(
         "ecommerce",
         "E-commerce Dialogue Corpus response selection: R10@1/2/5",
-        ECOMMERCE_MODELS,
+        POOL_MODELS,
         _load,
         ECOMMERCE_METRICS,
         task="ecommerce",

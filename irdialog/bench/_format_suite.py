@@ -341,6 +341,10 @@ def classical_models(tfidf, bm25, bm25_params=None, bm25_note=NO_SEARCH) -> dict
     }
 
 
+# The models of a pool suite: TF-IDF and BM25 over the responses of the training pools.
+POOL_MODELS = classical_models(with_candidates(TfidfRanker), with_candidates(BM25Ranker))
+
+
 def dataset_fields(suite: str, help: str, *, default=None, choices=None, scored=None) -> dict:
     """The ``arguments``, ``options`` and ``run`` of a suite over several data sets of one
     release (BEIR's, DSTC7's): ``--dataset NAME`` (required without a ``default``), the

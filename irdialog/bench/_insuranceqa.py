@@ -17,20 +17,17 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ..datasets import load_dialogs
 from ..datasets._base import find_data_file
 from ..embed import SupervisedEmbeddingRanker
 from ..ensemble import LearningToRankRanker
-from ..metrics import get_ranking_metric
 from ..retrieval import BM25Ranker, TfidfRanker
+from ._format_suite import NO_SEARCH, load_pools, score_pools, with_candidates
 from ._suite import ModelSpec, Selection, Suite, markdown_table, spread
 
 SUITE_NAME = "insuranceqa"
 # The metrics of the answer-selection papers (Tan et al. 2016; Rao et al. 2016), in %.
 INSURANCEQA_METRICS = ("map", "mrr", "p@1")
 _FOLDER = "insuranceqa-en"
-_BLOCK = 256  # questions scored at a time (pools of about 200 answers each)
-_NOTE = "no hyper-parameter search: the estimator's defaults"
 _VALID = (
     "the configuration of benchmarks/insuranceqa_rankers.py with the best valid P@1 "
     "(benchmarks/NOTES.md, InsuranceQA)"
@@ -45,12 +42,6 @@ _SE_WIDE = {**_SE_POOLS, "embedding_dim": 256}
 _SE_PPMI = {**_SE_WIDE, "init": "ppmi-svd"}
 
 
-def _candidates(build):
-    """A model of the suite: ``build`` with the answers of the training pools as its
-    candidates."""
-    return lambda train, **params: build(candidates=train.candidates, **params)
-
-
 def _ltr_se(**params):
     """Learning to rank over lexical features and the pool-trained supervised embeddings'
     scores, cross-fitted over 3 folds of the training questions."""
@@ -60,7 +51,7 @@ def _ltr_se(**params):
 def _se_on_pools(params) -> ModelSpec:
     """Supervised embeddings with ``params``, each question's wrong answers its negatives."""
     return ModelSpec(
-        None, _candidates(SupervisedEmbeddingRanker), Selection.fixed(params, _VALID),
+        None, with_candidates(SupervisedEmbeddingRanker), Selection.fixed(params, _VALID),
         extra={"fit": "negatives"},
     )  # fmt: skip
 
@@ -69,17 +60,22 @@ def _se_on_pools(params) -> ModelSpec:
 # (question, right answer) example per right answer; "negatives", the same with the pool's
 # wrong answers as the negatives of each; "pools", whole questions with their pools.
 INSURANCEQA_MODELS: dict[str, ModelSpec] = {
-    "bm25": ModelSpec(None, _candidates(BM25Ranker), Selection.fixed({"method": "lucene"}, _NOTE)),
-    "tfidf": ModelSpec(None, _candidates(TfidfRanker), Selection.fixed({}, _NOTE)),
+    "bm25": ModelSpec(
+        None, with_candidates(BM25Ranker), Selection.fixed({"method": "lucene"}, NO_SEARCH)
+    ),
+    "tfidf": ModelSpec(None, with_candidates(TfidfRanker), Selection.fixed({}, NO_SEARCH)),
     "se-pools": _se_on_pools(_SE_POOLS),
     "se-pools-wide": _se_on_pools(_SE_WIDE),
     "se-pools-ppmi": _se_on_pools(_SE_PPMI),
     "ltr": ModelSpec(
-        None, _candidates(LearningToRankRanker), Selection.fixed({}, _NOTE), extra={"fit": "pools"}
+        None,
+        with_candidates(LearningToRankRanker),
+        Selection.fixed({}, NO_SEARCH),
+        extra={"fit": "pools"},
     ),
     "ltr-se": ModelSpec(
         None,
-        _candidates(_ltr_se),
+        with_candidates(_ltr_se),
         Selection.fixed({"cv": 3, "max_negatives": 50}, _VALID),
         extra={"fit": "pools"},
     ),
@@ -97,18 +93,14 @@ def _split_file(split: str, data_home):
     return find_data_file(data_home, [f"{_FOLDER}/{split}.json"], f"InsuranceQA {split}")
 
 
-def _evaluation_split(data_home) -> str:
-    """``test`` when the data home holds its questions, else ``valid``."""
+def _scored(data_home) -> list[str]:
+    """The evaluation split, ``test`` when the data home holds its questions, else
+    ``valid``; its file and the training file found before either is read."""
     try:
         _split_file("test", data_home)
+        split = "test"
     except FileNotFoundError:
-        return "valid"
-    return "test"
-
-
-def _scored(data_home) -> list[str]:
-    """The evaluation split, its file and the training file found before either is read."""
-    split = _evaluation_split(data_home)
+        split = "valid"
     _split_file("train", data_home)
     _split_file(split, data_home)
     return [split]
@@ -119,22 +111,16 @@ def _in_data_home(path) -> str:
 
 
 def _load(task, split, data_home):
-    """One split's questions and pools; the training split also as (question, right
-    answer) pairs, each with its pool's wrong answers, and the answers of its pools."""
-    path = _split_file(split, data_home)
-    data = load_dialogs(path, format="pools-by-id")
-    data.path = path
+    """One split's questions and pools (:func:`~irdialog.bench._format_suite.load_pools`);
+    the training split's (question, right answer) pairs also each with its pool's wrong
+    answers."""
+    data = load_pools(_split_file(split, data_home), "pools-by-id", split)
     if split == "train":
-        data.pairs, data.pair_answers, data.negatives = [], [], []
-        for x, rights, pool in zip(data.X, data.y, data.candidate_lists):
+        data.negatives = []
+        for rights, pool in zip(data.y, data.candidate_lists):
             rights = [rights] if isinstance(rights, str) else rights
             right_set = set(rights)
-            wrong = [a for a in pool if a not in right_set]
-            for right in rights:
-                data.pairs.append(x)
-                data.pair_answers.append(right)
-                data.negatives.append(wrong)
-        data.candidates = list(dict.fromkeys(a for pool in data.candidate_lists for a in pool))
+            data.negatives += [[a for a in pool if a not in right_set]] * len(rights)
     return data
 
 
@@ -148,23 +134,6 @@ def _fit(ranker, train, spec) -> None:
         ranker.fit(train.pairs, train.pair_answers)
 
 
-def _score(ranker, evaluation) -> dict:
-    """MAP, MRR and P@1 (%) of each question's pool, ranked ``_BLOCK`` questions at a time."""
-    metrics = {name: get_ranking_metric(name) for name in INSURANCEQA_METRICS}
-    values = {name: [] for name in INSURANCEQA_METRICS}
-    n = len(evaluation.X)
-    for lo in range(0, n, _BLOCK):
-        pools = evaluation.candidate_lists[lo : lo + _BLOCK]
-        scores = ranker.rank_candidates(evaluation.X[lo : lo + _BLOCK], pools)
-        gold = [
-            [pool.index(r) for r in ([rights] if isinstance(rights, str) else rights)]
-            for pool, rights in zip(pools, evaluation.y[lo : lo + _BLOCK])
-        ]
-        for name, metric in metrics.items():
-            values[name].extend(metric.per_example(gold, scores))
-    return {**{name: 100.0 * metrics[name].average(values[name]) for name in metrics}, "n": n}
-
-
 def _protocol(spec, ranker, data) -> str:
     train = data["train"]
     [evaluation] = [v for k, v in data.items() if k != "train"]
@@ -176,51 +145,6 @@ def _protocol(spec, ranker, data) -> str:
         f"the {len(evaluation.X)} questions of {_in_data_home(evaluation.path)} ranked with "
         f"rank_candidates, ties at their expected value; {spec.selection.note}."
     )
-
-
-def bench_insuranceqa(
-    model: str = "bm25", data_home=None, progress: bool = True, seed: int = 0
-) -> dict:
-    """Fit on the training questions, rank the pools of the evaluation split.
-
-    Parameters
-    ----------
-    model : str, default="bm25"
-        A key of ``INSURANCEQA_MODELS``.
-    data_home : path-like, default=None
-        Holds ``insuranceqa-en/`` (``answers.json.gz``, ``train.json.gz``,
-        ``valid.json.gz``, optionally ``test.json.gz``).
-    progress : bool, default=True
-    seed : int, default=0
-        The ``random_state`` of the model (TF-IDF and BM25 have none).
-
-    Returns
-    -------
-    run : dict
-        ``{"suite": "insuranceqa", "model", "options", "chosen", "rows", "protocol",
-        "seconds"}``; rows ``{"task", "split", "metric", "value", "n", "paper"}``, MAP,
-        MRR and P@1 in %.
-
-    Examples
-    --------
-    >>> import gzip, json, pathlib, tempfile
-    >>> from irdialog.bench._insuranceqa import bench_insuranceqa
-    >>> home = pathlib.Path(tempfile.mkdtemp())
-    >>> (home / "insuranceqa-en").mkdir()
-    >>> def write(name, value):
-    ...     data = gzip.compress(json.dumps(value).encode())
-    ...     _ = (home / "insuranceqa-en" / name).write_bytes(data)
-    >>> write("answers.json.gz", {"1": {"en": "cancel by phone"}, "2": {"en": "pay the premium"},
-    ...                           "3": {"en": "renew online"}})
-    >>> write("train.json.gz", {"0": {"en": "how to cancel", "answers": ["1"],
-    ...                               "negatives": ["2", "3"]}})
-    >>> write("valid.json.gz", {"0": {"en": "how do i renew", "answers": ["3"],
-    ...                               "negatives": ["1", "2"]}})
-    >>> run = bench_insuranceqa("bm25", data_home=home, progress=False)
-    >>> [(row["split"], row["metric"], row["value"]) for row in run["rows"]]
-    [('valid', 'map', 100.0), ('valid', 'mrr', 100.0), ('valid', 'p@1', 100.0)]
-    """
-    return SUITE.run(model, data_home=data_home, progress=progress, seed=seed)
 
 
 def markdown(results) -> list[str]:
@@ -241,7 +165,7 @@ SUITE = Suite(
     models=INSURANCEQA_MODELS,
     table=markdown,
     load=_load,
-    score=_score,
+    score=score_pools(INSURANCEQA_METRICS),
     metrics=INSURANCEQA_METRICS,
     layout="long",
     dev_split=None,

@@ -22,6 +22,7 @@ import json
 import re
 from pathlib import Path
 
+from ..datasets._listing import number_ranges
 from ._harness import recorded_ties
 from ._presets import update_protocol
 from ._registry import SUITES
@@ -54,14 +55,7 @@ def _params(params: dict) -> str:
 def _task_label(tasks: list) -> str:
     if tasks == [None]:
         return ""
-    spans = []  # consecutive tasks as "a-b"
-    for t in tasks:
-        if spans and t == spans[-1][1] + 1:
-            spans[-1][1] = t
-        else:
-            spans.append([t, t])
-    text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-    return ("task " if len(tasks) == 1 else "tasks ") + text + ": "
+    return ("task " if len(tasks) == 1 else "tasks ") + number_ranges(tasks) + ": "
 
 
 def _chosen(result: dict) -> str:

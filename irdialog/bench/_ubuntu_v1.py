@@ -26,8 +26,7 @@ Run (from the repository root)::
 from __future__ import annotations
 
 from ..embed import DualEncoderRanker
-from ..retrieval import BM25Ranker, TfidfRanker
-from ._format_suite import classical_models, data_file, load_pools, pool_suite, with_candidates
+from ._format_suite import POOL_MODELS, data_file, load_pools, pool_suite, with_candidates
 from ._suite import ModelSpec, Selection, Suite
 from ._ubuntu import UBUNTU_MODELS
 
@@ -36,7 +35,7 @@ _FOLDERS = ("ubuntu-v1", "ubuntu_data")
 _LSTM = UBUNTU_MODELS["lstm-dual"].selection
 
 UBUNTU_V1_MODELS = {
-    **classical_models(with_candidates(TfidfRanker), with_candidates(BM25Ranker)),
+    **POOL_MODELS,
     "dual-encoder": ModelSpec(
         "dual-encoder",
         with_candidates(DualEncoderRanker),

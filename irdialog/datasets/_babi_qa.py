@@ -9,6 +9,7 @@ from sklearn.utils import Bunch
 
 from ..base import Context, Turn
 from ._base import DataFormatError, check_choice, check_task, find_data_file, iter_stories
+from ._listing import number_ranges
 
 _DIR = "babi-qa"
 SPLITS = ("train", "valid", "test")
@@ -52,7 +53,7 @@ def _parse_babi_qa(path: Path) -> Bunch:
                         line.lineno,
                         "supporting fact ids that are line ids of statements (not questions) "
                         f"earlier in the same story (this story's statements so far: "
-                        f"{_id_ranges(position)}); bad id {token!r}",
+                        f"{number_ranges(sorted(position)) or 'none'}); bad id {token!r}",
                         got,
                     )
                 facts.append(position[int(token)])
@@ -71,17 +72,6 @@ def _parse_babi_qa(path: Path) -> Bunch:
         groups=np.asarray(groups, dtype=np.int64),
         filename=str(path),
     )
-
-
-def _id_ranges(ids) -> str:
-    """``[1, 2, 3, 5]`` -> ``"1-3, 5"``; ``"none"`` when empty."""
-    runs: list[list[int]] = []
-    for i in sorted(ids):
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"
 
 
 def load_babi_qa(task, split, lang="en", data_home=None) -> Bunch:

@@ -83,14 +83,15 @@ def _history(turns, problem) -> tuple[Turn, ...]:
     return tuple(out)
 
 
-def _responses(value, problem) -> list[str]:
-    """The right responses of a ``responses`` key: a non-empty list of non-empty str."""
+def _texts(value, key: str, problem) -> list[str]:
+    """The texts of a ``responses`` or ``candidates`` key: a non-empty list of non-empty
+    str."""
     if hasattr(value, "tolist"):  # a numpy array in a DataFrame cell
         value = value.tolist()
     if not isinstance(value, list) or not value:
-        raise problem("'responses' to be a non-empty list of str")
+        raise problem(f"'{key}' to be a non-empty list of str")
     if not all(isinstance(r, str) and r.strip() for r in value):
-        raise problem("'responses' to hold non-empty str only")
+        raise problem(f"'{key}' to hold non-empty str only")
     return [r.strip() for r in value]
 
 
@@ -114,7 +115,7 @@ def _example(record, problem, require_response: bool = True):
     if response == "":
         raise problem("a non-empty 'response'")
     if "responses" in present:
-        responses = _responses(record["responses"], problem)
+        responses = _texts(record["responses"], "responses", problem)
         if "label" in present:
             raise problem("'label' with a single 'response' only, not with 'responses'")
         # several right responses: 'response' (when given) first, each listed once
@@ -122,14 +123,7 @@ def _example(record, problem, require_response: bool = True):
     history = _history(record["history"], problem) if "history" in present else ()
     candidates = None
     if "candidates" in present:
-        candidates = record["candidates"]
-        if hasattr(candidates, "tolist"):
-            candidates = candidates.tolist()
-        if not isinstance(candidates, list) or not candidates:
-            raise problem("'candidates' to be a non-empty list of str")
-        if not all(isinstance(c, str) and c.strip() for c in candidates):
-            raise problem("'candidates' to hold non-empty str only")
-        candidates = [c.strip() for c in candidates]
+        candidates = _texts(record["candidates"], "candidates", problem)
         right = [response] if isinstance(response, str) else response or []
         candidates[:0] = [r for r in right if r not in candidates]
     group = record["group"] if "group" in present else None

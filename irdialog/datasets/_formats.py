@@ -30,6 +30,8 @@ _PERSONA_PREFIXES = ("your persona:", "partner's persona:")
 # Fields of a questions file of answer pools that are not texts in some language.
 _POOL_FIELDS = ("domain", "answers", "negatives")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+# The file that tells the format of a directory (plain or gzip-compressed), in order.
+_LAYOUTS = {"corpus.jsonl": "beir", "collection.tsv": "msmarco", "answers.json": "pools-by-id"}
 
 
 def _answers(rights: list[str]):
@@ -523,24 +525,19 @@ def _head(path: Path, size: int = 1 << 16) -> str:
     return raw.decode("utf-8", errors="ignore").lstrip("\ufeff")
 
 
+def _has(directory: Path, name: str) -> bool:
+    """Whether ``directory`` holds the file ``name``, plain or gzip-compressed."""
+    return any((directory / n).is_file() for n in (name, name + ".gz"))
+
+
 def sniff_format(path: Path) -> str | None:
     """The format a directory or file is in, when its layout or first line says so."""
     if path.is_dir():
-        if any((path / n).is_file() for n in ("corpus.jsonl", "corpus.jsonl.gz")):
-            return "beir"
-        if any((path / n).is_file() for n in ("collection.tsv", "collection.tsv.gz")):
-            return "msmarco"
-        if any((path / n).is_file() for n in ("answers.json", "answers.json.gz")):
-            return "pools-by-id"
-        return None
+        return next((fmt for name, fmt in _LAYOUTS.items() if _has(path, name)), None)
     name = path.name.lower().removesuffix(".gz")
-    if path.parent.name == "qrels" and any(
-        (path.parent.parent / n).is_file() for n in ("corpus.jsonl", "corpus.jsonl.gz")
-    ):
+    if path.parent.name == "qrels" and _has(path.parent.parent, "corpus.jsonl"):
         return "beir"
-    if name.startswith("qrels.") and any(
-        (path.parent / n).is_file() for n in ("collection.tsv", "collection.tsv.gz")
-    ):
+    if name.startswith("qrels.") and _has(path.parent, "collection.tsv"):
         return "msmarco"
     if not path.is_file():
         return None
@@ -549,9 +546,7 @@ def sniff_format(path: Path) -> str | None:
         start = head.lstrip()[:1]
         if start == "[":
             return "dstc7"
-        if start == "{" and any(
-            (path.parent / n).is_file() for n in ("answers.json", "answers.json.gz")
-        ):
+        if start == "{" and _has(path.parent, "answers.json"):
             return "pools-by-id"
         return None
     if name.endswith((".tsv", ".txt")):

@@ -103,7 +103,7 @@ def tasks_and_splits(family: str, files: list[str]) -> list[str]:
                 lines.append(f"{prefix}{split}")
             elif all(t.isdigit() for t in tasks):
                 numbers = sorted(int(t) for t in tasks)
-                label = f"task{'s' if len(numbers) > 1 else ''} {_ranges(numbers)}"
+                label = f"task{'s' if len(numbers) > 1 else ''} {number_ranges(numbers)}"
                 lines.append(f"{prefix}{split:<10} {label}")
             else:  # named data sets (DSTC7's, BEIR's)
                 lines.append(f"{prefix}{split:<10} {', '.join(tasks)}")
@@ -112,13 +112,12 @@ def tasks_and_splits(family: str, files: list[str]) -> list[str]:
     return lines
 
 
-def _ranges(numbers: list[int]) -> str:
-    """``[1, 2, 3, 5]`` as ``1-3, 5``."""
-    out, start = [], None
-    for i, n in enumerate(numbers):
-        if start is None:
-            start = n
-        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
-            out.append(str(start) if start == n else f"{start}-{n}")
-            start = None
-    return ", ".join(out)
+def number_ranges(numbers) -> str:
+    """Integers as runs, in the order given: ``[1, 2, 3, 5]`` as ``1-3, 5``."""
+    runs: list[list[int]] = []
+    for i in numbers:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

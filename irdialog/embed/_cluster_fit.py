@@ -50,7 +50,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from ..base import iter_chunks, resolve_candidates
+from ..base import resolve_candidates
 from ..text import LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _kernels
 from . import _recurrent_kernels as K
@@ -58,7 +58,7 @@ from ._negatives import MINED_NEGATIVES, bm25_pools
 from ._recurrent import QUERY_TOKEN, DualEncoderRanker, _mined_pools, _pair_table
 from ._recurrent_parallel_kernels import make_dual_parts
 from ._supervised_embedding import SupervisedEmbeddingRanker
-from ._training import Fit, Run, aligned_copy, csr_arrays, train_tables
+from ._training import Fit, Run, aligned_copy, chunk_arrays, csr_arrays, train_tables
 from ._word_vectors import embedding_start
 
 
@@ -91,6 +91,19 @@ def _client(client):
 # ------------------------------------------------------------------ the workers' tasks
 
 
+def _partition_arrays(chunks, encode, p, id_dtype) -> dict:
+    """The ``indptr``, ``ids`` and ``codes`` of partition ``p``'s chunks
+    (:func:`~irdialog.embed._training.chunk_arrays`), an error in them naming the
+    partition, and its ``gold`` response codes."""
+    try:
+        indptr, ids, codes = chunk_arrays(chunks, encode, id_dtype)
+    except (TypeError, ValueError) as e:
+        if type(e) not in (TypeError, ValueError):
+            raise
+        raise type(e)(f"bag partition {p}: {e}") from e
+    return {"indptr": indptr, "ids": ids, "codes": codes, "gold": np.unique(codes)}
+
+
 def _encode_partition(chunks, model, fixed, p):
     """Pass 1 on a worker: partition ``p``'s chunks as provisional word ids (in order of
     first sight in the partition) and response codes (``fixed`` candidates first, then the
@@ -99,36 +112,22 @@ def _encode_partition(chunks, model, fixed, p):
     max_history = None if model.use_history else 0
     labels = LabelIndex(() if fixed is None else fixed)
     words: dict[str, int] = {}
-    lengths, parts, codes = [], [], []
-    try:
-        for X, y in iter_chunks(chunks):
-            words_of = model._analyzer().words  # one analyzer per chunk, as in-process
-            enc = encode_contexts(X, words_of, words, unknown="add", max_history=max_history)
-            indptr, ids = enc.context_words()
-            lengths.append(np.diff(indptr))
-            parts.append(ids)
-            codes.append(labels.encode(y, unknown="extend"))
-    except (TypeError, ValueError) as e:
-        if type(e) not in (TypeError, ValueError):
-            raise
-        raise type(e)(f"bag partition {p}: {e}") from e
-    lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
-    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    codes = np.concatenate([np.zeros(0, np.int64), *codes])
+
+    def encode(X, y):
+        words_of = model._analyzer().words  # one analyzer per chunk, as in-process
+        enc = encode_contexts(X, words_of, words, unknown="add", max_history=max_history)
+        return *enc.context_words(), labels.encode(y, unknown="extend")
+
     return {
-        "indptr": indptr,
-        "ids": np.concatenate([np.zeros(0, np.int64), *parts]),
-        "codes": codes,
+        **_partition_arrays(chunks, encode, p, np.int64),
         "words": list(words),
         "responses": labels.labels_[0 if fixed is None else len(fixed) :],
-        "gold": np.unique(codes),
     }
 
 
 def _summary(encoded):
-    """What of pass 1 travels to the client: the partition's words, its responses beyond
-    the fixed candidates, and which of its response codes are gold."""
+    """What of pass 1 travels to the client: the partition's words, its responses (beyond
+    the fixed candidates, if any), and which of its response codes are gold."""
     return {k: encoded[k] for k in ("words", "responses", "gold")}
 
 
@@ -310,12 +309,7 @@ def fit_bag(model, bag, client=None):
 
     def step(epoch):
         tables = _tables(params, shared_embeddings)
-        [tables_f] = client.scatter([tables], broadcast=True, hash=False)
-        futures = [
-            client.submit(_partition_epoch, part, shared_f, tables_f, stream, state, pure=False)
-            for part, stream, state in zip(live, streams, states)
-        ]
-        results = client.gather(futures)
+        results = _epochs(client, _partition_epoch, live, shared_f, tables, zip(streams, states))
         streams[:] = [r[1] for r in results]
         states[:] = [r[2] for r in results]
         for target, mean in zip(tables, _average([r[0] for r in results], weights)):
@@ -348,32 +342,15 @@ def _encode_dual_partition(chunks, model, p):
     words: dict[str, int] = {QUERY_TOKEN: 0}
     table = LabelIndex()
     response_ids: dict[int, list[int]] = {}  # not sent: the client tokenises the table
-    lengths, parts, codes = [], [], []
-    try:
-        for X, y in iter_chunks(chunks):
-            indptr, ids, chunk_codes = model._encode_chunk(X, y, words, table, response_ids)
-            lengths.append(np.diff(indptr))
-            parts.append(ids)
-            codes.append(chunk_codes)
-    except (TypeError, ValueError) as e:
-        if type(e) not in (TypeError, ValueError):
-            raise
-        raise type(e)(f"bag partition {p}: {e}") from e
-    lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
-    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
+
+    def encode(X, y):
+        return model._encode_chunk(X, y, words, table, response_ids)
+
     return {
-        "indptr": indptr,
-        "ids": np.concatenate([np.zeros(0, np.int32), *parts]),
-        "codes": np.concatenate([np.zeros(0, np.int64), *codes]),
+        **_partition_arrays(chunks, encode, p, np.int32),
         "words": list(words),
         "responses": table.labels_,
     }
-
-
-def _dual_summary(encoded):
-    """What of pass 1 travels to the client: the partition's words and responses."""
-    return {k: encoded[k] for k in ("words", "responses")}
 
 
 def _prepare_dual_partition(encoded, word_remap, code_remap, shared):
@@ -446,6 +423,18 @@ def _prepare_all(client, prepare, encoded, summaries, code_remaps, index, dtype,
     ]
 
 
+def _epochs(client, epoch, live, shared_f, state, own):
+    """One epoch of each partition with examples, ``epoch(part, shared_f, state, *own)`` on
+    its worker (``own``: each partition's own arguments), ``state`` sent to every worker
+    once; the results in partition order."""
+    [state_f] = client.scatter([state], broadcast=True, hash=False)
+    futures = [
+        client.submit(epoch, part, shared_f, state_f, *args, pure=False)
+        for part, args in zip(live, own)
+    ]
+    return client.gather(futures)
+
+
 def fit_dual_bag(model, bag, client):
     """``DualEncoderRanker.fit_chunks(bag)`` on the workers of a Dask client, by iterative
     parameter mixing of its Adam epochs (see the module docstring); returns the fitted
@@ -458,17 +447,12 @@ def fit_dual_bag(model, bag, client):
         )
     template = clone(model)
 
-    encoded, summaries = _encode_all(client, bag, _encode_dual_partition, _dual_summary, template)
-    merged_words: dict[str, None] = {}
-    labels = LabelIndex()
-    code_remaps = []
-    for s in summaries:
-        merged_words.update(dict.fromkeys(s["words"]))
-        code_remaps.append(labels.encode(s["responses"], unknown="extend"))
-    model._chunk_vocabulary(merged_words, labels.labels_)
+    encoded, summaries = _encode_all(client, bag, _encode_dual_partition, _summary, template)
+    table, merged_words, _, code_remaps = _merge(summaries, None)
+    model._chunk_vocabulary(merged_words, table)
     index = model.vocabulary_.index_
     analyzer = model._analyzer()
-    responses = _ragged([[index[t] for t in analyzer.tokens(r)] for r in labels.labels_])
+    responses = _ragged([[index[t] for t in analyzer.tokens(r)] for r in table])
     bm25 = model.negatives == "bm25"
     shared = {"responses": responses, "bm25": bm25, "max_len": model._max_len()}
     [shared_f] = client.scatter([shared], broadcast=True, hash=False)
@@ -497,12 +481,8 @@ def fit_dual_bag(model, bag, client):
     [model_f] = client.scatter([template], broadcast=True, hash=False)
 
     def step(epoch):
-        [state_f] = client.scatter([(params, moments)], broadcast=True, hash=False)
-        futures = [
-            client.submit(_dual_partition_epoch, part, model_f, state_f, n, stream, pure=False)
-            for part, n, stream in zip(live, steps, streams)
-        ]
-        results = client.gather(futures)
+        state = (params, moments)
+        results = _epochs(client, _dual_partition_epoch, live, model_f, state, zip(steps, streams))
         steps[:] = [r[2] for r in results]
         streams[:] = [r[3] for r in results]
         for k in params:

@@ -520,21 +520,29 @@ class ChunkFitMixin:
         if client is not None:
             raise ValueError("client= trains on a dask bag of chunks; got no bag.")
         encode, finish = self._chunk_encoder()
-        parts, lengths, codes = [], [], []
-        for X, y in iter_chunks(chunks):
-            indptr, ids, chunk_codes = encode(X, y)
-            lengths.append(np.diff(indptr))
-            if len(ids):  # one array per chunk: millions of small arrays would not fit
-                parts.append(ids)
-            codes.append(chunk_codes)
-        if not lengths:
+        indptr, ids, codes = chunk_arrays(chunks, encode)
+        if len(indptr) == 1:
             raise ValueError("chunks held no example: at least one is needed.")
-        lengths = np.concatenate(lengths)
-        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        ids = np.concatenate(parts) if parts else np.zeros(0, np.int64)
         fit = Fit(None, None, None, None, None, *self._random_states(), False, False)
-        return finish(indptr, ids, np.concatenate(codes), fit)
+        return finish(indptr, ids, codes, fit)
+
+
+def chunk_arrays(chunks, encode, id_dtype=np.int64):
+    """``(indptr, ids, codes)`` of the examples of every chunk, in order, each chunk
+    encoded by ``encode(X, y)`` into its own ``(indptr, ids, codes)`` (``ids`` of
+    ``id_dtype``)."""
+    parts, lengths, codes = [], [], []
+    for X, y in iter_chunks(chunks):
+        indptr, ids, chunk_codes = encode(X, y)
+        lengths.append(np.diff(indptr))
+        if len(ids):  # one array per chunk: millions of small arrays would not fit
+            parts.append(ids)
+        codes.append(chunk_codes)
+    lengths = np.concatenate([np.zeros(0, np.int64), *lengths])
+    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    ids = np.concatenate(parts) if parts else np.zeros(0, id_dtype)
+    return indptr, ids, np.concatenate([np.zeros(0, np.int64), *codes])
 
 
 # ------------------------------------------------------------------------ the tables' models

@@ -18,10 +18,7 @@ from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._threads import n_threads
-from ..base import (
-    RankerMixin,
-    _check_list,
-)
+from ..base import N_JOBS_CONSTRAINT, RankerMixin, _check_list
 from ..retrieval import BM25Ranker
 from ..text import TOKENIZERS
 from ._features import FEATURE_NAMES, LexicalFeatures
@@ -157,11 +154,7 @@ class LearningToRankRanker(ListScoringMixin, RankersComposition, RankerMixin, Ba
         "tokenizer": [callable, StrOptions(set(TOKENIZERS))],
         "use_history": ["boolean"],
         "random_state": ["random_state"],
-        "n_jobs": [
-            Interval(Integral, None, -1, closed="right"),
-            Interval(Integral, 1, None, closed="left"),
-            None,
-        ],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(

@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from ..base import RankerMixin, check_contexts, check_responses, resolve_candidates
-from ..text import TOKENIZERS, Analyzer
+from ..text import TOKENIZERS, Analyzer, _ragged
 from ._parser import EntityParser, entity_key
 
 # Fold-in vectors have unit norm and V has orthonormal columns, so every item score lies in
@@ -51,9 +51,7 @@ def _truncated_svd(M: sp.csr_matrix, k: int, random_state) -> tuple[np.ndarray, 
 
 def _binary_rows(rows: list[list[int]], n_columns: int) -> sp.csr_matrix:
     """A 0/1 CSR matrix with a one at each (row, column) listed; repeats count once."""
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    indptr[1:] = np.cumsum([len(r) for r in rows])
-    indices = np.fromiter((j for r in rows for j in r), dtype=np.int64, count=int(indptr[-1]))
+    indptr, indices = _ragged(rows, np.int64)
     m = sp.csr_matrix(
         (np.ones(len(indices)), indices, indptr), shape=(len(rows), n_columns), dtype=np.float64
     )

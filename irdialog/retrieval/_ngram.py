@@ -8,6 +8,7 @@ the answers seen in training.
 
 from __future__ import annotations
 
+from collections import Counter
 from numbers import Real
 
 import numpy as np
@@ -40,10 +41,7 @@ def _ngrams(tokens, lo: int, hi: int, prefix: str):
 
 def _document_frequencies(sentences) -> dict[str, float]:
     """The fraction of distinct sentences each word occurs in."""
-    counts: dict[str, int] = {}
-    for tokens in sentences:
-        for tok in set(tokens):
-            counts[tok] = counts.get(tok, 0) + 1
+    counts = Counter(tok for tokens in sentences for tok in set(tokens))
     n = max(len(sentences), 1)
     return {tok: c / n for tok, c in counts.items()}
 
