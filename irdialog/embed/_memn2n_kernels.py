@@ -692,16 +692,17 @@ def _pool_match_pairs(e, data, cands, mark, stamp, pos, pair_c, pair_t):
 
 
 @njit(cache=True, nogil=True)
-def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools, pos):
+def pool_softmax_xent(LT, U, W, data, cands, batch, y, mark, stamp, gt, pools, pos):
     """:func:`softmax_xent` over each example's gold response and its pool of negatives:
     a sampled softmax over hard negatives. LT (n_rows, B) holds the logits of the rows of
     the training response table (the ``pools.n_cand`` candidates, then the pools'
     responses outside them) that the batch reads, row r of the table at LT's row
     ``pos[r]`` (:func:`pool_rows`); example e's softmax runs over ``y[e]`` and the rows of
     its pool in the :class:`SoftmaxPools` ``pools`` (each once), or over the candidates
-    when that pool is empty. LT becomes the logits' gradient (zero outside the softmax),
-    gt the type words'. Returns (summed loss, n_correct, next stamp): an example is
-    correct when its gold response has the highest logit of its softmax."""
+    when that pool is empty; W is the answer matrix (the type words' embeddings). LT
+    becomes the logits' gradient (zero outside the softmax), gt the type words'. Returns
+    (summed loss, n_correct, next stamp): an example is correct when its gold response
+    has the highest logit of its softmax."""
     n_rows, n_b = LT.shape
     n_types = cands.type_tok.shape[0]
     pair_c = np.empty(pos.shape[0] * n_types, dtype=np.int64)
@@ -711,7 +712,7 @@ def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools
         for t in range(n_types):
             acc = 0.0
             for k in range(U.shape[1]):
-                acc += U[bi, k] * E[w, cands.type_tok[t], k]
+                acc += U[bi, k] * W[cands.type_tok[t], k]
             st[t] = acc
         n_pairs = _pool_match_pairs(batch[bi], data, cands, mark, stamp, pos, pair_c, pair_t)
         stamp += 1
@@ -867,7 +868,7 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws, pools=None):
         )
     else:
         loss, n_correct, ws.stamp = pool_softmax_xent(
-            LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, pools, pos
+            LT, U, E[w], data, cands, batch, y, ws.mark, ws.stamp, gt, pools, pos
         )
     dU = LT.T @ Wc
     dWc = LT @ U
