@@ -276,6 +276,50 @@ def test_empty_pools_run_the_full_softmax():
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("batch", [[3, 1, 5], [1, 2], [0], [4, 3, 0, 5, 1, 2]])
+def test_pool_rows_and_their_bags_match_numpy_reference(batch):
+    """The rows a batch's softmaxes read (gold responses and pools; all the candidates
+    for example 0's empty pool) and their bags, against the numpy references."""
+    pb = PooledProblem(0, dtype=np.float32, pools=[[], [7, 2, 2, 8], [8, 8], [1], [0, 7], [2]])
+    (pools,) = pb.pool_args()
+    batch = np.asarray(batch, np.int64)
+    n_rows = len(pb.bags)
+    rows, pos = K.pool_rows(batch, pb.y, pools, n_rows)
+    ref_rows, ref_pos = R.pool_rows(batch, pb.y, pb.pools, pb.n_cand, n_rows)
+    np.testing.assert_array_equal(rows, ref_rows)
+    np.testing.assert_array_equal(pos, ref_pos)
+    assert (0 in batch) == (len(rows) >= pb.n_cand)  # an empty pool reads every candidate
+    for got, want in zip(
+        K.gather_rows(pb.cptr, pb.ctok, pb.cw, rows),
+        R.gather_rows(pb.cptr, pb.ctok, pb.cw, rows),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_pool_softmax_scores_only_the_rows_it_reads(monkeypatch):
+    """A batch whose pools leave candidates out embeds and scores its rows only, and its
+    loss and gradient are those of the numpy reference over the whole table."""
+    pb = PooledProblem(3, dtype=np.float64, **CONFIGS[0])
+    pb.batch = np.asarray([1, 3, 5], np.int64)  # no empty pool among them
+    embedded = []
+    real = K.candidate_embeddings
+
+    def spy(E, w, cptr, ctok, cw, out):
+        embedded.append(len(cptr) - 1)
+        real(E, w, cptr, ctok, cw, out)
+
+    monkeypatch.setattr(K, "candidate_embeddings", spy)
+    loss, correct, dE, dH, _ = pb.kernel_loss_grad()
+    want = {int(c) for e in pb.batch for c in [pb.y[e], *pb.pools[e]]}
+    assert embedded == [len(want)] and len(want) < len(pb.bags)
+    ref_loss, ref_correct, ref_dE, ref_dH, _, _ = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
+    assert loss == pytest.approx(ref_loss, rel=1e-12)
+    assert correct == ref_correct
+    np.testing.assert_allclose(dE, ref_dE, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(dH, ref_dH, rtol=1e-9, atol=1e-12)
+
+
 def _no_moments():
     e3, e2 = np.zeros((0, 0, 0), np.float32), np.zeros((0, 0), np.float32)
     return K.Moments(e3, e3, e2, e2, e3, e3)

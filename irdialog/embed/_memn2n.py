@@ -1017,6 +1017,9 @@ class MemN2NRanker(_MemoryRanker):
             parts = make_parts(n_parts, *sizes, np.float32, n_gates)
             every_row = np.arange(len(self.vocabulary_))
         pooled = () if pools is None else (K.SoftmaxPools(*pools[1], pools[2]),)
+        # batch_rows reads the candidates' words as a set: each word once (a table with
+        # the pools' responses repeats many)
+        words = cands._replace(ctok=np.unique(cands.ctok))
 
         def epoch_steps(epoch):
             lr, softmax = self._schedule(epoch)
@@ -1038,7 +1041,7 @@ class MemN2NRanker(_MemoryRanker):
                 if lazy:
                     ws.row_stamp += 2
                     n, n_w = K.batch_rows(
-                        arrays, batch, cands, ws.row_mark, ws.row_stamp, ws.rows, ws.w_rows
+                        arrays, batch, words, ws.row_mark, ws.row_stamp, ws.rows, ws.w_rows
                     )
                     rows, w_rows = ws.rows[:n], ws.w_rows[:n_w]
                 if k == 1:

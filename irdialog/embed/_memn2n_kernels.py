@@ -628,18 +628,96 @@ def _match_logit_grads(LT, data, cands, batch, mark, stamp, gt):
 
 
 @njit(cache=True, nogil=True)
-def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools):
+def pool_rows(batch, y, pools, n_rows):
+    """The rows of the training response table (n_rows of them) that the softmaxes of the
+    examples ``batch`` read: each example's gold response ``y[e]`` and its pool's rows in
+    the :class:`SoftmaxPools` ``pools``, or the candidates when its pool is empty.
+
+    Returns (rows, pos): the rows in increasing order, and pos (n_rows) the index of each
+    row among them (-1 for a row no softmax reads).
+    """
+    needed = -2
+    pos = np.full(n_rows, -1, dtype=np.int64)
+    for bi in range(batch.shape[0]):
+        e = batch[bi]
+        p0, p1 = pools.indptr[e], pools.indptr[e + 1]
+        if p1 > p0:
+            pos[y[e]] = needed
+            for q in range(p0, p1):
+                pos[pools.indices[q]] = needed
+        else:
+            pos[: pools.n_cand] = needed
+    rows = np.empty(n_rows, dtype=np.int64)
+    n = 0
+    for r in range(n_rows):
+        if pos[r] == needed:
+            pos[r] = n
+            rows[n] = r
+            n += 1
+    return rows[:n], pos
+
+
+@njit(cache=True, nogil=True)
+def gather_rows(cptr, ctok, cw, rows):
+    """The CSR table ``(cptr, ctok, cw)`` cut down to its ``rows``, in their order."""
+    ptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        ptr[i + 1] = ptr[i] + cptr[rows[i] + 1] - cptr[rows[i]]
+    tok = np.empty(ptr[-1], dtype=ctok.dtype)
+    wt = np.empty(ptr[-1], dtype=cw.dtype)
+    for i in range(rows.shape[0]):
+        a, b = cptr[rows[i]], cptr[rows[i] + 1]
+        tok[ptr[i] : ptr[i + 1]] = ctok[a:b]
+        wt[ptr[i] : ptr[i + 1]] = cw[a:b]
+    return ptr, tok, wt
+
+
+@njit(cache=True, nogil=True)
+def _pool_match_pairs(e, data, cands, mark, stamp, pos, pair_c, pair_t):
+    """:func:`_match_pairs` of example e with each candidate given as its index among the
+    rows of a batch (``pos``), the candidates outside them left out. Returns how many."""
+    n_types = cands.type_tok.shape[0]
+    n_all = _match_pairs(
+        e, data.eptr, data.eword, data.etype, cands.iptr, cands.icand, n_types, mark, stamp,
+        pair_c, pair_t,
+    )  # fmt: skip
+    n = 0
+    for q in range(n_all):
+        r = pos[pair_c[q]]
+        if r >= 0:
+            pair_c[n] = r
+            pair_t[n] = pair_t[q]
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def pool_softmax_xent(LT, U, W, data, cands, batch, y, mark, stamp, gt, pools, pos):
     """:func:`softmax_xent` over each example's gold response and its pool of negatives:
     a sampled softmax over hard negatives. LT (n_rows, B) holds the logits of the rows of
     the training response table (the ``pools.n_cand`` candidates, then the pools'
-    responses outside them); example e's softmax runs over ``y[e]`` and the rows of its
-    pool in the :class:`SoftmaxPools` ``pools`` (each once), or over the candidates when
-    that pool is empty. LT becomes the logits' gradient (zero
-    outside the softmax), gt the type words'. Returns (summed loss, n_correct, next
-    stamp): an example is correct when its gold response has the highest logit of its
-    softmax."""
+    responses outside them) that the batch reads, row r of the table at LT's row
+    ``pos[r]`` (:func:`pool_rows`); example e's softmax runs over ``y[e]`` and the rows of
+    its pool in the :class:`SoftmaxPools` ``pools`` (each once), or over the candidates
+    when that pool is empty; W is the answer matrix (the type words' embeddings). LT
+    becomes the logits' gradient (zero outside the softmax), gt the type words'. Returns
+    (summed loss, n_correct, next stamp): an example is correct when its gold response
+    has the highest logit of its softmax."""
     n_rows, n_b = LT.shape
-    stamp = _add_match_logits(LT, U, E, w, data, cands, batch, mark, stamp)
+    n_types = cands.type_tok.shape[0]
+    pair_c = np.empty(pos.shape[0] * n_types, dtype=np.int64)
+    pair_t = np.empty(pos.shape[0] * n_types, dtype=np.int64)
+    st = np.empty(n_types, dtype=LT.dtype)
+    for bi in range(n_b if n_types > 0 else 0):  # the match types' logits
+        for t in range(n_types):
+            acc = 0.0
+            for k in range(U.shape[1]):
+                acc += U[bi, k] * W[cands.type_tok[t], k]
+            st[t] = acc
+        n_pairs = _pool_match_pairs(batch[bi], data, cands, mark, stamp, pos, pair_c, pair_t)
+        stamp += 1
+        for q in range(n_pairs):
+            LT[pair_c[q], bi] += st[pair_t[q]]
     members = np.empty(n_rows, dtype=np.int64)
     prob = np.empty(n_rows, dtype=LT.dtype)
     seen = np.full(n_rows, -1, dtype=np.int64)
@@ -647,7 +725,7 @@ def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools
     n_correct = 0
     for bi in range(n_b):
         e = batch[bi]
-        target = y[e]
+        target = pos[y[e]]
         p0, p1 = pools.indptr[e], pools.indptr[e + 1]
         n = 0
         if p1 > p0:  # the gold response, then the pool's responses, each once
@@ -655,14 +733,14 @@ def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools
             seen[target] = bi
             n = 1
             for q in range(p0, p1):
-                c = pools.indices[q]
+                c = pos[pools.indices[q]]
                 if seen[c] != bi:
                     seen[c] = bi
                     members[n] = c
                     n += 1
         else:
             for c in range(pools.n_cand):
-                members[n] = c
+                members[n] = pos[c]
                 n += 1
         zmax = LT[members[0], bi]
         best = members[0]
@@ -682,27 +760,25 @@ def pool_softmax_xent(LT, U, E, w, data, cands, batch, y, mark, stamp, gt, pools
         for q in range(n):
             LT[members[q], bi] = prob[q] / total
         LT[target, bi] -= 1.0
-    stamp = _match_logit_grads(LT, data, cands, batch, mark, stamp, gt)
+    for bi in range(n_b if n_types > 0 else 0):  # the type words' logit gradients
+        n_pairs = _pool_match_pairs(batch[bi], data, cands, mark, stamp, pos, pair_c, pair_t)
+        stamp += 1
+        gt[bi, :] = 0.0
+        for q in range(n_pairs):
+            gt[bi, pair_t[q]] += LT[pair_c[q], bi]
     return loss, n_correct, stamp
 
 
 @njit(cache=True, nogil=True)
-def backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG):
-    """Gradient of the batch loss added into dE, dH and dG, which must be zero on entry
-    (:func:`batch_loss_grad` zeroes them, or :func:`apply_update_rows` leaves them so).
-
-    From the :class:`Upstream` gradients: dU = dloss/dU, dWc = dloss/d(candidate
-    embeddings) and gt (the type words' logit gradients); dU gets the type words' share
-    added in place. ``acts`` are the :class:`Activations` of :func:`forward_batch`.
-    """
-    scatter_candidates(dE[cfg[W_MAT]], cands.cptr, cands.ctok, cands.cw, upstream.dWc)
-    backward_examples(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG)
-
-
-@njit(cache=True, nogil=True)
 def backward_examples(E, H, G, cfg, data, cands, batch, acts, upstream, dE, dH, dG):
-    """:func:`backward_batch` but for the candidates' words: the type words' and the
-    examples' share of the gradient, added into dE, dH and dG."""
+    """The type words' and the examples' share of the batch loss's gradient, added into
+    dE, dH and dG, which must be zero on entry (:func:`batch_loss_grad` zeroes them, or
+    :func:`apply_update_rows` leaves them so); the candidates' words get theirs from
+    :func:`scatter_candidates`.
+
+    From the :class:`Upstream` gradients: dU = dloss/dU and gt (the type words' logit
+    gradients); dU gets the type words' share added in place. ``acts`` are the
+    :class:`Activations` of :func:`forward_batch`."""
     dU = upstream.dU
     n_mat, _, dim = E.shape
     n_b = batch.shape[0]
@@ -768,7 +844,8 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws, pools=None):
     scipy's BLAS). ``data`` are the :class:`Contexts`, ``cands`` the :class:`Candidates`.
     With ``pools`` (:class:`SoftmaxPools`), each example's softmax runs over its gold
     response and its pool (:func:`pool_softmax_xent`; ``cands`` then holds the
-    candidates and the pools' responses outside them).
+    candidates and the pools' responses outside them), and only the rows those softmaxes
+    read are embedded and scored (:func:`pool_rows`).
     The gradient is left in ``ws.dE``, ``ws.dH`` and ``ws.dG``. Returns (loss, n_correct).
     """
     nb = batch.shape[0]
@@ -776,9 +853,14 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws, pools=None):
     U = ws.U[:nb]
     acts = Activations(ws.u, ws.h, ws.mem, ws.prob, ws.o, ws.gate)
     forward_batch(E, H, G, cfg, data, batch, acts, U)
-    candidate_embeddings(E, w, cands.cptr, cands.ctok, cands.cw, ws.Wc)
-    LT = ws.LT if nb == ws.LT.shape[1] else np.empty((ws.Wc.shape[0], nb), E.dtype)
-    np.matmul(ws.Wc, U.T, out=LT)
+    if pools is None:
+        Wc, bags = ws.Wc, cands[:3]
+    else:
+        rows, pos = pool_rows(batch, y, pools, ws.Wc.shape[0])
+        Wc, bags = ws.Wc[: rows.shape[0]], gather_rows(*cands[:3], rows)
+    candidate_embeddings(E, w, *bags, Wc)
+    LT = ws.LT[: Wc.shape[0]] if nb == ws.LT.shape[1] else np.empty((Wc.shape[0], nb), E.dtype)
+    np.matmul(Wc, U.T, out=LT)
     gt = ws.gt[:nb]
     if pools is None:
         loss, n_correct, ws.stamp = softmax_xent(
@@ -786,16 +868,17 @@ def batch_loss_grad(E, H, G, cfg, data, cands, y, batch, ws, pools=None):
         )
     else:
         loss, n_correct, ws.stamp = pool_softmax_xent(
-            LT, U, E, w, data, cands, batch, y, ws.mark, ws.stamp, gt, pools
+            LT, U, E[w], data, cands, batch, y, ws.mark, ws.stamp, gt, pools, pos
         )
-    dU = LT.T @ ws.Wc
+    dU = LT.T @ Wc
     dWc = LT @ U
     if not ws.lazy:
         ws.dE[:] = 0.0
     ws.dH[:] = 0.0
     ws.dG[:] = 0.0
     upstream = Upstream(U, dU, dWc, gt)
-    backward_batch(E, H, G, cfg, data, cands, batch, acts, upstream, ws.dE, ws.dH, ws.dG)
+    scatter_candidates(ws.dE[w], *bags, dWc)
+    backward_examples(E, H, G, cfg, data, cands, batch, acts, upstream, ws.dE, ws.dH, ws.dG)
     return loss, n_correct
 
 

@@ -306,6 +306,28 @@ def batch_loss_grad(pb, E, H, G=None):
     return loss, correct, dE, dH, dG, states
 
 
+def pool_rows(batch, y, pools, n_cand, n_rows):
+    """(rows, pos) of :func:`~irdialog.embed._memn2n_kernels.pool_rows`: the table rows
+    the softmaxes of ``batch`` read (gold responses ``y``, the rows of each example's pool
+    in the list ``pools``, all ``n_cand`` candidates for an empty pool), sorted, and each
+    row's index among them (-1 for the others)."""
+    needed = set()
+    for e in batch:
+        needed |= {int(y[e]), *map(int, pools[e])} if len(pools[e]) else set(range(n_cand))
+    rows = np.asarray(sorted(needed), dtype=np.int64)
+    pos = np.full(n_rows, -1, dtype=np.int64)
+    pos[rows] = np.arange(len(rows))
+    return rows, pos
+
+
+def gather_rows(cptr, ctok, cw, rows):
+    """:func:`~irdialog.embed._memn2n_kernels.gather_rows`: the CSR table's ``rows``."""
+    pieces = [(ctok[cptr[r] : cptr[r + 1]], cw[cptr[r] : cptr[r + 1]]) for r in rows]
+    ptr = np.cumsum([0] + [len(t) for t, _ in pieces]).astype(np.int64)
+    tok = np.concatenate([t for t, _ in pieces] + [ctok[:0]])
+    return ptr, tok, np.concatenate([w for _, w in pieces] + [cw[:0]])
+
+
 # --- the strongly supervised Memory Network (MemNNQA) -------------------------------------
 
 
