@@ -348,3 +348,37 @@ def _as_bench_builds(estimator, n_jobs):
 
     with fit_threads(n_jobs):
         return reseed(estimator, 0)
+
+
+def cluster_fit_rows(make, chunks, score, same, warm_up, *, partitions, workers, bag_epochs):
+    """The rows of :mod:`benchmarks.cluster_fit_dev` and :mod:`benchmarks.cluster_fit_ubuntu`:
+    ``make(scale)`` (an estimator at ``scale`` times its epochs) fitted by ``fit_chunks`` over
+    the list ``chunks`` in process, then over a bag of them in each count of ``partitions``
+    on a ``LocalCluster`` of ``workers`` one-thread processes (``warm_up`` run on each
+    before the clock), the bag fits at ``bag_epochs`` times the epochs. Each row: (label,
+    ``score(model)``, wall seconds, and with one partition and as many epochs,
+    ``same(model, in_process)`` as a string). The load averages are printed around it."""
+    import dask.bag as db
+    import distributed
+
+    print("load averages before:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    start = time.perf_counter()
+    ref = make(1.0).fit_chunks(chunks)
+    rows = [(f"in process, {ref.n_iter_} epochs", score(ref), time.perf_counter() - start, "")]
+    with (
+        distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        client.run(warm_up)  # imports and the numba kernels loaded on every worker
+        for n_parts in partitions:
+            bag = db.from_sequence(chunks, npartitions=n_parts)
+            start = time.perf_counter()
+            model = make(bag_epochs).fit_chunks(bag, client=client)
+            seconds = time.perf_counter() - start
+            one = bag.npartitions == 1 and model.n_iter_ == ref.n_iter_
+            label = f"{bag.npartitions} partitions, {workers} workers, {model.n_iter_} epochs"
+            rows.append((label, score(model), seconds, str(same(model, ref)) if one else ""))
+    print("load averages after:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    return rows

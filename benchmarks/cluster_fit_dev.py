@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 if __name__ == "__main__":  # one thread a process, before numpy loads its BLAS (not on import)
     for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -32,11 +31,19 @@ if __name__ == "__main__":  # one thread a process, before numpy loads its BLAS 
 
 import numpy as np  # noqa: E402
 
+from benchmarks import cluster_fit_rows  # noqa: E402
+
 
 def _warm_up() -> None:
     from irdialog import SupervisedEmbeddingRanker
 
     SupervisedEmbeddingRanker(epochs=1, random_state=0).fit(["a b", "c d"], ["x", "y"])
+
+
+def _same(a, b) -> bool:
+    return np.array_equal(a.input_embeddings_, b.input_embeddings_) and np.array_equal(
+        a.response_embeddings_, b.response_embeddings_
+    )
 
 
 def main(argv=None) -> None:
@@ -49,9 +56,6 @@ def main(argv=None) -> None:
     parser.add_argument("--bag-epochs", type=float, default=1.0,
                         help="the bag fits' epochs, a multiple of the preset's")  # fmt: skip
     args = parser.parse_args(argv)
-
-    import dask.bag as db
-    import distributed
 
     from irdialog import SupervisedEmbeddingRanker
     from irdialog.bench import load_presets
@@ -71,36 +75,14 @@ def main(argv=None) -> None:
 
     print(f"task {args.task}: {len(train.X)} training examples in {len(chunks)} chunks, "
           f"{len(dev.X)} dev; preset {params}")  # fmt: skip
-    print("load averages before:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    rows = []
-    start = time.perf_counter()
-    ref = make().fit_chunks(chunks)
-    label = f"in process, {ref.n_iter_} epochs"
-    rows.append((label, ref.score(dev.X, dev.y), time.perf_counter() - start, ""))
-    with (
-        distributed.LocalCluster(
-            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        client.run(_warm_up)  # imports and the numba kernels loaded on every worker
-        for n_parts in args.partitions:
-            bag = db.from_sequence(chunks, npartitions=n_parts)
-            start = time.perf_counter()
-            model = make(args.bag_epochs).fit_chunks(bag, client=client)
-            seconds = time.perf_counter() - start
-            same = ""
-            if bag.npartitions == 1 and model.n_iter_ == ref.n_iter_:
-                same = str(np.array_equal(model.input_embeddings_, ref.input_embeddings_)
-                           and np.array_equal(model.response_embeddings_,
-                                              ref.response_embeddings_))  # fmt: skip
-            label = f"{bag.npartitions} partitions, {args.workers} workers, {model.n_iter_} epochs"
-            rows.append((label, model.score(dev.X, dev.y), seconds, same))
-    print("load averages after:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    rows = cluster_fit_rows(
+        make, chunks, lambda m: 100 * m.score(dev.X, dev.y), _same, _warm_up,
+        partitions=args.partitions, workers=args.workers, bag_epochs=args.bag_epochs,
+    )  # fmt: skip
     print("| fit | dev per-response (%) | wall time (s) | the in-process model |")
     print("|---|---|---|---|")
     for label, score, seconds, same in rows:
-        print(f"| {label} | {100 * score:.2f} | {seconds:.1f} | {same} |")
+        print(f"| {label} | {score:.2f} | {seconds:.1f} | {same} |")
 
 
 if __name__ == "__main__":

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 if __name__ == "__main__":  # one thread a process, before numpy loads its BLAS (not on import)
     for _var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
+
+from benchmarks import cluster_fit_rows  # noqa: E402
 
 
 def _warm_up() -> None:
@@ -61,9 +62,6 @@ def main(argv=None) -> None:
                         help="the bag fits' epochs, a multiple of the others'")  # fmt: skip
     args = parser.parse_args(argv)
 
-    import dask.bag as db
-    import distributed
-
     from irdialog import DualEncoderRanker
     from irdialog.bench._ubuntu import UBUNTU_MODELS
     from irdialog.datasets import iter_ubuntu, load_ubuntu
@@ -88,30 +86,10 @@ def main(argv=None) -> None:
     n_train = sum(len(x) for x, _ in chunks)
     print(f"{n_train} training pairs (label 1) in {len(chunks)} chunks, {len(valid.X)} valid "
           f"rows; {args.model} {params}")  # fmt: skip
-    print("load averages before:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    rows = []
-    start = time.perf_counter()
-    ref = make().fit_chunks(chunks)
-    seconds = time.perf_counter() - start
-    rows.append((f"in process, {ref.n_iter_} epochs", r1_of_10(ref), seconds, ""))
-    with (
-        distributed.LocalCluster(
-            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        client.run(_warm_up)  # imports and the numba kernels loaded on every worker
-        for n_parts in args.partitions:
-            bag = db.from_sequence(chunks, npartitions=n_parts)
-            start = time.perf_counter()
-            model = make(args.bag_epochs).fit_chunks(bag, client=client)
-            seconds = time.perf_counter() - start
-            same = ""
-            if bag.npartitions == 1 and model.n_iter_ == ref.n_iter_:
-                same = str(_same(model, ref))
-            label = f"{bag.npartitions} partitions, {args.workers} workers, {model.n_iter_} epochs"
-            rows.append((label, r1_of_10(model), seconds, same))
-    print("load averages after:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    rows = cluster_fit_rows(
+        make, chunks, r1_of_10, _same, _warm_up,
+        partitions=args.partitions, workers=args.workers, bag_epochs=args.bag_epochs,
+    )  # fmt: skip
     print("| fit | valid R@1 of 10 (%) | wall time (s) | the in-process model |")
     print("|---|---|---|---|")
     for label, score, seconds, same in rows:

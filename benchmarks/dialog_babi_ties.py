@@ -30,8 +30,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     model, _ = train_dialog_babi(args.model, args.task, data_home=args.data_home, seed=0)
     ranker = model[-1] if hasattr(model, "steps") else model
-    print("| model | split | accuracy in the file's order, % | tied at the top (right) | ties counted against, % "
-          "| proposals right (by a tie) |")  # fmt: skip
+    print("| model | split | accuracy in the file's order, % | tied at the top (right) "
+          "| ties counted against, % | proposals right (by a tie) |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|")
     for split in ("tst", "tst-OOV"):
         data = load_dialog_babi(args.task, split, data_home=args.data_home)
