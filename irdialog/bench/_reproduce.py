@@ -701,10 +701,7 @@ def reproduce_one(
         return Outcome(name, "budget", detail=f"{shown}, {max(remaining, 0):.0f} s left")
     start = _clock()
     try:
-        if speed:
-            now = run_script(argv, root)
-        else:
-            now = run_bench(args)
+        now = run_script(argv, root) if speed else run_bench(args)
     except Exception as err:  # any failure of the run is a failure to reproduce ...
         seconds = _clock() - start
         module = _missing_module(err)
