@@ -853,12 +853,10 @@ class ShardedIndex:
         -------
         self : ShardedIndex
         """
-        shards = self.shards
-        check_positive_int(shards, "shards")
+        n_shards = check_positive_int(self.shards, "shards")
         _check_growth(self.max_shard_growth)
         params = self._params()
         self.close()
-        n_shards = int(self.shards)
         temporary = None
         if self.directory is None:
             temporary = directory = Path(tempfile.mkdtemp(prefix="irdialog-index-"))
