@@ -296,11 +296,11 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(idx, order, axis=1)
 
 
-def check_k(k) -> int:
-    """``k`` of ``rank``: a positive integer."""
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}.")
-    return int(k)
+def check_positive_int(value, name: str) -> int:
+    """``value`` (the parameter ``name``, such as ``k`` of ``rank``): a positive integer."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    return int(value)
 
 
 def check_has_candidates(estimator) -> None:
@@ -431,7 +431,7 @@ class RankerMixin(ShortReprMixin):
         top : int64 ndarray of shape (n_samples, min(k, n_candidates))
         """
         check_is_fitted(self)
-        k = check_k(k)
+        k = check_positive_int(k, "k")
         if candidates is not None:
             return self._rank_pool(
                 check_contexts(X), check_responses(candidates, name="candidates"), k

@@ -372,10 +372,7 @@ def _cmd_train_own(args) -> int:
         candidates = train.documents
     else:
         candidates = list(dict.fromkeys(_positive(train)[1]))
-    if overrides or valid is None:
-        points = [overrides]
-    else:
-        points = grid_points(spec)
+    points = [overrides] if overrides or valid is None else grid_points(spec)
     progress = _progress(args)
     best = None
     for point in tqdm(points, desc=f"train {args.model}", disable=not progress or len(points) < 2):

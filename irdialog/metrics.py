@@ -99,13 +99,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import gammaln
 from sklearn.exceptions import NotFittedError
 
+from .base import check_positive_int
 from .text import LabelIndex
 
 __all__ = [
@@ -151,12 +151,6 @@ _SCORER_NAMES_HELP = (
 
 
 # -- validation ---------------------------------------------------------------------------------
-
-
-def _check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
 
 
 def _check_ties(ties, allowed=TIES) -> str:
@@ -843,7 +837,7 @@ def hits_at_k(gold, scores, k: int = 1, *, ties: str = "expected", no_answer: st
     >>> hits_at_k([0, 1], [[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]])  # 3-way ties: 1/3 each
     0.3333333333333333
     """
-    k = _check_positive_int(k, "k")
+    k = check_positive_int(k, "k")
     return _metric("hits", k, None, f"hits@{k}", ties, no_answer)(gold, scores)
 
 
@@ -888,7 +882,7 @@ def mean_reciprocal_rank(
     0.75
     """
     if k is not None:
-        k = _check_positive_int(k, "k")
+        k = check_positive_int(k, "k")
     name = "mrr" if k is None else f"mrr@{k}"
     return _metric("mrr", k, None, name, ties, no_answer)(gold, scores)
 
@@ -977,7 +971,7 @@ def ndcg_at_k(gold, scores, k: int | None = None, *, ties="expected", no_answer=
     0.4796
     """
     if k is not None:
-        k = _check_positive_int(k, "k")
+        k = check_positive_int(k, "k")
     name = "ndcg" if k is None else f"ndcg@{k}"
     return _metric("ndcg", k, None, name, ties, no_answer)(gold, scores)
 
@@ -1028,9 +1022,9 @@ def answer_recall_at_k(
     >>> answer_recall_at_k([[0, 3]], scores, k=1, n=2)  # R2@1: answer 3 is past the first 2
     1.0
     """
-    k = _check_positive_int(k, "k")
+    k = check_positive_int(k, "k")
     if n is not None:
-        n = _check_positive_int(n, "n")
+        n = check_positive_int(n, "n")
     name = f"recall@{k}" if n is None else f"r{n}@{k}"
     return _metric("recall", k, n, name, ties, no_answer)(gold, scores)
 
@@ -1148,10 +1142,10 @@ def recall_at_k(scores, k: int = 1, n: int | None = None, *, ties: str = "pessim
     0.5
     """
     scores = _check_scores(scores)
-    k = _check_positive_int(k, "k")
+    k = check_positive_int(k, "k")
     ties = _check_ties(ties)
     if n is not None:
-        n = _check_positive_int(n, "n")
+        n = check_positive_int(n, "n")
         if n > scores.shape[1]:
             raise ValueError(f"n={n} exceeds the {scores.shape[1]} candidates (columns) of scores.")
         scores = scores[:, :n]

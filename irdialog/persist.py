@@ -555,12 +555,9 @@ class _Reader:
             out = self._remember(number, [])
             out.extend(self.decode(v) for v in value["__list__"])
             return out
-        if "__tuple__" in value:
-            return self._remember(number, tuple(self.decode(v) for v in value["__tuple__"]))
-        if "__set__" in value:
-            return self._remember(number, {self.decode(v) for v in value["__set__"]})
-        if "__frozenset__" in value:
-            return self._remember(number, frozenset(self.decode(v) for v in value["__frozenset__"]))
+        for key, make in (("__tuple__", tuple), ("__set__", set), ("__frozenset__", frozenset)):
+            if key in value:
+                return self._remember(number, make(self.decode(v) for v in value[key]))
         if "__strlist__" in value:
             return self._remember(number, self.array(value["__strlist__"]).tolist())
         if "__strintdict__" in value:

@@ -24,17 +24,11 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ._format_suite import POOL_MODELS, data_file, load_pools, pool_suite
+from ._format_suite import POOL_MODELS, pool_suite, tsv_pools
 from ._suite import Suite
 
 DOUBAN_METRICS = ("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5")
 _FOLDERS = ("douban", "DoubanConversaionCorpus")
-
-
-def _load(task, split, data_home):
-    what = f"Douban {split} (needs data: the Douban Conversation Corpus)"
-    path = data_file(data_home, _FOLDERS, [f"{split}.txt"], what)
-    return load_pools(path, "multiturn-tsv", split)
 
 
 SUITE = Suite(
@@ -42,7 +36,7 @@ SUITE = Suite(
         "douban",
         "Douban Conversation Corpus response selection: MAP, MRR, P@1, R10@1/2/5",
         POOL_MODELS,
-        _load,
+        tsv_pools(_FOLDERS, "Douban", "the Douban Conversation Corpus"),
         DOUBAN_METRICS,
         task="douban",
     )

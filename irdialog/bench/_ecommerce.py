@@ -22,17 +22,11 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ._format_suite import POOL_MODELS, data_file, load_pools, pool_suite
+from ._format_suite import POOL_MODELS, pool_suite, tsv_pools
 from ._suite import Suite
 
 ECOMMERCE_METRICS = ("r10@1", "r10@2", "r10@5")
 _FOLDERS = ("ecommerce", "E_commerce")
-
-
-def _load(task, split, data_home):
-    what = f"E-commerce {split} (needs data: the E-commerce Dialogue Corpus)"
-    path = data_file(data_home, _FOLDERS, [f"{split}.txt"], what)
-    return load_pools(path, "multiturn-tsv", split)
 
 
 SUITE = Suite(
@@ -40,7 +34,7 @@ SUITE = Suite(
         "ecommerce",
         "E-commerce Dialogue Corpus response selection: R10@1/2/5",
         POOL_MODELS,
-        _load,
+        tsv_pools(_FOLDERS, "E-commerce", "the E-commerce Dialogue Corpus"),
         ECOMMERCE_METRICS,
         task="ecommerce",
     )

@@ -69,6 +69,19 @@ def data_file(data_home, folders, names, what: str):
     return find_data_file(data_home, [f"{d}/{n}" for d in folders for n in names], what)
 
 
+def tsv_pools(folders, corpus: str, needs: str):
+    """A pool suite's ``load`` of a multi-turn TSV corpus: a split is ``<split>.txt`` in the
+    first of ``folders`` that holds one (:func:`load_pools`); ``corpus`` and ``needs`` name
+    the corpus and what to get when it is missing."""
+    return partial(_tsv_split, folders, corpus, needs)
+
+
+def _tsv_split(folders, corpus: str, needs: str, task, split: str, data_home) -> Bunch:
+    what = f"{corpus} {split} (needs data: {needs})"
+    path = data_file(data_home, folders, [f"{split}.txt"], what)
+    return load_pools(path, "multiturn-tsv", split)
+
+
 def _as_list(rights) -> list:
     return [rights] if isinstance(rights, str) else list(rights or [])
 

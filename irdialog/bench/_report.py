@@ -27,20 +27,13 @@ from ._harness import recorded_ties
 from ._presets import update_protocol
 from ._registry import SUITES
 from ._speed import speed_declaration
-from ._summary import update_summaries
+from ._summary import load_result, update_summaries
 
 _BLOCK = re.compile(
     r"(<!-- (?P<kind>results|notes): (?P<names>[^>]*?) -->\n)(?P<body>.*?)"
     r"(<!-- end (?P=kind) -->)",
     re.DOTALL,
 )
-
-
-def _load(results: Path, name: str) -> dict:
-    path = results / f"{name}.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"BENCHMARKS.md names result {name!r}, but {path} does not exist")
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _seeds(result: dict) -> str:
@@ -167,7 +160,7 @@ def render_block(names: list[str], results_dir, part: str = "results") -> str:
     -------
     markdown : str
     """
-    results = [(name, _load(Path(results_dir), name)) for name in names]
+    results = [(name, load_result(Path(results_dir), name)) for name in names]
     speed = all("benchmark" in r for _, r in results)
     if not speed and len({r.get("suite") for _, r in results}) != 1:
         suites = sorted({str(r.get("suite")) for _, r in results})

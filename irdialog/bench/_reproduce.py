@@ -701,10 +701,7 @@ def reproduce_one(
         return Outcome(name, "budget", detail=f"{shown}, {max(remaining, 0):.0f} s left")
     start = _clock()
     try:
-        if speed:
-            now = run_script(argv, root)
-        else:
-            now = run_bench(args)
+        now = run_script(argv, root) if speed else run_bench(args)
     except Exception as err:  # any failure of the run is a failure to reproduce ...
         seconds = _clock() - start
         module = _missing_module(err)
@@ -769,22 +766,13 @@ def reproduce(
     root = Path(results_dir).resolve().parents[1]  # <root>/benchmarks/results
     if data_home is not None:
         data_home = Path(data_home).resolve()
+    common = dict(data_home=data_home, n_jobs=n_jobs, root=root, update=update, **runners)
     start = _clock()
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="irdialog-reproduce-") as tmp:
         for name, path in files:
             remaining = None if max_seconds is None else max_seconds - (_clock() - start)
-            outcome = reproduce_one(
-                name,
-                path,
-                tmp=tmp,
-                data_home=data_home,
-                n_jobs=n_jobs,
-                remaining=remaining,
-                root=root,
-                update=update,
-                **runners,
-            )
+            outcome = reproduce_one(name, path, tmp=tmp, remaining=remaining, **common)
             outcomes.append(outcome)
             out(outcome.line())
     out(summary_line(outcomes))

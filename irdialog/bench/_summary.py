@@ -65,12 +65,14 @@ def best_published(path=None) -> list[dict]:
     return rows
 
 
-def load_result(results: Path, name: str, summary: str) -> dict:
+def load_result(results: Path, name: str, summary: str | None = None) -> dict:
+    """The result ``name`` in ``results`` that the summary ``summary`` of BENCHMARKS.md
+    (None: a results block) needs."""
     path = results / f"{name}.json"
     if not path.is_file():
-        raise FileNotFoundError(
-            f"the {summary!r} summary of BENCHMARKS.md needs {name!r}, but {path} does not exist"
-        )
+        needs = f"the {summary!r} summary of BENCHMARKS.md needs"
+        needs = "BENCHMARKS.md names result" if summary is None else needs
+        raise FileNotFoundError(f"{needs} {name!r}, but {path} does not exist")
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -26,7 +26,7 @@ Run (from the repository root)::
 from __future__ import annotations
 
 from ..embed import DualEncoderRanker
-from ._format_suite import POOL_MODELS, data_file, load_pools, pool_suite, with_candidates
+from ._format_suite import POOL_MODELS, pool_suite, tsv_pools, with_candidates
 from ._suite import ModelSpec, Selection, Suite
 from ._ubuntu import UBUNTU_MODELS
 
@@ -47,18 +47,12 @@ UBUNTU_V1_MODELS = {
 }
 
 
-def _load(task, split, data_home):
-    what = f"Ubuntu v1 {split} (needs data: the Ubuntu Dialogue Corpus v1, multi-turn TSV)"
-    path = data_file(data_home, _FOLDERS, [f"{split}.txt"], what)
-    return load_pools(path, "multiturn-tsv", split)
-
-
 SUITE = Suite(
     **pool_suite(
         "ubuntu-v1",
         "Ubuntu Dialogue Corpus v1 (multi-turn TSV) response selection: R2@1, R10@1/2/5",
         UBUNTU_V1_MODELS,
-        _load,
+        tsv_pools(_FOLDERS, "Ubuntu v1", "the Ubuntu Dialogue Corpus v1, multi-turn TSV"),
         UBUNTU_V1_METRICS,
         task="v1",
     )

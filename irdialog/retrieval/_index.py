@@ -18,14 +18,13 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import repeat
-from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
 from .._threads import n_threads
-from ..base import check_contexts, check_has_candidates, check_k, check_responses
+from ..base import check_contexts, check_has_candidates, check_positive_int, check_responses
 from ._kernels import (
     Allowed,
     Postings,
@@ -383,8 +382,7 @@ class InvertedIndex:
         array([[ 1, -1],
                [ 1,  0]])
         """
-        if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}.")
+        check_positive_int(k, "k")
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}.")
         Q = self._queries(queries)
@@ -591,7 +589,7 @@ class IndexRankMixin:
         array([[0, 2]])
         """
         check_is_fitted(self)
-        k = check_k(k)
+        k = check_positive_int(k, "k")
         if self.types_:
             if allowed is not None:
                 raise ValueError(

@@ -50,7 +50,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Iterable
-from numbers import Integral, Real
+from numbers import Real
 from pathlib import Path
 from typing import NamedTuple
 
@@ -60,6 +60,7 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from .._digest import file_sha256
+from ..base import check_positive_int
 from ._bm25 import METHODS, BM25Ranker
 from ._bm25_kernels import TermCounts, bm25_impacts
 from ._index import InvertedIndex, check_allowed
@@ -852,13 +853,10 @@ class ShardedIndex:
         -------
         self : ShardedIndex
         """
-        shards = self.shards
-        if not isinstance(shards, Integral) or isinstance(shards, bool) or shards < 1:
-            raise ValueError(f"shards must be a positive integer, got {self.shards!r}.")
+        n_shards = check_positive_int(self.shards, "shards")
         _check_growth(self.max_shard_growth)
         params = self._params()
         self.close()
-        n_shards = int(self.shards)
         temporary = None
         if self.directory is None:
             temporary = directory = Path(tempfile.mkdtemp(prefix="irdialog-index-"))
@@ -1343,8 +1341,7 @@ class ShardedIndex:
             When a shard could not be searched, after one retry: never a shorter list.
         """
         self._check_open()
-        if not isinstance(k, Integral) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}.")
+        check_positive_int(k, "k")
         if len(self.deleted_) and self._doc.get("version", 1) < 3:
             raise ValueError(
                 f"{self.directory_}: an index of an earlier format whose shards keep no list "
