@@ -309,6 +309,11 @@ def _data_files(directory: Path, patterns: Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------- reading
 
 
+def open_maybe_gzip(path, mode: str = "rb", **kwargs):
+    """``path`` opened as :func:`open` would, through gzip when its name ends in ``.gz``."""
+    return (gzip.open if str(path).endswith(".gz") else open)(path, mode, **kwargs)
+
+
 def read_lines(path: Path) -> list[str]:
     """The lines of a UTF-8 text file (plain or gzip), without their line ends.
 
@@ -404,8 +409,7 @@ def iter_stories(path: Path, lines: Sequence[str] | None = None) -> Iterator[lis
 def iter_csv_rows(path: Path, delimiter: str = ",") -> Iterator[tuple[int, list[str]]]:
     """(first line number, row) of each non-empty CSV record (TSV with ``delimiter="\\t"``),
     with format errors mapped."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8-sig", newline="") as f:
+    with open_maybe_gzip(path, "rt", encoding="utf-8-sig", newline="") as f:
         reader = csv.reader(f, delimiter=delimiter, strict=True)
         while True:
             lineno = reader.line_num + 1

@@ -12,7 +12,6 @@ the file's order, the right responses among it. A malformed row raises
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import zlib
@@ -23,7 +22,7 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from ..base import Context, Turn
-from ._base import DataFormatError, note_data_file, read_lines
+from ._base import DataFormatError, note_data_file, open_maybe_gzip, read_lines
 
 # Lines of a ParlAI text that open a PersonaChat episode: kept as "kb" turns.
 _PERSONA_PREFIXES = ("your persona:", "partner's persona:")
@@ -516,9 +515,8 @@ def read_pools_by_id(source: Path, language=None) -> Bunch:
 
 def _head(path: Path, size: int = 1 << 16) -> str:
     """The first characters of a (possibly gzip) text file, for sniffing."""
-    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with opener(path, "rb") as f:
+        with open_maybe_gzip(path) as f:
             raw = f.read(size)
     except (OSError, EOFError, zlib.error):
         return ""

@@ -12,20 +12,17 @@ of the model's words.
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Mapping
 
 import numpy as np
 
+from ..datasets._base import open_maybe_gzip
+
 # Bytes of a file's start read to tell a binary file from text.
 _SNIFF_BYTES = 4096
 # Bytes read at a time from a binary file.
 _BINARY_CHUNK = 1 << 20
-
-
-def _open(path):
-    return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")
 
 
 def _header(fields) -> tuple[int, int] | None:
@@ -38,7 +35,7 @@ def _header(fields) -> tuple[int, int] | None:
 def _is_binary(path) -> bool:
     """Whether the file is word2vec binary: a header line, then bytes that are not UTF-8
     text (float32 values hold control bytes or invalid sequences)."""
-    with _open(path) as f:
+    with open_maybe_gzip(path) as f:
         start = f.read(_SNIFF_BYTES)
     newline = start.find(b"\n")
     try:
@@ -82,7 +79,7 @@ def _read_text(path, vocabulary) -> tuple[dict, int]:
     vectors: dict[str, np.ndarray] = {}
     dim = n_words = None
     n_read = 0
-    with _open(path) as f:
+    with open_maybe_gzip(path) as f:
         for lineno, raw in enumerate(f, 1):
             where = f"{path}, line {lineno}"
             if lineno == 1:
@@ -129,7 +126,7 @@ def _read_text(path, vocabulary) -> tuple[dict, int]:
 
 def _read_binary(path, vocabulary) -> tuple[dict, int]:
     vectors: dict[str, np.ndarray] = {}
-    with _open(path) as f:
+    with open_maybe_gzip(path) as f:
         buf = f.read(_BINARY_CHUNK)
         newline = buf.find(b"\n")
         fields = buf[: max(newline, 0)].decode("utf-8", "replace").split()
