@@ -24,20 +24,14 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ._format_suite import POOL_MODELS, pool_suite, tsv_pools
-from ._suite import Suite
+from ._format_suite import tsv_suite
 
-DOUBAN_METRICS = ("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5")
-_FOLDERS = ("douban", "DoubanConversaionCorpus")
-
-
-SUITE = Suite(
-    **pool_suite(
-        "douban",
-        "Douban Conversation Corpus response selection: MAP, MRR, P@1, R10@1/2/5",
-        POOL_MODELS,
-        tsv_pools(_FOLDERS, "Douban", "the Douban Conversation Corpus"),
-        DOUBAN_METRICS,
-        task="douban",
-    )
+SUITE = tsv_suite(
+    "douban",
+    "Douban Conversation Corpus response selection: MAP, MRR, P@1, R10@1/2/5",
+    folders=("douban", "DoubanConversaionCorpus"),
+    corpus="Douban",
+    needs="the Douban Conversation Corpus",
+    metrics=("map", "mrr", "p@1", "r10@1", "r10@2", "r10@5"),
+    task="douban",
 )

@@ -22,20 +22,14 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
-from ._format_suite import POOL_MODELS, pool_suite, tsv_pools
-from ._suite import Suite
+from ._format_suite import tsv_suite
 
-ECOMMERCE_METRICS = ("r10@1", "r10@2", "r10@5")
-_FOLDERS = ("ecommerce", "E_commerce")
-
-
-SUITE = Suite(
-    **pool_suite(
-        "ecommerce",
-        "E-commerce Dialogue Corpus response selection: R10@1/2/5",
-        POOL_MODELS,
-        tsv_pools(_FOLDERS, "E-commerce", "the E-commerce Dialogue Corpus"),
-        ECOMMERCE_METRICS,
-        task="ecommerce",
-    )
+SUITE = tsv_suite(
+    "ecommerce",
+    "E-commerce Dialogue Corpus response selection: R10@1/2/5",
+    folders=("ecommerce", "E_commerce"),
+    corpus="E-commerce",
+    needs="the E-commerce Dialogue Corpus",
+    metrics=("r10@1", "r10@2", "r10@5"),
+    task="ecommerce",
 )

@@ -3,8 +3,9 @@ selection with a pool per context (Douban, E-commerce, Ubuntu v1, DSTC7 track 1)
 retrieval against one corpus (BEIR, MS MARCO passage).
 
 A suite module (``_douban.py``, ``_beir.py``, ...) states its corpus, its files and its
-metrics, and declares ``SUITE = Suite(**pool_suite(...))`` or ``SUITE = Suite(
-**retrieval_suite(...))``; what they share is here:
+metrics, and declares ``SUITE = tsv_suite(...)`` (a multi-turn TSV corpus), ``SUITE =
+Suite(**pool_suite(...))`` or ``SUITE = Suite(**retrieval_suite(...))``; what they share is
+here:
 
 - pools: a model is fitted on the training split's (context, right response) pairs, its
   candidates the responses of the training pools, and ranks each pool of the scored split
@@ -34,7 +35,7 @@ from ..metrics import get_ranking_metric
 from ..retrieval import BM25Ranker, TfidfRanker
 from ._paper import paper_table
 from ._runner import run_declared
-from ._suite import ModelSpec, Selection, markdown_table, number, spread
+from ._suite import ModelSpec, Selection, Suite, markdown_table, number, spread
 
 REFERENCE = "format_suites.csv"
 _BLOCK = 256  # contexts scored at a time
@@ -67,13 +68,6 @@ def data_file(data_home, folders, names, what: str):
     a FileNotFoundError naming ``what`` (the corpus and split) and every path looked at
     when none is there."""
     return find_data_file(data_home, [f"{d}/{n}" for d in folders for n in names], what)
-
-
-def tsv_pools(folders, corpus: str, needs: str):
-    """A pool suite's ``load`` of a multi-turn TSV corpus: a split is ``<split>.txt`` in the
-    first of ``folders`` that holds one (:func:`load_pools`); ``corpus`` and ``needs`` name
-    the corpus and what to get when it is missing."""
-    return partial(_tsv_split, folders, corpus, needs)
 
 
 def _tsv_split(folders, corpus: str, needs: str, task, split: str, data_home) -> Bunch:
@@ -290,6 +284,16 @@ def pool_suite(name: str, help: str, models: dict, load, metrics, *, task, score
     ranked pool by pool (``load(task, split, data_home)``), ``metrics`` in %."""
     return _long_suite(name, help, models, load, metrics, task, score=score_pools(metrics),
                        scored=scored, fit=fit_pairs, protocol=_pool_protocol)  # fmt: skip
+
+
+def tsv_suite(name: str, help: str, *, folders, corpus: str, needs: str, metrics, task,
+              models=None) -> Suite:  # fmt: skip
+    """The pool suite of a multi-turn TSV corpus (Ubuntu v1, Douban, E-commerce): a split is
+    ``<split>.txt`` in the first of ``folders`` of the data home that holds one
+    (:func:`load_pools`); ``corpus`` and ``needs`` name the corpus and what to get when it
+    is missing; ``models``: :data:`POOL_MODELS` by default."""
+    load = partial(_tsv_split, folders, corpus, needs)
+    return Suite(**pool_suite(name, help, models or POOL_MODELS, load, metrics, task=task))
 
 
 def retrieval_suite(name: str, help: str, metrics, *, files, bm25, task, split: str, **fields):

@@ -1,8 +1,8 @@
 """The one registry of the harness: every suite's ``SUITE`` declaration.
 
 A suite is one module of this package, ``irdialog/bench/_<suite>.py``, that declares
-``SUITE = Suite(...)`` at its top level: the registry finds it there, and nothing else
-lists it. A suite declared outside the package (a project's own, a test's) joins with
+``SUITE = Suite(...)`` (or a helper that returns one, as ``tsv_suite``) at its top level:
+the registry finds it there, and nothing else lists it. A suite declared outside the package (a project's own, a test's) joins with
 :func:`register`.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ._suite import Row, Suite
 
-_DECLARES = re.compile(r"^SUITE = Suite\(", re.MULTILINE)
+_DECLARES = re.compile(r"^SUITE = \w+\(", re.MULTILINE)
 
 
 def _suite_modules() -> list[str]:

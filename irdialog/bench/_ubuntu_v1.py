@@ -26,12 +26,10 @@ Run (from the repository root)::
 from __future__ import annotations
 
 from ..embed import DualEncoderRanker
-from ._format_suite import POOL_MODELS, pool_suite, tsv_pools, with_candidates
-from ._suite import ModelSpec, Selection, Suite
+from ._format_suite import POOL_MODELS, tsv_suite, with_candidates
+from ._suite import ModelSpec, Selection
 from ._ubuntu import UBUNTU_MODELS
 
-UBUNTU_V1_METRICS = ("r2@1", "r10@1", "r10@2", "r10@5")
-_FOLDERS = ("ubuntu-v1", "ubuntu_data")
 _LSTM = UBUNTU_MODELS["lstm-dual"].selection
 
 UBUNTU_V1_MODELS = {
@@ -47,13 +45,13 @@ UBUNTU_V1_MODELS = {
 }
 
 
-SUITE = Suite(
-    **pool_suite(
-        "ubuntu-v1",
-        "Ubuntu Dialogue Corpus v1 (multi-turn TSV) response selection: R2@1, R10@1/2/5",
-        UBUNTU_V1_MODELS,
-        tsv_pools(_FOLDERS, "Ubuntu v1", "the Ubuntu Dialogue Corpus v1, multi-turn TSV"),
-        UBUNTU_V1_METRICS,
-        task="v1",
-    )
+SUITE = tsv_suite(
+    "ubuntu-v1",
+    "Ubuntu Dialogue Corpus v1 (multi-turn TSV) response selection: R2@1, R10@1/2/5",
+    folders=("ubuntu-v1", "ubuntu_data"),
+    corpus="Ubuntu v1",
+    needs="the Ubuntu Dialogue Corpus v1, multi-turn TSV",
+    metrics=("r2@1", "r10@1", "r10@2", "r10@5"),
+    task="v1",
+    models=UBUNTU_V1_MODELS,
 )
