@@ -125,6 +125,22 @@ def test_a_bag_and_files_give_the_same_index(client, tmp_path):
 
 
 @needs_distributed
+@pytest.mark.parametrize("shards", [2, 3, 7])
+def test_one_file_is_read_by_the_workers_in_line_order(client, tmp_path, shards):
+    """One file cut into byte ranges, one a shard, each read by a worker: every line once,
+    in order, whatever the cut (multi-byte characters, CRLF, a BOM, empty lines)."""
+    top, scores = _reference()
+    path = tmp_path / "corpus.txt"
+    path.write_text("\r\n".join(DOCS) + "\r\n", encoding="utf-8-sig")
+    with ShardedIndex(shards=shards, client=client).build([path]) as index:
+        assert index.n_documents_ == len(DOCS)
+        assert len(index.offsets_) == shards + 1
+        ids, got = index.top_k(QUERIES, 10)
+    np.testing.assert_array_equal(ids, top)
+    np.testing.assert_array_equal(got, scores)
+
+
+@needs_distributed
 def test_more_shards_than_documents(client):
     docs = ["w1 w2", "w2 w3 w3"]
     model = BM25Ranker(candidates=docs).fit(["x"], [docs[0]])

@@ -1509,7 +1509,13 @@ def _as_bag(corpus, n_shards: int, *, in_process: bool):
     import dask.bag as db
 
     if files is not None:
-        corpus = db.read_text(files, encoding="utf-8-sig", linedelimiter="\n").map(_strip_newline)
+        # Byte ranges of about a shard each, split at line ends: each worker reads its own
+        # part of the files, rather than one reading them all and sending half away. (Dask
+        # cuts a file into size // blocksize ranges.)
+        blocksize = max(1, sum(os.path.getsize(p) for p in files) // n_shards)
+        corpus = db.read_text(
+            files, blocksize=blocksize, encoding="utf-8-sig", linedelimiter="\n"
+        ).map(_strip_newline)
     if corpus.npartitions != n_shards:
         corpus = corpus.repartition(npartitions=n_shards)
     return corpus
