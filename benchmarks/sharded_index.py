@@ -9,16 +9,18 @@ defaults:
 - ``1 process``: one shard, built and searched in this process (the single index);
 - ``N workers``: ``--workers`` shards on a ``LocalCluster`` of that many one-thread worker
   processes, each reading its part of the file and writing its shard; the queries are
-  scattered to the shards and their top 10 merged here.
+  scattered to the shards and their top 10 merged here;
+- ``1 process, n_jobs=N``: the single index again, its queries ranked on ``N`` threads
+  (as many as the workers: what the cluster is set against).
 
 Timed: the build (reading, counting, global statistics, impacts, writing, opening), and
 ``--queries`` generated queries (2 to 6 words) ranked in one call (the best of ``--repeat``
 rounds, the sides in turn); the overhead: the time of a one-query call on the cluster, of an
 empty query (no term: no shard has work, so it is all scatter, gather and merge) and of the
-same one-word queries in this process. The two sides' top 10 are checked to be identical.
-Threads: every BLAS and numba on one (``NUMBA_NUM_THREADS=1``, set before the workers
-start). The machine's other load is recorded (``machine_load``): on a shared machine the
-figures are indicative.
+same one-word queries in this process. Every side's top 10 is checked to be identical.
+Threads (but the ``n_jobs`` side's): every BLAS and numba on one (``NUMBA_NUM_THREADS=1``,
+set before the workers start). The machine's other load is recorded (``machine_load``): on a
+shared machine the figures are indicative.
 
 Usage::
 
@@ -124,6 +126,9 @@ def main(argv=None) -> dict:
             sharded.build([corpus])
             name = f"{args.workers} workers"
             sides[name] = {"index": sharded, "build_seconds": time.perf_counter() - t}
+            # the same single index, its queries ranked on as many threads as workers
+            threads = f"1 process, n_jobs={args.workers}"
+            sides[threads] = {"index": local, "n_jobs": args.workers, "build_seconds": None}
             for side in sides.values():  # warm-up: numba's cached kernels loaded everywhere
                 side["index"].top_k(queries[:100], 10)
             best = {s: np.inf for s in sides}
@@ -131,7 +136,7 @@ def main(argv=None) -> dict:
             for _ in range(args.repeat):
                 for s, side in sides.items():
                     t = time.perf_counter()
-                    ranked[s] = side["index"].top_k(queries, 10)
+                    ranked[s] = side["index"].top_k(queries, 10, n_jobs=side.get("n_jobs"))
                     best[s] = min(best[s], time.perf_counter() - t)
             same = all(
                 np.array_equal(ranked[s][0], ranked["1 process"][0])
@@ -140,15 +145,14 @@ def main(argv=None) -> dict:
             )
             rows = []
             for s, side in sides.items():
-                index = side["index"]
-                rows.append({
-                    "side": s,
-                    "shards": len(index.offsets_) - 1,
-                    "build_seconds": round(side["build_seconds"], 2),
-                    "queries_per_second": round(len(queries) / best[s], 1),
-                    "one_query_ms": round(1e3 * _latency(index, probes, args.repeat), 3),
-                    "empty_query_ms": round(1e3 * _latency(index, [""] * 20, args.repeat), 3),
-                })  # fmt: skip
+                index, built = side["index"], side["build_seconds"]
+                row = {"side": s, "shards": len(index.offsets_) - 1,
+                       "build_seconds": None if built is None else round(built, 2),
+                       "queries_per_second": round(len(queries) / best[s], 1)}  # fmt: skip
+                if "n_jobs" not in side:  # one query is one thread's work
+                    row["one_query_ms"] = round(1e3 * _latency(index, probes, args.repeat), 3)
+                    row["empty_query_ms"] = round(1e3 * _latency(index, [""] * 20, args.repeat), 3)
+                rows.append(row)
             overhead = rows[1]["one_query_ms"] - rows[0]["one_query_ms"]
             sharded.close()
         local.close()
@@ -170,16 +174,20 @@ def main(argv=None) -> dict:
 def _table(result: dict) -> list[str]:
     lines = [
         f"BM25 over {result['n_documents']:,} generated passages, {result['n_queries']:,} "
-        f"queries, top 10 (identical on both sides: {result['identical_top_10']}):",
+        f"queries, top 10 (identical on every side: {result['identical_top_10']}):",
         "",
         "| side | shards | build (s) | queries/s | one query (ms) | empty query (ms) |",
         "|---|---:|---:|---:|---:|---:|",
     ]
+
+    def cell(value, spec, absent="—"):
+        return absent if value is None else format(value, spec)
+
     for r in result["rows"]:
         lines.append(
-            f"| {r['side']} | {r['shards']} | {r['build_seconds']:.1f} "
-            f"| {r['queries_per_second']:,.0f} | {r['one_query_ms']:.2f} "
-            f"| {r['empty_query_ms']:.2f} |"
+            f"| {r['side']} | {r['shards']} | {cell(r['build_seconds'], '.1f', 'the same index')} "
+            f"| {r['queries_per_second']:,.0f} | {cell(r.get('one_query_ms'), '.2f')} "
+            f"| {cell(r.get('empty_query_ms'), '.2f')} |"
         )
     lines += [
         "",
@@ -189,13 +197,19 @@ def _table(result: dict) -> list[str]:
 
 
 def _ratios(result: dict) -> dict:
-    """The sharded side against one process: queries a second, and build speed."""
-    one, sharded = result["rows"]
-    return {
+    """The sharded side against one process: queries a second (against one thread, and
+    against as many threads as workers when the file has that side), and build speed."""
+    one, sharded, *threads = result["rows"]
+    ratios = {
         "queries a second, shards / one process": sharded["queries_per_second"]
         / one["queries_per_second"],
         "build speed, shards / one process": one["build_seconds"] / sharded["build_seconds"],
     }
+    for row in threads:
+        ratios[f"queries a second, shards / {row['side']}"] = (
+            sharded["queries_per_second"] / row["queries_per_second"]
+        )
+    return ratios
 
 
 # What irdialog bench report and reproduce read of this script's results.

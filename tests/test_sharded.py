@@ -69,8 +69,12 @@ def test_one_shard_in_this_process_is_bm25ranker(method):
     with ShardedIndex(BM25Ranker(method=method)).build(DOCS) as index:
         assert index._client is None
         ids, got = index.top_k(QUERIES, 10)
+        # several chunks of queries, ranked on two threads
+        threaded = index.top_k(QUERIES * 5, 10, n_jobs=2)
     np.testing.assert_array_equal(ids, top)
     np.testing.assert_array_equal(got, scores)  # bit for bit
+    np.testing.assert_array_equal(threaded[0], np.tile(top, (5, 1)))
+    np.testing.assert_array_equal(threaded[1], np.tile(scores, (5, 1)))
 
 
 @needs_distributed
@@ -84,8 +88,11 @@ def test_four_shards_on_two_workers_are_one_index(client, method):
         assert len(index.offsets_) == 5 and index.n_documents_ == len(DOCS)
         ids, got = index.top_k(QUERIES, 10)
         assert index.ranker_.vocabulary_ == model.vocabulary_
+        threaded = index.top_k(QUERIES * 5, 10, n_jobs=2)  # two threads on each worker
     np.testing.assert_array_equal(ids, top)
     np.testing.assert_array_equal(got, scores)  # the same float32 impacts, summed alike
+    np.testing.assert_array_equal(threaded[0], np.tile(top, (5, 1)))
+    np.testing.assert_array_equal(threaded[1], np.tile(scores, (5, 1)))
     assert client.status == "running"  # a client given is not closed
 
 
@@ -215,6 +222,8 @@ def test_parameters_and_input_are_checked(tmp_path):
     index.close()
     with pytest.raises(RuntimeError, match="closed"):
         index.top_k(["w1"])
+    with ShardedIndex().build(DOCS[:5]) as index, pytest.raises(ValueError, match="n_jobs"):
+        index.top_k(["w1"], n_jobs=0)
 
 
 @needs_distributed

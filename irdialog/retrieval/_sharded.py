@@ -60,6 +60,7 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from .._digest import file_sha256
+from .._threads import n_threads
 from ..base import check_positive_int
 from ._bm25 import METHODS, BM25Ranker
 from ._bm25_kernels import TermCounts, bm25_impacts
@@ -568,16 +569,16 @@ def _warm_shard(directory: str, verify: bool = True) -> int:
     return _open_shard(directory, verify=verify, checksum=verify).index.n_docs
 
 
-def _search_shard(directory: str, queries: sp.csr_matrix, k: int, allowed=None):
+def _search_shard(directory: str, queries: sp.csr_matrix, k: int, allowed=None, n_jobs=None):
     """A shard's exact top k of the queries among its documents not deleted (its own ids)
-    and their scores; under a filter (``allowed``,
+    and their scores, ranked on ``n_jobs`` threads; under a filter (``allowed``,
     :class:`~irdialog.retrieval._kernels.Allowed` in the shard's ids), -1 with score -inf
     past the end of a query's allowed documents left."""
     index, deleted = _open_shard(directory)
     if index.n_docs == 0:
         return np.empty((queries.shape[0], 0), np.int64), np.empty((queries.shape[0], 0))
     queries = index._queries(queries)
-    top = index._top_k(queries, k, allowed=allowed, deleted=deleted)
+    top = index._top_k(queries, k, n_jobs=n_jobs, allowed=allowed, deleted=deleted)
     if allowed is None:
         return top, index.scores_at(queries, top)
     scores = index.scores_at(queries, np.maximum(top, 0))
@@ -1309,7 +1310,9 @@ class ShardedIndex:
 
     # -- search -----------------------------------------------------------------------------
 
-    def top_k(self, queries, k: int = 10, *, allowed=None) -> tuple[np.ndarray, np.ndarray]:
+    def top_k(
+        self, queries, k: int = 10, *, allowed=None, n_jobs=None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The k best documents of each query and their BM25 scores, best first.
 
         Parameters
@@ -1324,6 +1327,10 @@ class ShardedIndex:
             part of it, skipping its deleted documents; the result is the exact top k of
             the allowed documents not deleted, and a query allowed fewer than k gets them
             all, ranked.
+        n_jobs : int, default=None
+            Threads each shard's search runs on: in this process for an index without a
+            client, on its worker otherwise (a worker with fewer threads than that still
+            runs them). None means 1, -1 every core. The result does not depend on it.
 
         Returns
         -------
@@ -1342,6 +1349,7 @@ class ShardedIndex:
         """
         self._check_open()
         check_positive_int(k, "k")
+        n_threads(n_jobs)  # a bad n_jobs named here, before any shard is asked
         if len(self.deleted_) and self._doc.get("version", 1) < 3:
             raise ValueError(
                 f"{self.directory_}: an index of an earlier format whose shards keep no list "
@@ -1365,7 +1373,7 @@ class ShardedIndex:
                 f if f is None else f._replace(row=f.row[start : start + _QUERY_BLOCK])
                 for f in shard_filters
             ]
-            parts = self._scatter(block, k, filters)
+            parts = self._scatter(block, k, filters, n_jobs)
             top, s = merge_top_k(parts, self.offsets_[:-1], k)
             ids.append(top)
             scores.append(s)
@@ -1375,9 +1383,8 @@ class ShardedIndex:
             ids, scores = ids[:, :width], scores[:, :width]
         return ids, scores
 
-    def _scatter(self, block, k, filters):
-        args = [(d, block, k) if f is None else (d, block, k, f)
-                for d, f in zip(self._dirs, filters)]  # fmt: skip
+    def _scatter(self, block, k, filters, n_jobs):
+        args = [(d, block, k, f, n_jobs) for d, f in zip(self._dirs, filters)]
         if self._client is None:
             parts = [_search_shard(*a) for a in args]
         else:
