@@ -12,7 +12,7 @@ from irdialog import BM25Ranker
 from irdialog.cli import main
 from irdialog.retrieval import ShardedIndex
 from irdialog.retrieval._bm25 import METHODS
-from irdialog.retrieval._sharded import ShardError, ShardFileError, merge_top_k
+from irdialog.retrieval._sharded import ShardError, ShardFileError, _as_bag, merge_top_k
 
 needs_distributed = pytest.mark.skipif(
     __import__("importlib").util.find_spec("distributed") is None,
@@ -139,6 +139,9 @@ def test_one_file_is_read_by_the_workers_in_line_order(client, tmp_path, shards)
     top, scores = _reference()
     path = tmp_path / "corpus.txt"
     path.write_text("\r\n".join(DOCS) + "\r\n", encoding="utf-8-sig")
+    bag = _as_bag([path], shards, in_process=False)  # a range a shard: nothing moved
+    assert bag.npartitions == shards
+    assert not [name for name in bag.dask.layers if name.startswith("repartition")]
     with ShardedIndex(shards=shards, client=client).build([path]) as index:
         assert index.n_documents_ == len(DOCS)
         assert len(index.offsets_) == shards + 1
