@@ -62,9 +62,9 @@ Evidence for a figure or a shortfall (printed, no result file):
   data used, and how much of test dev covers (N, "Movie Dialog").
 - ``ubuntu_cooccurrence_probe``: the topic signal a counting probe finds in a generated
   Ubuntu corpus (N, "Ubuntu: dual encoders").
-- ``cluster_fit_dev``: supervised embeddings fitted over a dask bag on local Dask workers
-  (iterative parameter mixing) against one process, dialog bAbI dev accuracy and wall time
-  (printed; not yet on a page).
+- ``cluster_fit_dev``: supervised embeddings or the dual encoder fitted over a dask bag on
+  local Dask workers (iterative parameter mixing) against one process, dialog bAbI dev
+  accuracy and wall time (printed; not yet on a page).
 - ``cluster_fit_ubuntu``: the dual encoder fitted over a dask bag on local Dask workers
   against one process, valid R@1 of 10 and wall time on an Ubuntu-layout corpus (printed;
   not yet on a page).
