@@ -546,6 +546,11 @@ def _candidate_mask(allowed, rows: slice, n_candidates: int) -> np.ndarray:
 def _cmd_rank(args) -> int:
     if Path(args.model_file).is_dir():
         return _cmd_rank_index(args)
+    for flag, value in (("--scheduler", args.scheduler), ("--threads", args.threads)):
+        if value is not None:
+            raise ValueError(
+                f"{flag} searches an index directory; {args.model_file} is a model file"
+            )
     model = _load_ranker(args.model_file)
     output = check_output(args.output)
     data = load_dialogs(args.file, args.format, require_response=False)
@@ -743,7 +748,7 @@ def _cmd_rank_index(args) -> int:
         for start in tqdm(blocks, desc="rank", unit=" blocks", disable=not _progress(args)):
             rows = slice(start, start + _RANK_BLOCK)
             block = allowed if allowed is None or isinstance(allowed, np.ndarray) else allowed[rows]
-            top, scores = index.top_k(queries[rows], args.k, allowed=block)
+            top, scores = index.top_k(queries[rows], args.k, allowed=block, n_jobs=args.threads)
             for i, (row, values) in enumerate(zip(top.tolist(), scores.tolist()), start):
                 n = sum(j >= 0 for j in row)  # not the padding of a short filter
                 found = row[:n] if ids is None else [ids[j] for j in row[:n]]
@@ -943,6 +948,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler", metavar="ADDRESS",
         help="with an index directory: search its shards on the Dask cluster of this "
         "scheduler (tcp://host:port); default: a local cluster (this process for one shard)",
+    )  # fmt: skip
+    rank.add_argument(
+        "--threads", type=int, default=None, metavar="N",
+        help="with an index directory: search each shard on N threads (here, or on its "
+        "worker; -1: every core); default: one",
     )  # fmt: skip
     rank.set_defaults(func=_cmd_rank)
 

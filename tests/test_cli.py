@@ -569,6 +569,8 @@ def test_train_babi_qa(tmp_path, bundled_only, capsys):
         (["chat", "{tmp}/missing.npz"], "no such model file"),
         (["chat", "{tmp}/bad.npz"], "not an irdialog model file"),
         (["chat", "{tmp}/bad.joblib"], "could not be loaded with joblib"),
+        (["rank", "{tmp}/bad.npz", "{tmp}/q.txt", "--threads", "2"], "--threads searches an"),
+        (["rank", "{tmp}/bad.npz", "{tmp}/q.txt", "--scheduler", "tcp://x:1"], "an index dir"),
     ],
 )
 def test_train_and_chat_errors(tmp_path, monkeypatch, capsys, argv, message):

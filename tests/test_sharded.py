@@ -243,7 +243,7 @@ def test_command_line_build_and_rank(client, tmp_path, capsys):
         assert main([*build, *extra]) == 0
         assert f"{len(DOCS)} documents" in capsys.readouterr().out
         rank = ["rank", str(save), str(queries), "-k", "10", "--output", str(out), "--quiet"]
-        assert main([*rank, *extra]) == 0
+        assert main([*rank, *extra, "--threads", "2"]) == 0
         lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
         assert [line["query"] for line in lines] == list(range(len(QUERIES)))
         np.testing.assert_array_equal([line["ids"] for line in lines], top)
