@@ -322,14 +322,22 @@ def _fit_ltr_subwords(
     return fit
 
 
-def _fit_ltr_char3_plus(n_merges=None, char_ngrams=None, se_units=False, bm25_merges=()):
-    """``ltr+se-cv3-char3`` with more rankers' scores as features: BM25 over byte-pair
-    units learned from the training questions and right answers (``n_merges``), with
-    ``se_units`` supervised embeddings over them too, and BM25 over character n-grams
-    (``char_ngrams``, an ngram_range), and BM25 over units of each of ``bm25_merges``."""
+def _fit_ltr_char3_plus(
+    n_merges=None,
+    char_ngrams=None,
+    se_units=False,
+    bm25_merges=(),
+    char_se=SE_CHAR3,
+    char_tokenizer=char_trigrams,
+):
+    """``ltr+se-cv3-char3`` (or, with ``char_se`` and ``char_tokenizer``, another model of
+    characters) with more rankers' scores as features: BM25 over byte-pair units learned
+    from the training questions and right answers (``n_merges``), with ``se_units``
+    supervised embeddings over them too, and BM25 over character n-grams (``char_ngrams``,
+    an ngram_range), and BM25 over units of each of ``bm25_merges``."""
 
     def fit(train, corpus):
-        rankers = [("se", SupervisedEmbeddingRanker(**SE_CHAR3))]
+        rankers = [("se", SupervisedEmbeddingRanker(**char_se))]
         if n_merges:
             tokenizer = SubwordTokenizer(n_merges).fit(_training_texts(train, "right"))
             rankers.append(("bm25-bpe", BM25Ranker(tokenizer=tokenizer)))
@@ -342,7 +350,7 @@ def _fit_ltr_char3_plus(n_merges=None, char_ngrams=None, se_units=False, bm25_me
         if char_ngrams:
             rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
         return _fit_ltr(
-            rankers=rankers, cv=3, max_negatives=50, tokenizer=char_trigrams, random_state=0
+            rankers=rankers, cv=3, max_negatives=50, tokenizer=char_tokenizer, random_state=0
         )(train, corpus)
 
     return fit
@@ -425,6 +433,9 @@ MODELS = {
     "ltr+se-cv3-char3+c45": _fit_ltr_char3_plus(None, (4, 5)),
     "ltr+2se-cv3-char3+bpe2k": _fit_ltr_char3_plus(2000, se_units=True),
     "ltr+2se-cv3-char3+bpe2k+8k": _fit_ltr_char3_plus(2000, se_units=True, bm25_merges=(8000,)),
+    "ltr+2se-cv3-char12+bpe2k+8k": _fit_ltr_char3_plus(
+        2000, se_units=True, bm25_merges=(8000,), char_se=SE_CHAR12, char_tokenizer="char"
+    ),
     "ltr+se-cv3-bpe8k-lr005": _fit_ltr_subwords(8000, se=dict(SE_POOLS, learning_rate=0.005)),
 }
 
