@@ -28,7 +28,8 @@ is (:func:`invented_script`): every word becomes one to three invented ideograph
 frequent words the short ones; for it, besides the models above, ``ltr+se-cv3-char12`` and
 ``ltr+se-cv3-char13`` read characters and their bigrams (and trigrams) as a user of such a
 script would, and ``ltr+2se-cv3-char12+bpe2k+8k`` adds to the first the byte-pair features of
-``ltr+2se-cv3-char3+bpe2k+8k``.
+``ltr+2se-cv3-char3+bpe2k+8k``. ``--script-seed`` draws another invented script (0 by
+default).
 """
 
 from __future__ import annotations
@@ -465,7 +466,15 @@ def main(argv=None) -> None:
         help="write every word in an invented script of CJK ideographs, without spaces "
         "(built in memory)",
     )
+    ap.add_argument(
+        "--script-seed",
+        type=int,
+        default=None,
+        help="with --invented-script, the seed of its alphabet and words (default: 0)",
+    )
     args = ap.parse_args(argv)
+    if args.script_seed is not None and not args.invented_script:
+        ap.error("--script-seed is the seed of --invented-script, which is not given")
     names = args.models.split(",")
     unknown = [n for n in names if n not in MODELS]
     if unknown:
@@ -476,7 +485,7 @@ def main(argv=None) -> None:
         # the words of every answer and every question, before any is left out
         answers = [a for split in (train, valid) for pool in split["pools"] for a in pool]
         questions = [_query(x) for split in (train, valid) for x in split["X"]]
-        rewrite = invented_script(corpus + answers + questions)
+        rewrite = invented_script(corpus + answers + questions, args.script_seed or 0)
     if args.train_questions:
         train = {k: v[: args.train_questions] for k, v in train.items()}
     if args.valid_questions:
