@@ -111,9 +111,10 @@ def rewritten(split: dict, rewrite) -> dict:
 
     Examples
     --------
-    >>> rewritten({"X": ["how do i renew"], "right": [["Online"]],
-    ...            "pools": [["Online", "online", "by phone"]]}, str.lower)["pools"]
-    [['online', 'by phone']]
+    >>> split = {"X": ["how do i renew"], "right": [["online"]],
+    ...          "pools": [["online", "on line", "by phone"]]}
+    >>> rewritten(split, squeeze)["pools"]
+    [['online', 'byphone']]
     """
     return {
         "X": [Context(query=rewrite(_query(x))) for x in split["X"]],
@@ -132,19 +133,6 @@ def squeeze(text: str) -> str:
     'howdoirenew'
     """
     return _WHITE_SPACE.sub("", text)
-
-
-def without_spaces(split: dict) -> dict:
-    """A split with every white space removed from its questions and answers
-    (:func:`squeeze`).
-
-    Examples
-    --------
-    >>> without_spaces({"X": ["how do i  renew"], "right": [["online"]],
-    ...                 "pools": [["online", "by phone"]]})["pools"]
-    [['online', 'byphone']]
-    """
-    return rewritten(split, squeeze)
 
 
 def invented_script(texts, seed: int = 0):
