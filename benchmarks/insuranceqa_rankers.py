@@ -65,9 +65,9 @@ SE_POOLS = dict(SE, margin=0.1)
 # smaller step (bags five times longer than of words: the default step diverged)
 SE_CHAR3 = dict(SE_POOLS, tokenizer="char", ngram_range=(3, 3), learning_rate=0.002)
 # The invented script (--invented-script): characters and their bigrams (and trigrams), at
-# the step of the trigrams. Valid P@1 on it, on the first 3,000 training questions:
-# ltr+se-cv3-char3 22.60, ltr+2se-cv3-char3+bpe2k+8k 26.40, ltr+se-cv3-char13 32.65,
-# ltr+se-cv3-char12 32.90, ltr+2se-cv3-char12+bpe2k+8k 33.55
+# the step of the trigrams. Valid P@1 on it (script seed 0), on the first 3,000 training
+# questions: ltr+se-cv3-char3 22.60, ltr+2se-cv3-char3+bpe2k+8k 26.40, ltr+se-cv3-char13
+# 32.65, ltr+se-cv3-char12 32.90, ltr+2se-cv3-char12+bpe2k+8k 33.55
 SE_CHAR12 = dict(SE_CHAR3, ngram_range=(1, 2))
 SE_CHAR13 = dict(SE_CHAR3, ngram_range=(1, 3))
 # The dual encoder and MemN2N at a small scale (the first 1000 train questions), the same
