@@ -93,6 +93,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -280,6 +282,33 @@ def finish_speed_result(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result
+
+
+def invented_words(rng, n_words: int, script: str) -> np.ndarray:
+    """``n_words`` distinct invented words drawn with ``rng`` (a numpy ``Generator``): of
+    lower-case Latin letters (``script="spaces"``, 2 to 9 letters), or of one to three
+    characters of an alphabet of 3,000 CJK ideographs drawn from the U+4E00 block
+    (``"no-spaces"``, a script written without spaces). Each draw's length is uniform, the
+    draws repeating a word dropped (so at most 3,000 words of one character).
+
+    Examples
+    --------
+    >>> words = invented_words(np.random.default_rng(0), 4, "no-spaces")
+    >>> len(set(words)), all(1 <= len(w) <= 3 for w in words)
+    (4, True)
+    >>> all("\u4e00" <= c <= "\u9fff" for w in words for c in w)
+    True
+    """
+    if script == "spaces":
+        letters, lengths = np.array(list("abcdefghijklmnopqrstuvwxyz")), (2, 10)
+    else:
+        letters = np.array([chr(0x4E00 + i) for i in rng.permutation(20_000)[:3_000]])
+        lengths = (1, 4)
+    words: dict[str, None] = {}
+    while len(words) < n_words:
+        n = rng.integers(*lengths)
+        words.setdefault("".join(rng.choice(letters, n)), None)
+    return np.array(list(words), dtype=object)
 
 
 def babi_workload(

@@ -59,6 +59,7 @@ from benchmarks import (
     alternate,
     best_times,
     finish_speed_result,
+    invented_words,
     per_row_ratios,
 )
 from irdialog import BM25Ranker, MemN2NRanker, SupervisedEmbeddingRanker, TfidfRanker
@@ -66,21 +67,6 @@ from irdialog.base import check_contexts
 
 SCRIPTS = ("spaces", "no-spaces")
 MODELS = ("tfidf", "bm25", "se", "memn2n")
-
-
-def _words(rng, n_words: int, script: str) -> np.ndarray:
-    """``n_words`` distinct invented words: lower-case Latin letters, or one to three
-    characters of 3,000 CJK ideographs."""
-    if script == "spaces":
-        letters, lengths = np.array(list("abcdefghijklmnopqrstuvwxyz")), (2, 10)
-    else:
-        letters = np.array([chr(0x4E00 + i) for i in rng.permutation(20_000)[:3_000]])
-        lengths = (1, 4)
-    words: dict[str, None] = {}
-    while len(words) < n_words:
-        n = rng.integers(*lengths)
-        words.setdefault("".join(rng.choice(letters, n)), None)
-    return np.array(list(words), dtype=object)
 
 
 def make_workload(script, *, n_texts=27_000, n_queries=2_000, words_per_text=78,
@@ -95,7 +81,7 @@ def make_workload(script, *, n_texts=27_000, n_queries=2_000, words_per_text=78,
     gold : int64 array
     """
     rng = np.random.default_rng(seed)
-    words = _words(rng, vocabulary, script)
+    words = invented_words(rng, vocabulary, script)
     p = 1.0 / np.arange(1, vocabulary + 1) ** 1.07  # Zipf
     p /= p.sum()
     sep = " " if script == "spaces" else ""
