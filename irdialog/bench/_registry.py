@@ -2,8 +2,8 @@
 
 A suite is one module of this package, ``irdialog/bench/_<suite>.py``, that declares
 ``SUITE = Suite(...)`` (or a helper that returns one, as ``tsv_suite``) at its top level:
-the registry finds it there, and nothing else lists it. A suite declared outside the package (a project's own, a test's) joins with
-:func:`register`.
+the registry finds it there, and nothing else lists it. A suite declared outside the
+package (a project's own, a test's) joins with :func:`register`.
 """
 
 from __future__ import annotations
