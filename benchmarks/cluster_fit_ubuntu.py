@@ -37,19 +37,6 @@ import numpy as np  # noqa: E402
 from benchmarks import cluster_fit_rows  # noqa: E402
 
 
-def _warm_up() -> None:
-    from irdialog import DualEncoderRanker
-
-    DualEncoderRanker(hidden_size=2, embedding_dim=2, epochs=1, random_state=0).fit(
-        ["a b", "c d"], ["x", "y"]
-    )
-
-
-def _same(a, b) -> bool:
-    pa, pb = a._all_params(), b._all_params()
-    return all(np.array_equal(pa[k], pb[k]) for k in pa)
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-home", default=None)
@@ -87,7 +74,7 @@ def main(argv=None) -> None:
     print(f"{n_train} training pairs (label 1) in {len(chunks)} chunks, {len(valid.X)} valid "
           f"rows; {args.model} {params}")  # fmt: skip
     rows = cluster_fit_rows(
-        make, chunks, r1_of_10, _same, _warm_up,
+        make, chunks, r1_of_10,
         partitions=args.partitions, workers=args.workers, bag_epochs=args.bag_epochs,
     )  # fmt: skip
     print("| fit | valid R@1 of 10 (%) | wall time (s) | the in-process model |")

@@ -64,10 +64,10 @@ SE_POOLS = dict(SE, margin=0.1)
 # Text without spaces (--no-spaces): supervised embeddings over character trigrams, with a
 # smaller step (bags five times longer than of words: the default step diverged)
 SE_CHAR3 = dict(SE_POOLS, tokenizer="char", ngram_range=(3, 3), learning_rate=0.002)
-# The invented script (--invented-script): characters and their bigrams (and trigrams), at
-# the step of the trigrams. Valid P@1 on it (script seed 0), on the first 3,000 training
-# questions: ltr+se-cv3-char3 22.60, ltr+2se-cv3-char3+bpe2k+8k 26.40, ltr+se-cv3-char13
-# 32.65, ltr+se-cv3-char12 32.90, ltr+2se-cv3-char12+bpe2k+8k 33.55
+# The invented script (--invented-script): embeddings over characters and their bigrams
+# (and trigrams), at the step of the trigrams. Valid P@1 on it (script seed 0), on the first
+# 3,000 training questions: ltr+se-cv3-char3 22.60, ltr+2se-cv3-char3+bpe2k+8k 26.40,
+# ltr+se-cv3-char13 32.65, ltr+se-cv3-char12 32.90, ltr+2se-cv3-char12+bpe2k+8k 33.55
 SE_CHAR12 = dict(SE_CHAR3, ngram_range=(1, 2))
 SE_CHAR13 = dict(SE_CHAR3, ngram_range=(1, 3))
 # The dual encoder and MemN2N at a small scale (the first 1000 train questions), the same
@@ -77,6 +77,8 @@ SE_CHAR13 = dict(SE_CHAR3, ngram_range=(1, 3))
 DUAL = dict(hidden_size=64, embedding_dim=64, max_length=100, epochs=5, random_state=0)
 MEMN2N = dict(embedding_dim=64, optimizer="lazy_adam", learning_rate=0.01, epochs=20,
               random_state=0)  # fmt: skip
+# Learning to rank with embedding scores cross-fitted over 3 folds, 50 wrong answers a pool
+LTR_CV3 = dict(cv=3, max_negatives=50, random_state=0)
 _WHITE_SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 
@@ -268,6 +270,14 @@ def _fit_ltr(**params):
     return fit
 
 
+def _fit_ltr_cv3(se_params, tokenizer="word"):
+    """``ltr+se-cv3`` and its variants: learning to rank with the scores of supervised
+    embeddings (``se_params``) as a feature (:data:`LTR_CV3`), the lexical features read
+    with ``tokenizer``."""
+    se = SupervisedEmbeddingRanker(**se_params)
+    return _fit_ltr(rankers=[("se", se)], tokenizer=tokenizer, **LTR_CV3)
+
+
 def _fit_fusion(method):
     def fit(train, corpus):
         model = FusionRanker(
@@ -302,14 +312,7 @@ def _fit_ltr_subwords(
         rankers = [("se", SupervisedEmbeddingRanker(**dict(se, tokenizer=tokenizer)))]
         if char_ngrams:
             rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
-        return _fit_ltr(
-            rankers=rankers,
-            cv=3,
-            max_negatives=50,
-            tokenizer=tokenizer,
-            random_state=0,
-            **params,
-        )(train, corpus)
+        return _fit_ltr(rankers=rankers, tokenizer=tokenizer, **LTR_CV3, **params)(train, corpus)
 
     return fit
 
@@ -341,9 +344,7 @@ def _fit_ltr_char3_plus(
             rankers.append((f"bm25-bpe{n}", BM25Ranker(tokenizer=tokenizer)))
         if char_ngrams:
             rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
-        return _fit_ltr(
-            rankers=rankers, cv=3, max_negatives=50, tokenizer=char_tokenizer, random_state=0
-        )(train, corpus)
+        return _fit_ltr(rankers=rankers, tokenizer=char_tokenizer, **LTR_CV3)(train, corpus)
 
     return fit
 
@@ -381,36 +382,13 @@ MODELS = {
     "ltr+se": _fit_ltr(
         rankers=[("se", SupervisedEmbeddingRanker(**SE_POOLS))], max_negatives=50, random_state=0
     ),
-    "ltr+se-cv3": _fit_ltr(
-        rankers=[("se", SupervisedEmbeddingRanker(**SE_POOLS))],
-        cv=3,
-        max_negatives=50,
-        random_state=0,
-    ),
-    # for --invented-script: characters and their bigrams in the lexical features, and in
-    # the embeddings characters and their bigrams (char12) or bigrams and trigrams (char13)
-    "ltr+se-cv3-char12": _fit_ltr(
-        rankers=[("se", SupervisedEmbeddingRanker(**SE_CHAR12))],
-        cv=3,
-        max_negatives=50,
-        tokenizer="char",
-        random_state=0,
-    ),
-    "ltr+se-cv3-char13": _fit_ltr(
-        rankers=[("se", SupervisedEmbeddingRanker(**SE_CHAR13))],
-        cv=3,
-        max_negatives=50,
-        tokenizer="char",
-        random_state=0,
-    ),
+    "ltr+se-cv3": _fit_ltr_cv3(SE_POOLS),
+    # for --invented-script: characters in the lexical features, and in the embeddings
+    # characters and their bigrams (char12), or characters, bigrams and trigrams (char13)
+    "ltr+se-cv3-char12": _fit_ltr_cv3(SE_CHAR12, tokenizer="char"),
+    "ltr+se-cv3-char13": _fit_ltr_cv3(SE_CHAR13, tokenizer="char"),
     # for --no-spaces: character trigrams in the lexical features and the embeddings
-    "ltr+se-cv3-char3": _fit_ltr(
-        rankers=[("se", SupervisedEmbeddingRanker(**SE_CHAR3))],
-        cv=3,
-        max_negatives=50,
-        tokenizer=char_trigrams,
-        random_state=0,
-    ),
+    "ltr+se-cv3-char3": _fit_ltr_cv3(SE_CHAR3, tokenizer=char_trigrams),
     # byte-pair units learned from the training questions and right answers (or every
     # answer of the training pools: -pools), for text with or without spaces
     "ltr+se-cv3-bpe2k": _fit_ltr_subwords(2000),
