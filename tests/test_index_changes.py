@@ -19,7 +19,7 @@ from irdialog import BM25Ranker
 from irdialog.retrieval import ShardedIndex
 from irdialog.retrieval import _sharded as sharded
 from irdialog.retrieval._bm25 import METHODS
-from irdialog.retrieval._bm25_kernels import TermCounts, bm25_impacts
+from irdialog.retrieval._bm25_kernels import TermCounts, bm25_impacts, marked_postings
 from irdialog.retrieval._sharded import ShardFileError, _posting_impacts, _term_major
 
 WORDS = ["w0", "w0", "w0", "w1", "w1", "w2", "w3", "w4", "día", "日本", "W1", "?"]
@@ -95,6 +95,41 @@ def test_bm25_impacts_are_term_scores_bit_for_bit(method):
     np.testing.assert_array_equal(out[~dead[docs]], impacts[~dead[docs]])
     assert (out[dead[docs]] == 0).all()
     assert (best <= term_max).all()
+
+
+def test_marked_postings_against_numpy():
+    rng = np.random.default_rng(5)
+    counts = sp.random(40, 12, density=0.3, random_state=6, format="csr")
+    indptr, docs, _ = _term_major(counts)
+    marked = rng.random(40) < 0.3
+    out = np.full(12, -1, dtype=np.int64)
+    marked_postings(indptr, docs, marked, out)
+    expected = [marked[docs[a:b]].sum() for a, b in zip(indptr, indptr[1:])]
+    np.testing.assert_array_equal(out, expected)
+    again = np.full(12, -1, dtype=np.int64)
+    marked_postings.py_func(indptr, docs, marked, again)
+    np.testing.assert_array_equal(again, expected)
+
+
+def test_a_build_in_small_blocks_writes_the_same_files(tmp_path, monkeypatch):
+    """Counting a few documents at a time, and turning a few postings term-major and
+    scoring them at a time (in the build and in a delete): every file of the index the same
+    bytes as in one block."""
+    rng = np.random.default_rng(8)
+    texts = [_text(rng, rng.integers(0, 9)) for _ in range(60)]
+    written = {}
+    for name, blocks in {"one": (1 << 18, 1 << 24), "small": (7, 5)}.items():
+        monkeypatch.setattr(sharded, "_COUNT_BLOCK", blocks[0])
+        monkeypatch.setattr(sharded, "_POSTING_BLOCK", blocks[1])
+        with ShardedIndex(directory=tmp_path / name).build(texts) as index:
+            index.delete([3, 17, 40])
+        root = tmp_path / name
+        written[name] = {
+            p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()
+        }
+    assert written["one"].keys() == written["small"].keys()
+    for path, data in written["one"].items():
+        assert written["small"][path] == data, path
 
 
 # -- random changes against a rebuild ------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Numba kernel of BM25 impacts: each posting's score from its term count, its document's
-length and its term's idf, in one pass over an index's postings.
+"""Numba kernels of BM25 impacts: each posting's score from its term count, its document's
+length and its term's idf, in one pass over an index's postings; and each term's postings
+of some documents (what deleting them takes from the document frequencies).
 
 What a shard of :class:`~irdialog.retrieval.ShardedIndex` runs when the collection's
 statistics change (documents added or deleted): the values of
@@ -65,3 +66,15 @@ def bm25_impacts(counts, lengths, idf, average_length, method, k1, b, delta, imp
             if value > best:
                 best = value
         term_max[t] = best
+
+
+@njit(cache=True, nogil=True)
+def marked_postings(indptr, docs, marked, out):
+    """Each term's postings of the documents ``marked`` (bool) into ``out`` (int64): term
+    t's documents are ``docs[indptr[t]:indptr[t + 1]]``."""
+    for t in range(indptr.shape[0] - 1):
+        n = 0
+        for p in range(indptr[t], indptr[t + 1]):
+            if marked[docs[p]]:
+                n += 1
+        out[t] = n

@@ -63,8 +63,8 @@ from .._digest import file_sha256
 from .._threads import n_threads
 from ..base import check_positive_int
 from ._bm25 import METHODS, BM25Ranker
-from ._bm25_kernels import TermCounts, bm25_impacts
-from ._index import InvertedIndex, check_allowed
+from ._bm25_kernels import TermCounts, bm25_impacts, marked_postings
+from ._index import InvertedIndex, check_allowed, count_tokens
 
 FORMAT = "irdialog-sharded-index"
 # 2: shards keep their term counts and document lengths, so that the index can change
@@ -85,8 +85,12 @@ _QUERY_BLOCK = 4096
 # scattered to the workers first (one copy each).
 _INLINE_BYTES = 1 << 18
 # A shard's term counts between the steps of a build (or of an addition).
-_COUNTS = ("counts_data", "counts_indices", "counts_indptr", "counts_lengths", "counts_terms",
-           "counts_term_ends")  # fmt: skip
+_COUNTS = ("counts_data.bin", "counts_indices.bin", "counts_indptr.npy", "counts_lengths.npy")
+# Documents counted at a time in step 1, and postings turned term-major or scored at a time
+# in step 3 (and when a shard is scored again): a worker's memory holds these blocks and the
+# shard's per-document and per-term arrays, never the shard's postings.
+_COUNT_BLOCK = 1 << 18
+_POSTING_BLOCK = 1 << 24
 _SHARD_ARRAYS = ("indptr", "docs", "impacts", "term_max")
 # What a shard keeps beside its impacts to be scored again with new statistics: each
 # posting's term count, each document's length.
@@ -116,7 +120,50 @@ def _write_array(directory: Path, name: str, a: np.ndarray) -> dict:
     part = directory / f".{name}.{uuid.uuid4().hex}.npy"
     np.save(part, np.ascontiguousarray(a), allow_pickle=False)
     os.replace(part, path)
+    return _entry(path)
+
+
+def _entry(path: Path) -> dict:
+    """The manifest entry of an array file: its size and SHA-256."""
     return {"bytes": path.stat().st_size, "sha256": file_sha256(path)}
+
+
+def _new_file(directory: Path, name: str, dtype, n: int) -> Path:
+    """A new array file of ``n`` items (zeros), beside the place of ``name`` (where
+    :func:`_place` puts it once written), to be filled through maps (:func:`_part`)."""
+    part = directory / f".{name}.{uuid.uuid4().hex}.npy"
+    if n:
+        np.lib.format.open_memmap(part, mode="w+", dtype=dtype, shape=(n,))  # a sparse file
+    else:
+        np.save(part, np.zeros(0, dtype), allow_pickle=False)
+    return part
+
+
+def _place(path: Path, directory: Path, name: str) -> dict:
+    """The array file ``path`` as ``directory/name.npy``; its manifest entry."""
+    target = directory / f"{name}.npy"
+    if path != target:
+        os.replace(path, target)
+    return _entry(target)
+
+
+def _part(a, lo: int, hi: int, dtype, *, write: bool = False) -> np.ndarray:
+    """Items ``lo`` to ``hi - 1`` of ``a``, an array or an array file (mapped for this
+    block only, so that a process's memory holds a block of a shard, not the shard)."""
+    if hi <= lo:
+        return np.zeros(0, dtype)
+    if isinstance(a, Path):
+        a = np.load(a, mmap_mode="r+" if write else "r", allow_pickle=False)
+    return np.ascontiguousarray(a[lo:hi], dtype=dtype)
+
+
+def _blocks(indptr: np.ndarray):
+    """Ranges of rows of a CSR ``indptr`` holding about ``_POSTING_BLOCK`` entries each (a
+    longer row alone)."""
+    cuts = np.searchsorted(indptr, np.arange(_POSTING_BLOCK, indptr[-1], _POSTING_BLOCK),
+                           side="right") - 1  # fmt: skip
+    bounds = np.unique(np.concatenate([[0], cuts, [len(indptr) - 1]]))
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _write_json(path: Path, doc: dict) -> None:
@@ -196,20 +243,31 @@ def _checked_texts(texts: Iterable, shard: int):
 
 
 def _count_shard(texts, params: dict, directory: str, shard: int) -> dict:
-    """Step 1: the shard's term counts, kept in ``directory`` for step 3; returns its
-    statistics (vocabulary, document frequencies, documents, total length)."""
+    """Step 1: the shard's term counts, kept in ``directory`` for step 3 (each document's
+    terms in the shard's vocabulary, counted ``_COUNT_BLOCK`` documents at a time and
+    appended to files); returns its statistics (vocabulary, document frequencies,
+    documents, total length)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    ranker = _ranker(params)
-    counts, lengths = ranker._documents(_checked_texts(texts, shard))
-    terms = list(ranker.vocabulary_)
-    buffer, ends = _terms_arrays(terms)
-    arrays = (counts.data, counts.indices, counts.indptr, lengths, buffer, ends)
-    for name, a in zip(_COUNTS, arrays):
-        np.save(directory / f"{name}.npy", a, allow_pickle=False)
+    analyzer = _ranker(params)._analyzer()
+    texts = _checked_texts(texts, shard)
+    vocabulary: dict[str, int] = {}
+    indptr, lengths, df = [np.zeros(1, np.int64)], [np.zeros(0)], np.zeros(0, np.int64)
+    with open(directory / _COUNTS[0], "wb") as data, open(directory / _COUNTS[1], "wb") as terms:
+        while block := list(itertools.islice(texts, _COUNT_BLOCK)):
+            counts, block_lengths = count_tokens(map(analyzer, block), vocabulary, grow=True)
+            counts.data.astype(np.float32, copy=False).tofile(data)
+            counts.indices.astype(np.int32, copy=False).tofile(terms)
+            indptr.append(counts.indptr[1:].astype(np.int64) + indptr[-1][-1])
+            lengths.append(block_lengths)
+            df = np.pad(df, (0, len(vocabulary) - len(df)))
+            df += np.bincount(counts.indices, minlength=len(vocabulary))
+    lengths = np.concatenate(lengths)
+    np.save(directory / _COUNTS[2], np.concatenate(indptr), allow_pickle=False)
+    np.save(directory / _COUNTS[3], lengths, allow_pickle=False)
     return {
-        "terms": terms,
-        "df": np.bincount(counts.indices, minlength=len(terms)).astype(np.int64),
+        "terms": list(vocabulary),
+        "df": df,
         "n_docs": len(lengths),
         "total_length": float(lengths.sum()),
     }
@@ -225,11 +283,15 @@ def _statistics_ranker(spec: dict) -> BM25Ranker:
     return ranker
 
 
-def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None):
+def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None, out=None):
     """Each posting's impact (float32) with the ranker's statistics, and each term's
     largest; the postings of the documents marked in ``dead`` score 0. The values of
-    :meth:`BM25Ranker._term_scores`, bit for bit (:func:`bm25_impacts`)."""
-    impacts = np.empty(len(docs), dtype=np.float32)
+    :meth:`BM25Ranker._term_scores`, bit for bit (:func:`bm25_impacts`).
+
+    ``docs`` and ``tfs`` are arrays or array files, read a block of terms at a time, and the
+    impacts go to ``out``, a new array (None) or an array file (:func:`_new_file`)."""
+    indptr = np.asarray(indptr, dtype=np.int64)
+    impacts = np.empty(indptr[-1], dtype=np.float32) if out is None else out
     term_max = np.zeros(len(indptr) - 1, dtype=np.float32)
     lengths = np.asarray(lengths)
     # Token counts are exact in float32 (below 2**24), whose gathers by the postings take
@@ -238,15 +300,16 @@ def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None):
     marked = np.array(lengths, dtype=np.float32 if exact else np.float64)
     if dead is not None:
         marked[dead] = -1.0
-    counts = TermCounts(
-        np.ascontiguousarray(indptr, dtype=np.int64), np.ascontiguousarray(docs, dtype=np.int32),
-        np.ascontiguousarray(tfs, dtype=np.float32),
-    )  # fmt: skip
-    bm25_impacts(
-        counts, marked, ranker.idf_, float(ranker.average_length_),
-        METHODS.index(ranker.method), float(ranker.k1), float(ranker.b), float(ranker.delta),
-        impacts, term_max,
-    )  # fmt: skip
+    scoring = (float(ranker.average_length_), METHODS.index(ranker.method), float(ranker.k1),
+               float(ranker.b), float(ranker.delta))  # fmt: skip
+    for t0, t1 in _blocks(indptr):
+        lo, hi = indptr[t0], indptr[t1]
+        counts = TermCounts(
+            indptr[t0 : t1 + 1] - lo, _part(docs, lo, hi, np.int32), _part(tfs, lo, hi, np.float32)
+        )  # fmt: skip
+        block = _part(impacts, lo, hi, np.float32, write=True)
+        bm25_impacts(counts, marked, ranker.idf_[t0:t1], *scoring, block, term_max[t0:t1])
+        del block  # a map of the file: written through, and let go
     return impacts, term_max
 
 
@@ -269,18 +332,21 @@ def _write_shard(directory: Path, ranker, postings, lengths, *, dead=None, links
     the shard's deleted ones; the arrays named in ``links`` (name: (source directory,
     manifest entry)) linked from the source rather than written."""
     indptr, docs, tfs = postings
-    impacts, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths, dead)
+    impacts = _new_file(directory, "impacts", np.float32, int(indptr[-1]))
+    _, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths, dead, out=impacts)
     arrays = {"indptr": indptr, "docs": docs, "impacts": impacts, "term_max": term_max,
               "tfs": tfs, "lengths": lengths}  # fmt: skip
     if dead is not None:
         arrays[_DELETED] = np.flatnonzero(dead).astype(np.int64)
     links = links or {}
-    files = {
-        f"{name}.npy": _link_array(links[name][0], directory, name, links[name][1])
-        if name in links
-        else _write_array(directory, name, a)
-        for name, a in arrays.items()
-    }
+    files = {}
+    for name, a in arrays.items():
+        if name in links:
+            files[f"{name}.npy"] = _link_array(links[name][0], directory, name, links[name][1])
+        elif isinstance(a, Path):
+            files[f"{name}.npy"] = _place(a, directory, name)
+        else:
+            files[f"{name}.npy"] = _write_array(directory, name, a)
     manifest = {"format": FORMAT, "n_docs": len(lengths), "n_terms": len(indptr) - 1,
                 "files": files}  # fmt: skip
     _write_json(directory / MANIFEST, manifest)
@@ -296,18 +362,55 @@ def _term_major(counts: sp.csr_matrix):
             np.ascontiguousarray(P.data, dtype=np.float32))  # fmt: skip
 
 
+def _counts(directory: Path) -> tuple:
+    """The documents counted into ``directory`` (step 1): their terms' counts (float32)
+    and ids in the shard's vocabulary (int32), mapped, by document (int64 ``indptr``);
+    their lengths; ``remap``, the shard's terms in the collection's vocabulary."""
+    flat = [np.memmap(directory / name, dtype=dtype, mode="r")
+            if (directory / name).stat().st_size else np.zeros(0, dtype)
+            for name, dtype in zip(_COUNTS[:2], (np.float32, np.int32))]  # fmt: skip
+    indptr, lengths, remap = (np.load(directory / name)
+                              for name in (*_COUNTS[2:], "remap.npy"))  # fmt: skip
+    return *flat, indptr, lengths, remap
+
+
 def _counted(directory: Path, n_terms: int) -> tuple[sp.csr_matrix, np.ndarray]:
     """The documents counted into ``directory`` (step 1), as (document, term) counts over
-    the collection's ``n_terms`` terms (their ``remap``), and their lengths."""
-    parts = {name: np.load(directory / f"{name}.npy") for name in _COUNTS}
-    remap = np.load(directory / "remap.npy")
-    lengths = parts["counts_lengths"]
-    counts = sp.csr_matrix(
-        (parts["counts_data"], remap[parts["counts_indices"]].astype(np.int32),
-         parts["counts_indptr"]),
-        shape=(len(lengths), n_terms),
-    )  # fmt: skip
+    the collection's ``n_terms`` terms, and their lengths."""
+    data, terms, indptr, lengths, remap = _counts(directory)
+    counts = sp.csr_matrix((np.asarray(data), remap[terms].astype(np.int32), indptr),
+                           shape=(len(lengths), n_terms))  # fmt: skip
     return counts, lengths
+
+
+def _term_major_files(directory: Path, n_terms: int) -> tuple:
+    """The documents counted into ``directory`` (step 1) as :func:`_term_major` gives them,
+    the postings written to the array files ``docs`` and ``tfs`` of the directory a block
+    of documents at a time: (indptr, the two files, to be put in place by
+    :func:`_write_shard`). A block's postings of a term follow the blocks' before."""
+    data, terms, doc_ptr, _, remap = _counts(directory)
+    per_term = np.zeros(n_terms, dtype=np.int64)
+    for d0, d1 in _blocks(doc_ptr):
+        per_term += np.bincount(remap[terms[doc_ptr[d0] : doc_ptr[d1]]], minlength=n_terms)
+    indptr = np.concatenate([[0], np.cumsum(per_term)])
+    files = [_new_file(directory, name, dtype, int(indptr[-1]))
+             for name, dtype in (("docs", np.int32), ("tfs", np.float32))]  # fmt: skip
+    cursor = indptr[:-1].copy()
+    for d0, d1 in _blocks(doc_ptr):
+        lo, hi = doc_ptr[d0], doc_ptr[d1]
+        block = sp.csr_matrix(
+            (np.asarray(data[lo:hi]), remap[terms[lo:hi]], doc_ptr[d0 : d1 + 1] - lo),
+            shape=(d1 - d0, n_terms),
+        ).T.tocsr()
+        block.sort_indices()
+        per_term = np.diff(block.indptr)
+        at = np.arange(block.nnz) + np.repeat(cursor - block.indptr[:-1], per_term)
+        for path, values in zip(files, (block.indices + d0, block.data)):
+            mapped = np.load(path, mmap_mode="r+")
+            mapped[at] = values
+            del mapped  # written through, and let go
+        cursor += per_term
+    return indptr, *files
 
 
 def _index_shard(directory: str, spec: dict) -> dict:
@@ -315,10 +418,11 @@ def _index_shard(directory: str, spec: dict) -> dict:
     with their manifest; returns the manifest."""
     directory = Path(directory)
     ranker = _statistics_ranker(spec)
-    counts, lengths = _counted(directory, len(ranker.idf_))
-    manifest = _write_shard(directory, ranker, _term_major(counts), lengths)
-    for name in (*_COUNTS, "remap"):
-        (directory / f"{name}.npy").unlink()
+    postings = _term_major_files(directory, len(ranker.idf_))
+    lengths = np.load(directory / _COUNTS[3])
+    manifest = _write_shard(directory, ranker, postings, lengths)
+    for name in (*_COUNTS, "remap.npy"):
+        (directory / name).unlink()
     return manifest
 
 
@@ -396,12 +500,12 @@ def _deleted_counts(directory: str, dead):
     statistics: the terms they hold, how many of them hold each, their total length."""
     manifest, a = _shard_arrays(Path(directory))
     mask = _dead_mask(manifest["n_docs"], dead)
-    indptr = np.asarray(a["indptr"])
-    hit = mask[np.asarray(a["docs"])].view(np.uint8)
+    indptr = np.asarray(a["indptr"], dtype=np.int64)
     per_term = np.zeros(len(indptr) - 1, dtype=np.int64)
-    nonempty = np.diff(indptr) > 0
-    if len(hit):
-        per_term[nonempty] = np.add.reduceat(hit, indptr[:-1][nonempty], dtype=np.int64)
+    for t0, t1 in _blocks(indptr):
+        lo, hi = indptr[t0], indptr[t1]
+        docs = _part(a["docs"], lo, hi, np.int32)
+        marked_postings(indptr[t0 : t1 + 1] - lo, docs, mask, per_term[t0:t1])
     terms = np.flatnonzero(per_term)
     return terms, per_term[terms], float(np.asarray(a["lengths"])[mask].sum())
 
