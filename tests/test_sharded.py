@@ -12,7 +12,15 @@ from irdialog import BM25Ranker
 from irdialog.cli import main
 from irdialog.retrieval import ShardedIndex
 from irdialog.retrieval._bm25 import METHODS
-from irdialog.retrieval._sharded import ShardError, ShardFileError, _as_bag, merge_top_k
+from irdialog.retrieval._sharded import (
+    ShardError,
+    ShardFileError,
+    _as_bag,
+    _FileRanges,
+    _read_files,
+    _splits,
+    merge_top_k,
+)
 
 needs_distributed = pytest.mark.skipif(
     __import__("importlib").util.find_spec("distributed") is None,
@@ -139,15 +147,37 @@ def test_one_file_is_read_by_the_workers_in_line_order(client, tmp_path, shards)
     top, scores = _reference()
     path = tmp_path / "corpus.txt"
     path.write_text("\r\n".join(DOCS) + "\r\n", encoding="utf-8-sig")
-    bag = _as_bag([path], shards, in_process=False)  # a range a shard: nothing moved
-    assert bag.npartitions == shards
-    assert not [name for name in bag.dask.layers if name.startswith("repartition")]
+    parts = _as_bag([path], shards, in_process=False)  # a range a shard, read on its worker
+    assert len(parts) == shards and all(isinstance(p, _FileRanges) for p in parts)
     with ShardedIndex(shards=shards, client=client).build([path]) as index:
         assert index.n_documents_ == len(DOCS)
         assert len(index.offsets_) == shards + 1
         ids, got = index.top_k(QUERIES, 10)
     np.testing.assert_array_equal(ids, top)
     np.testing.assert_array_equal(got, scores)
+
+
+def test_byte_ranges_of_files_read_every_line_once_in_order(tmp_path):
+    """However the files are cut (a cut inside a line, a multi-byte character, a CRLF, at a
+    line's first byte), the parts' lines are the files' lines."""
+    a, b, c = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "c.txt"
+    a.write_bytes("\ufeffuno\r\ndos\n\ntres día\ncuatro".encode())  # no final line end
+    b.write_bytes("cinco\nseis\n日本\n".encode())
+    c.write_bytes(b"")
+    files = [str(a), str(c), str(b)]
+    want = list(_read_files(files))
+    assert want == ["uno", "dos", "", "tres día", "cuatro", "cinco", "seis", "日本"]
+    for n in range(1, 45):
+        parts = _splits(files, n)
+        assert len(parts) == n
+        assert [t for ranges in parts for t in _FileRanges(ranges)] == want
+
+
+def test_a_byte_range_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"ok\nbad \xff here\n")
+    with pytest.raises(ValueError, match=r"bad.txt: byte 7: not UTF-8"):
+        list(_FileRanges(_splits([str(path)], 1)[0]))
 
 
 @needs_distributed

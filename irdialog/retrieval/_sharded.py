@@ -13,6 +13,11 @@ offset plus its id in the shard). The index is built in the way of Elasticsearch
    (:meth:`BM25Ranker._term_scores`, the single index's own code) and writes its shard as
    arrays with a manifest of their sizes and SHA-256.
 
+A worker reads a text file's byte range a line at a time, counts a block of documents at a
+time into files (step 1), and turns them term-major and scores them a block of postings at
+a time through maps of the shard's files (step 3): its memory holds blocks and arrays of a
+value a document or a term, never the shard's postings.
+
 A query is encoded once by the client, scattered to the shards, each shard returns its
 exact top k and the scores of those documents (:meth:`InvertedIndex.scores_at`), and the
 client merges them, ties to the lower global id. A shard's impacts, and a document's score,
@@ -147,13 +152,13 @@ def _place(path: Path, directory: Path, name: str) -> dict:
     return _entry(target)
 
 
-def _part(a, lo: int, hi: int, dtype, *, write: bool = False) -> np.ndarray:
+def _part(a, lo: int, hi: int, dtype) -> np.ndarray:
     """Items ``lo`` to ``hi - 1`` of ``a``, an array or an array file (mapped for this
     block only, so that a process's memory holds a block of a shard, not the shard)."""
     if hi <= lo:
         return np.zeros(0, dtype)
     if isinstance(a, Path):
-        a = np.load(a, mmap_mode="r+" if write else "r", allow_pickle=False)
+        a = np.load(a, mmap_mode="r", allow_pickle=False)
     return np.ascontiguousarray(a[lo:hi], dtype=dtype)
 
 
@@ -283,15 +288,18 @@ def _statistics_ranker(spec: dict) -> BM25Ranker:
     return ranker
 
 
-def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None, out=None):
+def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None, path=None):
     """Each posting's impact (float32) with the ranker's statistics, and each term's
     largest; the postings of the documents marked in ``dead`` score 0. The values of
     :meth:`BM25Ranker._term_scores`, bit for bit (:func:`bm25_impacts`).
 
-    ``docs`` and ``tfs`` are arrays or array files, read a block of terms at a time, and the
-    impacts go to ``out``, a new array (None) or an array file (:func:`_new_file`)."""
+    ``docs`` and ``tfs`` are arrays or array files, read a block of terms at a time. With
+    ``path``, the impacts are written there as an array file, a block at a time, and None
+    is returned in their place."""
     indptr = np.asarray(indptr, dtype=np.int64)
-    impacts = np.empty(indptr[-1], dtype=np.float32) if out is None else out
+    n = int(indptr[-1])
+    impacts = np.empty(n, dtype=np.float32) if path is None else None
+    buffer = None if path is None else np.empty(min(n, 2 * _POSTING_BLOCK), dtype=np.float32)
     term_max = np.zeros(len(indptr) - 1, dtype=np.float32)
     lengths = np.asarray(lengths)
     # Token counts are exact in float32 (below 2**24), whose gathers by the postings take
@@ -302,14 +310,22 @@ def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None, out=None):
         marked[dead] = -1.0
     scoring = (float(ranker.average_length_), METHODS.index(ranker.method), float(ranker.k1),
                float(ranker.b), float(ranker.delta))  # fmt: skip
-    for t0, t1 in _blocks(indptr):
-        lo, hi = indptr[t0], indptr[t1]
-        counts = TermCounts(
-            indptr[t0 : t1 + 1] - lo, _part(docs, lo, hi, np.int32), _part(tfs, lo, hi, np.float32)
-        )  # fmt: skip
-        block = _part(impacts, lo, hi, np.float32, write=True)
-        bm25_impacts(counts, marked, ranker.idf_[t0:t1], *scoring, block, term_max[t0:t1])
-        del block  # a map of the file: written through, and let go
+    with contextlib.ExitStack() as stack:
+        if path is not None:  # appended to a block at a time, as np.save writes it
+            f = stack.enter_context(open(path, "wb"))
+            header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+                      "fortran_order": False, "shape": (n,)}  # fmt: skip
+            np.lib.format.write_array_header_1_0(f, header)
+        for t0, t1 in _blocks(indptr):
+            lo, hi = indptr[t0], indptr[t1]
+            counts = TermCounts(indptr[t0 : t1 + 1] - lo, _part(docs, lo, hi, np.int32),
+                                _part(tfs, lo, hi, np.float32))  # fmt: skip
+            if buffer is not None and len(buffer) < hi - lo:  # a term of many postings
+                buffer = np.empty(hi - lo, dtype=np.float32)
+            block = impacts[lo:hi] if path is None else buffer[: hi - lo]
+            bm25_impacts(counts, marked, ranker.idf_[t0:t1], *scoring, block, term_max[t0:t1])
+            if path is not None:
+                block.tofile(f)
     return impacts, term_max
 
 
@@ -332,8 +348,8 @@ def _write_shard(directory: Path, ranker, postings, lengths, *, dead=None, links
     the shard's deleted ones; the arrays named in ``links`` (name: (source directory,
     manifest entry)) linked from the source rather than written."""
     indptr, docs, tfs = postings
-    impacts = _new_file(directory, "impacts", np.float32, int(indptr[-1]))
-    _, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths, dead, out=impacts)
+    impacts = directory / f".impacts.{uuid.uuid4().hex}.npy"
+    _, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths, dead, path=impacts)
     arrays = {"indptr": indptr, "docs": docs, "impacts": impacts, "term_max": term_max,
               "tfs": tfs, "lengths": lengths}  # fmt: skip
     if dead is not None:
@@ -996,6 +1012,9 @@ class ShardedIndex:
             texts = bag if bag is not None else corpus
             texts = tqdm(texts, desc="counting", unit=" docs", disable=not self.verbose)
             return [_count_shard(texts, params, dirs[0], 0)]
+        if isinstance(bag, list):  # byte ranges of files
+            args = [(part, params, dirs[s], s) for s, part in enumerate(bag)]
+            return self._run(_count_shard, args, "counting shards", dirs=dirs)
         if bag is None:
             texts = list(corpus)
             bounds = [len(texts) * s // n for s in range(n + 1)]
@@ -1579,16 +1598,58 @@ def _strip_newline(line: str) -> str:
 
 
 def _read_files(paths):
-    """The lines of text files (UTF-8, a byte-order mark dropped), as ``read_text`` of
-    ``dask.bag`` gives them: only ``\\n`` ends a line."""
+    """The lines of text files (UTF-8, a byte-order mark dropped): only ``\\n`` ends a
+    line."""
     for path in paths:
         with open(path, encoding="utf-8-sig", newline="\n") as f:
             yield from map(_strip_newline, f)
 
 
+def _splits(paths, n: int) -> list[list[tuple[str, int, int]]]:
+    """The files cut into ``n`` parts of about equal bytes, in order: each a list of byte
+    ranges (path, start, stop). A line belongs to the range its first byte is in."""
+    sizes = [os.path.getsize(p) for p in paths]
+    total = sum(sizes)
+    cuts = [total * s // n for s in range(n + 1)]
+    parts = []
+    for s in range(n):
+        ranges = []
+        for path, size, offset in zip(paths, sizes, itertools.accumulate([0, *sizes])):
+            lo, hi = max(cuts[s], offset), min(cuts[s + 1], offset + size)
+            if lo < hi:
+                ranges.append((path, lo - offset, hi - offset))
+        parts.append(ranges)
+    return parts
+
+
+class _FileRanges:
+    """The lines of byte ranges of text files (:func:`_splits`), read where they are
+    iterated, a line at a time: a worker given one reads its part of the corpus from the
+    file system and never holds it."""
+
+    def __init__(self, ranges):
+        self.ranges = ranges
+
+    def __iter__(self):
+        for path, start, stop in self.ranges:
+            with open(path, "rb") as f:
+                if start:  # to the start of the first line that begins in the range
+                    f.seek(start - 1)
+                    start += len(f.readline()) - 1
+                at = start
+                while at < stop and (line := f.readline()):
+                    try:
+                        text = line.decode("utf-8-sig" if at == 0 else "utf-8")
+                    except UnicodeDecodeError as err:
+                        raise ValueError(f"{path}: byte {at + err.start}: not UTF-8") from None
+                    at += len(line)
+                    yield _strip_newline(text)
+
+
 def _as_bag(corpus, n_shards: int, *, in_process: bool):
-    """The corpus as a bag of ``n_shards`` partitions, or an iterable of texts here; None
-    for a corpus of texts (split by the caller)."""
+    """The corpus as a bag of ``n_shards`` partitions (files: a list of ``n_shards``
+    :class:`_FileRanges`), or an iterable of texts here; None for a corpus of texts (split
+    by the caller)."""
     if isinstance(corpus, str):
         raise TypeError(
             "corpus must be an iterable of texts, of paths (pathlib.Path) or a dask bag, "
@@ -1615,18 +1676,12 @@ def _as_bag(corpus, n_shards: int, *, in_process: bool):
                 p.compute(scheduler="sync") for p in corpus.to_delayed()
             )
         return None
-    if files is None and not is_bag:
-        return None
-    import dask.bag as db
-
     if files is not None:
-        # Byte ranges of about a shard each, split at line ends: each worker reads its own
-        # part of the files, rather than one reading them all and sending half away. (Dask
-        # cuts a file into size // blocksize ranges.)
-        blocksize = max(1, sum(os.path.getsize(p) for p in files) // n_shards)
-        corpus = db.read_text(
-            files, blocksize=blocksize, encoding="utf-8-sig", linedelimiter="\n"
-        ).map(_strip_newline)
+        # Byte ranges of about a shard each: each worker reads its own part of the files a
+        # line at a time, rather than one reading them all and sending half away.
+        return [_FileRanges(ranges) for ranges in _splits(files, n_shards)]
+    if not is_bag:
+        return None
     if corpus.npartitions != n_shards:
         corpus = corpus.repartition(npartitions=n_shards)
     return corpus
