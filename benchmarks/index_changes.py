@@ -7,9 +7,9 @@ seed 0) is indexed by :class:`irdialog.retrieval.ShardedIndex` with BM25Ranker's
 in ``--workers`` shards (1: one shard in this process; more: a ``LocalCluster`` of that many
 one-thread worker processes). Then, each timed:
 
-- ``add``: ``--fraction`` of the corpus's size in new passages (seed 2), appended to the last
-  shard or a new shard by the merge policy of ``--max-shard-growth`` (the default's; 0: a
-  new shard), every other shard scored again with the new statistics;
+- ``add``: ``--fraction`` of the corpus's size in new passages (seed 2), in a shard of their
+  own (the merge policy of ``--max-shard-growth``, the default's, appends only to a shard
+  that additions made), every other shard scored again with the new statistics;
 - ``delete``: ``--fraction`` of the ids, drawn at random (seed 3), every shard scored again;
 - ``rebuild``: a full build of the documents left (the reference);
 - queries: ``--queries`` generated queries (2 to 6 words) ranked top 10 on the changed and

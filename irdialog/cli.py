@@ -1002,8 +1002,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add = change_parser(
         "add", "add documents to an index",
-        "Add the documents of FILE to the index DIR, at the end of its last shard (while that "
-        "stays within --max-shard-growth times the mean shard size) or as a new shard, the "
+        "Add the documents of FILE to the index DIR as a new shard, or at the end of the "
+        "shard of earlier additions while that stays within --max-shard-growth times the "
+        "mean shard size, the "
         "statistics (document count, frequencies, mean length) those of every document, so "
         "that scores equal a rebuild's. FILE: as CORPUS of `index build` (a text file for an "
         "index of a text file, whose new documents are numbered after the last; JSON Lines "
@@ -1012,8 +1013,8 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("corpus", metavar="FILE", help="the documents (.txt or .jsonl)")
     add.add_argument(
         "--max-shard-growth", type=float, default=1.1, metavar="X",
-        help="append to the last shard while it holds at most X times the mean shard size "
-        "(0: always a new shard)",
+        help="append to the shard of earlier additions while it holds at most X times the "
+        "mean shard size (0: always a new shard)",
     )  # fmt: skip
     change_options(add, _cmd_index_add)
     delete = change_parser(

@@ -290,6 +290,18 @@ def test_each_shard_skips_its_own_deleted_documents(tmp_path):
         assert kept.tolist() == [1, 2, 4, 5, 6, 7]
 
 
+def test_an_add_never_rewrites_a_shard_of_the_build(tmp_path):
+    docs = [f"w{i % 5} w{i % 3}" for i in range(10)]
+    with ShardedIndex(directory=tmp_path).build(docs) as index:  # max_shard_growth=1.1
+        index.add(["w1 w6", "w6"])  # under the bound, but the build's shard: a new one
+        assert np.diff(index.offsets_).tolist() == [10, 2]
+        index.add(["w2"] * 3)  # the additions' shard: appended to
+        assert np.diff(index.offsets_).tolist() == [10, 5]
+        index.compact()  # the build's shards again
+        index.add(["w3"])
+        assert np.diff(index.offsets_).tolist() == [15, 1]
+
+
 def test_an_add_under_the_bound_appends_to_the_last_shard_and_over_it_makes_one(tmp_path):
     docs = [f"w{i % 5} w{i % 3}" for i in range(10)]
     with ShardedIndex(directory=tmp_path, max_shard_growth=0).build(docs) as index:
@@ -318,22 +330,26 @@ def test_an_add_under_the_bound_appends_to_the_last_shard_and_over_it_makes_one(
 
 def test_the_deleted_documents_of_a_shard_appended_to_stay_deleted(tmp_path):
     docs = ["w1 w2", "w2", "w3", "w1", "w4 w4"]
-    with ShardedIndex(directory=tmp_path).build(docs) as index:
+    more = ["w2 w6", "w1 w2 w2"]
+    growth = float("inf")  # always the additions' shard
+    with ShardedIndex(directory=tmp_path, max_shard_growth=growth).build(docs[:2]) as index:
+        index.add(docs[2:])  # the additions' shard: ids 2 to 4
         index.delete([1, 3])
-        assert index.add(["w2 w6", "w1 w2 w2"]).tolist() == [5, 6]
-        [entry] = index._doc["shards"]
-        assert entry["n_docs"] == 7
-        shard = tmp_path / entry["path"]
-        assert np.load(shard / "deleted.npy").tolist() == [1, 3]
+        assert index.add(more).tolist() == [5, 6]
+        _, entry = index._doc["shards"]
+        assert entry["n_docs"] == 5
+        assert np.load(tmp_path / entry["path"] / "deleted.npy").tolist() == [1]  # its own id
         index.delete([5])
-        shard = tmp_path / index._doc["shards"][0]["path"]
-        assert np.load(shard / "deleted.npy").tolist() == [1, 3, 5]
+        shard = tmp_path / index._doc["shards"][1]["path"]
+        assert np.load(shard / "deleted.npy").tolist() == [1, 3]
         assert index.top_k(["w2", "w6"], 10)[0].tolist() == [[6, 0, 2, 4], [0, 2, 4, 6]]
-        # The shard's postings: those of a build of its documents, the deleted ones kept.
-        with ShardedIndex().build([*docs, "w2 w6", "w1 w2 w2"]) as built:
-            built.delete([1, 3, 5])
+        # The shard's postings: those of a shard of its documents added at once, the
+        # deleted ones kept.
+        with ShardedIndex(max_shard_growth=growth).build(docs[:2]) as once:
+            once.add([*docs[2:], *more])
+            once.delete([1, 3, 5])
             mine = sharded._open_shard(str(shard)).index
-            theirs = sharded._open_shard(built._dirs[0]).index
+            theirs = sharded._open_shard(once._dirs[1]).index
             for name in ("indptr", "docs", "impacts", "term_max"):
                 np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name))
         assert index.compact().tolist() == [0, 2, 4, 6]
@@ -581,7 +597,7 @@ def test_the_speed_script_checks_the_changed_index_against_a_rebuild(capsys):
     result = main(["--documents", "3000", "--vocabulary", "500", "--workers", "1",
                    "--queries", "50", "--repeat", "1"])  # fmt: skip
     assert result["changed_documents"] == 30
-    assert result["shards_after_add"] == 1  # appended to the one shard
+    assert result["shards_after_add"] == 2  # a shard of its own: the build's is not rewritten
     assert result["identical_top_10_ids"] and result["largest_score_difference"] < 1e-9
     assert 0 < result["add_over_build"] and 0 < result["delete_over_build"]
     table = capsys.readouterr().out.strip().splitlines()

@@ -27,8 +27,8 @@ Workers receive paths, never index arrays: a shard is memory-mapped from its dir
 the worker that searches it and kept open there.
 
 The index changes as Lucene's does, by new segments (or, under a size bound, documents
-appended to the last shard, as a merge policy would merge a small segment into another) and
-tombstones, with one difference: its statistics are always those of the documents it holds,
+appended to the shard of the additions before, as a merge policy would merge small segments)
+and tombstones, with one difference: its statistics are always those of the documents it holds,
 so that every score equals a rebuild's. A shard keeps each posting's term count and each
 document's length beside its impacts; a change updates the collection's statistics (an
 addition counts only the new documents, a deletion reads the postings of the deleted ones),
@@ -812,21 +812,23 @@ class ShardedIndex:
     verbose : bool, default=False
         Progress bars (tqdm) of the build.
     max_shard_growth : float, default=1.1
-        The merge policy of :meth:`add`: new documents are appended to the last shard when
-        it then holds at most ``max_shard_growth`` times the mean size of the index's
-        shards (deleted documents included); past it they make a new shard. A query waits
-        for the largest shard (a small shard costs a task on a worker that also searches a
-        full one), so with the default a query after additions runs within about 10% of an
-        index of as many even shards; a new shard, which the next adds fill in turn, is
-        written only once the last one has reached the bound. 0: every add makes a new
-        shard; ``inf``: always the last shard. :meth:`compact` evens the shards out again.
+        The merge policy of :meth:`add`. Additions make a shard of their own, as Lucene
+        writes a new segment: new documents are appended to the last shard when additions
+        made it and it then holds at most ``max_shard_growth`` times the mean size of the
+        index's shards (deleted documents included), and past it they make a new shard. An
+        addition thus never rewrites a shard that :meth:`build` or :meth:`compact` wrote
+        (the cost of appending is that of rewriting the shard appended to), and the
+        additions' shards fill up to about the mean before the next starts. 0: every add
+        makes a new shard; ``inf``: always the additions' last shard. :meth:`compact`
+        evens the shards out again.
 
-    The index changes in place: :meth:`add` puts new documents at the end of the last
-    shard or in a new shard (``max_shard_growth``), :meth:`delete` marks documents deleted
-    (each shard keeps the list of its own, and its search skips them; their postings stay
-    until :meth:`compact`), and after each the collection's statistics are those of the
-    documents left: the document count, the mean length, and every document frequency (so
-    the idf of every word is recomputed over them), every shard scored again with them.
+    The index changes in place: :meth:`add` puts new documents in a new shard or at the
+    end of the shard of the additions before (``max_shard_growth``), :meth:`delete` marks
+    documents deleted (each shard keeps the list of its own, and its search skips them;
+    their postings stay until :meth:`compact`), and after each the collection's statistics
+    are those of the documents left: the document count, the mean length, and every
+    document frequency (so the idf of every word is recomputed over them), every shard
+    scored again with them.
     The top k (ids and scores, to float32 rounding) is then that of an index built from the
     documents left, ids mapped; ids are stable until :meth:`compact` renumbers them.
 
@@ -1171,23 +1173,24 @@ class ShardedIndex:
             )
 
     def add(self, documents) -> np.ndarray:
-        """Add documents, to the last shard or as a new one; returns their ids.
+        """Add documents, as a new shard or to the shard of the additions before; returns
+        their ids.
 
         The new documents are counted (on a worker), their terms join the vocabulary and
-        their counts the collection's statistics. Under the bound of ``max_shard_growth``
-        they are appended to the last shard, indexed again from the term counts it keeps
-        and theirs; past it, they are indexed as a new shard. Every other shard is scored
-        again with the new statistics, from its term counts (no text is read again), each
-        on its worker. The change is committed by one atomic rename of the index file: an
-        index interrupted midway opens as before it.
+        their counts the collection's statistics. When additions made the last shard and
+        it stays under the bound of ``max_shard_growth`` with them, they are appended to
+        it, indexed again from the term counts it keeps and theirs; otherwise they are
+        indexed as a new shard. Every other shard is scored again with the new statistics,
+        from its term counts (no text is read again), each on its worker. The change is
+        committed by one atomic rename of the index file: an index interrupted midway opens
+        as before it.
 
-        The last shard, rather than the smallest: the new ids follow every id given so far,
-        the last shard's included, so appended there they keep each shard one contiguous
-        range of ids (an offset and a size in the index file, its format unchanged, and
-        the ids of its postings those of a shard built from its documents). The smallest
-        shard would even the work out further but hold two ranges of ids; the bound keeps
-        the last shard from growing far past the mean, and :meth:`compact` evens the
-        shards out.
+        Only ever the last shard: the new ids follow every id given so far, so appended
+        there they keep each shard one contiguous range of ids (an offset and a size in
+        the index file, its format unchanged, and the ids of its postings those of a shard
+        built from its documents). A shard of the build is never appended to, since that
+        would rewrite all its postings; the bound keeps the additions' shard from growing
+        far past the mean, and :meth:`compact` evens the shards out.
 
         Parameters
         ----------
@@ -1246,7 +1249,7 @@ class ShardedIndex:
             new["shards"][-1]["n_docs"] += counted["n_docs"]
         else:
             new["shards"].append(
-                {"path": target.name, "offset": first, "n_docs": counted["n_docs"]}
+                {"path": target.name, "offset": first, "n_docs": counted["n_docs"], "added": True}
             )
         for t in new_terms:
             vocabulary[t] = len(vocabulary)
@@ -1254,9 +1257,11 @@ class ShardedIndex:
         return np.arange(first, first + counted["n_docs"], dtype=np.int64)
 
     def _appends(self, n_new: int, growth: float) -> bool:
-        """Whether ``n_new`` documents added go to the last shard: whether it then holds at
-        most ``growth`` times the mean size of the index's shards (deleted documents
-        included: their postings are walked until a compaction)."""
+        """Whether ``n_new`` documents added go to the last shard: whether additions made
+        it, and it then holds at most ``growth`` times the mean size of the index's shards
+        (deleted documents included: their postings are walked until a compaction)."""
+        if not self._doc["shards"][-1].get("added", False):
+            return False
         n_shards = len(self._dirs)
         last = int(self.offsets_[-1] - self.offsets_[-2])
         return last + n_new <= growth * (int(self.offsets_[-1]) + n_new) / n_shards
