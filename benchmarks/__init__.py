@@ -40,6 +40,9 @@ Speed (``results/speed/<name>.json``):
   against one process (printed; B, "Speed").
 - ``index_changes``: adding and deleting 1% of a BM25 index's documents against a full
   build, and queries after the change against a rebuilt index (printed; B, "Speed").
+- ``index_size``: a BM25 index of 100M passages in shards on local Dask workers, each
+  shard's peak memory against a quarter of the index (``index-size``; N, "An index larger
+  than memory").
 - ``filtered_queries``: BM25 queries under a filter (``allowed=``) against the same queries
   unfiltered and bm25s's ``weight_mask`` (``filtered-queries``; not yet on a page).
 - ``insuranceqa_rankers``: every learned ranker and lever on InsuranceQA valid (printed; B,
