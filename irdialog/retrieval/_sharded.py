@@ -90,7 +90,8 @@ _QUERY_BLOCK = 4096
 # scattered to the workers first (one copy each).
 _INLINE_BYTES = 1 << 18
 # A shard's term counts between the steps of a build (or of an addition).
-_COUNTS = ("counts_data.bin", "counts_indices.bin", "counts_indptr.npy", "counts_lengths.npy")
+_COUNTS = ("counts_data.bin", "counts_indices.bin", "counts_indptr.npy", "counts_lengths.npy",
+           "counts_df.npy")  # fmt: skip
 # Documents counted at a time in step 1, and postings turned term-major or scored at a time
 # in step 3 (and when a shard is scored again): a worker's memory holds these blocks and the
 # shard's per-document and per-term arrays, never the shard's postings.
@@ -270,6 +271,7 @@ def _count_shard(texts, params: dict, directory: str, shard: int) -> dict:
     lengths = np.concatenate(lengths)
     np.save(directory / _COUNTS[2], np.concatenate(indptr), allow_pickle=False)
     np.save(directory / _COUNTS[3], lengths, allow_pickle=False)
+    np.save(directory / _COUNTS[4], df, allow_pickle=False)  # each term's postings in step 3
     return {
         "terms": list(vocabulary),
         "df": df,
@@ -386,7 +388,7 @@ def _counts(directory: Path) -> tuple:
             if (directory / name).stat().st_size else np.zeros(0, dtype)
             for name, dtype in zip(_COUNTS[:2], (np.float32, np.int32))]  # fmt: skip
     indptr, lengths, remap = (np.load(directory / name)
-                              for name in (*_COUNTS[2:], "remap.npy"))  # fmt: skip
+                              for name in (*_COUNTS[2:4], "remap.npy"))  # fmt: skip
     return *flat, indptr, lengths, remap
 
 
@@ -406,8 +408,7 @@ def _term_major_files(directory: Path, n_terms: int) -> tuple:
     :func:`_write_shard`). A block's postings of a term follow the blocks' before."""
     data, terms, doc_ptr, _, remap = _counts(directory)
     per_term = np.zeros(n_terms, dtype=np.int64)
-    for d0, d1 in _blocks(doc_ptr):
-        per_term += np.bincount(remap[terms[doc_ptr[d0] : doc_ptr[d1]]], minlength=n_terms)
+    per_term[remap] = np.load(directory / _COUNTS[4])  # a term's documents: its postings
     indptr = np.concatenate([[0], np.cumsum(per_term)])
     files = [_new_file(directory, name, dtype, int(indptr[-1]))
              for name, dtype in (("docs", np.int32), ("tfs", np.float32))]  # fmt: skip
