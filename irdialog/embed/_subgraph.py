@@ -37,7 +37,7 @@ from ._training import (
     GoldFitMixin,
     TrainingMixin,
     aligned_copy,
-    csr_arrays,
+    table_problem,
     train_tables,
 )
 
@@ -386,23 +386,11 @@ class SubgraphEmbeddingRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEsti
         e_types = np.tile(np.arange(n_types, dtype=np.int64), len(e_nodes))
         e_ptr = np.zeros(len(X) + 1, np.int64)
         np.cumsum(counts, out=e_ptr[1:])
-        m_indptr, m_indices, _ = csr_arrays(paths)
-        return dict(
-            x=csr_arrays(x_bags),
-            gold=gold,
-            r=csr_arrays(r_bags),
-            n_candidates=len(self.candidates_),
-            matches=_kernels.SEMatches(
-                e_ptr,
-                e_words.astype(np.int64),
-                e_types,
-                m_indptr,
-                m_indices.astype(np.int64),
-                self._path_rows(),
-                np.zeros(max(n_types * n_nodes, 1), np.int64),
-            ),  # fmt: skip
-            state=np.array([rng.randint(0, 2**63, dtype=np.int64)], dtype=np.uint64),
-        )
+        entities = e_ptr, e_words, e_types
+        return table_problem(
+            rng, x_bags, gold, r_bags, len(self.candidates_), entities, paths,
+            self._path_rows(), n_types * n_nodes,
+        )  # fmt: skip
 
     def _init_params(self, rng, continuing):
         dim = self.embedding_dim

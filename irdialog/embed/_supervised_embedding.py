@@ -56,7 +56,7 @@ from ._training import (
     GoldFitMixin,
     TrainingMixin,
     aligned_copy,
-    csr_arrays,
+    table_problem,
     train_tables,
 )
 from ._word_vectors import WORD_VECTOR_CONSTRAINTS, embedding_start
@@ -622,12 +622,8 @@ class SupervisedEmbeddingRanker(
         the starting vectors of ``init="ppmi-svd"`` (their zero rows: none), over which
         those of ``initial_embeddings`` go, frozen with ``freeze_embeddings``."""
         if entities is None:  # no contexts, no match types: no entities
-            e_indptr = np.zeros(x_bags.shape[0] + 1, np.int64)
-            e_words = e_types = np.zeros(0, np.int64)
-        else:
-            e_indptr, e_words, e_types = entities
-        m_indptr, m_indices, _ = csr_arrays(m_bags)
-
+            empty = np.zeros(0, np.int64)
+            entities = np.zeros(x_bags.shape[0] + 1, np.int64), empty, empty
         n_words, dim = len(self.vocabulary_), self.embedding_dim
         starts = []
         if init_vectors is not None:
@@ -653,24 +649,12 @@ class SupervisedEmbeddingRanker(
             GV[pretrained[0]] = np.inf
         if pools is None and self.negatives == "bm25":
             pools = bm25_pools(x_bags, r_bags, gold, len(self.candidates_), MINED_NEGATIVES)
-        return dict(
-            pools=pools,
-            params=_kernels.SEParams(U, V, GU, GV),
-            x=csr_arrays(x_bags),
-            gold=gold,
-            r=csr_arrays(r_bags),
-            n_candidates=len(self.candidates_),
-            matches=_kernels.SEMatches(
-                e_indptr,
-                e_words,
-                e_types,
-                m_indptr,
-                m_indices.astype(np.int64),
-                self._type_rows(),
-                np.zeros(max(len(self.match_vocabulary_), 1), np.int64),
-            ),  # fmt: skip
-            state=np.array([rng.randint(0, 2**63, dtype=np.int64)], dtype=np.uint64),
-        )
+        params = _kernels.SEParams(U, V, GU, GV)
+        problem = table_problem(
+            rng, x_bags, gold, r_bags, len(self.candidates_), entities, m_bags,
+            self._type_rows(), len(self.match_vocabulary_),
+        )  # fmt: skip
+        return dict(pools=pools, params=params, **problem)
 
     def _run_epoch(self, problem, order, stats):
         """One SGD epoch of :func:`~irdialog.embed._kernels.se_sgd_epoch` over the

@@ -576,6 +576,32 @@ def csr_arrays(m) -> _kernels.CSR:
     )
 
 
+def table_problem(rng, x_bags, gold, r_bags, n_candidates, entities, m_bags, type_rows, n_marks):
+    """The arrays of :func:`~irdialog.embed._kernels.se_sgd_epoch` shared by the models
+    trained over two embedding tables: the input bags, the gold rows, the candidates' bags,
+    the entities (indptr, word, type) of the inputs, the candidates' match bags, the rows
+    of the match types, the size of the kernel's mark table, and the kernel's random state,
+    drawn last from ``rng``."""
+    e_indptr, e_words, e_types = entities
+    m_indptr, m_indices, _ = csr_arrays(m_bags)
+    return dict(
+        x=csr_arrays(x_bags),
+        gold=gold,
+        r=csr_arrays(r_bags),
+        n_candidates=n_candidates,
+        matches=_kernels.SEMatches(
+            e_indptr,
+            e_words.astype(np.int64),
+            e_types,
+            m_indptr,
+            m_indices.astype(np.int64),
+            type_rows,
+            np.zeros(max(n_marks, 1), np.int64),
+        ),
+        state=np.array([rng.randint(0, 2**63, dtype=np.int64)], dtype=np.uint64),
+    )
+
+
 def train_tables(model, params, step, validate, *, n_epochs, continuing, desc, advice):
     """The epochs of a model trained by :func:`~irdialog.embed._kernels.se_sgd_epoch`: the
     training core (``model._train_epochs``) over a :class:`Run` whose weights are the
