@@ -20,7 +20,12 @@ from irdialog.retrieval import ShardedIndex
 from irdialog.retrieval import _sharded as sharded
 from irdialog.retrieval._bm25 import METHODS
 from irdialog.retrieval._bm25_kernels import TermCounts, bm25_impacts, marked_postings
-from irdialog.retrieval._sharded import ShardFileError, _posting_impacts, _term_major
+from irdialog.retrieval._sharded import (
+    ShardFileError,
+    _length_codes,
+    _posting_impacts,
+    _term_major,
+)
 
 WORDS = ["w0", "w0", "w0", "w1", "w1", "w2", "w3", "w4", "día", "日本", "W1", "?"]
 QUERIES = ["w0", "w1 w2", "w0 w0 w3", "día 日本", "w4 w1 w0", "", "unknown", "w2 w2 w4"]
@@ -67,11 +72,16 @@ def _check_equal(index, texts, method, k=10):
 
 
 @pytest.mark.parametrize("method", METHODS)
-def test_bm25_impacts_are_term_scores_bit_for_bit(method):
+@pytest.mark.parametrize(("extra", "code"), [(0, np.uint8), (300, np.uint16),
+                                             (70_000, np.uint32), (0.5, np.uint32)])  # fmt: skip
+def test_bm25_impacts_are_term_scores_bit_for_bit(method, extra, code):
+    """Whatever the width of the length codes: short, long, very long and fractional
+    lengths."""
     rng = np.random.default_rng(3)
     counts = sp.random(15, 9, density=0.4, random_state=4, format="csr")
     counts.data = rng.integers(1, 5, size=counts.nnz).astype(np.float32)
-    lengths = np.asarray(counts.sum(axis=1)).ravel() + rng.integers(0, 3, 15)
+    lengths = np.asarray(counts.sum(axis=1)).ravel() + rng.integers(0, 3, 15) + extra
+    assert _length_codes(lengths, None, 1.0, 0.5)[0].dtype == code
     ranker = BM25Ranker(method=method, k1=1.3, b=0.6, delta=0.7)
     df = np.bincount(counts.indices, minlength=9)
     ranker._set_statistics(df, 15, float(lengths.sum()))
@@ -88,9 +98,9 @@ def test_bm25_impacts_are_term_scores_bit_for_bit(method):
     dead = np.zeros(15, dtype=bool)
     dead[[2, 7]] = True
     out, best = np.empty_like(impacts), np.zeros_like(term_max)
-    marked = np.where(dead, -1.0, lengths)
-    args = (TermCounts(indptr, docs, tfs), marked, ranker.idf_, ranker.average_length_,
-            METHODS.index(method), 1.3, 0.6, 0.7, out, best)  # fmt: skip
+    codes, norms = _length_codes(lengths, dead, ranker.average_length_, 0.6)
+    args = (TermCounts(indptr, docs, tfs), codes, norms, ranker.idf_, METHODS.index(method),
+            1.3, 0.7, out, best)  # fmt: skip
     bm25_impacts.py_func(*args)
     np.testing.assert_array_equal(out[~dead[docs]], impacts[~dead[docs]])
     assert (out[dead[docs]] == 0).all()
@@ -102,12 +112,13 @@ def test_marked_postings_against_numpy():
     counts = sp.random(40, 12, density=0.3, random_state=6, format="csr")
     indptr, docs, _ = _term_major(counts)
     marked = rng.random(40) < 0.3
+    bits = np.packbits(marked, bitorder="little")
     out = np.full(12, -1, dtype=np.int64)
-    marked_postings(indptr, docs, marked, out)
+    marked_postings(indptr, docs, bits, out)
     expected = [marked[docs[a:b]].sum() for a, b in zip(indptr, indptr[1:])]
     np.testing.assert_array_equal(out, expected)
     again = np.full(12, -1, dtype=np.int64)
-    marked_postings.py_func(indptr, docs, marked, again)
+    marked_postings.py_func(indptr, docs, bits, again)
     np.testing.assert_array_equal(again, expected)
 
 

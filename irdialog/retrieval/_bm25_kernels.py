@@ -25,9 +25,8 @@ count in each (float32 ``tfs``)."""
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _tf_part(method, tf, ratio, k1, b, delta):
-    # _bm25._tf_component, operation for operation.
-    norm = 1.0 - b + b * ratio
+def _tf_part(method, tf, norm, k1, delta):
+    # _bm25._tf_component, operation for operation, given its norm = 1 - b + b |d| / avgdl.
     if method == ROBERTSON or method == LUCENE:
         return tf / (k1 * norm + tf)
     if method == ATIRE:
@@ -39,28 +38,31 @@ def _tf_part(method, tf, ratio, k1, b, delta):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def bm25_impacts(counts, lengths, idf, average_length, method, k1, b, delta, impacts,
-                 term_max):  # fmt: skip
+def bm25_impacts(counts, codes, norms, idf, method, k1, delta, impacts, term_max):
     """Each posting's BM25 impact (float32) into ``impacts``, each term's largest into
     ``term_max``.
 
-    ``counts`` are the postings (:class:`TermCounts`); ``lengths`` the documents' lengths
-    (float32 or float64, exact: token counts), a negative length marking a deleted document,
-    whose postings score 0; ``idf`` (float64) the terms'; ``method`` a position in
-    ``METHODS``. BM25L and BM25+ impacts are less the tf = 0 score, as in the index.
+    ``counts`` are the postings (:class:`TermCounts`); ``codes`` (uint8, uint16 or uint32)
+    each document's entry in ``norms`` (float64), the length normalisation
+    ``1 - b + b |d| / avgdl`` of each distinct length, a negative entry marking deleted
+    documents, whose postings score 0; ``idf`` (float64) the terms'; ``method`` a position
+    in ``METHODS``. BM25L and BM25+ impacts are less the tf = 0 score, as in the index.
+
+    The codes are as narrow as the lengths allow: the gather of each posting's document is
+    what this pass waits on, and a byte a document keeps it in cache (2.5x faster than
+    gathering float32 lengths, measured on 3M passages).
     """
     indptr, docs, tfs = counts.indptr, counts.docs, counts.tfs
     for t in range(indptr.shape[0] - 1):
         best = np.float32(0.0)
         for p in range(indptr[t], indptr[t + 1]):
-            length = np.float64(lengths[docs[p]])
-            if length < 0:
+            norm = norms[codes[docs[p]]]
+            if norm < 0:
                 impacts[p] = np.float32(0.0)
                 continue
-            ratio = length / average_length if average_length > 0 else 1.0
-            part = _tf_part(method, np.float64(tfs[p]), ratio, k1, b, delta)
+            part = _tf_part(method, np.float64(tfs[p]), norm, k1, delta)
             if method == BM25L or method == BM25PLUS:
-                part = part - _tf_part(method, 0.0, ratio, k1, b, delta)
+                part = part - _tf_part(method, 0.0, norm, k1, delta)
             value = np.float32(idf[t] * part)
             impacts[p] = value
             if value > best:
@@ -70,11 +72,13 @@ def bm25_impacts(counts, lengths, idf, average_length, method, k1, b, delta, imp
 
 @njit(cache=True, nogil=True)
 def marked_postings(indptr, docs, marked, out):
-    """Each term's postings of the documents ``marked`` (bool) into ``out`` (int64): term
-    t's documents are ``docs[indptr[t]:indptr[t + 1]]``."""
+    """Each term's postings of the marked documents into ``out`` (int64): term t's documents
+    are ``docs[indptr[t]:indptr[t + 1]]``, and document d is marked when bit ``d % 8`` of
+    ``marked[d // 8]`` is set (``np.packbits(mask, bitorder="little")``). A bit a document
+    keeps the marks in cache: a third faster than a bool a document on 3M passages."""
     for t in range(indptr.shape[0] - 1):
         n = 0
         for p in range(indptr[t], indptr[t + 1]):
-            if marked[docs[p]]:
-                n += 1
+            d = docs[p]
+            n += (marked[d >> 3] >> (d & 7)) & 1
         out[t] = n

@@ -45,6 +45,8 @@ its documents left and the merge is that of an index without them.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import itertools
 import json
 import os
@@ -55,6 +57,7 @@ import threading
 import uuid
 import weakref
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
 from pathlib import Path
 from typing import NamedTuple
@@ -145,12 +148,13 @@ def _new_file(directory: Path, name: str, dtype, n: int) -> Path:
     return part
 
 
-def _place(path: Path, directory: Path, name: str) -> dict:
-    """The array file ``path`` as ``directory/name.npy``; its manifest entry."""
+def _place(path: Path, directory: Path, name: str, entry=None) -> dict:
+    """The array file ``path`` as ``directory/name.npy``; its manifest entry (``entry``
+    where the writer has it)."""
     target = directory / f"{name}.npy"
     if path != target:
         os.replace(path, target)
-    return _entry(target)
+    return entry if entry is not None else _entry(target)
 
 
 def _part(a, lo: int, hi: int, dtype) -> np.ndarray:
@@ -290,45 +294,79 @@ def _statistics_ranker(spec: dict) -> BM25Ranker:
     return ranker
 
 
+def _length_codes(lengths, dead, average_length: float, b: float):
+    """Each document's code into the table of the length normalisations of the distinct
+    lengths, ``1 - b + b |d| / avgdl``, as :func:`bm25_impacts` reads them; the documents
+    marked in ``dead`` code the table's last entry, -1. A code is a byte where the lengths
+    are whole numbers below 255 (as passages' are), two below 65,535, else four."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    top = float(lengths.max()) if len(lengths) else 0.0
+    whole = (lengths >= 0).all() and (lengths == np.rint(lengths)).all()
+    if whole and top < 2**16 - 1:
+        values = np.arange(top + 1)  # code n: length n
+        codes = lengths.astype(np.uint8 if top < 2**8 - 1 else np.uint16)
+    else:
+        values, codes = np.unique(lengths, return_inverse=True)
+        codes = codes.astype(np.uint32)
+    ratio = values / average_length if average_length > 0 else np.ones_like(values)
+    norms = np.append(1.0 - b + b * ratio, -1.0)  # as _bm25._tf_component computes it
+    if dead is not None:
+        codes[dead] = len(norms) - 1
+    return codes, norms
+
+
 def _posting_impacts(ranker, indptr, docs, tfs, lengths, dead=None, path=None):
     """Each posting's impact (float32) with the ranker's statistics, and each term's
     largest; the postings of the documents marked in ``dead`` score 0. The values of
     :meth:`BM25Ranker._term_scores`, bit for bit (:func:`bm25_impacts`).
 
     ``docs`` and ``tfs`` are arrays or array files, read a block of terms at a time. With
-    ``path``, the impacts are written there as an array file, a block at a time, and None
-    is returned in their place."""
+    ``path``, the impacts are written there as an array file, a block at a time, and its
+    manifest entry is returned in their place: a thread writes and hashes each block while
+    the next is scored, into the other of two buffers."""
     indptr = np.asarray(indptr, dtype=np.int64)
     n = int(indptr[-1])
-    impacts = np.empty(n, dtype=np.float32) if path is None else None
-    buffer = None if path is None else np.empty(min(n, 2 * _POSTING_BLOCK), dtype=np.float32)
+    blocks = _blocks(indptr)
     term_max = np.zeros(len(indptr) - 1, dtype=np.float32)
-    lengths = np.asarray(lengths)
-    # Token counts are exact in float32 (below 2**24), whose gathers by the postings take
-    # half the cache; a deleted document's length is -1.
-    exact = len(lengths) == 0 or lengths.max() < 2**24
-    marked = np.array(lengths, dtype=np.float32 if exact else np.float64)
-    if dead is not None:
-        marked[dead] = -1.0
-    scoring = (float(ranker.average_length_), METHODS.index(ranker.method), float(ranker.k1),
-               float(ranker.b), float(ranker.delta))  # fmt: skip
-    with contextlib.ExitStack() as stack:
-        if path is not None:  # appended to a block at a time, as np.save writes it
-            f = stack.enter_context(open(path, "wb"))
-            header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
-                      "fortran_order": False, "shape": (n,)}  # fmt: skip
-            np.lib.format.write_array_header_1_0(f, header)
-        for t0, t1 in _blocks(indptr):
-            lo, hi = indptr[t0], indptr[t1]
-            counts = TermCounts(indptr[t0 : t1 + 1] - lo, _part(docs, lo, hi, np.int32),
-                                _part(tfs, lo, hi, np.float32))  # fmt: skip
-            if buffer is not None and len(buffer) < hi - lo:  # a term of many postings
-                buffer = np.empty(hi - lo, dtype=np.float32)
-            block = impacts[lo:hi] if path is None else buffer[: hi - lo]
-            bm25_impacts(counts, marked, ranker.idf_[t0:t1], *scoring, block, term_max[t0:t1])
-            if path is not None:
-                block.tofile(f)
-    return impacts, term_max
+    codes, norms = _length_codes(lengths, dead, float(ranker.average_length_), float(ranker.b))
+    scoring = (METHODS.index(ranker.method), float(ranker.k1), float(ranker.delta))
+
+    def score(t0, t1, out):
+        lo, hi = indptr[t0], indptr[t1]
+        counts = TermCounts(indptr[t0 : t1 + 1] - lo, _part(docs, lo, hi, np.int32),
+                            _part(tfs, lo, hi, np.float32))  # fmt: skip
+        bm25_impacts(counts, codes, norms, ranker.idf_[t0:t1], *scoring, out, term_max[t0:t1])
+
+    if path is None:
+        impacts = np.empty(n, dtype=np.float32)
+        for t0, t1 in blocks:
+            score(t0, t1, impacts[indptr[t0] : indptr[t1]])
+        return impacts, term_max
+    largest = max((int(indptr[t1] - indptr[t0]) for t0, t1 in blocks), default=0)
+    buffers = [np.empty(largest, dtype=np.float32) for _ in range(2)]
+    digest = hashlib.sha256()
+    header = io.BytesIO()  # as np.save writes it
+    np.lib.format.write_array_header_1_0(header, {
+        "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+        "fortran_order": False, "shape": (n,)})  # fmt: skip
+
+    def write(data):
+        f.write(data)
+        digest.update(data)
+
+    with open(path, "wb") as f, ThreadPoolExecutor(max_workers=1) as writer:
+        pending = [writer.submit(write, header.getvalue()), None]
+        for i, (t0, t1) in enumerate(blocks):
+            if pending[i % 2] is not None:
+                pending[i % 2].result()  # its buffer written
+            block = buffers[i % 2][: indptr[t1] - indptr[t0]]
+            score(t0, t1, block)
+            pending[i % 2] = writer.submit(write, memoryview(block).cast("B"))
+        for job in pending:
+            if job is not None:
+                job.result()
+        size = f.tell()
+    return {"bytes": size, "sha256": digest.hexdigest()}, term_max
 
 
 def _link_array(source: Path, directory: Path, name: str, entry: dict) -> dict:
@@ -351,7 +389,7 @@ def _write_shard(directory: Path, ranker, postings, lengths, *, dead=None, links
     manifest entry)) linked from the source rather than written."""
     indptr, docs, tfs = postings
     impacts = directory / f".impacts.{uuid.uuid4().hex}.npy"
-    _, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths, dead, path=impacts)
+    written, term_max = _posting_impacts(ranker, indptr, docs, tfs, lengths, dead, path=impacts)
     arrays = {"indptr": indptr, "docs": docs, "impacts": impacts, "term_max": term_max,
               "tfs": tfs, "lengths": lengths}  # fmt: skip
     if dead is not None:
@@ -362,7 +400,7 @@ def _write_shard(directory: Path, ranker, postings, lengths, *, dead=None, links
         if name in links:
             files[f"{name}.npy"] = _link_array(links[name][0], directory, name, links[name][1])
         elif isinstance(a, Path):
-            files[f"{name}.npy"] = _place(a, directory, name)
+            files[f"{name}.npy"] = _place(a, directory, name, written if a == impacts else None)
         else:
             files[f"{name}.npy"] = _write_array(directory, name, a)
     manifest = {"format": FORMAT, "n_docs": len(lengths), "n_terms": len(indptr) - 1,
@@ -517,12 +555,13 @@ def _deleted_counts(directory: str, dead):
     statistics: the terms they hold, how many of them hold each, their total length."""
     manifest, a = _shard_arrays(Path(directory))
     mask = _dead_mask(manifest["n_docs"], dead)
+    bits = np.packbits(mask, bitorder="little")
     indptr = np.asarray(a["indptr"], dtype=np.int64)
     per_term = np.zeros(len(indptr) - 1, dtype=np.int64)
     for t0, t1 in _blocks(indptr):
         lo, hi = indptr[t0], indptr[t1]
         docs = _part(a["docs"], lo, hi, np.int32)
-        marked_postings(indptr[t0 : t1 + 1] - lo, docs, mask, per_term[t0:t1])
+        marked_postings(indptr[t0 : t1 + 1] - lo, docs, bits, per_term[t0:t1])
     terms = np.flatnonzero(per_term)
     return terms, per_term[terms], float(np.asarray(a["lengths"])[mask].sum())
 
