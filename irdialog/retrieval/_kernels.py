@@ -212,8 +212,8 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
         allowed one at or after the essential postings' next: the filter's ids and the
         postings leapfrog by galloping.
     deleted : bool (n_docs,) or (0,)
-        Documents never returned (length 0: none): the essential postings step over them
-        unscored.
+        Documents never returned (length 0: none): scored like the others, and kept out of
+        the top k as they would enter it.
     out : TopK
         Written for ``rows``.
     """
@@ -297,13 +297,6 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
                             pos[s] = p
                             cur[s] = docs[p] if p < end[s] else n_docs
                     continue
-            if skip and deleted[doc]:  # its essential postings passed over, unscored
-                for s in range(first_essential, m):
-                    if cur[s] == doc:
-                        p = pos[s] + 1
-                        pos[s] = p
-                        cur[s] = docs[p] if p < end[s] else n_docs
-                continue
             partial = 0.0
             n_touched = 0
             for s in range(first_essential, m):
@@ -334,7 +327,10 @@ def maxscore_top_k(queries, postings, term_max, n_docs, k, rows, allowed, delete
                 score = 0.0  # the exact sum, in the query's term order
                 for jj in range(n_terms):
                     score += contrib[jj]
-                if score > theta:
+                # Deleted documents are looked up only here, as one would enter: a shard's
+                # score 0 (their impacts are 0) and never get here, and the lookup, a cache
+                # miss a document, stays out of the loop.
+                if score > theta and not (skip and deleted[doc]):
                     size = _push(heap_score, heap_doc, size, score, doc)
                     if size == k:
                         theta = heap_score[0]
