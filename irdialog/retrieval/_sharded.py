@@ -294,6 +294,11 @@ def _statistics_ranker(spec: dict) -> BM25Ranker:
     return ranker
 
 
+def _whole(a: np.ndarray) -> bool:
+    """Whether every value of ``a`` is a whole number at least 0."""
+    return bool((a >= 0).all() and (a == np.rint(a)).all())
+
+
 def _length_codes(lengths, dead, average_length: float, b: float):
     """Each document's code into the table of the length normalisations of the distinct
     lengths, ``1 - b + b |d| / avgdl``, as :func:`bm25_impacts` reads them; the documents
@@ -301,7 +306,8 @@ def _length_codes(lengths, dead, average_length: float, b: float):
     are whole numbers below 255 (as passages' are), two below 65,535, else four."""
     lengths = np.asarray(lengths, dtype=np.float64)
     top = float(lengths.max()) if len(lengths) else 0.0
-    whole = (lengths >= 0).all() and (lengths == np.rint(lengths)).all()
+    blocks = range(0, len(lengths), _COUNT_BLOCK)  # checked a block at a time: no temporaries
+    whole = all(_whole(lengths[i : i + _COUNT_BLOCK]) for i in blocks)  # of the shard's size
     if whole and top < 2**16 - 1:
         values = np.arange(top + 1)  # code n: length n
         codes = lengths.astype(np.uint8 if top < 2**8 - 1 else np.uint16)
