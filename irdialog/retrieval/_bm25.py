@@ -49,9 +49,15 @@ def _idf(method: str, df: np.ndarray, n_docs: int) -> np.ndarray:
     return np.log((n_docs + 1.0) / df)  # bm25+
 
 
+def length_norm(length_ratio, b):
+    """The length normalisation ``1 - b + b |d| / avgdl`` of the variants; ``length_ratio``
+    is |d| / avgdl."""
+    return 1.0 - b + b * length_ratio
+
+
 def _tf_component(method, tf, length_ratio, k1, b, delta):
     """The term-frequency part of each variant; ``length_ratio`` is |d| / avgdl."""
-    norm = 1.0 - b + b * length_ratio
+    norm = length_norm(length_ratio, b)
     if method in ("robertson", "lucene"):
         return tf / (k1 * norm + tf)
     if method == "atire":

@@ -26,7 +26,7 @@ count in each (float32 ``tfs``)."""
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _tf_part(method, tf, norm, k1, delta):
-    # _bm25._tf_component, operation for operation, given its norm = 1 - b + b |d| / avgdl.
+    # _bm25._tf_component, operation for operation, given its _bm25.length_norm.
     if method == ROBERTSON or method == LUCENE:
         return tf / (k1 * norm + tf)
     if method == ATIRE:

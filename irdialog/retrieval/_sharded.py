@@ -70,7 +70,7 @@ from tqdm.auto import tqdm
 from .._digest import file_sha256
 from .._threads import n_threads
 from ..base import check_positive_int
-from ._bm25 import METHODS, BM25Ranker
+from ._bm25 import METHODS, BM25Ranker, length_norm
 from ._bm25_kernels import TermCounts, bm25_impacts, marked_postings
 from ._index import InvertedIndex, check_allowed, count_tokens
 
@@ -315,7 +315,7 @@ def _length_codes(lengths, dead, average_length: float, b: float):
         values, codes = np.unique(lengths, return_inverse=True)
         codes = codes.astype(np.uint32)
     ratio = values / average_length if average_length > 0 else np.ones_like(values)
-    norms = np.append(1.0 - b + b * ratio, -1.0)  # as _bm25._tf_component computes it
+    norms = np.append(length_norm(ratio, b), -1.0)
     if dead is not None:
         codes[dead] = len(norms) - 1
     return codes, norms
@@ -406,7 +406,9 @@ def _write_shard(directory: Path, ranker, postings, lengths, *, dead=None, links
         if name in links:
             files[f"{name}.npy"] = _link_array(links[name][0], directory, name, links[name][1])
         elif isinstance(a, Path):
-            files[f"{name}.npy"] = _place(a, directory, name, written if a == impacts else None)
+            files[f"{name}.npy"] = _place(
+                a, directory, name, written if name == "impacts" else None
+            )
         else:
             files[f"{name}.npy"] = _write_array(directory, name, a)
     manifest = {"format": FORMAT, "n_docs": len(lengths), "n_terms": len(indptr) - 1,
