@@ -276,63 +276,86 @@ def test_se_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
 # --------------------------------------------------------------------------- MemN2N kernels
 
 
-def _parts_loss_grad(pb, n_parts, threads, lazy):
-    """batch_loss_grad_parts on the Problem ``pb`` of test_memn2n: (loss, correct, dE, dH,
-    dG), with the gradient's rows those of batch_rows (lazy) or every row."""
-    n_mat = pb.E.shape[0]
-    n_gates = len(pb.G)
-    sizes = (n_mat, pb.V, pb.dim, pb.hops, len(pb.batch), int(np.diff(pb.mptr).max()),
-             pb.n_cand, 2)  # fmt: skip
-    parts = P.make_parts(n_parts, *sizes, pb.E.dtype, n_gates)
-    parts.dE[0] = 7.0  # what an update of the dense gradient leaves: overwritten
-    if lazy:
-        mark = np.zeros(pb.V, np.int64)
-        rows, w_rows = np.empty(pb.V, np.int64), np.empty(pb.V, np.int64)
-        n, n_w = MK.batch_rows(pb.data(), pb.batch, pb.cands(), mark, 2, rows, w_rows)
-        rows, w_rows = rows[:n], w_rows[:n_w]
-        parts.dE[0] = 0.0
-    else:
-        rows = w_rows = np.arange(pb.V)
-    with numba_threads(threads):
-        loss, correct = P.batch_loss_grad_parts(
-            pb.E, pb.H, pb.G, pb.cfg, pb.data(), pb.cands(), pb.y, pb.batch, parts, n_parts,
-            rows, w_rows,
-        )  # fmt: skip
-    assert not parts.dE[1:].any()  # the other parts are zero again
-    return loss, correct, parts.dE[0].copy(), parts.dH[0].copy(), parts.dG[0].copy()
+def _reference_epoch(pb, order, batch_size, adam, lr, frozen_rows):
+    """The numpy reference of an epoch of ``pb`` (test_memn2n's Problem): the batches of
+    ``order`` in turn, each a step of plain SGD or dense Adam (no clipping) on
+    :func:`~irdialog.embed._reference.batch_loss_grad`'s gradient, but for the embedding
+    rows ``frozen_rows``. Returns (E, H, G, loss, correct)."""
+    W = {"E": pb.E.copy(), "H": pb.H.copy(), "G": pb.G.copy()}
+    moments = {k: (np.zeros_like(x), np.zeros_like(x)) for k, x in W.items()}
+    trained = ["E"] + ["H"] * bool(pb.cfg[MK.USE_H]) + ["G"] * bool(len(pb.G))
+    loss = correct = 0
+    for step, start in enumerate(range(0, len(order), batch_size), start=1):
+        pb.batch = order[start : start + batch_size]
+        b_loss, b_correct, dE, dH, dG, _ = R.batch_loss_grad(pb, W["E"], W["H"], W["G"])
+        loss, correct = loss + b_loss, correct + b_correct
+        dE[:, frozen_rows] = 0.0
+        grads = {"E": dE, "H": dH, "G": dG}
+        for k in trained:
+            g = grads[k]
+            if adam:
+                betas, eps = _memn2n._ADAM_BETAS, _memn2n._ADAM_EPS
+                W[k], *moments[k] = R.adam_step(W[k], g, *moments[k], step, lr, *betas, eps)
+            else:
+                W[k] = R.sgd_step(W[k], g, lr)
+        W["E"][:, 0] = 0.0
+        W["E"][:, frozen_rows] = pb.E[:, frozen_rows]
+    E, H, G = W["E"], W["H"], W["G"]
+    return E, H, G, loss, correct
 
 
 @pytest.mark.parametrize("config", [CONFIGS[0], CONFIGS[2], GATED[1]])
-@pytest.mark.parametrize("n_parts, lazy", [(2, True), (3, False), (5, True)])
-def test_memn2n_batch_on_parts_is_the_numpy_reference(config, n_parts, lazy):
+@pytest.mark.parametrize("adam, frozen", [(False, False), (True, False), (False, True)])
+def test_memn2n_hogwild_epoch_on_one_thread_is_the_numpy_reference(config, adam, frozen):
+    """On one thread, the batches of :func:`hogwild_epoch` step the weights one after
+    another, as the serial fit does: SGD (row-wise, as the fit takes it) and dense Adam,
+    with and without frozen rows."""
     pb = Problem(0, dtype=np.float64, **config)
-    r_loss, r_correct, r_dE, r_dH, r_dG, _ = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
-    threads = min(n_parts, numba.config.NUMBA_NUM_THREADS)
-    loss, correct, dE, dH, dG = _parts_loss_grad(pb, n_parts, threads, lazy)
+    order = np.array([3, 0, 5, 1, 2, 4, 0], np.int64)  # batches of 3, 3 and 1
+    batch_size, lr = 3, 0.05
+    rows = np.array([9, 11], np.int64) if frozen else np.zeros(0, np.int64)
+    ref = _reference_epoch(pb, order, batch_size, adam, lr, rows)
+    E, H, G = pb.E.copy(), pb.H.copy(), pb.G.copy()
+    n_mat = len(E)
+    th = P.make_threads(1, n_mat, pb.V, pb.dim, pb.hops, batch_size,
+                        int(np.diff(pb.mptr).max()), pb.n_cand, 2, E.dtype, len(G))  # fmt: skip
+    moments = MK.Moments(*(np.zeros_like(x) for x in (E, E, H, H, G, G)))
+    use_h = pb.cfg[MK.USE_H] != 0
+    update = MK.Update(adam, use_h, len(G) > 0, -1.0, lr, *_memn2n._ADAM_BETAS, _memn2n._ADAM_EPS)
+    values = E[:, rows, :].copy()
+    cands = pb.cands()
+    words = cands._replace(ctok=np.unique(cands.ctok))
+    with numba_threads(1):
+        loss, correct = P.hogwild_epoch(
+            E, H, G, pb.cfg, pb.data(), cands, words, pb.y, order, batch_size, th, 1,
+            moments, update, 0, not adam, rows, values,
+        )  # fmt: skip
+    np.testing.assert_allclose(loss, ref[3], rtol=1e-9)
+    assert correct == ref[4]
+    np.testing.assert_array_equal(E[:, rows], values)
     tol = dict(rtol=1e-9, atol=1e-10)
-    np.testing.assert_allclose(loss, r_loss, **tol)
-    assert correct == r_correct
-    np.testing.assert_allclose(dE, r_dE, **tol)
-    np.testing.assert_allclose(dH, r_dH, **tol)
-    np.testing.assert_allclose(dG, r_dG, **tol)
-    assert np.abs(dE).sum() > 0
+    np.testing.assert_allclose(E, ref[0], **tol)
+    np.testing.assert_allclose(H, ref[1], **tol)
+    np.testing.assert_allclose(G, ref[2], **tol)
+    assert not np.allclose(E, pb.E)  # the epoch moved them
 
 
-def test_memn2n_batch_on_parts_float32_and_a_batch_shorter_than_the_parts():
-    pb = Problem(3, dtype=np.float32, **CONFIGS[0])
-    pb.batch = pb.batch[:3]  # parts of one example each, smaller than make_parts sized
-    r_loss, r_correct, r_dE, *_ = R.batch_loss_grad(pb, pb.E, pb.H, pb.G)
-    loss, correct, dE, *_ = _parts_loss_grad(pb, 2, 2, lazy=True)
-    np.testing.assert_allclose(loss, r_loss, rtol=2e-4)
-    np.testing.assert_allclose(dE, r_dE, rtol=2e-4, atol=2e-5)
-    assert correct == r_correct
+def test_memn2n_epochs_too_small_for_threads_run_the_serial_kernels(monkeypatch):
+    X, y, _ = make_tiny_dialogs()
+    params = dict(hops=1, embedding_dim=8, epochs=2, batch_size=4, random_state=0)
+    model = MemN2NRanker(**params).fit(X, y)
+    n_batches = -(-len(X) // 4)
+    assert model._batch_work(model._encode(X)) * n_batches < 2 * MIN_WORK_PER_THREAD
+    monkeypatch.setattr(_memn2n, "hogwild_epoch", None)  # a call would fail
+    threaded = MemN2NRanker(**params, n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(threaded.embeddings_, model.embeddings_)
 
 
 @two_threads
 def test_memn2n_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
     """Dialog bAbI task 1 (bundled), 600 examples, 2 epochs at the bench's settings: the
-    batches of the 2-thread fits run on two threads (their 4,212 candidates pay for it),
-    and the fits of 5 seeds score, on average, inside the range of the 1-thread fits."""
+    epochs of the 2-thread fits run on two threads (Hogwild), and the fits of 5 seeds
+    score, on average, inside the range of the 1-thread fits."""
     train, dev = load_dialog_babi(1, "trn"), load_dialog_babi(1, "dev")
     X, y, Xd, yd = train.X[:600], train.y[:600], dev.X[:600], dev.y[:600]
 
@@ -342,10 +365,9 @@ def test_memn2n_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             learning_rate=0.01, epochs=2, random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = _record_argument(monkeypatch, _memn2n, "batch_loss_grad_parts", 9)  # its parts
+    calls = _record_argument(monkeypatch, _memn2n, "hogwild_epoch", 11)  # its threads
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
-    assert calls and set(calls) == {2}
-    assert len(calls) >= 5 * 2 * (600 // 32)  # every full batch of the 2-thread fits
+    assert calls == [2] * (5 * 2)  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
 
 

@@ -45,7 +45,7 @@ from ..text import (
 )
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
-from ._memn2n_parallel_kernels import batch_loss_grad_parts, make_parts
+from ._memn2n_parallel_kernels import hogwild_epoch, make_threads
 from ._negatives import (
     MINED_NEGATIVES,
     bm25_pools,
@@ -120,6 +120,25 @@ def _restore_frozen(E, frozen):
     """Put the frozen rows back after an update (which weight decay moves them by)."""
     if frozen is not None:
         E[:, frozen[0], :] = frozen[1]
+
+
+def serial_epoch(batch_step, batch_size):
+    """``train_epoch(order, n_steps) -> (loss, correct)``: the mini-batches of
+    ``batch_size`` over the examples ``order`` stepped one after another by
+    ``batch_step(batch, n_steps)`` (``n_steps`` counting the updates from 1, for Adam's
+    bias correction, from the ``n_steps`` before the epoch), their losses and correct
+    answers summed."""
+
+    def train_epoch(order, n_steps):
+        loss, correct = 0.0, 0
+        for start in range(0, len(order), batch_size):
+            n_steps += 1
+            b_loss, b_correct = batch_step(order[start : start + batch_size], n_steps)
+            loss += b_loss
+            correct += b_correct
+        return loss, correct
+
+    return train_epoch
 
 
 class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
@@ -300,14 +319,8 @@ class _MemoryRanker(GoldFitMixin, TrainingMixin, RankerMixin, BaseEstimator):
         def step(epoch):
             nonlocal n_steps
             order = rng.permutation(train_rows)
-            batch_step = epoch_steps(epoch)
-            loss = 0.0
-            correct = 0
-            for start in range(0, len(order), self.batch_size):
-                n_steps += 1
-                b_loss, b_correct = batch_step(order[start : start + self.batch_size], n_steps)
-                loss += b_loss
-                correct += b_correct
+            loss, correct = epoch_steps(epoch)(order, n_steps)
+            n_steps += -(-len(order) // self.batch_size)
             accs.append(correct / len(order))
             return loss / len(order), {"acc": f"{accs[-1]:.3f}"}
 
@@ -679,18 +692,17 @@ class MemN2NRanker(_MemoryRanker):
     n_jobs : int or None, default=None
         Threads of the fit (None: one; -1: every core). With ``n_init`` > 1, up to
         ``n_jobs`` restarts train side by side, each the same computation as alone: the
-        fitted model is bit-for-bit that of ``n_jobs=1``. With ``n_init=1``, each
-        mini-batch is cut into interleaved parts whose gradients are computed on their own
-        threads, in one numba parallel region, and summed in a fixed order before the
-        update: the model differs from that of ``n_jobs=1`` only in the last bits of the
-        float32 sums (within the spread of the seeds), and a seed gives bit-for-bit the
-        same model for a given number of parts. A batch takes only the threads its work
-        pays for: one per 2**20 multiply-adds, estimated as ``batch_size`` x
+        fitted model is bit-for-bit that of ``n_jobs=1``. With ``n_init=1``, an epoch's
+        mini-batches run on the threads at once (thread t takes batches t, t + k, ...),
+        each updating the shared weights without locks, Hogwild, as StarSpace and
+        fastText train: such a fit does not repeat bit for bit, and lands within the
+        spread of the seeds of ``n_jobs=1``. An epoch takes only the threads its work pays
+        for: one per 2**20 multiply-adds, estimated per batch as ``batch_size`` x
         ``embedding_dim`` x (3 x the candidates + 4 x ``hops`` x (the words and memories
-        of an example)), at most ``n_jobs`` and numba's thread count
-        (``NUMBA_NUM_THREADS``); a batch with less than twice that work runs on one
-        thread, exactly as with ``n_jobs=1`` (the batches of dialog bAbI, with its 4,212
-        candidates, take two threads; those of bAbI QA, with a few dozen, one).
+        of an example)), at most ``n_jobs``, the batches and numba's thread count
+        (``NUMBA_NUM_THREADS``); an epoch with less than twice that work runs on one
+        thread, exactly as with ``n_jobs=1``. A fit whose softmax runs over pools (hard
+        ``negatives``, or ``negative_lists``) trains a single run on one thread.
     random_state : int, RandomState instance or None, default=None
         Seeds initialisation, shuffling and noise. A given seed gives bit-for-bit the same
         model (training runs with one BLAS thread, whatever the machine).
@@ -976,18 +988,17 @@ class MemN2NRanker(_MemoryRanker):
         """The training steps of a run on the weights (E, H, G), updated in place (but the
         ``frozen`` rows of E, see :class:`_MemoryRanker`):
         ``epoch_steps(epoch)`` sets up an epoch (after its shuffle: its learning rate,
-        linear start, random noise drawn from ``rng``) and returns ``batch_step(batch,
-        n_steps) -> (loss, correct)``, the gradient and update of one mini-batch.
+        linear start, random noise drawn from ``rng``) and returns ``train_epoch(order,
+        n_steps) -> (loss, correct)``, the gradient and update of each mini-batch.
 
-        With ``batch_threads`` above 1, a batch whose work pays for them
-        (:func:`~irdialog._threads.threads_for_work` of :meth:`_batch_work`) is cut into
-        one interleaved part per thread, whose gradients
-        :func:`~irdialog.embed._memn2n_parallel_kernels.batch_loss_grad_parts` computes in
-        one numba parallel region and sums in part order before the one update.
+        With ``batch_threads`` above 1, an epoch whose work pays for them
+        (:func:`~irdialog._threads.threads_for_work` of :meth:`_batch_work` times its
+        batches) runs its batches on that many threads at once, Hogwild
+        (:func:`~irdialog.embed._memn2n_parallel_kernels.hogwild_epoch`).
 
         With ``pools`` (of :meth:`_training_pools`), each example's softmax runs over its
         gold response and its pool (:func:`~irdialog.embed._memn2n_kernels.
-        pool_softmax_xent`), a batch on one thread."""
+        pool_softmax_xent`), on one thread."""
         E, H, G = weights
         cfg_soft, cfg_lin = self._cfg(True), self._cfg(False)
         n_gates = K.n_gates(cfg_soft)
@@ -1009,13 +1020,21 @@ class MemN2NRanker(_MemoryRanker):
             len(E), len(self.vocabulary_), self.embedding_dim, self.hops, self.batch_size,
             int(counts.max(initial=0)), len(cands.cptr) - 1, len(self.types_),
         )  # fmt: skip
-        ws = K.Workspace(*sizes, np.float32, lazy, n_gates)
-        n_parts = 1
-        if batch_threads > 1 and pools is None:  # a part per thread the batch's work pays for
-            n_parts = threads_for_work(batch_threads, self._batch_work(data))
-        if n_parts > 1:  # the batch's gradient on threads, in one numba parallel region
-            parts = make_parts(n_parts, *sizes, np.float32, n_gates)
-            every_row = np.arange(len(self.vocabulary_))
+        n_threads = 1
+        if batch_threads > 1 and pools is None:  # the threads an epoch's work pays for
+            n_batches = -(-len(data.qsent) // self.batch_size)
+            n_threads = min(
+                threads_for_work(batch_threads, self._batch_work(data) * n_batches), n_batches
+            )
+        if n_threads > 1:
+            threads = make_threads(n_threads, *sizes, np.float32, n_gates)
+            if frozen is None:
+                frozen_rows = np.zeros(0, np.int64)
+                frozen_values = np.zeros((len(E), 0, self.embedding_dim), np.float32)
+            else:
+                frozen_rows, frozen_values = np.asarray(frozen[0], np.int64), frozen[1]
+        else:
+            ws = K.Workspace(*sizes, np.float32, lazy, n_gates)
         pooled = () if pools is None else (K.SoftmaxPools(*pools[1], pools[2]),)
         # batch_rows reads the candidates' words as a set: each word once (a table with
         # the pools' responses repeats many)
@@ -1036,37 +1055,40 @@ class MemN2NRanker(_MemoryRanker):
                 )
             arrays = data.kernel_args(mtime)
 
+            if n_threads > 1:
+
+                def train_epoch(order, n_steps):
+                    with numba_threads(n_threads):
+                        loss, correct = hogwild_epoch(
+                            E, H, G, cfg, arrays, cands, words, y, order, self.batch_size,
+                            threads, n_threads, state, update, n_steps, lazy, frozen_rows,
+                            frozen_values,
+                        )  # fmt: skip
+                    return float(loss), int(correct)
+
+                return train_epoch
+
             def batch_step(batch, n_steps):
-                k = min(n_parts, len(batch))
                 if lazy:
                     ws.row_stamp += 2
                     n, n_w = K.batch_rows(
                         arrays, batch, words, ws.row_mark, ws.row_stamp, ws.rows, ws.w_rows
                     )
                     rows, w_rows = ws.rows[:n], ws.w_rows[:n_w]
-                if k == 1:
-                    b_loss, b_correct = K.batch_loss_grad(
-                        E, H, G, cfg, arrays, cands, y, batch, ws, *pooled
-                    )
-                    grads = ws.dE, ws.dH, ws.dG
-                else:
-                    with numba_threads(k):
-                        b_loss, b_correct = batch_loss_grad_parts(
-                            E, H, G, cfg, arrays, cands, y, batch, parts, k,
-                            *((rows, w_rows) if lazy else (every_row, every_row)),
-                        )  # fmt: skip
-                    grads = parts.dE[0], parts.dH[0], parts.dG[0]
-                _drop_frozen_gradient(grads[0], frozen)
+                b_loss, b_correct = K.batch_loss_grad(
+                    E, H, G, cfg, arrays, cands, y, batch, ws, *pooled
+                )
+                _drop_frozen_gradient(ws.dE, frozen)
                 if lazy:
                     K.apply_update_rows(
-                        E, H, G, *grads, rows, w_rows, w_mat, state, update, n_steps
+                        E, H, G, ws.dE, ws.dH, ws.dG, rows, w_rows, w_mat, state, update, n_steps
                     )  # fmt: skip
                 else:
-                    K.apply_update(E, H, G, *grads, state, update, n_steps)
+                    K.apply_update(E, H, G, ws.dE, ws.dH, ws.dG, state, update, n_steps)
                 _restore_frozen(E, frozen)
                 return b_loss, b_correct
 
-            return batch_step
+            return serial_epoch(batch_step, self.batch_size)
 
         return epoch_steps
 

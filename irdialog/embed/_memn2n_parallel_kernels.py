@@ -1,15 +1,15 @@
-"""The gradient of one MemN2N mini-batch on several threads, in one numba parallel region.
+"""MemN2N's training on several threads, in one numba parallel region per epoch.
 
-:func:`batch_loss_grad_parts` computes what
-:func:`~irdialog.embed._memn2n_kernels.batch_loss_grad` computes, with the batch cut into
-interleaved parts (part p: examples p, p + k, p + 2k, ... of the batch), one per thread,
-each with its own gradient buffers, summed in part order inside the kernel: no thread
-hand-off from Python per batch. The candidates' side (their embeddings, and their
-words' share of the gradient) is cut by candidates instead, so that no part repeats it.
+:func:`hogwild_epoch` runs an epoch's mini-batches on ``k`` threads, thread ``t`` taking
+batches t, t + k, t + 2k, ... of the epoch's order. Each thread computes its batch's
+gradient into its own buffers (the serial step's kernels, with numba's ``np.dot`` for the
+three dense products) and updates the shared weights and optimizer moments at once,
+without locks: Hogwild, as StarSpace and fastText train. No thread waits for another and
+no batch is handed over from Python; a fit so trained does not repeat bit for bit. On one
+thread it takes the serial fit's steps in the serial fit's order.
 
-The result is the serial kernel's up to the order of the float sums, which
-:func:`~irdialog.embed._reference.batch_loss_grad` (the plain numpy reference of the whole
-batch) checks in the tests.
+:func:`part_softmax_xent` and :func:`_candidates_shard` are the pieces QRN's batches on
+threads (:mod:`irdialog.embed._qrn_parallel_kernels`) share with it.
 """
 
 from collections import namedtuple
@@ -22,29 +22,33 @@ from ._memn2n_kernels import (
     W_MAT,
     Activations,
     Upstream,
+    apply_update,
+    apply_update_rows,
     backward_examples,
+    batch_rows,
     candidate_embeddings,
     forward_batch,
     scatter_candidates,
     softmax_xent,
 )
 
-Parts = namedtuple("Parts", "u h mem prob o gate U LT bits gt mark stamp dE dH dG Wc dWc")
-Parts.__doc__ = """The scratch of :func:`batch_loss_grad_parts`: the arrays of one
-:class:`~irdialog.embed._memn2n_kernels.Workspace` per part, stacked on a first axis
-(``u`` ... ``mark``, the gradients ``dE``, ``dH``, ``dG`` and the candidates' gradients
-``dWc``), ``stamp``, each part's int64 stamp of its ``mark``, and ``Wc``, the candidate
-embeddings the parts share. Made by :func:`make_parts`."""
+Threads = namedtuple(
+    "Threads", "u h mem prob o gate U Wc LT bits gt mark stamp dE dH dG dWc row_mark "
+    "row_stamp rows w_rows"
+)  # fmt: skip
+Threads.__doc__ = """The scratch of :func:`hogwild_epoch`: the arrays of one
+:class:`~irdialog.embed._memn2n_kernels.Workspace` per thread, stacked on a first axis,
+with the int64 stamps ``stamp`` and ``row_stamp`` of its ``mark`` and ``row_mark``. Made by
+:func:`make_threads`."""
 
 
-def make_parts(n_parts, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, n_types, dtype,
-               n_gates=0):  # fmt: skip
-    """The :class:`Parts` of ``n_parts`` parts of a batch of up to ``batch_size`` examples
-    (the sizes of :class:`~irdialog.embed._memn2n_kernels.Workspace`); the gradient
-    buffers start at zero, as :func:`batch_loss_grad_parts` leaves them but for part 0."""
-    k, b, m = n_parts, -(-batch_size // n_parts), max(max_mem, 1)
+def make_threads(n_threads, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, n_types,
+                 dtype, n_gates=0):  # fmt: skip
+    """The :class:`Threads` of ``n_threads`` threads for batches of up to ``batch_size``
+    examples (the sizes of :class:`~irdialog.embed._memn2n_kernels.Workspace`)."""
+    k, b, m = n_threads, batch_size, max(max_mem, 1)
     n_gated = b if n_gates else 0
-    return Parts(
+    return Threads(
         u=np.empty((k, b, hops + 1, dim), dtype),
         h=np.empty((k, b, hops, dim), dtype),
         mem=np.empty((k, b, n_mat, m, dim), dtype),
@@ -52,6 +56,7 @@ def make_parts(n_parts, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, 
         o=np.empty((k, n_gated, hops, dim), dtype),
         gate=np.empty((k, n_gated, hops, dim), dtype),
         U=np.empty((k, b, dim), dtype),
+        Wc=np.empty((k, n_cand, dim), dtype),
         LT=np.empty((k, n_cand, b), dtype),
         bits=np.empty((k, n_cand * b), np.int32),
         gt=np.zeros((k, b, max(n_types, 1)), dtype),
@@ -60,27 +65,12 @@ def make_parts(n_parts, n_mat, n_words, dim, hops, batch_size, max_mem, n_cand, 
         dE=np.zeros((k, n_mat, n_words, dim), dtype),
         dH=np.zeros((k, dim, dim), dtype),
         dG=np.zeros((k, n_gates, dim, dim + 1), dtype),
-        Wc=np.empty((n_cand, dim), dtype),
         dWc=np.empty((k, n_cand, dim), dtype),
+        row_mark=np.zeros((k, n_words), np.int64),
+        row_stamp=np.zeros(k, np.int64),
+        rows=np.empty((k, n_words), np.int64),
+        w_rows=np.empty((k, n_words), np.int64),
     )
-
-
-@njit(cache=True, nogil=True)
-def _sum_rows(dE, n_parts, w, rows, w_rows, n_shards, s):
-    """Shard ``s`` of ``n_shards`` of the rows (``w_rows`` for the answer matrix ``w``, else
-    ``rows``) of every matrix: ``dE[0]`` there set to the sum of ``dE[:n_parts]`` in part
-    order (zero when ``n_parts`` is 0), the other parts zeroed."""
-    for m in range(dE.shape[1]):
-        rs = w_rows if m == w else rows
-        r0, r1 = se_shard_bounds(rs.shape[0], n_shards, s)
-        for i in range(r0, r1):
-            r = rs[i]
-            if n_parts == 0:
-                dE[0, m, r, :] = 0.0
-            for q in range(1, n_parts):
-                for d in range(dE.shape[3]):
-                    dE[0, m, r, d] += dE[q, m, r, d]
-                    dE[q, m, r, d] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -91,33 +81,22 @@ def _candidates_shard(E, w, cands, Wc, n_shards, s):
 
 
 @njit(cache=True, nogil=True)
-def _scatter_shard(cands, dWc, dW, n_parts, s):
-    """Shard ``s`` of ``n_parts`` of the candidates: their gradient summed over the parts
-    into ``dWc[0]`` (in part order), then scattered into their words' rows of ``dW``."""
-    lo, hi = se_shard_bounds(dWc.shape[1], n_parts, s)
-    for q in range(1, n_parts):
-        for j in range(lo, hi):
-            for d in range(dWc.shape[2]):
-                dWc[0, j, d] += dWc[q, j, d]
-    scatter_candidates(dW, cands.cptr[lo : hi + 1], cands.ctok, cands.cw, dWc[0, lo:hi])
-
-
-@njit(cache=True, nogil=True)
-def part_softmax_xent(E, w, data, cands, y, part, parts, p, bits):
+def part_softmax_xent(E, w, data, cands, y, part, parts, p, Wc, bits):
     """The candidates' softmax cross-entropy of part ``p`` of a batch (its examples
     ``part``, their final states ``parts.U[p]``), as
     :func:`~irdialog.embed._memn2n_kernels.softmax_xent`, over the logits
-    ``LT = Wc U^T`` of the candidate embeddings ``parts.Wc``: ``LT`` is the part's scratch
+    ``LT = Wc U^T`` of the candidate embeddings ``Wc``: ``LT`` is the part's scratch
     when the part is full, else a new array; ``gt`` the part's rows of ``parts.gt``;
-    ``parts.stamp[p]`` advanced. Any ``parts`` with those fields (MemN2N's, QRN's).
+    ``parts.stamp[p]`` advanced. Any ``parts`` with those fields (MemN2N's threads, QRN's
+    parts).
     Returns (LT, gt, loss, n_correct)."""
     nb = part.shape[0]
     U = parts.U[p, :nb]
     if nb == parts.LT.shape[2]:
         LT = parts.LT[p]
     else:
-        LT = np.empty((parts.Wc.shape[0], nb), E.dtype)
-    np.dot(parts.Wc, U.T, LT)
+        LT = np.empty((Wc.shape[0], nb), E.dtype)
+    np.dot(Wc, U.T, LT)
     gt = parts.gt[p, :nb]
     loss, correct, stamp = softmax_xent(
         LT, U, E, w, data, cands, part, y, parts.mark[p], parts.stamp[p], gt, bits
@@ -127,64 +106,89 @@ def part_softmax_xent(E, w, data, cands, y, part, parts, p, bits):
 
 
 @njit(cache=True, nogil=True)
-def _part_loss_grad(E, H, G, cfg, data, cands, y, batch, parts, n_parts, p):
-    """Part ``p`` of ``n_parts`` of the batch (examples p, p + n_parts, ...): forward,
-    softmax cross-entropy and backward into its buffers, but for the candidates' words
-    (their gradient left in ``parts.dWc[p]``). Returns (loss, n_correct)."""
+def _batch_loss_grad(E, H, G, cfg, data, cands, y, batch, th, t, lazy):
+    """:func:`~irdialog.embed._memn2n_kernels.batch_loss_grad` of ``batch`` in thread
+    ``t``'s scratch of ``th``: the gradient left in ``th.dE[t]``, ``th.dH[t]``,
+    ``th.dG[t]`` (``th.dE[t]`` zeroed first unless ``lazy``). Returns (loss, n_correct)."""
     w = cfg[W_MAT]
-    part = batch[p::n_parts].copy()
-    nb = part.shape[0]
-    U = parts.U[p, :nb]
-    acts = Activations(
-        parts.u[p], parts.h[p], parts.mem[p], parts.prob[p], parts.o[p], parts.gate[p]
-    )
-    forward_batch(E, H, G, cfg, data, part, acts, U)
-    LT, gt, loss, correct = part_softmax_xent(E, w, data, cands, y, part, parts, p, parts.bits[p])
-    Wc = parts.Wc
+    nb = batch.shape[0]
+    U = th.U[t, :nb]
+    acts = Activations(th.u[t], th.h[t], th.mem[t], th.prob[t], th.o[t], th.gate[t])
+    forward_batch(E, H, G, cfg, data, batch, acts, U)
+    Wc = th.Wc[t]
+    candidate_embeddings(E, w, cands.cptr, cands.ctok, cands.cw, Wc)
+    LT, gt, loss, correct = part_softmax_xent(E, w, data, cands, y, batch, th, t, Wc, th.bits[t])
     dU = np.dot(LT.T, Wc)
-    dWc = parts.dWc[p]
+    dWc = th.dWc[t]
     np.dot(LT, U, dWc)
-    dE, dH, dG = parts.dE[p], parts.dH[p], parts.dG[p]
+    dE, dH, dG = th.dE[t], th.dH[t], th.dG[t]
+    if not lazy:
+        dE[:] = 0.0
     dH[:] = 0.0
     dG[:] = 0.0
-    backward_examples(E, H, G, cfg, data, cands, part, acts, Upstream(U, dU, dWc, gt), dE, dH, dG)
+    scatter_candidates(dE[w], cands.cptr, cands.ctok, cands.cw, dWc)
+    backward_examples(E, H, G, cfg, data, cands, batch, acts, Upstream(U, dU, dWc, gt), dE, dH, dG)
+    return loss, correct
+
+
+@njit(cache=True, nogil=True)
+def _thread_batches(E, H, G, cfg, data, cands, words, y, order, batch_size, th, t, n_threads,
+                    moments, update, step, lazy, frozen_rows, frozen_values):  # fmt: skip
+    """Thread ``t``'s batches of the epoch (see :func:`hogwild_epoch`), each a step of the
+    shared weights. Returns (loss, n_correct)."""
+    n = order.shape[0]
+    n_batches = (n + batch_size - 1) // batch_size
+    w = cfg[W_MAT]
+    dE, dH, dG = th.dE[t], th.dH[t], th.dG[t]
+    loss = 0.0
+    correct = 0
+    for b in range(t, n_batches, n_threads):
+        batch = order[b * batch_size : min(n, (b + 1) * batch_size)]
+        n_rows = n_w_rows = 0
+        if lazy:
+            th.row_stamp[t] += 2
+            n_rows, n_w_rows = batch_rows(
+                data, batch, words, th.row_mark[t], th.row_stamp[t], th.rows[t], th.w_rows[t]
+            )
+        b_loss, b_correct = _batch_loss_grad(E, H, G, cfg, data, cands, y, batch, th, t, lazy)
+        loss += b_loss
+        correct += b_correct
+        for r in frozen_rows:  # no step, and nothing added to the clipping norm
+            dE[:, r, :] = 0.0
+        if lazy:
+            rows, w_rows = th.rows[t, :n_rows], th.w_rows[t, :n_w_rows]
+            apply_update_rows(E, H, G, dE, dH, dG, rows, w_rows, w, moments, update, step + b + 1)
+        else:
+            apply_update(E, H, G, dE, dH, dG, moments, update, step + b + 1)
+        for i in range(frozen_rows.shape[0]):  # Adam's moments move a row with no gradient
+            E[:, frozen_rows[i], :] = frozen_values[:, i, :]
     return loss, correct
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def batch_loss_grad_parts(E, H, G, cfg, data, cands, y, batch, parts, n_parts, rows, w_rows):
-    """Summed softmax cross-entropy of the examples ``batch`` and its gradient, on
-    ``n_parts`` threads (at most the parts of ``parts`` and the examples of ``batch``).
+def hogwild_epoch(E, H, G, cfg, data, cands, words, y, order, batch_size, th, n_threads,
+                  moments, update, step, lazy, frozen_rows, frozen_values):  # fmt: skip
+    """One epoch of mini-batches of ``batch_size`` over the examples ``order``, on
+    ``n_threads`` threads (at most the stacked scratch of ``th``), updating the weights
+    (E, H, G) and the :class:`~irdialog.embed._memn2n_kernels.Moments` ``moments`` in place.
 
-    ``rows`` and ``w_rows`` are the embedding rows the gradient can touch (those of
-    :func:`~irdialog.embed._memn2n_kernels.batch_rows`, for every matrix but the answer
-    matrix and for it; every row for a dense gradient): the gradient is left in
-    ``parts.dE[0]``, ``parts.dH[0]`` and ``parts.dG[0]``, zero outside those rows of dE,
-    and the other parts' dE is zero again. Returns (loss, n_correct).
-
-    The body of each parallel loop is a function of its own, so that numba shares no
-    variable of one iteration with another.
+    ``cfg``, ``data``, ``cands`` and ``y`` are those of
+    :func:`~irdialog.embed._memn2n_kernels.batch_loss_grad`; ``words`` the candidates
+    with each word once, for :func:`~irdialog.embed._memn2n_kernels.batch_rows`;
+    ``update`` the :class:`~irdialog.embed._memn2n_kernels.Update`; ``step`` the updates
+    before this epoch (batch b is update ``step + b + 1``, for Adam's bias correction);
+    ``lazy``: the row-wise update of
+    :func:`~irdialog.embed._memn2n_kernels.apply_update_rows`, else the dense one;
+    ``frozen_rows`` (and their ``frozen_values``, (n_matrices, len(frozen_rows), d)) the
+    embedding rows held where they are. Returns (loss, n_correct), summed over the epoch.
     """
-    k = n_parts
-    w = cfg[W_MAT]
-    # the candidates' embeddings, and part 0's gradient zeroed at the rows it will sum
-    for p in prange(k):
-        _candidates_shard(E, w, cands, parts.Wc, k, p)
-        _sum_rows(parts.dE, 0, w, rows, w_rows, k, p)
-    losses = np.zeros(k)
-    corrects = np.zeros(k, np.int64)
-    # the examples, a part per thread
-    for p in prange(k):
-        loss, correct = _part_loss_grad(E, H, G, cfg, data, cands, y, batch, parts, k, p)
-        losses[p] = loss
-        corrects[p] = correct
-    # the candidates' words, a range of candidates per thread, into that thread's part
-    for p in prange(k):
-        _scatter_shard(cands, parts.dWc, parts.dE[p, w], k, p)
-    # the parts' gradients summed into part 0 in part order, a range of rows per thread
-    for p in prange(k):
-        _sum_rows(parts.dE, k, w, rows, w_rows, k, p)
-    for q in range(1, k):
-        parts.dH[0] += parts.dH[q]
-        parts.dG[0] += parts.dG[q]
+    losses = np.zeros(n_threads)
+    corrects = np.zeros(n_threads, np.int64)
+    for t in prange(n_threads):
+        loss, correct = _thread_batches(
+            E, H, G, cfg, data, cands, words, y, order, batch_size, th, t, n_threads,
+            moments, update, step, lazy, frozen_rows, frozen_values,
+        )  # fmt: skip
+        losses[t] = loss
+        corrects[t] = correct
     return losses.sum(), corrects.sum()

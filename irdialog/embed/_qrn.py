@@ -25,6 +25,7 @@ from ._memn2n import (
     _drop_frozen_gradient,
     _MemoryRanker,
     _restore_frozen,
+    serial_epoch,
 )
 from ._qrn_parallel_kernels import batch_loss_grad_parts, make_parts
 
@@ -374,9 +375,9 @@ unit_layout`).
     def _epoch_steps(self, weights, data, y, rng, batch_threads=1, frozen=None):
         """The training steps of a run on the weights (E, theta), updated in place (but the
         ``frozen`` rows of E, see :class:`~irdialog.embed._memn2n._MemoryRanker`):
-        ``epoch_steps(epoch)`` gives ``batch_step(batch, n_steps) -> (loss, correct)``, the
-        gradient and Adam update (with weight decay) of one mini-batch at the epoch's
-        learning rate.
+        ``epoch_steps(epoch)`` gives ``train_epoch(order, n_steps) -> (loss, correct)``
+        (:func:`~irdialog.embed._memn2n.serial_epoch`) over the gradient and Adam update
+        (with weight decay) of each mini-batch at the epoch's learning rate.
 
         With ``batch_threads`` above 1, a batch whose work pays for them
         (:func:`~irdialog._threads.threads_for_work` of :meth:`_batch_work`) is cut into
@@ -424,7 +425,7 @@ unit_layout`).
                 _restore_frozen(E, frozen)
                 return b_loss, b_correct
 
-            return batch_step
+            return serial_epoch(batch_step, self.batch_size)
 
         return epoch_steps
 

@@ -76,7 +76,7 @@ def _part_loss_grad(E, theta, cfg, data, cands, y, batch, parts, n_parts, p):
     U = parts.U[p, :nb]
     bits = parts.bits[p]
     forward_batch(E, theta, cfg, data, part, acts, U, bits)
-    LT, gt, loss, correct = part_softmax_xent(E, 1, data, cands, y, part, parts, p, bits)
+    LT, gt, loss, correct = part_softmax_xent(E, 1, data, cands, y, part, parts, p, parts.Wc, bits)
     Wc = parts.Wc
     dU = np.dot(LT.T, Wc)
     dWc = np.dot(LT, U)
