@@ -23,7 +23,8 @@ def _gated(**kw):
 
 
 class TestGatedMemN2NConformance(RankerConformance):
-    fit_runs_on_threads = True  # one run's batches are shared out
+    fit_runs_on_threads = True  # one run's epochs train Hogwild
+    fit_is_hogwild = True
     param_grid = {"gate": [None, "global", "hop"]}
 
     def make_estimator(self):

@@ -250,79 +250,6 @@ def test_kernels_are_repeatable():
         np.testing.assert_array_equal(a[2].dense[k], b[2].dense[k])
 
 
-# --------------------------------------------------------------------------- parts on threads
-
-
-def parts_loss_grad(P, lstm, use, k, bidirectional=False):
-    """:func:`kernel_loss_grad`'s batch cut into ``k`` interleaved parts, each into its own
-    Grads, summed by :func:`reduce_grads`: (loss, correct, the sum, the other buffers)."""
-    ptr, tok = _ragged(SEQS)
-    grads = [K.Grads(P) for _ in range(k)]
-    loss, correct = 0.0, 0
-    for t in range(k):
-        part = slice(t, None, k)
-        if use == "reader":
-            rows = np.arange(len(SEQS))[part]
-            cands = (CANDS[0], CANDS[1], CANDS[2].astype(P["Emb"].dtype))
-            out = K.reader_batch(P, grads[t], lstm, ptr, tok, rows, 0, cands, Y[rows])
-        else:
-            ctx, resp, flags = (a[part] for a in PAIRS)
-            out = K.dual_batch(P, grads[t], lstm, ptr, tok, ctx, resp, flags, 0)
-        loss += out[0]
-        correct += out[1]
-    R.reduce_grads(grads)
-    return loss, correct, grads[0], grads[1:]
-
-
-PART_CASES = [(lstm, use, bi) for lstm in CELLS for use, bi in
-              [("reader", False), ("reader", True), ("dual", False)]]  # fmt: skip
-
-
-@pytest.mark.parametrize(("lstm", "use", "bidirectional"), PART_CASES)
-@pytest.mark.parametrize("k", [2, 3])
-def test_parts_summed_by_reduce_grads_match_numpy_reference(lstm, use, bidirectional, k):
-    """The gradient of a batch computed in parts (as threads do), summed in part order,
-    is the whole batch's (numpy reference, float64); the touched embedding rows are those
-    with a gradient, and the other parts' buffers are zero again."""
-    P = _params(9, lstm, use, bidirectional=bidirectional)
-    loss, correct, total, others = parts_loss_grad(P, lstm, use, k)
-    if bidirectional:
-        want = bidirectional_reference(P, lstm)
-    else:
-        want = reference_loss_grad(P, lstm, use)
-    assert_matches_reference(P, (loss, correct, total), want)
-    assert len(set(total.touched[: total.n_touched].tolist())) == total.n_touched
-    for g in others:
-        assert g.n_touched == 0 and not g.mark.any()
-        for name, d in g.dense.items():
-            assert not d.any(), name
-
-
-def test_reduce_grads_adds_in_part_order():
-    """float32 sums in a fixed order: the same parts give the same bits, and the sum is
-    the parts' sum taken in order, row by row for the sparse embedding gradient."""
-    P = _params(10, True, "reader", np.float32)
-    a = parts_loss_grad(P, True, "reader", 2)[2]
-    b = parts_loss_grad(P, True, "reader", 2)[2]
-    for name in P:
-        np.testing.assert_array_equal(a.dense[name], b.dense[name])
-    np.testing.assert_array_equal(a.touched[: a.n_touched], b.touched[: b.n_touched])
-    ptr, tok = _ragged(SEQS)
-    cands = (CANDS[0], CANDS[1], CANDS[2].astype(np.float32))
-    parts = []
-    for t in range(2):
-        g = K.Grads(P)
-        rows = np.arange(len(SEQS))[t::2]
-        K.reader_batch(P, g, True, ptr, tok, rows, 0, cands, Y[rows])
-        parts.append(g)
-    for name in P:
-        np.testing.assert_array_equal(a.dense[name], parts[0].dense[name] + parts[1].dense[name])
-    # the first part's rows first, then the second's new ones, each in its order
-    first = parts[0].touched[: parts[0].n_touched].tolist()
-    second = [v for v in parts[1].touched[: parts[1].n_touched].tolist() if v not in first]
-    assert a.touched[: a.n_touched].tolist() == first + second
-
-
 # --------------------------------------------------------------------------- bidirectional
 
 
@@ -558,6 +485,7 @@ def _dual(**kw):
 
 class TestRecurrentReaderConformance(RankerConformance):
     fit_runs_on_threads = True
+    fit_is_hogwild = True
     param_grid = {"cell": ["lstm", "rnn"]}
 
     def make_estimator(self):
@@ -566,6 +494,7 @@ class TestRecurrentReaderConformance(RankerConformance):
 
 class TestBidirectionalReaderConformance(RankerConformance):
     fit_runs_on_threads = True
+    fit_is_hogwild = True
     param_grid = {"bidirectional": [False, True]}
 
     def make_estimator(self):
@@ -574,6 +503,7 @@ class TestBidirectionalReaderConformance(RankerConformance):
 
 class TestQueryBothWaysReaderConformance(RankerConformance):
     fit_runs_on_threads = True
+    fit_is_hogwild = True
     param_grid = {"query_both_ways": [False, True]}
 
     def make_estimator(self):
@@ -582,6 +512,7 @@ class TestQueryBothWaysReaderConformance(RankerConformance):
 
 class TestRereadQueryReaderConformance(RankerConformance):
     fit_runs_on_threads = True
+    fit_is_hogwild = True
     param_grid = {"reread_query": [False, True]}
 
     def make_estimator(self):
@@ -590,6 +521,7 @@ class TestRereadQueryReaderConformance(RankerConformance):
 
 class TestRestartedReaderConformance(RankerConformance):
     fit_runs_on_threads = True
+    fit_is_hogwild = True
     param_grid = {"n_init": [1, 2]}
 
     def make_estimator(self):
@@ -598,6 +530,7 @@ class TestRestartedReaderConformance(RankerConformance):
 
 class TestDualEncoderConformance(RankerConformance):
     fit_runs_on_threads = True
+    fit_is_hogwild = True
     param_grid = {"cell": ["lstm", "rnn"]}
 
     def make_estimator(self):
@@ -853,7 +786,7 @@ FIT_CASES = [(_reader, {}), (_reader, {"bidirectional": True, "early_stopping": 
 
 
 def _every_thread(monkeypatch):
-    """Let every batch and validation split of the recurrent models run on as many
+    """Let every epoch and validation split of the recurrent models run on as many
     threads as n_jobs asks (numba's at most), however little its work."""
     monkeypatch.setattr(
         _recurrent, "threads_for_work",
@@ -863,9 +796,8 @@ def _every_thread(monkeypatch):
 
 @pytest.mark.parametrize(("make", "kw"), FIT_CASES)
 def test_n_jobs_fit_repeats_and_one_thread_is_the_default(make, kw, monkeypatch):
-    """n_jobs=1 is the model of n_jobs=None bit for bit; n_jobs=2 splits each batch over
-    two threads (where numba has two), which changes the sums' order (so the bits), and
-    repeats bit for bit."""
+    """n_jobs=1 is the model of n_jobs=None bit for bit; n_jobs=2 trains the epochs
+    Hogwild on two threads (where numba has two), a model close to it but not the same."""
     _every_thread(monkeypatch)
     X, y = _story_data(48)
     kw = dict(epochs=3, batch_size=16, **kw)
@@ -874,14 +806,13 @@ def test_n_jobs_fit_repeats_and_one_thread_is_the_default(make, kw, monkeypatch)
         model = make(n_jobs=n_jobs, **kw).fit(X, y)
         return {k: v for k, v in model.__dict__.items() if isinstance(v, np.ndarray)}
 
-    default, one, two, again = weights(None), weights(1), weights(2), weights(2)
+    default, one, two = weights(None), weights(1), weights(2)
     assert default.keys() == one.keys() == two.keys() and "embeddings_" in default
     for k in default:
         np.testing.assert_array_equal(one[k], default[k], err_msg=k)
-        np.testing.assert_array_equal(again[k], two[k], err_msg=k)
     if numba.config.NUMBA_NUM_THREADS >= 2:
         assert not np.array_equal(two["recurrent_weights_"], one["recurrent_weights_"])
-    np.testing.assert_allclose(two["recurrent_weights_"], one["recurrent_weights_"], atol=1e-2)
+    assert all(np.isfinite(v).all() for v in two.values() if v.dtype.kind == "f")
 
 
 @pytest.mark.parametrize("kw", [{}, {"bidirectional": True}, {"query_both_ways": True}])

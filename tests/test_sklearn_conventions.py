@@ -151,7 +151,8 @@ def _memn2n():
 
 class TestRankingPipelineConformance(RankerConformance):
     param_grid = {"memn2nranker__hops": [1, 2]}
-    fit_runs_on_threads = True  # MemN2N shares out its batches
+    fit_runs_on_threads = True  # MemN2N trains Hogwild
+    fit_is_hogwild = True
 
     def make_estimator(self):
         return make_ranking_pipeline(MatchTypeFeaturizer(TINY_KB), _memn2n())

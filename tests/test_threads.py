@@ -20,13 +20,9 @@ from test_recurrent import (
     _bags,
     _params,
     _ragged,
-    assert_finite_differences,
-    assert_matches_reference,
     bidirectional_reference,
-    parts_loss_grad,
     two_encoder_reference,
 )
-from test_recurrent import reference_loss_grad as recurrent_reference
 from test_structured_svm import random_stories
 from test_supervised_embedding import csr, kernel_inputs, make_problem
 
@@ -58,6 +54,7 @@ from irdialog.embed import _recurrent as _rec
 from irdialog.embed import _recurrent_kernels as RK
 from irdialog.embed import _recurrent_parallel_kernels as RP
 from irdialog.embed import _reference as R
+from irdialog.embed._optim import AdamSettings
 from irdialog.svm import PairwiseFeaturizer, StructuredSVMQA, _structured_svm
 from irdialog.svm import _kernels as SK
 from irdialog.svm import _parallel_kernels as SP
@@ -537,47 +534,75 @@ def test_qrn_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
 # --------------------------------------------------------------------------- dual encoder
 
 
-def _dual_parts_loss_grad(P, lstm, k, threads):
-    """dual_batch_parts on test_recurrent's tiny pairs: (loss, correct, the Grads the
-    parts were summed into, the parts' buffers)."""
-    ptr, tok = _ragged(SEQS)
+def _serial_epoch(P, batches, step_batch, frozen, clip=None):
+    """The batches stepped one after another as the serial fit steps them:
+    ``step_batch(P, grads, batch) -> (loss, correct)`` then
+    :func:`~irdialog.embed._recurrent_kernels.apply_adam` (at learning rate 0.01, the
+    ``frozen`` rows' gradient dropped). Returns (params, moments, loss, correct)."""
+    P = {k: v.copy() for k, v in P.items()}
     grads = RK.Grads(P)
-    parts = RP.make_dual_parts(P, k, P["Emb"].dtype)
-    pairs = tuple(np.asarray(a, np.int64) for a in PAIRS)
-    with numba_threads(threads):
-        loss, correct, grads.n_touched = RP.dual_batch_parts(
-            RP.weights_record(P), lstm, ptr, tok, pairs, 0, parts, RP.grads_record(grads), k
-        )
-    return loss, correct, grads, parts
+    moments = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in P.items()}
+    loss = correct = 0
+    for step, batch in enumerate(batches, start=1):
+        b_loss, b_correct = step_batch(P, grads, batch)
+        loss, correct = loss + b_loss, correct + b_correct
+        grads.dense["Emb"][frozen] = 0.0
+        RK.apply_adam(P, grads, moments, 0.01, clip, step)
+    return P, moments, loss, correct
+
+
+def _hogwild_settings(P, frozen, clip=None):
+    """(moments m, moments v, frozen, max_norm, opt) of a Hogwild epoch from zero moments."""
+    m = {k: np.zeros_like(v) for k, v in P.items()}
+    v = {k: np.zeros_like(x) for k, x in P.items()}
+    opt = AdamSettings(0.01, 0.9, 0.999, 1e-8)
+    return m, v, np.asarray(frozen, np.int64), -1.0 if clip is None else clip, opt
+
+
+def _assert_same_epoch(P, m, loss, correct, want):
+    """The params, first moments, loss and answers of a Hogwild epoch on one thread are
+    those of :func:`_serial_epoch`."""
+    W, moments, w_loss, w_correct = want
+    np.testing.assert_allclose(loss, w_loss, rtol=1e-12)
+    assert correct == w_correct
+    for name in W:
+        np.testing.assert_allclose(P[name], W[name], rtol=1e-12, atol=1e-14, err_msg=name)
+        np.testing.assert_allclose(m[name], moments[name][0], rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("lstm", [True, False], ids=["lstm", "rnn"])
-@pytest.mark.parametrize("k", [2, 3])
-def test_dual_batch_on_parts_is_the_numpy_reference(lstm, k):
-    """float64: the numpy reference's loss, decisions and gradient, the touched rows those
-    with a gradient, and the parts' buffers zero again. float32: the sums of reduce_grads
-    over the same parts (the reference's, in part order), bit for bit."""
-    threads = min(k, numba.config.NUMBA_NUM_THREADS)
+@pytest.mark.parametrize("frozen, clip", [([], None), ([2, 7], 0.5)])
+def test_dual_hogwild_epoch_on_one_thread_is_the_serial_epoch(lstm, frozen, clip):
+    """float64, test_recurrent's tiny pairs in batches of 2, 2 and 1: on one thread the
+    epoch's steps are those of dual_batch and apply_adam in turn (clipped or not, with
+    frozen rows or not), which test_recurrent holds to the numpy references."""
     P = _params(9, lstm, "dual")
-    loss, correct, grads, parts = _dual_parts_loss_grad(P, lstm, k, threads)
-    assert_matches_reference(P, (loss, correct, grads), recurrent_reference(P, lstm, "dual"))
-    assert len(set(grads.touched[: grads.n_touched].tolist())) == grads.n_touched
-    for name, buffer in zip(parts._fields, parts):
-        assert name == "touched" or not buffer.any(), name  # a list read up to its count
-    P32 = _params(10, lstm, "dual", np.float32)
-    _, _, ours, _ = _dual_parts_loss_grad(P32, lstm, k, threads)
-    theirs = parts_loss_grad(P32, lstm, "dual", k)[2]
-    for name in P32:
-        np.testing.assert_array_equal(ours.dense[name], theirs.dense[name], err_msg=name)
-    n = ours.n_touched
-    assert n == theirs.n_touched
-    np.testing.assert_array_equal(ours.touched[:n], theirs.touched[:n])
+    ptr, tok = _ragged(SEQS)
+    ctx, resp, flags = (np.asarray(a, np.int64) for a in PAIRS)
+    bptr = np.array([0, 2, 4, 5], np.int64)
+    batches = [slice(bptr[i], bptr[i + 1]) for i in range(3)]
+
+    def step_batch(P, grads, b):
+        return RK.dual_batch(P, grads, lstm, ptr, tok, ctx[b], resp[b], flags[b], 0)
+
+    want = _serial_epoch(P, batches, step_batch, frozen, clip)
+    P = {k: v.copy() for k, v in P.items()}
+    m, v, frozen, max_norm, opt = _hogwild_settings(P, frozen, clip)
+    buffers = RP.make_dual_threads(P, 1, P["Emb"].dtype)
+    with numba_threads(1):
+        loss, correct = RP.dual_hogwild_epoch(
+            RP.weights_record(P), lstm, ptr, tok, (bptr, ctx, resp, flags), 0, buffers,
+            RP.weights_record(m), RP.weights_record(v), 1, frozen, max_norm, opt, 0,
+        )  # fmt: skip
+    _assert_same_epoch(P, m, loss, correct, want)
+    for name, buffer in zip(buffers._fields, buffers):
+        assert name == "touched" or not buffer.any(), name  # zero again after each step
 
 
 @two_threads
 def test_dual_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
-    """Dialog bAbI task 1 (bundled), 600 contexts, 2 epochs of a small LSTM: the batches
-    of the 2-thread fits run in the parallel kernel, and the fits of 5 seeds score, on
+    """Dialog bAbI task 1 (bundled), 600 contexts, 2 epochs of a small LSTM: the epochs
+    of the 2-thread fits run on two threads (Hogwild), and the fits of 5 seeds score, on
     average, inside the range of the 1-thread fits on 300 dev contexts."""
     train, dev = load_dialog_babi(1, "trn"), load_dialog_babi(1, "dev")
     X, y, Xd, yd = train.X[:600], train.y[:600], dev.X[:300], dev.y[:300]
@@ -588,17 +613,9 @@ def test_dual_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             learning_rate=0.01, random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = []
-    kernel = _rec.dual_batch_parts
-
-    def counted(*args):
-        calls.append(args[-1])
-        return kernel(*args)
-
-    monkeypatch.setattr(_rec, "dual_batch_parts", counted)
+    calls = _record_argument(monkeypatch, _rec, "dual_hogwild_epoch", 9)  # its threads
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
-    assert calls and set(calls) == {2}
-    assert len(calls) >= 5 * 2 * (2 * 600 // 32)  # every full batch of the 2-thread fits
+    assert calls == [2] * (5 * 2)  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
 
 
@@ -628,69 +645,32 @@ def _reader_reference(P, lstm, reading):
     return two_encoder_reference(P, lstm, SEQS, SEQS_2, False)
 
 
-def _reader_parts_loss_grad(P, lstm, reading, k):
-    """reader_batch_parts on the tiny reader's BATCH: (loss, correct, the Grads the parts
-    were summed into, the parts' buffers)."""
-    _, reads, ptr, tok, cands = _reader_problem(0, lstm, reading, P["Emb"].dtype)
-    grads = RK.Grads(P)
-    parts = RP.make_reader_parts(P, reads, k, P["Emb"].dtype)
-    with numba_threads(min(k, numba.config.NUMBA_NUM_THREADS)):
-        loss, correct, grads.n_touched = RP.reader_batch_parts(
-            RP.reader_weights_record(P, reads), RP.reading_array(reads), lstm, ptr, tok, BATCH,
-            Y, 0, cands, parts, RP.reader_grads_record(grads, reads), k,
-        )  # fmt: skip
-    return loss, correct, grads, parts
-
-
-def _reader_summed_parts(P, lstm, reading, k):
-    """The tiny reader's BATCH in ``k`` interleaved parts, each by reader_batch into its
-    own Grads, summed by the reference's reduce_grads: (loss, correct, the sum)."""
-    _, reads, ptr, tok, cands = _reader_problem(0, lstm, reading, P["Emb"].dtype)
-    grads = [RK.Grads(P) for _ in range(k)]
-    loss, correct = 0.0, 0
-    for t in range(k):
-        rows = BATCH[t::k]
-        out = RK.reader_batch(P, grads[t], lstm, ptr, tok, rows, 0, cands, Y[rows], reads)
-        loss += out[0]
-        correct += out[1]
-    R.reduce_grads(grads)
-    return loss, correct, grads[0]
-
-
 @pytest.mark.parametrize("lstm", [True, False], ids=["lstm", "rnn"])
 @pytest.mark.parametrize("reading", READINGS)
-@pytest.mark.parametrize("k", [2, 3])
-def test_reader_batch_on_parts_is_the_numpy_reference(lstm, reading, k):
-    """float64: the numpy reference's loss, answers and gradient, the touched rows those
-    with a gradient, and the parts' buffers zero again. float32: the loss, answers and
-    sums of reduce_grads over the same parts (the reference's, in part order), bit for
-    bit."""
-    P = _reader_problem(13, lstm, reading)[0]
-    loss, correct, grads, parts = _reader_parts_loss_grad(P, lstm, reading, k)
-    assert_matches_reference(P, (loss, correct, grads), _reader_reference(P, lstm, reading))
-    assert len(set(grads.touched[: grads.n_touched].tolist())) == grads.n_touched
-    for name, buffer in zip(parts._fields, parts):
-        assert name == "touched" or not buffer.any(), name  # a list read up to its count
-    P32 = _reader_problem(14, lstm, reading, np.float32)[0]
-    o_loss, o_correct, ours, _ = _reader_parts_loss_grad(P32, lstm, reading, k)
-    t_loss, t_correct, theirs = _reader_summed_parts(P32, lstm, reading, k)
-    assert (o_loss, o_correct) == (t_loss, t_correct)
-    for name in P32:
-        np.testing.assert_array_equal(ours.dense[name], theirs.dense[name], err_msg=name)
-    n = ours.n_touched
-    assert n == theirs.n_touched
-    np.testing.assert_array_equal(ours.touched[:n], theirs.touched[:n])
+@pytest.mark.parametrize("frozen, clip", [([], None), ([2, 7], 0.5)])
+def test_reader_hogwild_epoch_on_one_thread_is_the_serial_epoch(lstm, reading, frozen, clip):
+    """float64, the tiny reader's BATCH in batches of 3, 3 and 1: on one thread the
+    epoch's steps are those of reader_batch and apply_adam in turn, for every reading
+    (the second encoder's weights, with one reading, left alone)."""
+    P, reads, ptr, tok, cands = _reader_problem(13, lstm, reading)
+    bptr = np.array([0, 3, 6, 7], np.int64)
+    batches = [BATCH[bptr[i] : bptr[i + 1]] for i in range(3)]
 
+    def step_batch(P, grads, rows):
+        return RK.reader_batch(P, grads, lstm, ptr, tok, rows, 0, cands, Y[rows], reads)
 
-@pytest.mark.parametrize("reading", READINGS[1:])
-@pytest.mark.parametrize("k", [2, 3])
-def test_finite_difference_gradient_of_reader_parts_sum(reading, k):
-    """Central differences of the loss of the parts, for every entry of every parameter
-    (both encoders', the embedding rows, O), against the sum of the parts' gradients."""
-    P = _reader_problem(15, True, reading)[0]
-    grads = assert_finite_differences(P, lambda P: _reader_parts_loss_grad(P, True, reading, k)[:3])
-    for name in ("Wx_rev", "Wh_rev", "b_rev", "Emb", "O"):  # gradients that are not 0
-        assert np.abs(grads[name]).max() > 1e-3, name
+    want = _serial_epoch(P, batches, step_batch, frozen, clip)
+    P = {k: v.copy() for k, v in P.items()}
+    m, v, frozen, max_norm, opt = _hogwild_settings(P, frozen, clip)
+    buffers = RP.make_reader_threads(P, reads, 1, P["Emb"].dtype)
+    with numba_threads(1):
+        loss, correct = RP.reader_hogwild_epoch(
+            RP.reader_weights_record(P, reads), RP.reading_array(reads), lstm, ptr, tok,
+            (bptr, BATCH.astype(np.int64)), Y, 0, cands, buffers,
+            RP.reader_weights_record(m, reads), RP.reader_weights_record(v, reads), 1, frozen,
+            max_norm, opt, 0,
+        )  # fmt: skip
+    _assert_same_epoch(P, m, loss, correct, want)
 
 
 @pytest.mark.parametrize("lstm", [True, False], ids=["lstm", "rnn"])
@@ -717,14 +697,14 @@ def test_encode_parts_is_the_numpy_reference(lstm, reading, block):
         np.testing.assert_array_equal(ours[lo : lo + block], h)
 
 
-def test_reader_batches_too_small_for_threads_run_the_serial_kernels(monkeypatch):
-    """A tiny reader's batches (and its validation split) do not pay for two threads: the
+def test_reader_epochs_too_small_for_threads_run_the_serial_kernels(monkeypatch):
+    """A tiny reader's epochs (and its validation split) do not pay for two threads: the
     fit of n_jobs=2 runs the serial kernels and is that of n_jobs=1, bit for bit."""
     X, y, _ = make_tiny_dialogs()
     params = dict(hidden_size=8, embedding_dim=8, epochs=3, batch_size=4, early_stopping=True,
                   validation_fraction=0.3, random_state=0)  # fmt: skip
     single = RecurrentReader(**params).fit(X, y)
-    monkeypatch.setattr(_rec, "reader_batch_parts", None)  # a call would fail
+    monkeypatch.setattr(_rec, "reader_hogwild_epoch", None)  # a call would fail
     monkeypatch.setattr(_rec, "encode_parts", None)
     threaded = RecurrentReader(**params, n_jobs=2).fit(X, y)
     for name in ("embeddings_", "recurrent_weights_", "output_embeddings_"):
@@ -733,8 +713,8 @@ def test_reader_batches_too_small_for_threads_run_the_serial_kernels(monkeypatch
 
 @two_threads
 def test_reader_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
-    """bAbI QA task 1 (bundled), 800 stories, 5 epochs of an LSTM of 32 units: the batches
-    of the 2-thread fits run in the parallel kernel, and the fits of 5 seeds score, on
+    """bAbI QA task 1 (bundled), 800 stories, 5 epochs of an LSTM of 32 units: the epochs
+    of the 2-thread fits run on two threads (Hogwild), and the fits of 5 seeds score, on
     average, inside the range of the 1-thread fits on the held-out stories."""
     data = load_babi_qa(1, "train")
     X, y, Xv, yv = data.X[:800], data.y[:800], data.X[800:], data.y[800:]
@@ -743,10 +723,9 @@ def test_reader_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
         return RecurrentReader(hidden_size=32, embedding_dim=32, epochs=5, random_state=seed,
                                n_jobs=n_jobs)  # fmt: skip
 
-    calls = _record_argument(monkeypatch, _rec, "reader_batch_parts", 11)  # its parts
+    calls = _record_argument(monkeypatch, _rec, "reader_hogwild_epoch", 12)  # its threads
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xv, yv))
-    assert calls and set(calls) == {2}
-    assert len(calls) == 5 * 5 * (800 // 32)  # every batch of the 2-thread fits
+    assert calls == [2] * (5 * 5)  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
 
 

@@ -56,7 +56,6 @@ from . import _kernels
 from . import _recurrent_kernels as K
 from ._negatives import MINED_NEGATIVES, bm25_pools
 from ._recurrent import QUERY_TOKEN, DualEncoderRanker, _mined_pools, _pair_table
-from ._recurrent_parallel_kernels import make_dual_parts
 from ._supervised_embedding import SupervisedEmbeddingRanker
 from ._training import Fit, Run, aligned_copy, chunk_arrays, csr_arrays, train_tables
 from ._word_vectors import embedding_start
@@ -379,11 +378,9 @@ def _dual_partition_epoch(pairs, model, state, n_steps, rng):
     rng = copy.deepcopy(rng)
     params = {k: np.array(v, dtype=np.float32) for k, v in weights.items()}
     moments = {k: tuple(np.array(a, np.float32) for a in mv) for k, mv in moments.items()}
-    n_parts = model._part_threads()
-    parts = make_dual_parts(params, n_parts) if n_parts > 1 else None
-    batches = model._epoch_batches(pairs, np.arange(pairs["n_ctx"]), rng, parts)
+    batches = model._epoch_batches(pairs, np.arange(pairs["n_ctx"]), rng)
     loss, correct, seen, n_steps = model._adam_epoch(
-        params, K.Grads(params), moments, n_steps, batches, model.n_jobs
+        params, K.Grads(params), moments, n_steps, batches, model._hogwild(pairs, params)
     )
     return params, moments, n_steps, rng, loss, correct, seen
 

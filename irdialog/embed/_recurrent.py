@@ -16,10 +16,10 @@ backpropagation through time; global-norm clipping; Adam with lazy updates of th
 embedding rows a batch uses) and the training core of :mod:`irdialog.embed._training`
 (validation split, early stopping, ``warm_start``, ``partial_fit``; a ``KeyboardInterrupt``
 during ``fit`` ends the training with a warning and keeps the best validated epoch, or the
-last weights). With ``n_jobs``, the parts of each mini-batch train on threads of this
-process inside one numba parallel region
-(:mod:`irdialog.embed._recurrent_parallel_kernels`), their gradients summed in a fixed
-order before each step, and the validation split is encoded a block of rows per thread.
+last weights). With ``n_jobs``, an epoch's mini-batches train on threads of this process
+at once inside one numba parallel region, Hogwild
+(:mod:`irdialog.embed._recurrent_parallel_kernels`), and the validation split is encoded a
+block of rows per thread.
 """
 
 from __future__ import annotations
@@ -44,15 +44,14 @@ from ._negatives import (
     encode_pools,
     sequence_bags,
 )
+from ._optim import AdamSettings
 from ._recurrent_parallel_kernels import (
-    dual_batch_parts,
+    dual_hogwild_epoch,
     encode_parts,
     encoders_record,
-    grads_record,
-    make_dual_parts,
-    make_reader_parts,
-    reader_batch_parts,
-    reader_grads_record,
+    make_dual_threads,
+    make_reader_threads,
+    reader_hogwild_epoch,
     reader_weights_record,
     reading_array,
     weights_record,
@@ -161,6 +160,14 @@ def _buckets(rows, lengths, batch_size, rng):
         part = part[np.argsort(-lengths[part], kind="stable")]
         batches += [part[i : i + batch_size] for i in range(0, len(part), batch_size)]
     return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def _concatenated(arrays):
+    """(offsets, concatenation) of a list of int arrays: array b is
+    ``concatenation[offsets[b]:offsets[b + 1]]``."""
+    offsets = np.zeros(len(arrays) + 1, np.int64)
+    np.cumsum([len(a) for a in arrays], out=offsets[1:])
+    return offsets, np.concatenate(arrays).astype(np.int64, copy=False)
 
 
 def _pair_table(cptr, ctok, rptr, rtok, codes, labels, pools=None, n_true=None):
@@ -342,17 +349,16 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             return {k: v.copy() for k, v in self._all_params().items()}
         return init()
 
-    def _train(self, params, step_batches, validate, desc, fit, restarts=None, frozen=None):
+    def _train(self, params, step_batches, validate, desc, fit, hogwild, restarts=None,
+               frozen=None):  # fmt: skip
         """Adam over the epochs of a fit (``epochs``, or one when ``incremental``) of the
         batches ``step_batches(epoch)`` gives, each a quadruple ``(n, work, batch,
-        on_parts)``: its number of examples, its multiply-adds, a callable
+        arrays)``: its number of examples, its multiply-adds, a callable
         ``batch(params, grads) -> (loss, correct)`` that adds the batch's gradient to
-        ``grads``, and a callable ``on_parts(params, grads, k) -> (loss, correct)`` that
-        adds the same gradient to ``grads`` from ``k`` parts computed in one numba
-        parallel region; ``validate(params, n_jobs)`` scores the parameters, encoding on
-        ``n_jobs`` threads. The training core does the rest (divergence, validation, early
-        stopping, interrupt, curves, restarts). Sets the fitted parameters to the kept ones
-        (:meth:`_keep_params`).
+        ``grads``, and the batch's arrays ``hogwild`` reads; ``validate(params, n_jobs)`` scores the
+        parameters, encoding on ``n_jobs`` threads. The training core does the rest
+        (divergence, validation, early stopping, interrupt, curves, restarts). Sets the
+        fitted parameters to the kept ones (:meth:`_keep_params`).
 
         ``restarts``: ``(n_runs, init, train_key)`` to train ``n_runs`` runs, the first
         from ``params``, each later one from ``init()`` (fresh Adam moments), and keep the
@@ -361,19 +367,17 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         embeddings whose gradient is dropped before each step (Adam's step of a row whose
         gradient has always been zero is zero), or None.
 
-        With ``n_jobs`` threads, a batch whose work pays for several
-        (:func:`~irdialog._threads.threads_for_work`) is cut into one interleaved part per
-        thread (its examples are sorted by length, so the parts have about the same
-        tokens), each part's gradient computed against the same parameters into its own
-        buffers, and the buffers summed in part order before one Adam step
-        (``on_parts``): the same step as one thread's up to the order of the sums, and a
-        deterministic one. A batch too small for two threads runs ``batch``, as with one
-        thread."""
+        With ``n_jobs`` threads, an epoch whose work pays for several
+        (:func:`~irdialog._threads.threads_for_work` of its batches' work, at most one
+        thread per batch) runs ``hogwild(params, moments, arrays, k, n_steps, frozen) ->
+        (loss, correct)``: the batches of the ``arrays`` on ``k`` threads at once, each
+        stepping the shared parameters and moments without locks. An epoch too small for
+        two threads runs ``batch`` after ``batch``, as with one thread."""
         n_runs, init, train_key = restarts or (1, None, None)
 
         def start_run(k):
             run_params = params if k == 0 else init()
-            return self._adam_run(run_params, step_batches, validate, train_key, frozen)
+            return self._adam_run(run_params, step_batches, validate, train_key, hogwild, frozen)
 
         kept = self._train_epochs(
             start_run,
@@ -386,12 +390,11 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         )
         self._keep_params(kept)
 
-    def _part_threads(self):
-        """The most threads (and parts) a batch of the fit runs on: ``n_jobs``'s, at most
-        numba's."""
+    def _fit_threads(self):
+        """The most threads an epoch of the fit runs on: ``n_jobs``'s, at most numba's."""
         return min(n_threads(self.n_jobs), numba.config.NUMBA_NUM_THREADS)
 
-    def _adam_run(self, params, step_batches, validate, train_key, frozen=None):
+    def _adam_run(self, params, step_batches, validate, train_key, hogwild, frozen=None):
         """The :class:`~irdialog.embed._training.Run` of Adam from ``params`` (see
         :meth:`_train`), with its own gradient buffers and moments."""
         params = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
@@ -404,7 +407,7 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         def step(epoch):
             nonlocal n_steps
             loss, correct, seen, n_steps = self._adam_epoch(
-                params, grads, moments, n_steps, step_batches(epoch), n_jobs, frozen
+                params, grads, moments, n_steps, step_batches(epoch), hogwild, frozen
             )
             accs.append(correct / max(seen, 1))
             return loss / max(seen, 1), {"acc": f"{accs[-1]:.3f}"}
@@ -418,21 +421,27 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             train_key=None if train_key is None else (lambda kept: train_key(kept, n_jobs)),
         )
 
-    def _adam_epoch(self, params, grads, moments, n_steps, batches, n_jobs, frozen=None):
-        """One epoch of Adam over ``batches`` (quadruples, see :meth:`_train`), on
-        ``n_jobs`` threads: each batch's gradient into ``grads`` (less that of the
-        ``frozen`` rows of the word embeddings), then one step of ``params`` and their
-        ``moments`` (both in place), the ``n_steps``-th and on.
-        Returns the epoch's summed loss, its correct predictions, its examples and the
-        steps taken so far."""
-        loss, correct, seen = 0.0, 0, 0
-        for n, work, batch, on_parts in batches:
-            k = min(threads_for_work(n_jobs, work), n)
-            if k < 2:
-                b_loss, b_correct = batch(params, grads)
-            else:
+    def _adam_epoch(self, params, grads, moments, n_steps, batches, hogwild, frozen=None):
+        """One epoch of Adam over ``batches`` (quadruples, see :meth:`_train`): each batch's
+        gradient into ``grads`` (less that of the ``frozen`` rows of the word
+        embeddings), then one step of ``params`` and their ``moments`` (both in place),
+        the ``n_steps``-th and on; or, with threads the epoch's work pays for, the epoch
+        on them by ``hogwild``. Returns the epoch's summed loss, its correct predictions,
+        its examples and the steps taken so far."""
+        if self._fit_threads() > 1:
+            batches = list(batches)
+            work = sum(b[1] for b in batches)
+            k = min(threads_for_work(self.n_jobs, work), len(batches))
+            if k > 1:
                 with numba_threads(k):
-                    b_loss, b_correct = on_parts(params, grads, k)
+                    loss, correct = hogwild(
+                        params, moments, [b[3] for b in batches], k, n_steps, frozen
+                    )
+                seen = sum(b[0] for b in batches)
+                return float(loss), int(correct), seen, n_steps + len(batches)
+        loss, correct, seen = 0.0, 0, 0
+        for n, _, batch, _ in batches:
+            b_loss, b_correct = batch(params, grads)
             loss += b_loss
             correct += b_correct
             seen += n
@@ -442,6 +451,16 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
             K.apply_adam(params, grads, moments, self.learning_rate, self.clip_norm,
                          n_steps, *_ADAM)  # fmt: skip
         return loss, correct, seen, n_steps
+
+    def _hogwild_settings(self, params, moments, frozen):
+        """What both Hogwild epochs take besides the batches: the moments as two dicts
+        (first, second) of ``params``' keys, the ``frozen`` rows (int64, maybe empty),
+        the clipping norm (<= 0: none) and the Adam settings."""
+        m = {k: mv[0] for k, mv in moments.items()}
+        v = {k: mv[1] for k, mv in moments.items()}
+        frozen = np.zeros(0, np.int64) if frozen is None else np.asarray(frozen, np.int64)
+        max_norm = -1.0 if self.clip_norm is None else float(self.clip_norm)
+        return m, v, frozen, max_norm, AdamSettings(float(self.learning_rate), *_ADAM)
 
 
 class RecurrentReader(GoldFitMixin, _RecurrentBase):
@@ -548,24 +567,22 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         plateau at chance, which a small training set sometimes gives, is then outvoted.
         A continued fit (``warm_start``, ``partial_fit``) is one run.
     n_jobs : int or None, default=None
-        Threads that train together (None: 1; -1: every core; -2: all but one). Each
-        mini-batch is cut into one interleaved part per thread (its sequences are sorted
-        by length, so the parts have about the same tokens), whose gradients are computed
-        against the same weights in one numba parallel region and summed in a fixed order
-        before the one Adam step of the batch; the validation split is encoded a block of
-        rows per thread. The sums' order is the only change: the model of ``n_jobs=2``
-        differs from that of ``n_jobs=1`` (the default's) in the last bits of the float32
-        arithmetic, which may grow over the epochs as between two seeds, and a seed still
-        gives bit-for-bit the same model for a given ``n_jobs`` on a given machine. A
-        batch takes only the threads its work pays for: one per 2**20 multiply-adds,
-        estimated as 3 x G ``hidden_size`` x (``embedding_dim`` + ``hidden_size``) per
-        token each encoder reads (G = 4 gates for the LSTM, 1 for the RNN) and 3 x the
-        candidates x the state's width per example, at most ``n_jobs`` and numba's
-        thread count (``NUMBA_NUM_THREADS``); a batch with less than twice that work runs
-        on one thread, exactly as with ``n_jobs=1``. Scoring is on one thread.
+        Threads that train together (None: 1; -1: every core; -2: all but one). An
+        epoch's mini-batches run on the threads at once, in one numba parallel region
+        (thread t takes batches t, t + k, ...), each computing its batch's gradient into
+        its own buffers and taking its Adam step on the shared weights and moments without
+        locks: Hogwild, as StarSpace and fastText train. Such a fit does not repeat bit for
+        bit and lands within the spread of the seeds of ``n_jobs=1`` (the default). The
+        validation split is encoded a block of rows per thread. An epoch takes only the
+        threads its work pays for: one per 2**20 multiply-adds, estimated as 3 x G
+        ``hidden_size`` x (``embedding_dim`` + ``hidden_size``) per token each encoder
+        reads (G = 4 gates for the LSTM, 1 for the RNN) and 3 x the candidates x the
+        state's width per example, at most ``n_jobs``, the batches and numba's thread
+        count (``NUMBA_NUM_THREADS``); an epoch with less than twice that work runs on one
+        thread, exactly as with ``n_jobs=1``. Scoring is on one thread.
     random_state : int, RandomState instance or None, default=None
-        A given seed gives bit-for-bit the same model for a given ``n_jobs`` (one BLAS
-        thread in training).
+        A given seed gives bit-for-bit the same model with ``n_jobs=1`` (one BLAS thread
+        in training).
     verbose : bool, default=False
         A progress bar with the loss and accuracy.
 
@@ -767,9 +784,9 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         lstm, max_len, cands = self._lstm, self._max_len(), self._cands_
         reads = self._readings(params)
         droppable = _droppable(ptr, tok, self.vocabulary_.index_[QUERY_TOKEN])
-        n_parts = self._part_threads()
-        # the parts' gradient buffers of a batch on threads (one numba parallel region)
-        parts = make_reader_parts(params, reads, n_parts) if n_parts > 1 else None
+        k_max = self._fit_threads()
+        # the threads' gradient buffers of an epoch on threads (one numba parallel region)
+        buffers = make_reader_threads(params, reads, k_max) if k_max > 1 else None
         reading_rows = reading_array(reads)
         # the candidates' scores and their gradients (of the states and of O)
         head_work = 3 * len(self.candidates_) * self.hidden_size * len(reads)
@@ -785,16 +802,19 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
                     return K.reader_batch(params, grads, lstm, e_ptr, e_tok, rows, max_len,
                                           cands, gold[rows], reads)  # fmt: skip
 
-                def on_parts(params, grads, k, rows=rows):
-                    loss, correct, grads.n_touched = reader_batch_parts(
-                        reader_weights_record(params, reads), reading_rows, lstm, e_ptr, e_tok,
-                        rows, gold, max_len, cands, parts, reader_grads_record(grads, reads), k,
-                    )  # fmt: skip
-                    return loss, correct
-
                 tokens = self._tokens(lengths[rows]) * len(reads)
                 work = self._encoder_work(tokens) + len(rows) * head_work
-                yield len(rows), work, run, on_parts
+                yield len(rows), work, run, (e_ptr, e_tok, rows)
+
+        def hogwild(params, moments, arrays, k, n_steps, frozen):
+            e_ptr, e_tok = arrays[0][:2]
+            bptr, rows = _concatenated([a[2] for a in arrays])
+            m, v, frozen, max_norm, opt = self._hogwild_settings(params, moments, frozen)
+            return reader_hogwild_epoch(
+                reader_weights_record(params, reads), reading_rows, lstm, e_ptr, e_tok,
+                (bptr, rows), gold, max_len, cands, buffers, reader_weights_record(m, reads),
+                reader_weights_record(v, reads), k, frozen, max_norm, opt, n_steps,
+            )  # fmt: skip
 
         def evaluate(params, n_jobs, rows):
             """(accuracy, minus the mean loss) on ``rows``, every token read."""
@@ -818,6 +838,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
             validate if len(val_rows) else None,
             "RecurrentReader",
             fit,
+            hogwild,
             restarts=(n_runs, init, train_key) if n_runs > 1 else None,
             frozen=self._frozen_rows(pretrained),
         )
@@ -917,16 +938,13 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
     warm_start : bool, default=False
         As in :class:`RecurrentReader`.
     n_jobs : int or None, default=None
-        Threads that train together (None: one; -1: every core): each mini-batch's pairs
-        are cut into one interleaved part per thread, whose gradients are computed in one
-        numba parallel region and summed in a fixed order before the Adam step; the
-        validation pairs are encoded a block per thread. The model need not repeat that
-        of ``n_jobs=1`` bit for bit (it differs in the last bits of the float32 sums,
-        within the spread of the seeds); it repeats bit for bit for a given ``n_jobs`` on
-        a given machine. A batch takes only the threads its work pays for, as
-        :class:`RecurrentReader`'s (per pair, the tokens of both texts and 3 x
-        ``hidden_size``**2 for the match); a batch with less than twice that work runs on
-        one thread, exactly as with ``n_jobs=1``.
+        Threads that train together (None: one; -1: every core): an epoch's mini-batches
+        of pairs run on the threads at once, Hogwild, as :class:`RecurrentReader`'s; the
+        validation pairs are encoded a block per thread. Such a fit does not repeat bit
+        for bit and lands within the spread of the seeds of ``n_jobs=1``. An epoch takes
+        only the threads its work pays for, as :class:`RecurrentReader`'s (per pair, the
+        tokens of both texts and 3 x ``hidden_size``**2 for the match); an epoch with less
+        than twice that work runs on one thread, exactly as with ``n_jobs=1``.
     random_state : int, RandomState instance or None, default=None
     verbose : bool, default=False
 
@@ -1174,14 +1192,11 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         train_rows, val_rows, rng = self._rows_and_generator(pairs["n_ctx"], fit)
         pretrained = embedding_start(self, self.vocabulary_.index_)
         params = self._start_params(fit.continuing, lambda: self._init_dual(rng, pretrained))
-        n_parts = self._part_threads()
-        # the parts' gradient buffers of a batch on threads (one numba parallel region)
-        parts = make_dual_parts(params, n_parts) if n_parts > 1 else None
         val_pairs = self._pairs(pairs, val_rows, np.random.default_rng(0))
         ptr, tok = pairs["ptr"], pairs["tok"]
 
         def batches(epoch):
-            return self._epoch_batches(pairs, train_rows, rng, parts)
+            return self._epoch_batches(pairs, train_rows, rng)
 
         def validate(params, n_jobs):
             ctx, resp, flags = val_pairs
@@ -1192,7 +1207,8 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
 
         validate = validate if len(val_rows) else None
         frozen = self._frozen_rows(pretrained)
-        self._train(params, batches, validate, "DualEncoder", fit, frozen=frozen)
+        hogwild = self._hogwild(pairs, params)
+        self._train(params, batches, validate, "DualEncoder", fit, hogwild, frozen=frozen)
         return self
 
     def _init_dual(self, rng, pretrained):
@@ -1235,11 +1251,34 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         )
         return ctx, resp, flags
 
-    def _epoch_batches(self, pairs, rows, rng, parts):
+    def _hogwild(self, pairs, params):
+        """The ``hogwild`` epoch of :meth:`_train` over the :func:`_pair_table` ``pairs``,
+        with a thread's gradient buffers for weights of the shapes of ``params``; None
+        when the fit has one thread."""
+        k_max = self._fit_threads()
+        if k_max < 2:
+            return None
+        buffers = make_dual_threads(params, k_max)
+        ptr, tok = pairs["ptr"], pairs["tok"]
+        lstm, max_len = self._lstm, self._max_len()
+
+        def hogwild(params, moments, arrays, k, n_steps, frozen):
+            bptr, ctx = _concatenated([a[0] for a in arrays])
+            resp = np.concatenate([a[1] for a in arrays]).astype(np.int64, copy=False)
+            flags = np.concatenate([a[2] for a in arrays]).astype(np.int64, copy=False)
+            m, v, frozen, max_norm, opt = self._hogwild_settings(params, moments, frozen)
+            return dual_hogwild_epoch(
+                weights_record(params), lstm, ptr, tok, (bptr, ctx, resp, flags), max_len,
+                buffers, weights_record(m), weights_record(v), k, frozen, max_norm, opt,
+                n_steps,
+            )  # fmt: skip
+
+        return hogwild
+
+    def _epoch_batches(self, pairs, rows, rng):
         """The batches (quadruples of :meth:`_train`) of one epoch over the contexts
         ``rows`` of the :func:`_pair_table` ``pairs``, the pairs and their order drawn
-        from ``rng`` when the first batch is asked for; ``parts``: the gradient buffers of
-        a batch on threads (None: one thread)."""
+        from ``rng`` when the first batch is asked for."""
         ptr, tok, lengths = pairs["ptr"], pairs["tok"], pairs["lengths"]
         lstm, max_len = self._lstm, self._max_len()
         # the pairs' scores and their gradients (of both states and of M)
@@ -1252,16 +1291,9 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
                     params, grads, lstm, ptr, tok, ctx[b], resp[b], flags[b], max_len
                 )
 
-            def on_parts(params, grads, k, b=b):
-                loss, correct, grads.n_touched = dual_batch_parts(
-                    weights_record(params), lstm, ptr, tok, (ctx[b], resp[b], flags[b]),
-                    max_len, parts, grads_record(grads), k,
-                )  # fmt: skip
-                return loss, correct
-
             tokens = self._tokens(lengths[ctx[b]]) + self._tokens(lengths[resp[b]])
             work = self._encoder_work(tokens) + len(b) * head_work
-            yield len(b), work, run, on_parts
+            yield len(b), work, run, (ctx[b], resp[b], flags[b])
 
     def _pair_logits(self, params, ptr, tok, ctx_rows, resp_rows, n_jobs=None):
         hc = self._encode_rows(params, ptr, tok, ctx_rows, n_jobs)

@@ -1,18 +1,17 @@
-"""The gradient of one recurrent mini-batch on several threads, in one numba parallel
-region, and the states of many sequences the same way.
+"""Recurrent models' training on several threads, in one numba parallel region per epoch,
+and the states of many sequences the same way.
 
-:func:`dual_batch_parts` computes what :func:`~irdialog.embed._recurrent_kernels.dual_batch`
-computes, and :func:`reader_batch_parts` what
-:func:`~irdialog.embed._recurrent_kernels.reader_batch` computes, with the examples of the
-batch cut into interleaved parts (part p: examples p, p + k, p + 2k, ...), one per thread,
-each packed and encoded on its own and backpropagated into its own gradient buffers
-(:class:`DualGrads`, :class:`ReaderGrads`); the parts are then summed in part order into
-the fit's gradient, the dense arrays a range of entries per thread and the embedding rows
-a range of the touched rows per thread (by the helpers both share): no thread hand-off
-from Python per batch. The sums are those of
-:func:`irdialog.embed._reference.reduce_grads` over the same parts, bit for bit;
-the tests hold the results to the plain numpy references
-(:func:`irdialog.embed._reference.dual_loss_grad` and ``reader_loss_grad``).
+:func:`dual_hogwild_epoch` and :func:`reader_hogwild_epoch` run an epoch's mini-batches on
+``k`` threads, thread ``t`` taking batches t, t + k, t + 2k, ... of the epoch. Each thread
+computes its batch's gradient (what :func:`~irdialog.embed._recurrent_kernels.dual_batch`
+and :func:`~irdialog.embed._recurrent_kernels.reader_batch` compute) into its own buffers
+(:class:`DualGrads`, :class:`ReaderGrads`, stacked on a first axis), then takes the Adam
+step of :func:`~irdialog.embed._recurrent_kernels.apply_adam` on the shared weights and
+moments at once, without locks: Hogwild, as StarSpace and fastText train. No batch is
+handed over from Python, and no thread waits for another. On one thread the batches are
+stepped one after another, as the serial fit steps them, which the tests hold to the
+numpy references (:func:`irdialog.embed._reference.dual_loss_grad`, ``reader_loss_grad``
+and ``adam_step``).
 
 :func:`encode_parts` computes the final states of
 :func:`~irdialog.embed._recurrent_kernels.encode_states`, a block of sequences per thread.
@@ -23,12 +22,11 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
-from ._hogwild_kernels import se_shard_bounds
+from ._optim import adam, adam_rows, clip_scale, rows_squared_norm, squared_norm
 from ._recurrent_kernels import (
     EncoderCache,
     EncoderGrads,
     Packed,
-    _touch,
     dual_loss_grad,
     encoder_backward,
     encoder_forward,
@@ -43,8 +41,8 @@ DualWeights.__doc__ = """The dual encoder's weights: the word embeddings, the en
 DualGrads = namedtuple("DualGrads", "dWx dWh db dM dbias dEmb mark touched")
 DualGrads.__doc__ = """The gradient buffers of the dual encoder's weights (``Wx``, ``Wh``,
 ``b``, ``M``, ``bias``, ``Emb``), and the embedding rows touched (``mark[v]`` is 1 once row
-v is listed in ``touched``): the arrays of one :class:`~irdialog.embed._recurrent_kernels.\
-Grads`, or, stacked on a first axis, those of the parts of :func:`dual_batch_parts`."""
+v is listed in ``touched``), stacked on a first axis: a thread's of
+:func:`dual_hogwild_epoch` each."""
 
 # The records hold arrays only: numba passes a record's arrays one by one into a parallel
 # loop, and refuses a tuple among them. A reader of one reading repeats its encoder's
@@ -62,8 +60,8 @@ the second's those of the first with one reading) and the output embeddings ``O`
 ReaderGrads = namedtuple("ReaderGrads", "dWx dWh db dWx2 dWh2 db2 dO dEmb mark touched")
 ReaderGrads.__doc__ = """The gradient buffers of the reader's weights (the first encoder's,
 the second's, empty with one reading, ``O`` and ``Emb``), and the embedding rows touched,
-as :class:`DualGrads`'s: of one :class:`~irdialog.embed._recurrent_kernels.Grads`, or
-stacked on a first axis, of the parts of :func:`reader_batch_parts`."""
+as :class:`DualGrads`'s, stacked on a first axis: a thread's of :func:`reader_hogwild_epoch`
+each."""
 
 
 def weights_record(params):
@@ -71,32 +69,24 @@ def weights_record(params):
     return DualWeights(*(params[key] for key in DualWeights._fields))
 
 
-def grads_record(grads):
-    """The :class:`DualGrads` of the arrays of a :class:`~irdialog.embed.\
-_recurrent_kernels.Grads` of the dual encoder."""
-    d = grads.dense
-    return DualGrads(d["Wx"], d["Wh"], d["b"], d["M"], d["bias"], d["Emb"], grads.mark,
-                     grads.touched)  # fmt: skip
-
-
-def _zeros(params, keys, n_parts, dtype):
-    """Zero buffers of ``n_parts`` parts (stacked on a first axis) of the shapes of
+def _zeros(params, keys, n_threads, dtype):
+    """Zero buffers of ``n_threads`` threads (stacked on a first axis) of the shapes of
     ``params[key]`` for each of ``keys``."""
-    return [np.zeros((n_parts, *np.shape(params[key])), dtype) for key in keys]
+    return [np.zeros((n_threads, *np.shape(params[key])), dtype) for key in keys]
 
 
-def _row_marks(params, n_parts):
-    """Zero ``mark`` and ``touched`` of ``n_parts`` parts for the embedding rows of
+def _row_marks(params, n_threads):
+    """Zero ``mark`` and ``touched`` of ``n_threads`` threads for the embedding rows of
     ``params``."""
     n_words = np.shape(params["Emb"])[0]
-    return np.zeros((n_parts, n_words), np.uint8), np.zeros((n_parts, n_words), np.int64)
+    return np.zeros((n_threads, n_words), np.uint8), np.zeros((n_threads, n_words), np.int64)
 
 
-def make_dual_parts(params, n_parts, dtype=np.float32):
-    """Zero :class:`DualGrads` of ``n_parts`` parts for weights of the shapes of
+def make_dual_threads(params, n_threads, dtype=np.float32):
+    """Zero :class:`DualGrads` of ``n_threads`` threads for weights of the shapes of
     ``params`` and of the float type ``dtype``."""
     keys = ("Wx", "Wh", "b", "M", "bias", "Emb")
-    return DualGrads(*_zeros(params, keys, n_parts, dtype), *_row_marks(params, n_parts))
+    return DualGrads(*_zeros(params, keys, n_threads, dtype), *_row_marks(params, n_threads))
 
 
 def encoders_record(params, readings):
@@ -112,28 +102,16 @@ def reader_weights_record(params, readings):
     return ReaderWeights(*encoders_record(params, readings), params["O"])
 
 
-def reader_grads_record(grads, readings):
-    """The :class:`ReaderGrads` of the arrays of a :class:`~irdialog.embed.\
-_recurrent_kernels.Grads` of the reader of ``readings``."""
-    d = grads.dense
-    first = [d[k] for k in readings[0].keys]
+def make_reader_threads(params, readings, n_threads, dtype=np.float32):
+    """Zero :class:`ReaderGrads` of ``n_threads`` threads for the reader of ``readings``
+    with weights of the shapes of ``params`` and of the float type ``dtype``."""
+    first = _zeros(params, readings[0].keys, n_threads, dtype)
     if len(readings) > 1:
-        second = [d[k] for k in readings[1].keys]
+        second = _zeros(params, readings[1].keys, n_threads, dtype)
     else:
-        second = [np.zeros((0,) * a.ndim, a.dtype) for a in first]
-    return ReaderGrads(*first, *second, d["O"], d["Emb"], grads.mark, grads.touched)
-
-
-def make_reader_parts(params, readings, n_parts, dtype=np.float32):
-    """Zero :class:`ReaderGrads` of ``n_parts`` parts for the reader of ``readings`` with
-    weights of the shapes of ``params`` and of the float type ``dtype``."""
-    first = _zeros(params, readings[0].keys, n_parts, dtype)
-    if len(readings) > 1:
-        second = _zeros(params, readings[1].keys, n_parts, dtype)
-    else:
-        second = [np.zeros((n_parts,) + (0,) * (a.ndim - 1), dtype) for a in first]
-    rest = _zeros(params, ("O", "Emb"), n_parts, dtype)
-    return ReaderGrads(*first, *second, *rest, *_row_marks(params, n_parts))
+        second = [np.zeros((n_threads,) + (0,) * (a.ndim - 1), dtype) for a in first]
+    rest = _zeros(params, ("O", "Emb"), n_threads, dtype)
+    return ReaderGrads(*first, *second, *rest, *_row_marks(params, n_threads))
 
 
 def reading_array(readings):
@@ -159,61 +137,6 @@ def _read(Emb, encoder, lstm, ptr, tok, rows, max_len, reverse):
 
 
 @njit(cache=True, nogil=True)
-def _merge_touched(parts, dst, counts, n_parts):
-    """The embedding rows the parts touched (``counts[q]`` of part q), added to those of
-    ``dst`` (none on entry): each part's new ones in its order, the parts in order, as
-    :func:`irdialog.embed._reference.reduce_grads` lists them; the parts' marks
-    are cleared. Returns the number of touched rows of ``dst``."""
-    n_touched = 0
-    for q in range(n_parts):
-        for i in range(counts[q]):
-            v = parts.touched[q, i]
-            n_touched = _touch(v, dst.mark, dst.touched, n_touched)
-            parts.mark[q, v] = 0
-    return n_touched
-
-
-@njit(cache=True, nogil=True)
-def _in_order(losses):
-    """The sum of ``losses`` in their order (as Python's ``sum``)."""
-    total = 0.0
-    for q in range(losses.shape[0]):
-        total += losses[q]
-    return total
-
-
-@njit(cache=True, nogil=True)
-def _add_dense(dst, src, n_parts, s):
-    """Shard ``s`` of ``n_parts`` of the entries of the flat ``dst``: the parts' rows of
-    ``src`` (n_parts, n) added in part order, then zeroed."""
-    lo, hi = se_shard_bounds(dst.shape[0], n_parts, s)
-    for q in range(n_parts):
-        for i in range(lo, hi):
-            dst[i] += src[q, i]
-            src[q, i] = 0.0
-
-
-@njit(cache=True, nogil=True)
-def _add_rows(dst, src, rows, n_parts, s):
-    """Shard ``s`` of ``n_parts`` of the embedding ``rows``: the parts' rows of ``src``
-    added into ``dst`` in part order, then zeroed (a part's row is zero where the part
-    did not touch it)."""
-    lo, hi = se_shard_bounds(rows.shape[0], n_parts, s)
-    for i in range(lo, hi):
-        v = rows[i]
-        for q in range(n_parts):
-            for u in range(dst.shape[1]):
-                dst[v, u] += src[q, v, u]
-                src[q, v, u] = 0.0
-
-
-@njit(cache=True, nogil=True)
-def _add_flat(dst, src, n_parts, s):
-    """:func:`_add_dense` of the array ``dst`` (of any shape) and its parts ``src``."""
-    _add_dense(dst.reshape(dst.size), src.reshape((src.shape[0], dst.size)), n_parts, s)
-
-
-@njit(cache=True, nogil=True)
 def _encoder(weights, r):
     """``(Wx, Wh, b)`` of the encoder of reading ``r`` (0 or 1) of ``weights``
     (:class:`Encoders` or :class:`ReaderWeights`)."""
@@ -222,94 +145,141 @@ def _encoder(weights, r):
     return weights.Wx2, weights.Wh2, weights.b2
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _adam_flat(x, g, m, v, scale, opt, step):
+    """:func:`~irdialog.embed._optim.adam` on the array ``x`` with the gradient ``g``
+    (of any shape; nothing when ``g`` is empty: a reader's unused second encoder), then
+    ``g`` zeroed."""
+    if g.size == 0:
+        return
+    gf = g.reshape(g.size)
+    adam(x.reshape(x.size), gf, m.reshape(m.size), v.reshape(v.size), scale, opt, step)
+    gf[:] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _thread_step(w, g, m, v, t, n_touched, mats, vecs, frozen, max_norm, opt, step):
+    """Thread ``t``'s step of :func:`~irdialog.embed._recurrent_kernels.apply_adam`: the
+    ``frozen`` embedding rows' gradient dropped, one clipping factor for the touched rows
+    of ``g.dEmb[t]`` (``g.touched[t, :n_touched]``) and every dense gradient, lazy Adam on
+    those rows of ``w.Emb`` (moments ``m.Emb``, ``v.Emb``; their gradient and marks
+    zeroed), and Adam on each (weights, thread's gradient, m, v) of the matrices ``mats``
+    and vectors ``vecs`` (their gradients zeroed)."""
+    dense_sq = 0.0
+    for item in mats:
+        dense_sq += squared_norm(item[1])
+    for item in vecs:
+        dense_sq += squared_norm(item[1])
+    dEmb, touched = g.dEmb[t], g.touched[t, :n_touched]
+    for r in frozen:
+        dEmb[r, :] = 0.0
+    scale = clip_scale(rows_squared_norm(dEmb, touched) + dense_sq, max_norm)
+    adam_rows(w.Emb, dEmb, m.Emb, v.Emb, touched, scale, opt, step)
+    for r in touched:
+        g.mark[t, r] = 0
+    for x, d, mx, vx in mats:
+        _adam_flat(x, d, mx, vx, scale, opt, step)
+    for x, d, mx, vx in vecs:
+        _adam_flat(x, d, mx, vx, scale, opt, step)
+
+
 # --------------------------------------------------------------------------- dual encoder
 
 
 @njit(cache=True, nogil=True)
-def _dual_part(weights, lstm, ptr, tok, pairs, max_len, parts, n_parts, p):
-    """Part ``p`` of ``n_parts`` of the pairs ``(ctx, resp, flags)``: the loss, correct
-    decisions and gradient of :func:`~irdialog.embed._recurrent_kernels.dual_batch` on
-    its pairs, into the buffers of part p. Returns (loss, correct, touched rows)."""
+def _dual_batch(weights, lstm, ptr, tok, ctx, resp, flags, max_len, grads, t):
+    """The loss, correct decisions and gradient of
+    :func:`~irdialog.embed._recurrent_kernels.dual_batch` on the pairs (``ctx[i]``,
+    ``resp[i]``) with the labels ``flags``, into thread ``t``'s buffers of ``grads``.
+    Returns (loss, correct, touched rows)."""
     Emb, Wx, Wh, b, M, bias = weights
-    ctx, resp, flags = pairs
-    c = ctx[p::n_parts]
-    B = c.shape[0]
+    B = ctx.shape[0]
     rows = np.empty(2 * B, np.int64)
-    rows[:B] = c
-    rows[B:] = resp[p::n_parts]
+    rows[:B] = ctx
+    rows[B:] = resp
     h, order, packed, cache = _read(Emb, (Wx, Wh, b), lstm, ptr, tok, rows, max_len, False)
     out = np.empty_like(h)
     for j in range(2 * B):
         out[order[j]] = h[j]
     loss, correct, dhc, dhr, dM, dbias = dual_loss_grad(
-        out[:B].copy(), out[B:].copy(), M, bias, flags[p::n_parts].copy()
+        out[:B].copy(), out[B:].copy(), M, bias, flags.copy()
     )
-    parts.dM[p] += dM
-    parts.dbias[p] += dbias
+    grads.dM[t] += dM
+    grads.dbias[t] += dbias
     dh = np.empty_like(h)  # in the sorted order of the packed batch
     for j in range(2 * B):
         i = order[j]
         dh[j] = dhc[i] if i < B else dhr[i - B]
-    grads = EncoderGrads(
-        parts.dWx[p], parts.dWh[p], parts.db[p], parts.dEmb[p], parts.mark[p], parts.touched[p]
+    enc = EncoderGrads(
+        grads.dWx[t], grads.dWh[t], grads.db[t], grads.dEmb[t], grads.mark[t], grads.touched[t]
     )
-    n = encoder_backward(Wx, Wh, lstm, packed, cache, dh, grads, 0)
+    n = encoder_backward(Wx, Wh, lstm, packed, cache, dh, enc, 0)
     return loss, correct, n
 
 
 @njit(cache=True, nogil=True)
-def _dual_sum_shard(dst, parts, rows, n_parts, s):
-    """Shard ``s`` of the sums of :func:`dual_batch_parts`: every dense array, and the
-    embedding ``rows``."""
-    for d, src in ((dst.dWx, parts.dWx), (dst.dWh, parts.dWh), (dst.dM, parts.dM)):
-        _add_flat(d, src, n_parts, s)
-    for d, src in ((dst.db, parts.db), (dst.dbias, parts.dbias)):
-        _add_flat(d, src, n_parts, s)
-    _add_rows(dst.dEmb, parts.dEmb, rows, n_parts, s)
+def _dual_step(w, g, m, v, t, n_touched, frozen, max_norm, opt, step):
+    """Thread ``t``'s Adam step (:func:`_thread_step`) of the :class:`DualWeights` ``w``
+    (moments ``m``, ``v``, records of the same fields) from its buffers of the
+    :class:`DualGrads` ``g``."""
+    mats = ((w.Wx, g.dWx[t], m.Wx, v.Wx), (w.Wh, g.dWh[t], m.Wh, v.Wh), (w.M, g.dM[t], m.M, v.M))
+    vecs = ((w.b, g.db[t], m.b, v.b), (w.bias, g.dbias[t], m.bias, v.bias))
+    _thread_step(w, g, m, v, t, n_touched, mats, vecs, frozen, max_norm, opt, step)
+
+
+@njit(cache=True, nogil=True)
+def _dual_thread(weights, lstm, ptr, tok, batches, max_len, grads, m, v, t, n_threads, frozen,
+                 max_norm, opt, step):  # fmt: skip
+    """Thread ``t``'s batches of :func:`dual_hogwild_epoch`. Returns (loss, correct)."""
+    bptr, ctx, resp, flags = batches
+    loss = 0.0
+    correct = 0
+    for bi in range(t, bptr.shape[0] - 1, n_threads):
+        lo, hi = bptr[bi], bptr[bi + 1]
+        b_loss, b_correct, n = _dual_batch(
+            weights, lstm, ptr, tok, ctx[lo:hi], resp[lo:hi], flags[lo:hi], max_len, grads, t
+        )
+        loss += b_loss
+        correct += b_correct
+        _dual_step(weights, grads, m, v, t, n, frozen, max_norm, opt, step + bi + 1)
+    return loss, correct
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def dual_batch_parts(weights, lstm, ptr, tok, pairs, max_len, parts, dst, n_parts):
-    """Summed binary cross-entropy and correct decisions of the dual encoder of the
-    :class:`DualWeights` ``weights`` on the pairs ``pairs = (ctx_rows, resp_rows, flags)``
-    of the ragged token array (ptr, tok), on ``n_parts`` threads (at most the parts of
-    ``parts`` and the pairs).
+def dual_hogwild_epoch(weights, lstm, ptr, tok, batches, max_len, grads, m, v, n_threads,
+                       frozen, max_norm, opt, step):  # fmt: skip
+    """One epoch of the dual encoder of the :class:`DualWeights` ``weights`` (and Adam
+    moments ``m``, ``v``, records of the same fields), updated in place, on ``n_threads``
+    threads (at most the buffers of ``grads``, :class:`DualGrads`), Hogwild.
 
-    The gradient is added into ``dst`` (:class:`DualGrads`, with no touched row on entry),
-    as :func:`irdialog.embed._reference.reduce_grads` sums the parts' buffers
-    (which end at zero again). Returns (loss, correct, the touched rows of ``dst``).
-
-    The body of each parallel loop is a function of its own, so that numba shares no
-    variable of one iteration with another.
-    """
-    k = n_parts
-    losses = np.zeros(k)
-    corrects = np.zeros(k, np.int64)
-    counts = np.zeros(k, np.int64)
-    # the pairs, a part per thread
-    for p in prange(k):
-        loss, correct, n = _dual_part(weights, lstm, ptr, tok, pairs, max_len, parts, k, p)
-        losses[p] = loss
-        corrects[p] = correct
-        counts[p] = n
-    n_touched = _merge_touched(parts, dst, counts, k)
-    rows = dst.touched[:n_touched]
-    # the sums, a range of entries (and of rows) per thread
-    for p in prange(k):
-        _dual_sum_shard(dst, parts, rows, k, p)
-    return _in_order(losses), corrects.sum(), n_touched
+    ``batches = (bptr, ctx, resp, flags)``: batch b is the pairs ``bptr[b]:bptr[b + 1]``
+    of the contexts ``ctx``, responses ``resp`` (rows of the ragged token array (ptr,
+    tok)) and labels ``flags``. Each batch is a step of
+    :func:`~irdialog.embed._recurrent_kernels.apply_adam` (``opt``: its
+    :class:`~irdialog.embed._optim.AdamSettings`; ``max_norm``: its clipping, <= 0 none),
+    batch b the step ``step + b + 1``, with the gradient of the embedding rows ``frozen``
+    dropped. Returns (loss, correct), summed over the epoch."""
+    losses = np.zeros(n_threads)
+    corrects = np.zeros(n_threads, np.int64)
+    for t in prange(n_threads):
+        loss, correct = _dual_thread(
+            weights, lstm, ptr, tok, batches, max_len, grads, m, v, t, n_threads, frozen,
+            max_norm, opt, step,
+        )  # fmt: skip
+        losses[t] = loss
+        corrects[t] = correct
+    return losses.sum(), corrects.sum()
 
 
 # --------------------------------------------------------------------------- reader
 
 
 @njit(cache=True, nogil=True)
-def _reader_part(weights, reads, lstm, ptr, tok, batch, gold, max_len, cands, parts, n_parts, p):
-    """Part ``p`` of ``n_parts`` of the sequences ``batch`` with the gold candidates
-    ``gold[batch]``: the loss, correct answers and gradient of
-    :func:`~irdialog.embed._recurrent_kernels.reader_batch` on its sequences, into the
-    buffers of part p. Returns (loss, correct, touched rows)."""
-    rows = batch[p::n_parts].copy()
+def _reader_batch(weights, reads, lstm, ptr, tok, rows, gold, max_len, cands, grads, t):
+    """The loss, correct answers and gradient of
+    :func:`~irdialog.embed._recurrent_kernels.reader_batch` on the sequences ``rows``
+    with the gold candidates ``gold``, into thread ``t``'s buffers of ``grads``.
+    Returns (loss, correct, touched rows)."""
     B = rows.shape[0]
     n_reads = reads.shape[0]
     n = (ptr.shape[0] - 1) // (1 + reads[:, 0].max())  # sequences per copy
@@ -324,7 +294,7 @@ def _reader_part(weights, reads, lstm, ptr, tok, batch, gold, max_len, cands, pa
             h[order[j], r * Hd : (r + 1) * Hd] = hr[j]
         runs.append((order, packed, cache))
     cptr, ctok, cw = cands
-    loss, correct, dh = reader_loss_grad(h, weights.O, cptr, ctok, cw, gold[rows], parts.dO[p])
+    loss, correct, dh = reader_loss_grad(h, weights.O, cptr, ctok, cw, gold, grads.dO[t])
     n_touched = 0
     for r in range(n_reads):
         order, packed, cache = runs[r]
@@ -333,60 +303,69 @@ def _reader_part(weights, reads, lstm, ptr, tok, batch, gold, max_len, cands, pa
             dhr[j] = dh[order[j], r * Hd : (r + 1) * Hd]
         Wx, Wh, _ = _encoder(weights, r)
         if r == 0:
-            dWx, dWh, db = parts.dWx[p], parts.dWh[p], parts.db[p]
+            dWx, dWh, db = grads.dWx[t], grads.dWh[t], grads.db[t]
         else:
-            dWx, dWh, db = parts.dWx2[p], parts.dWh2[p], parts.db2[p]
-        grads = EncoderGrads(dWx, dWh, db, parts.dEmb[p], parts.mark[p], parts.touched[p])
-        n_touched = encoder_backward(Wx, Wh, lstm, packed, cache, dhr, grads, n_touched)
+            dWx, dWh, db = grads.dWx2[t], grads.dWh2[t], grads.db2[t]
+        enc = EncoderGrads(dWx, dWh, db, grads.dEmb[t], grads.mark[t], grads.touched[t])
+        n_touched = encoder_backward(Wx, Wh, lstm, packed, cache, dhr, enc, n_touched)
     return loss, correct, n_touched
 
 
 @njit(cache=True, nogil=True)
-def _reader_sum_shard(dst, parts, rows, n_parts, s):
-    """Shard ``s`` of the sums of :func:`reader_batch_parts`: every dense array (the
-    second encoder's empty with one reading), and the embedding ``rows``."""
-    for d, src in (
-        (dst.dWx, parts.dWx), (dst.dWh, parts.dWh), (dst.dWx2, parts.dWx2),
-        (dst.dWh2, parts.dWh2), (dst.dO, parts.dO),
-    ):  # fmt: skip
-        _add_flat(d, src, n_parts, s)
-    for d, src in ((dst.db, parts.db), (dst.db2, parts.db2)):
-        _add_flat(d, src, n_parts, s)
-    _add_rows(dst.dEmb, parts.dEmb, rows, n_parts, s)
+def _reader_step(w, g, m, v, t, n_touched, frozen, max_norm, opt, step):
+    """Thread ``t``'s Adam step (:func:`_thread_step`) of the :class:`ReaderWeights` ``w``
+    (moments ``m``, ``v``, records of the same fields) from its buffers of the
+    :class:`ReaderGrads` ``g`` (the second encoder's, empty with one reading, leave its
+    weights alone)."""
+    mats = (
+        (w.Wx, g.dWx[t], m.Wx, v.Wx), (w.Wh, g.dWh[t], m.Wh, v.Wh),
+        (w.Wx2, g.dWx2[t], m.Wx2, v.Wx2), (w.Wh2, g.dWh2[t], m.Wh2, v.Wh2),
+        (w.O, g.dO[t], m.O, v.O),
+    )  # fmt: skip
+    vecs = ((w.b, g.db[t], m.b, v.b), (w.b2, g.db2[t], m.b2, v.b2))
+    _thread_step(w, g, m, v, t, n_touched, mats, vecs, frozen, max_norm, opt, step)
+
+
+@njit(cache=True, nogil=True)
+def _reader_thread(weights, reads, lstm, ptr, tok, batches, gold, max_len, cands, grads, m, v,
+                   t, n_threads, frozen, max_norm, opt, step):  # fmt: skip
+    """Thread ``t``'s batches of :func:`reader_hogwild_epoch`. Returns (loss, correct)."""
+    bptr, rows = batches
+    loss = 0.0
+    correct = 0
+    for bi in range(t, bptr.shape[0] - 1, n_threads):
+        batch = rows[bptr[bi] : bptr[bi + 1]]
+        b_loss, b_correct, n = _reader_batch(
+            weights, reads, lstm, ptr, tok, batch, gold[batch], max_len, cands, grads, t
+        )
+        loss += b_loss
+        correct += b_correct
+        _reader_step(weights, grads, m, v, t, n, frozen, max_norm, opt, step + bi + 1)
+    return loss, correct
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def reader_batch_parts(weights, reads, lstm, ptr, tok, batch, gold, max_len, cands, parts,
-                       dst, n_parts):  # fmt: skip
-    """Summed softmax cross-entropy and correct answers of the reader of the
-    :class:`ReaderWeights` ``weights`` and the readings ``reads`` (:func:`reading_array`)
-    on the sequences ``batch`` of the ragged token array (ptr, tok), whose gold
-    candidates are ``gold[batch]`` (``cands`` = (cptr, ctok, cw), the candidates' bags of
-    words), on ``n_parts`` threads (at most the parts of ``parts`` and the sequences).
+def reader_hogwild_epoch(weights, reads, lstm, ptr, tok, batches, gold, max_len, cands, grads,
+                         m, v, n_threads, frozen, max_norm, opt, step):  # fmt: skip
+    """One epoch of the reader of the :class:`ReaderWeights` ``weights`` and the readings
+    ``reads`` (:func:`reading_array`), with the Adam moments ``m``, ``v`` (records of the
+    same fields), updated in place, on ``n_threads`` threads (at most the buffers of
+    ``grads``, :class:`ReaderGrads`), Hogwild.
 
-    The gradient is added into ``dst`` (:class:`ReaderGrads`, with no touched row on
-    entry), as :func:`irdialog.embed._reference.reduce_grads` sums the parts'
-    buffers (which end at zero again). Returns (loss, correct, the touched rows of
-    ``dst``).
-    """
-    k = n_parts
-    losses = np.zeros(k)
-    corrects = np.zeros(k, np.int64)
-    counts = np.zeros(k, np.int64)
-    # the sequences, a part per thread
-    for p in prange(k):
-        loss, correct, n = _reader_part(
-            weights, reads, lstm, ptr, tok, batch, gold, max_len, cands, parts, k, p
-        )
-        losses[p] = loss
-        corrects[p] = correct
-        counts[p] = n
-    n_touched = _merge_touched(parts, dst, counts, k)
-    rows = dst.touched[:n_touched]
-    # the sums, a range of entries (and of rows) per thread
-    for p in prange(k):
-        _reader_sum_shard(dst, parts, rows, k, p)
-    return _in_order(losses), corrects.sum(), n_touched
+    ``batches = (bptr, rows)``: batch b is the sequences ``rows[bptr[b]:bptr[b + 1]]`` of
+    the ragged token array (ptr, tok), whose gold candidates are ``gold[rows]``
+    (``cands`` = (cptr, ctok, cw), the candidates' bags of words). The steps are those of
+    :func:`dual_hogwild_epoch`. Returns (loss, correct), summed over the epoch."""
+    losses = np.zeros(n_threads)
+    corrects = np.zeros(n_threads, np.int64)
+    for t in prange(n_threads):
+        loss, correct = _reader_thread(
+            weights, reads, lstm, ptr, tok, batches, gold, max_len, cands, grads, m, v, t,
+            n_threads, frozen, max_norm, opt, step,
+        )  # fmt: skip
+        losses[t] = loss
+        corrects[t] = correct
+    return losses.sum(), corrects.sum()
 
 
 # --------------------------------------------------------------------------- encoding

@@ -525,30 +525,6 @@ def dual_loss_grad(P, lstm, ptr, tok, ctx_rows, resp_rows, flags, max_len):
     return loss, correct, grads
 
 
-def reduce_grads(grads):
-    """Sum the :class:`~irdialog.embed._recurrent_kernels.Grads` of the parts of a batch
-    into the first, in part order, and zero the others: the dense arrays whole, the
-    embedding rows where a part touched them, each part's new rows listed after the
-    earlier parts' in its order. In the float type of the buffers, one addition per entry
-    and part: the sums the recurrent models' parallel kernels must give bit for bit."""
-    total = grads[0]
-    emb = total.dense["Emb"]
-    for g in grads[1:]:
-        for k, d in total.dense.items():
-            if k != "Emb":
-                d += g.dense[k]
-                g.dense[k][...] = 0
-        for v in g.touched[: g.n_touched].tolist():
-            if not total.mark[v]:
-                total.mark[v] = 1
-                total.touched[total.n_touched] = v
-                total.n_touched += 1
-            emb[v] += g.dense["Emb"][v]
-            g.dense["Emb"][v] = 0
-            g.mark[v] = 0
-        g.n_touched = 0
-
-
 # --------------------------------------------------------------------------- optimizer steps
 
 
