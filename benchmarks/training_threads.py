@@ -172,24 +172,61 @@ def main(argv=None) -> None:
     )
 
 
+PROJECTED_CORES = (8, 16)
+
+
+def amdahl(speedup: float, threads: int, cores: int) -> float:
+    """The speed-up on ``cores`` that Amdahl's law projects from a measured ``speedup`` on
+    ``threads``: the serial share ``f`` solves ``speedup = 1 / (f + (1 - f) / threads)``
+    (0 when the measure reaches ``threads`` or more), then ``1 / (f + (1 - f) / cores)``.
+
+    >>> round(amdahl(1.8, 2, 8), 2), amdahl(2.1, 2, 16)
+    (4.5, 16.0)
+    """
+    f = min(max((threads / speedup - 1) / (threads - 1), 0.0), 1.0)
+    return 1.0 / (f + (1 - f) / cores)
+
+
 def _table(result: dict) -> list[str]:
     jobs = [str(n) for n in result["jobs"]]
     many = jobs[1:]
+    top = int(many[-1]) if many else 1
+    project = top > 1 and result["cores"] <= top
     lines = [
         f"A fit with `n_jobs=N` against the same fit with one thread, on a {result['cores']}-core "
         f"machine (best of {result['repeat']} fits per side after a warm-up fit, the sides "
         "taking turns, over the rounds in which no other process took more than 5% of a core; "
-        "BLAS on one thread throughout), and each fitted model's score:",
+        "BLAS on one thread throughout), and each fitted model's score"
+        + (
+            f"; beside them, the speed-up Amdahl's law projects on "
+            f"{' and '.join(map(str, PROJECTED_CORES))} cores from the serial share the "
+            f"{top}-thread speed-up implies (a projection, not a measurement: it counts no "
+            "memory bandwidth and no Hogwild contention, and takes a share of 0 where "
+            f"{top} threads reached {top}x)"
+            if project
+            else ""
+        )
+        + ":",
         "",
         "| workload | one thread, s | "
         + " | ".join(f"n_jobs={n}, s | speed-up" for n in many)
+        + "".join(f" | projected, {c} cores" for c in PROJECTED_CORES if project)
         + " | metric | "
         + " | ".join(f"n_jobs={n}" for n in jobs)
         + " | quiet rounds |",
-        "|---|---:|" + "---:|---:|" * len(many) + "---|" + "---:|" * len(jobs) + "---:|",
+        "|---|---:|"
+        + "---:|---:|" * len(many)
+        + "---:|" * (len(PROJECTED_CORES) if project else 0)
+        + "---|"
+        + "---:|" * len(jobs)
+        + "---:|",
     ]
     for r in result["rows"]:
         times = " | ".join(f"{r['seconds'][n]:.2f} | {r['speedup'][n]:.2f}x" for n in many)
+        if project:
+            times += "".join(
+                f" | {amdahl(r['speedup'][many[-1]], top, c):.1f}x" for c in PROJECTED_CORES
+            )
         scores = " | ".join(f"{r['score'][n]:.2f}" for n in jobs)
         one = f"{r['seconds'][jobs[0]]:.2f}"
         quiet = f"{r['quiet_rounds']} of {result['repeat']}"

@@ -1,8 +1,9 @@
 """The threads of this process a fit or a kernel runs on.
 
 :func:`n_threads` is how many an ``n_jobs`` asks for, whatever joblib backend is active;
-:func:`threads_for_work` how many a numba parallel region's work pays for, and
-:func:`numba_threads` runs the regions of a fit on them.
+:func:`threads_for_work` how many a numba parallel region's work pays for,
+:func:`share_out` how work items are balanced between them, and :func:`numba_threads`
+runs the regions of a fit on them.
 
 ``joblib.effective_n_jobs`` answers for the active backend: inside
 ``parallel_config(backend="dask")`` it counts the cluster's workers, and a ``Parallel`` run
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from numbers import Integral
 
 import numba
+import numpy as np
 from joblib import cpu_count
 
 # A numba parallel region costs 10-20 us to start its threads and join them (measured
@@ -60,6 +62,28 @@ def threads_for_work(n_jobs, work, min_work=MIN_WORK_PER_THREAD) -> int:
     """
     threads = min(n_threads(n_jobs), numba.config.NUMBA_NUM_THREADS)
     return int(max(1, min(threads, work // min_work)))
+
+
+def share_out(costs, n) -> tuple[np.ndarray, np.ndarray]:
+    """``costs``' items shared out between ``n`` threads: the costliest first, each to the
+    thread with the least cost so far (the lower thread of equals). Returns (offsets,
+    items): thread t's items are ``items[offsets[t]:offsets[t + 1]]``, in their order.
+
+    Examples
+    --------
+    >>> offsets, items = share_out([5, 1, 1, 4, 2], 2)
+    >>> [items[offsets[t] : offsets[t + 1]].tolist() for t in range(2)]
+    [[0, 1, 2], [3, 4]]
+    """
+    costs = np.asarray(costs, dtype=np.float64)
+    load = np.zeros(n)
+    owner = np.empty(len(costs), np.int64)
+    for i in np.argsort(-costs, kind="stable"):
+        t = int(np.argmin(load))
+        owner[i] = t
+        load[t] += costs[i]
+    items = np.argsort(owner, kind="stable")
+    return np.searchsorted(owner[items], np.arange(n + 1)), items
 
 
 @contextmanager

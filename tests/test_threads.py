@@ -30,6 +30,7 @@ from irdialog._threads import (
     MIN_WORK_PER_THREAD,
     n_threads,
     numba_threads,
+    share_out,
     threads_for_work,
 )
 from irdialog.datasets import load_babi_qa, load_dialog_babi
@@ -65,6 +66,20 @@ two_threads = pytest.mark.skipif(
 )
 
 # --------------------------------------------------------------------------- the rule
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_share_out_gives_each_item_once_in_order_and_balances_the_cost(n):
+    costs = np.random.default_rng(n).integers(1, 100, 40)
+    offsets, items = share_out(costs, n)
+    assert offsets[0] == 0 and offsets[-1] == len(costs) and np.all(np.diff(offsets) >= 0)
+    assert sorted(items.tolist()) == list(range(len(costs)))
+    loads = []
+    for t in range(n):
+        mine = items[offsets[t] : offsets[t + 1]]
+        assert np.all(np.diff(mine) > 0)  # in the items' order
+        loads.append(costs[mine].sum())
+    assert max(loads) - min(loads) <= costs.max()  # the costliest first, to the least loaded
 
 
 def test_threads_for_work_is_one_per_min_work_up_to_n_jobs():
@@ -534,6 +549,23 @@ def test_qrn_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
 # --------------------------------------------------------------------------- dual encoder
 
 
+# the schedule of three batches on one thread, in their order
+ONE_THREAD = (np.array([0, 3], np.int64), np.arange(3, dtype=np.int64))
+
+
+def _record_threads(monkeypatch, name, position):
+    """Wrap the recurrent Hogwild kernel ``name`` so that each call appends the threads of
+    its schedule (the argument at ``position``) to the list returned."""
+    calls, kernel = [], getattr(_rec, name)
+
+    def recorded(*args):
+        calls.append(len(args[position][0]) - 1)
+        return kernel(*args)
+
+    monkeypatch.setattr(_rec, name, recorded)
+    return calls
+
+
 def _serial_epoch(P, batches, step_batch, frozen, clip=None):
     """The batches stepped one after another as the serial fit steps them:
     ``step_batch(P, grads, batch) -> (loss, correct)`` then
@@ -591,8 +623,8 @@ def test_dual_hogwild_epoch_on_one_thread_is_the_serial_epoch(lstm, frozen, clip
     buffers = RP.make_dual_threads(P, 1, P["Emb"].dtype)
     with numba_threads(1):
         loss, correct = RP.dual_hogwild_epoch(
-            RP.weights_record(P), lstm, ptr, tok, (bptr, ctx, resp, flags), 0, buffers,
-            RP.weights_record(m), RP.weights_record(v), 1, frozen, max_norm, opt, 0,
+            RP.weights_record(P), lstm, ptr, tok, (bptr, ctx, resp, flags), ONE_THREAD, 0,
+            buffers, RP.weights_record(m), RP.weights_record(v), frozen, max_norm, opt, 0,
         )  # fmt: skip
     _assert_same_epoch(P, m, loss, correct, want)
     for name, buffer in zip(buffers._fields, buffers):
@@ -613,7 +645,7 @@ def test_dual_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             learning_rate=0.01, random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = _record_argument(monkeypatch, _rec, "dual_hogwild_epoch", 9)  # its threads
+    calls = _record_threads(monkeypatch, "dual_hogwild_epoch", 5)
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
     assert calls == [2] * (5 * 2)  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
@@ -666,8 +698,8 @@ def test_reader_hogwild_epoch_on_one_thread_is_the_serial_epoch(lstm, reading, f
     with numba_threads(1):
         loss, correct = RP.reader_hogwild_epoch(
             RP.reader_weights_record(P, reads), RP.reading_array(reads), lstm, ptr, tok,
-            (bptr, BATCH.astype(np.int64)), Y, 0, cands, buffers,
-            RP.reader_weights_record(m, reads), RP.reader_weights_record(v, reads), 1, frozen,
+            (bptr, BATCH.astype(np.int64)), ONE_THREAD, Y, 0, cands, buffers,
+            RP.reader_weights_record(m, reads), RP.reader_weights_record(v, reads), frozen,
             max_norm, opt, 0,
         )  # fmt: skip
     _assert_same_epoch(P, m, loss, correct, want)
@@ -723,7 +755,7 @@ def test_reader_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
         return RecurrentReader(hidden_size=32, embedding_dim=32, epochs=5, random_state=seed,
                                n_jobs=n_jobs)  # fmt: skip
 
-    calls = _record_argument(monkeypatch, _rec, "reader_hogwild_epoch", 12)  # its threads
+    calls = _record_threads(monkeypatch, "reader_hogwild_epoch", 6)
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xv, yv))
     assert calls == [2] * (5 * 5)  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)

@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
-from .._threads import n_threads, numba_threads, threads_for_work
+from .._threads import n_threads, numba_threads, share_out, threads_for_work
 from ..base import N_JOBS_CONSTRAINT, RankerMixin, check_contexts, resolve_candidates
 from ..text import TOKENIZERS, Analyzer, LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _recurrent_kernels as K
@@ -369,10 +369,12 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
 
         With ``n_jobs`` threads, an epoch whose work pays for several
         (:func:`~irdialog._threads.threads_for_work` of its batches' work, at most one
-        thread per batch) runs ``hogwild(params, moments, arrays, k, n_steps, frozen) ->
-        (loss, correct)``: the batches of the ``arrays`` on ``k`` threads at once, each
-        stepping the shared parameters and moments without locks. An epoch too small for
-        two threads runs ``batch`` after ``batch``, as with one thread."""
+        thread per batch) runs ``hogwild(params, moments, arrays, schedule, n_steps,
+        frozen) -> (loss, correct)``: the batches of the ``arrays`` on threads at once,
+        each thread its share of the ``schedule`` (:func:`~irdialog._threads.share_out`
+        of their work), stepping the shared parameters and moments without locks. An
+        epoch too small for two threads runs ``batch`` after ``batch``, as with one
+        thread."""
         n_runs, init, train_key = restarts or (1, None, None)
 
         def start_run(k):
@@ -430,12 +432,13 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         its examples and the steps taken so far."""
         if self._fit_threads() > 1:
             batches = list(batches)
-            work = sum(b[1] for b in batches)
-            k = min(threads_for_work(self.n_jobs, work), len(batches))
+            works = [b[1] for b in batches]
+            k = min(threads_for_work(self.n_jobs, sum(works)), len(batches))
             if k > 1:
+                schedule = share_out(works, k)
                 with numba_threads(k):
                     loss, correct = hogwild(
-                        params, moments, [b[3] for b in batches], k, n_steps, frozen
+                        params, moments, [b[3] for b in batches], schedule, n_steps, frozen
                     )
                 seen = sum(b[0] for b in batches)
                 return float(loss), int(correct), seen, n_steps + len(batches)
@@ -569,7 +572,8 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
     n_jobs : int or None, default=None
         Threads that train together (None: 1; -1: every core; -2: all but one). An
         epoch's mini-batches run on the threads at once, in one numba parallel region
-        (thread t takes batches t, t + k, ...), each computing its batch's gradient into
+        (each thread its share of them, balanced by their estimated work, in the epoch's
+        order), each computing its batch's gradient into
         its own buffers and taking its Adam step on the shared weights and moments without
         locks: Hogwild, as StarSpace and fastText train. Such a fit does not repeat bit for
         bit and lands within the spread of the seeds of ``n_jobs=1`` (the default). The
@@ -806,14 +810,15 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
                 work = self._encoder_work(tokens) + len(rows) * head_work
                 yield len(rows), work, run, (e_ptr, e_tok, rows)
 
-        def hogwild(params, moments, arrays, k, n_steps, frozen):
+        def hogwild(params, moments, arrays, schedule, n_steps, frozen):
             e_ptr, e_tok = arrays[0][:2]
             bptr, rows = _concatenated([a[2] for a in arrays])
             m, v, frozen, max_norm, opt = self._hogwild_settings(params, moments, frozen)
             return reader_hogwild_epoch(
                 reader_weights_record(params, reads), reading_rows, lstm, e_ptr, e_tok,
-                (bptr, rows), gold, max_len, cands, buffers, reader_weights_record(m, reads),
-                reader_weights_record(v, reads), k, frozen, max_norm, opt, n_steps,
+                (bptr, rows), schedule, gold, max_len, cands, buffers,
+                reader_weights_record(m, reads), reader_weights_record(v, reads), frozen,
+                max_norm, opt, n_steps,
             )  # fmt: skip
 
         def evaluate(params, n_jobs, rows):
@@ -1262,14 +1267,14 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         ptr, tok = pairs["ptr"], pairs["tok"]
         lstm, max_len = self._lstm, self._max_len()
 
-        def hogwild(params, moments, arrays, k, n_steps, frozen):
+        def hogwild(params, moments, arrays, schedule, n_steps, frozen):
             bptr, ctx = _concatenated([a[0] for a in arrays])
             resp = np.concatenate([a[1] for a in arrays]).astype(np.int64, copy=False)
             flags = np.concatenate([a[2] for a in arrays]).astype(np.int64, copy=False)
             m, v, frozen, max_norm, opt = self._hogwild_settings(params, moments, frozen)
             return dual_hogwild_epoch(
-                weights_record(params), lstm, ptr, tok, (bptr, ctx, resp, flags), max_len,
-                buffers, weights_record(m), weights_record(v), k, frozen, max_norm, opt,
+                weights_record(params), lstm, ptr, tok, (bptr, ctx, resp, flags), schedule,
+                max_len, buffers, weights_record(m), weights_record(v), frozen, max_norm, opt,
                 n_steps,
             )  # fmt: skip
 

@@ -2,7 +2,8 @@
 and the states of many sequences the same way.
 
 :func:`dual_hogwild_epoch` and :func:`reader_hogwild_epoch` run an epoch's mini-batches on
-``k`` threads, thread ``t`` taking batches t, t + k, t + 2k, ... of the epoch. Each thread
+``k`` threads, each thread taking its share of the batches (balanced by their estimated
+work, :func:`~irdialog._threads.share_out`) in the epoch's order. Each thread
 computes its batch's gradient (what :func:`~irdialog.embed._recurrent_kernels.dual_batch`
 and :func:`~irdialog.embed._recurrent_kernels.reader_batch` compute) into its own buffers
 (:class:`DualGrads`, :class:`ReaderGrads`, stacked on a first axis), then takes the Adam
@@ -228,13 +229,15 @@ def _dual_step(w, g, m, v, t, n_touched, frozen, max_norm, opt, step):
 
 
 @njit(cache=True, nogil=True)
-def _dual_thread(weights, lstm, ptr, tok, batches, max_len, grads, m, v, t, n_threads, frozen,
+def _dual_thread(weights, lstm, ptr, tok, batches, schedule, max_len, grads, m, v, t, frozen,
                  max_norm, opt, step):  # fmt: skip
     """Thread ``t``'s batches of :func:`dual_hogwild_epoch`. Returns (loss, correct)."""
     bptr, ctx, resp, flags = batches
+    tptr, mine = schedule
     loss = 0.0
     correct = 0
-    for bi in range(t, bptr.shape[0] - 1, n_threads):
+    for i in range(tptr[t], tptr[t + 1]):
+        bi = mine[i]
         lo, hi = bptr[bi], bptr[bi + 1]
         b_loss, b_correct, n = _dual_batch(
             weights, lstm, ptr, tok, ctx[lo:hi], resp[lo:hi], flags[lo:hi], max_len, grads, t
@@ -246,24 +249,27 @@ def _dual_thread(weights, lstm, ptr, tok, batches, max_len, grads, m, v, t, n_th
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def dual_hogwild_epoch(weights, lstm, ptr, tok, batches, max_len, grads, m, v, n_threads,
+def dual_hogwild_epoch(weights, lstm, ptr, tok, batches, schedule, max_len, grads, m, v,
                        frozen, max_norm, opt, step):  # fmt: skip
     """One epoch of the dual encoder of the :class:`DualWeights` ``weights`` (and Adam
-    moments ``m``, ``v``, records of the same fields), updated in place, on ``n_threads``
-    threads (at most the buffers of ``grads``, :class:`DualGrads`), Hogwild.
+    moments ``m``, ``v``, records of the same fields), updated in place, on threads
+    (at most the buffers of ``grads``, :class:`DualGrads`), Hogwild.
 
     ``batches = (bptr, ctx, resp, flags)``: batch b is the pairs ``bptr[b]:bptr[b + 1]``
     of the contexts ``ctx``, responses ``resp`` (rows of the ragged token array (ptr,
-    tok)) and labels ``flags``. Each batch is a step of
+    tok)) and labels ``flags``. ``schedule = (tptr, mine)``: thread t takes the batches
+    ``mine[tptr[t]:tptr[t + 1]]`` in turn (:func:`~irdialog._threads.share_out`). Each
+    batch is a step of
     :func:`~irdialog.embed._recurrent_kernels.apply_adam` (``opt``: its
     :class:`~irdialog.embed._optim.AdamSettings`; ``max_norm``: its clipping, <= 0 none),
     batch b the step ``step + b + 1``, with the gradient of the embedding rows ``frozen``
     dropped. Returns (loss, correct), summed over the epoch."""
+    n_threads = schedule[0].shape[0] - 1
     losses = np.zeros(n_threads)
     corrects = np.zeros(n_threads, np.int64)
     for t in prange(n_threads):
         loss, correct = _dual_thread(
-            weights, lstm, ptr, tok, batches, max_len, grads, m, v, t, n_threads, frozen,
+            weights, lstm, ptr, tok, batches, schedule, max_len, grads, m, v, t, frozen,
             max_norm, opt, step,
         )  # fmt: skip
         losses[t] = loss
@@ -327,13 +333,15 @@ def _reader_step(w, g, m, v, t, n_touched, frozen, max_norm, opt, step):
 
 
 @njit(cache=True, nogil=True)
-def _reader_thread(weights, reads, lstm, ptr, tok, batches, gold, max_len, cands, grads, m, v,
-                   t, n_threads, frozen, max_norm, opt, step):  # fmt: skip
+def _reader_thread(weights, reads, lstm, ptr, tok, batches, schedule, gold, max_len, cands,
+                   grads, m, v, t, frozen, max_norm, opt, step):  # fmt: skip
     """Thread ``t``'s batches of :func:`reader_hogwild_epoch`. Returns (loss, correct)."""
     bptr, rows = batches
+    tptr, mine = schedule
     loss = 0.0
     correct = 0
-    for bi in range(t, bptr.shape[0] - 1, n_threads):
+    for i in range(tptr[t], tptr[t + 1]):
+        bi = mine[i]
         batch = rows[bptr[bi] : bptr[bi + 1]]
         b_loss, b_correct, n = _reader_batch(
             weights, reads, lstm, ptr, tok, batch, gold[batch], max_len, cands, grads, t
@@ -345,23 +353,25 @@ def _reader_thread(weights, reads, lstm, ptr, tok, batches, gold, max_len, cands
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def reader_hogwild_epoch(weights, reads, lstm, ptr, tok, batches, gold, max_len, cands, grads,
-                         m, v, n_threads, frozen, max_norm, opt, step):  # fmt: skip
+def reader_hogwild_epoch(weights, reads, lstm, ptr, tok, batches, schedule, gold, max_len,
+                         cands, grads, m, v, frozen, max_norm, opt, step):  # fmt: skip
     """One epoch of the reader of the :class:`ReaderWeights` ``weights`` and the readings
     ``reads`` (:func:`reading_array`), with the Adam moments ``m``, ``v`` (records of the
-    same fields), updated in place, on ``n_threads`` threads (at most the buffers of
-    ``grads``, :class:`ReaderGrads`), Hogwild.
+    same fields), updated in place, on threads (at most the buffers of ``grads``,
+    :class:`ReaderGrads`), Hogwild.
 
     ``batches = (bptr, rows)``: batch b is the sequences ``rows[bptr[b]:bptr[b + 1]]`` of
     the ragged token array (ptr, tok), whose gold candidates are ``gold[rows]``
-    (``cands`` = (cptr, ctok, cw), the candidates' bags of words). The steps are those of
-    :func:`dual_hogwild_epoch`. Returns (loss, correct), summed over the epoch."""
+    (``cands`` = (cptr, ctok, cw), the candidates' bags of words). The ``schedule`` and
+    the steps are those of :func:`dual_hogwild_epoch`. Returns (loss, correct), summed
+    over the epoch."""
+    n_threads = schedule[0].shape[0] - 1
     losses = np.zeros(n_threads)
     corrects = np.zeros(n_threads, np.int64)
     for t in prange(n_threads):
         loss, correct = _reader_thread(
-            weights, reads, lstm, ptr, tok, batches, gold, max_len, cands, grads, m, v, t,
-            n_threads, frozen, max_norm, opt, step,
+            weights, reads, lstm, ptr, tok, batches, schedule, gold, max_len, cands, grads,
+            m, v, t, frozen, max_norm, opt, step,
         )  # fmt: skip
         losses[t] = loss
         corrects[t] = correct
