@@ -596,6 +596,19 @@ def test_restarts_on_threads_give_the_model_of_one_thread(early_stopping):
             np.testing.assert_array_equal(_arrays(threaded)[k], v, err_msg=k)
 
 
+def record_hogwild_threads(monkeypatch):
+    """Wrap MemN2N's Hogwild epoch so that each call appends its threads to the list
+    returned."""
+    calls, kernel = [], _memn2n.hogwild_epoch
+
+    def counted(*args):
+        calls.append(args[-1].n_threads)  # its HogwildEpoch's threads
+        return kernel(*args)
+
+    monkeypatch.setattr(_memn2n, "hogwild_epoch", counted)
+    return calls
+
+
 @pytest.mark.parametrize(
     "params",
     [
@@ -611,14 +624,7 @@ def test_one_run_trains_hogwild_on_threads(params, monkeypatch):
     there are some), and the fit learns the tiny dialogs as one thread's does."""
     # epochs this small run on one thread (the rule of threads_for_work): make them two
     monkeypatch.setattr(_memn2n, "threads_for_work", lambda n_jobs, work: 2)
-    calls = []
-    kernel = _memn2n.hogwild_epoch
-
-    def counted(*args):
-        calls.append(args[11])
-        return kernel(*args)
-
-    monkeypatch.setattr(_memn2n, "hogwild_epoch", counted)
+    calls = record_hogwild_threads(monkeypatch)
     X, y, _ = make_tiny_dialogs()
     start = _fast(epochs=0, **params).fit(X, y)
     alone = _fast(epochs=10, **params).fit(X, y)

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 import pytest
 from conftest import make_tiny_dialogs
-from test_memn2n import CONFIGS, GATED, Problem
+from test_memn2n import CONFIGS, GATED, Problem, record_hogwild_threads
 from test_qrn import CONFIGS as QRN_CONFIGS
 from test_qrn import QRNProblem, _central_differences
 from test_recurrent import (
@@ -55,7 +55,6 @@ from irdialog.embed import _recurrent as _rec
 from irdialog.embed import _recurrent_kernels as RK
 from irdialog.embed import _recurrent_parallel_kernels as RP
 from irdialog.embed import _reference as R
-from irdialog.embed._optim import AdamSettings
 from irdialog.svm import PairwiseFeaturizer, StructuredSVMQA, _structured_svm
 from irdialog.svm import _kernels as SK
 from irdialog.svm import _parallel_kernels as SP
@@ -338,10 +337,10 @@ def test_memn2n_hogwild_epoch_on_one_thread_is_the_numpy_reference(config, adam,
     cands = pb.cands()
     words = cands._replace(ctok=np.unique(cands.ctok))
     with numba_threads(1):
+        epoch = P.HogwildEpoch(order, batch_size, 1, 0, not adam, words.ctok, rows, values)
         loss, correct = P.hogwild_epoch(
-            E, H, G, pb.cfg, pb.data(), cands, words, pb.y, order, batch_size, th, 1,
-            moments, update, 0, not adam, rows, values,
-        )  # fmt: skip
+            E, H, G, pb.cfg, pb.data(), cands, pb.y, th, moments, update, epoch
+        )
     np.testing.assert_allclose(loss, ref[3], rtol=1e-9)
     assert correct == ref[4]
     np.testing.assert_array_equal(E[:, rows], values)
@@ -377,7 +376,7 @@ def test_memn2n_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             learning_rate=0.01, epochs=2, random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = _record_argument(monkeypatch, _memn2n, "hogwild_epoch", 11)  # its threads
+    calls = record_hogwild_threads(monkeypatch)
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
     assert calls == [2] * (5 * 2)  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
@@ -555,11 +554,11 @@ ONE_THREAD = (np.array([0, 3], np.int64), np.arange(3, dtype=np.int64))
 
 def _record_threads(monkeypatch, name, position):
     """Wrap the recurrent Hogwild kernel ``name`` so that each call appends the threads of
-    its schedule (the argument at ``position``) to the list returned."""
+    its epoch's schedule (the epoch record at ``position``) to the list returned."""
     calls, kernel = [], getattr(_rec, name)
 
     def recorded(*args):
-        calls.append(len(args[position][0]) - 1)
+        calls.append(len(args[position].tptr) - 1)
         return kernel(*args)
 
     monkeypatch.setattr(_rec, name, recorded)
@@ -584,11 +583,11 @@ def _serial_epoch(P, batches, step_batch, frozen, clip=None):
 
 
 def _hogwild_settings(P, frozen, clip=None):
-    """(moments m, moments v, frozen, max_norm, opt) of a Hogwild epoch from zero moments."""
+    """(moments m, moments v, AdamSteps) of a Hogwild epoch from zero moments."""
     m = {k: np.zeros_like(v) for k, v in P.items()}
     v = {k: np.zeros_like(x) for k, x in P.items()}
-    opt = AdamSettings(0.01, 0.9, 0.999, 1e-8)
-    return m, v, np.asarray(frozen, np.int64), -1.0 if clip is None else clip, opt
+    max_norm = -1.0 if clip is None else clip
+    return m, v, RP.AdamSteps(np.asarray(frozen, np.int64), max_norm, 0.01, 0.9, 0.999, 1e-8, 0)
 
 
 def _assert_same_epoch(P, m, loss, correct, want):
@@ -619,12 +618,13 @@ def test_dual_hogwild_epoch_on_one_thread_is_the_serial_epoch(lstm, frozen, clip
 
     want = _serial_epoch(P, batches, step_batch, frozen, clip)
     P = {k: v.copy() for k, v in P.items()}
-    m, v, frozen, max_norm, opt = _hogwild_settings(P, frozen, clip)
+    m, v, adam_steps = _hogwild_settings(P, frozen, clip)
     buffers = RP.make_dual_threads(P, 1, P["Emb"].dtype)
+    epoch = RP.DualEpoch(ptr, tok, bptr, ctx, resp, flags, *ONE_THREAD)
     with numba_threads(1):
         loss, correct = RP.dual_hogwild_epoch(
-            RP.weights_record(P), lstm, ptr, tok, (bptr, ctx, resp, flags), ONE_THREAD, 0,
-            buffers, RP.weights_record(m), RP.weights_record(v), frozen, max_norm, opt, 0,
+            RP.weights_record(P), lstm, epoch, 0, buffers, RP.weights_record(m),
+            RP.weights_record(v), adam_steps,
         )  # fmt: skip
     _assert_same_epoch(P, m, loss, correct, want)
     for name, buffer in zip(buffers._fields, buffers):
@@ -645,7 +645,7 @@ def test_dual_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
             learning_rate=0.01, random_state=seed, n_jobs=n_jobs,
         )  # fmt: skip
 
-    calls = _record_threads(monkeypatch, "dual_hogwild_epoch", 5)
+    calls = _record_threads(monkeypatch, "dual_hogwild_epoch", 2)
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xd, yd))
     assert calls == [2] * (5 * 2)  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)
@@ -693,14 +693,14 @@ def test_reader_hogwild_epoch_on_one_thread_is_the_serial_epoch(lstm, reading, f
 
     want = _serial_epoch(P, batches, step_batch, frozen, clip)
     P = {k: v.copy() for k, v in P.items()}
-    m, v, frozen, max_norm, opt = _hogwild_settings(P, frozen, clip)
+    m, v, adam_steps = _hogwild_settings(P, frozen, clip)
     buffers = RP.make_reader_threads(P, reads, 1, P["Emb"].dtype)
+    epoch = RP.ReaderEpoch(ptr, tok, bptr, BATCH.astype(np.int64), Y, *ONE_THREAD)
     with numba_threads(1):
         loss, correct = RP.reader_hogwild_epoch(
-            RP.reader_weights_record(P, reads), RP.reading_array(reads), lstm, ptr, tok,
-            (bptr, BATCH.astype(np.int64)), ONE_THREAD, Y, 0, cands, buffers,
-            RP.reader_weights_record(m, reads), RP.reader_weights_record(v, reads), frozen,
-            max_norm, opt, 0,
+            RP.reader_weights_record(P, reads), RP.reading_array(reads), lstm, epoch, 0, cands,
+            buffers, RP.reader_weights_record(m, reads), RP.reader_weights_record(v, reads),
+            adam_steps,
         )  # fmt: skip
     _assert_same_epoch(P, m, loss, correct, want)
 
@@ -755,7 +755,7 @@ def test_reader_two_threads_land_within_the_seed_spread_of_one(monkeypatch):
         return RecurrentReader(hidden_size=32, embedding_dim=32, epochs=5, random_state=seed,
                                n_jobs=n_jobs)  # fmt: skip
 
-    calls = _record_threads(monkeypatch, "reader_hogwild_epoch", 6)
+    calls = _record_threads(monkeypatch, "reader_hogwild_epoch", 3)
     low, high, twos = _spread(make, lambda m: m.fit(X, y).score(Xv, yv))
     assert calls == [2] * (5 * 5)  # every epoch of the 2-thread fits ran on two threads
     assert low <= np.mean(twos) <= high, (low, high, twos)

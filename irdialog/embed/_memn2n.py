@@ -45,7 +45,7 @@ from ..text import (
 )
 from . import _memn2n_kernels as K
 from ._attention import turn_attention
-from ._memn2n_parallel_kernels import hogwild_epoch, make_threads
+from ._memn2n_parallel_kernels import HogwildEpoch, hogwild_epoch, make_threads
 from ._negatives import (
     MINED_NEGATIVES,
     bm25_pools,
@@ -1058,12 +1058,14 @@ class MemN2NRanker(_MemoryRanker):
             if n_threads > 1:
 
                 def train_epoch(order, n_steps):
+                    epoch = HogwildEpoch(
+                        order, self.batch_size, n_threads, n_steps, lazy, words.ctok,
+                        frozen_rows, frozen_values,
+                    )  # fmt: skip
                     with numba_threads(n_threads):
                         loss, correct = hogwild_epoch(
-                            E, H, G, cfg, arrays, cands, words, y, order, self.batch_size,
-                            threads, n_threads, state, update, n_steps, lazy, frozen_rows,
-                            frozen_values,
-                        )  # fmt: skip
+                            E, H, G, cfg, arrays, cands, y, threads, state, update, epoch
+                        )
                     return float(loss), int(correct)
 
                 return train_epoch

@@ -21,6 +21,7 @@ from ._hogwild_kernels import se_shard_bounds
 from ._memn2n_kernels import (
     W_MAT,
     Activations,
+    Candidates,
     Upstream,
     apply_update,
     apply_update_rows,
@@ -31,6 +32,17 @@ from ._memn2n_kernels import (
     scatter_candidates,
     softmax_xent,
 )
+
+HogwildEpoch = namedtuple(
+    "HogwildEpoch", "order batch_size n_threads step lazy word_tok frozen_rows frozen_values"
+)
+HogwildEpoch.__doc__ = """What an epoch of :func:`hogwild_epoch` runs: mini-batches of
+``batch_size`` over the examples ``order`` on ``n_threads`` threads; ``step``, the updates
+before the epoch (batch b is update ``step + b + 1``, for Adam's bias correction);
+``lazy``, the row-wise update of :func:`~irdialog.embed._memn2n_kernels.apply_update_rows`
+(else the dense one); ``word_tok``, the candidates' words each once (for
+:func:`~irdialog.embed._memn2n_kernels.batch_rows`); and the embedding rows
+``frozen_rows`` held at ``frozen_values`` (n_matrices, len(frozen_rows), d)."""
 
 Threads = namedtuple(
     "Threads", "u h mem prob o gate U Wc LT bits gt mark stamp dE dH dG dWc row_mark "
@@ -132,63 +144,60 @@ def _batch_loss_grad(E, H, G, cfg, data, cands, y, batch, th, t, lazy):
 
 
 @njit(cache=True, nogil=True)
-def _thread_batches(E, H, G, cfg, data, cands, words, y, order, batch_size, th, t, n_threads,
-                    moments, update, step, lazy, frozen_rows, frozen_values):  # fmt: skip
-    """Thread ``t``'s batches of the epoch (see :func:`hogwild_epoch`), each a step of the
-    shared weights. Returns (loss, n_correct)."""
+def _thread_batches(E, H, G, cfg, data, cands, y, th, t, moments, update, epoch):
+    """Thread ``t``'s batches of the :class:`HogwildEpoch` ``epoch`` (see
+    :func:`hogwild_epoch`), each a step of the shared weights. Returns (loss, n_correct)."""
+    order, batch_size = epoch.order, epoch.batch_size
     n = order.shape[0]
     n_batches = (n + batch_size - 1) // batch_size
     w = cfg[W_MAT]
+    words = Candidates(
+        cands.cptr, epoch.word_tok, cands.cw, cands.iptr, cands.icand, cands.type_tok
+    )
+    frozen_rows, frozen_values = epoch.frozen_rows, epoch.frozen_values
     dE, dH, dG = th.dE[t], th.dH[t], th.dG[t]
     loss = 0.0
     correct = 0
-    for b in range(t, n_batches, n_threads):
+    for b in range(t, n_batches, epoch.n_threads):
         batch = order[b * batch_size : min(n, (b + 1) * batch_size)]
         n_rows = n_w_rows = 0
-        if lazy:
+        if epoch.lazy:
             th.row_stamp[t] += 2
             n_rows, n_w_rows = batch_rows(
                 data, batch, words, th.row_mark[t], th.row_stamp[t], th.rows[t], th.w_rows[t]
             )
-        b_loss, b_correct = _batch_loss_grad(E, H, G, cfg, data, cands, y, batch, th, t, lazy)
+        b_loss, b_correct = _batch_loss_grad(E, H, G, cfg, data, cands, y, batch, th, t, epoch.lazy)
         loss += b_loss
         correct += b_correct
         for r in frozen_rows:  # no step, and nothing added to the clipping norm
             dE[:, r, :] = 0.0
-        if lazy:
+        step = epoch.step + b + 1
+        if epoch.lazy:
             rows, w_rows = th.rows[t, :n_rows], th.w_rows[t, :n_w_rows]
-            apply_update_rows(E, H, G, dE, dH, dG, rows, w_rows, w, moments, update, step + b + 1)
+            apply_update_rows(E, H, G, dE, dH, dG, rows, w_rows, w, moments, update, step)
         else:
-            apply_update(E, H, G, dE, dH, dG, moments, update, step + b + 1)
+            apply_update(E, H, G, dE, dH, dG, moments, update, step)
         for i in range(frozen_rows.shape[0]):  # Adam's moments move a row with no gradient
             E[:, frozen_rows[i], :] = frozen_values[:, i, :]
     return loss, correct
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def hogwild_epoch(E, H, G, cfg, data, cands, words, y, order, batch_size, th, n_threads,
-                  moments, update, step, lazy, frozen_rows, frozen_values):  # fmt: skip
-    """One epoch of mini-batches of ``batch_size`` over the examples ``order``, on
-    ``n_threads`` threads (at most the stacked scratch of ``th``), updating the weights
-    (E, H, G) and the :class:`~irdialog.embed._memn2n_kernels.Moments` ``moments`` in place.
+def hogwild_epoch(E, H, G, cfg, data, cands, y, th, moments, update, epoch):
+    """One epoch (the :class:`HogwildEpoch` ``epoch``) of mini-batches on
+    ``epoch.n_threads`` threads (at most the stacked scratch of ``th``), updating the
+    weights (E, H, G) and the :class:`~irdialog.embed._memn2n_kernels.Moments` ``moments``
+    in place by the :class:`~irdialog.embed._memn2n_kernels.Update` ``update``.
 
     ``cfg``, ``data``, ``cands`` and ``y`` are those of
-    :func:`~irdialog.embed._memn2n_kernels.batch_loss_grad`; ``words`` the candidates
-    with each word once, for :func:`~irdialog.embed._memn2n_kernels.batch_rows`;
-    ``update`` the :class:`~irdialog.embed._memn2n_kernels.Update`; ``step`` the updates
-    before this epoch (batch b is update ``step + b + 1``, for Adam's bias correction);
-    ``lazy``: the row-wise update of
-    :func:`~irdialog.embed._memn2n_kernels.apply_update_rows`, else the dense one;
-    ``frozen_rows`` (and their ``frozen_values``, (n_matrices, len(frozen_rows), d)) the
-    embedding rows held where they are. Returns (loss, n_correct), summed over the epoch.
+    :func:`~irdialog.embed._memn2n_kernels.batch_loss_grad`. Returns (loss, n_correct),
+    summed over the epoch.
     """
-    losses = np.zeros(n_threads)
-    corrects = np.zeros(n_threads, np.int64)
-    for t in prange(n_threads):
-        loss, correct = _thread_batches(
-            E, H, G, cfg, data, cands, words, y, order, batch_size, th, t, n_threads,
-            moments, update, step, lazy, frozen_rows, frozen_values,
-        )  # fmt: skip
+    k = epoch.n_threads
+    losses = np.zeros(k)
+    corrects = np.zeros(k, np.int64)
+    for t in prange(k):
+        loss, correct = _thread_batches(E, H, G, cfg, data, cands, y, th, t, moments, update, epoch)
         losses[t] = loss
         corrects[t] = correct
     return losses.sum(), corrects.sum()

@@ -44,8 +44,10 @@ from ._negatives import (
     encode_pools,
     sequence_bags,
 )
-from ._optim import AdamSettings
 from ._recurrent_parallel_kernels import (
+    AdamSteps,
+    DualEpoch,
+    ReaderEpoch,
     dual_hogwild_epoch,
     encode_parts,
     encoders_record,
@@ -455,15 +457,16 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
                          n_steps, *_ADAM)  # fmt: skip
         return loss, correct, seen, n_steps
 
-    def _hogwild_settings(self, params, moments, frozen):
+    def _hogwild_settings(self, moments, frozen, n_steps):
         """What both Hogwild epochs take besides the batches: the moments as two dicts
-        (first, second) of ``params``' keys, the ``frozen`` rows (int64, maybe empty),
-        the clipping norm (<= 0: none) and the Adam settings."""
+        (first, second) of the parameters' keys, and the
+        :class:`~irdialog.embed._recurrent_parallel_kernels.AdamSteps` of the epoch after
+        ``n_steps`` steps, with the ``frozen`` rows (None: none)."""
         m = {k: mv[0] for k, mv in moments.items()}
         v = {k: mv[1] for k, mv in moments.items()}
         frozen = np.zeros(0, np.int64) if frozen is None else np.asarray(frozen, np.int64)
         max_norm = -1.0 if self.clip_norm is None else float(self.clip_norm)
-        return m, v, frozen, max_norm, AdamSettings(float(self.learning_rate), *_ADAM)
+        return m, v, AdamSteps(frozen, max_norm, float(self.learning_rate), *_ADAM, n_steps)
 
 
 class RecurrentReader(GoldFitMixin, _RecurrentBase):
@@ -813,12 +816,12 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
         def hogwild(params, moments, arrays, schedule, n_steps, frozen):
             e_ptr, e_tok = arrays[0][:2]
             bptr, rows = _concatenated([a[2] for a in arrays])
-            m, v, frozen, max_norm, opt = self._hogwild_settings(params, moments, frozen)
+            epoch = ReaderEpoch(e_ptr, e_tok, bptr, rows, gold, *schedule)
+            m, v, adam_steps = self._hogwild_settings(moments, frozen, n_steps)
             return reader_hogwild_epoch(
-                reader_weights_record(params, reads), reading_rows, lstm, e_ptr, e_tok,
-                (bptr, rows), schedule, gold, max_len, cands, buffers,
-                reader_weights_record(m, reads), reader_weights_record(v, reads), frozen,
-                max_norm, opt, n_steps,
+                reader_weights_record(params, reads), reading_rows, lstm, epoch, max_len, cands,
+                buffers, reader_weights_record(m, reads), reader_weights_record(v, reads),
+                adam_steps,
             )  # fmt: skip
 
         def evaluate(params, n_jobs, rows):
@@ -1271,11 +1274,11 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
             bptr, ctx = _concatenated([a[0] for a in arrays])
             resp = np.concatenate([a[1] for a in arrays]).astype(np.int64, copy=False)
             flags = np.concatenate([a[2] for a in arrays]).astype(np.int64, copy=False)
-            m, v, frozen, max_norm, opt = self._hogwild_settings(params, moments, frozen)
+            epoch = DualEpoch(ptr, tok, bptr, ctx, resp, flags, *schedule)
+            m, v, adam_steps = self._hogwild_settings(moments, frozen, n_steps)
             return dual_hogwild_epoch(
-                weights_record(params), lstm, ptr, tok, (bptr, ctx, resp, flags), schedule,
-                max_len, buffers, weights_record(m), weights_record(v), frozen, max_norm, opt,
-                n_steps,
+                weights_record(params), lstm, epoch, max_len, buffers, weights_record(m),
+                weights_record(v), adam_steps,
             )  # fmt: skip
 
         return hogwild

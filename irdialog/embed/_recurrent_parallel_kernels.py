@@ -23,7 +23,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
-from ._optim import adam, adam_rows, clip_scale, rows_squared_norm, squared_norm
+from ._optim import AdamSettings, adam, adam_rows, clip_scale, rows_squared_norm, squared_norm
 from ._recurrent_kernels import (
     EncoderCache,
     EncoderGrads,
@@ -63,6 +63,25 @@ ReaderGrads.__doc__ = """The gradient buffers of the reader's weights (the first
 the second's, empty with one reading, ``O`` and ``Emb``), and the embedding rows touched,
 as :class:`DualGrads`'s, stacked on a first axis: a thread's of :func:`reader_hogwild_epoch`
 each."""
+
+
+DualEpoch = namedtuple("DualEpoch", "ptr tok bptr ctx resp flags tptr mine")
+DualEpoch.__doc__ = """The batches of an epoch of :func:`dual_hogwild_epoch`: batch b is the
+pairs ``bptr[b]:bptr[b + 1]`` of the contexts ``ctx``, responses ``resp`` (rows of the
+ragged token array (ptr, tok)) and labels ``flags``; thread t takes the batches
+``mine[tptr[t]:tptr[t + 1]]`` in turn (:func:`~irdialog._threads.share_out`)."""
+
+ReaderEpoch = namedtuple("ReaderEpoch", "ptr tok bptr rows gold tptr mine")
+ReaderEpoch.__doc__ = """The batches of an epoch of :func:`reader_hogwild_epoch`: batch b is
+the sequences ``rows[bptr[b]:bptr[b + 1]]`` of the ragged token array (ptr, tok), whose
+gold candidates are ``gold[rows]``; thread t takes the batches ``mine[tptr[t]:tptr[t +
+1]]`` in turn."""
+
+AdamSteps = namedtuple("AdamSteps", "frozen max_norm lr beta1 beta2 eps step")
+AdamSteps.__doc__ = """The Adam steps of a Hogwild epoch, those of
+:func:`~irdialog.embed._recurrent_kernels.apply_adam`: the gradient of the embedding rows
+``frozen`` dropped, global-norm clipping at ``max_norm`` (<= 0: none), the rate and decays,
+and ``step``, the steps before the epoch (batch b is step ``step + b + 1``)."""
 
 
 def weights_record(params):
@@ -219,59 +238,49 @@ def _dual_batch(weights, lstm, ptr, tok, ctx, resp, flags, max_len, grads, t):
 
 
 @njit(cache=True, nogil=True)
-def _dual_step(w, g, m, v, t, n_touched, frozen, max_norm, opt, step):
-    """Thread ``t``'s Adam step (:func:`_thread_step`) of the :class:`DualWeights` ``w``
-    (moments ``m``, ``v``, records of the same fields) from its buffers of the
-    :class:`DualGrads` ``g``."""
+def _dual_step(w, g, m, v, t, n_touched, adam_steps, step):
+    """Thread ``t``'s Adam step ``step`` (:func:`_thread_step`, the :class:`AdamSteps`
+    ``adam_steps``) of the :class:`DualWeights` ``w`` (moments ``m``, ``v``, records of the
+    same fields) from its buffers of the :class:`DualGrads` ``g``."""
+    a = adam_steps
+    opt = AdamSettings(a.lr, a.beta1, a.beta2, a.eps)
     mats = ((w.Wx, g.dWx[t], m.Wx, v.Wx), (w.Wh, g.dWh[t], m.Wh, v.Wh), (w.M, g.dM[t], m.M, v.M))
     vecs = ((w.b, g.db[t], m.b, v.b), (w.bias, g.dbias[t], m.bias, v.bias))
-    _thread_step(w, g, m, v, t, n_touched, mats, vecs, frozen, max_norm, opt, step)
+    _thread_step(w, g, m, v, t, n_touched, mats, vecs, a.frozen, a.max_norm, opt, step)
 
 
 @njit(cache=True, nogil=True)
-def _dual_thread(weights, lstm, ptr, tok, batches, schedule, max_len, grads, m, v, t, frozen,
-                 max_norm, opt, step):  # fmt: skip
+def _dual_thread(weights, lstm, epoch, max_len, grads, m, v, t, adam_steps):
     """Thread ``t``'s batches of :func:`dual_hogwild_epoch`. Returns (loss, correct)."""
-    bptr, ctx, resp, flags = batches
-    tptr, mine = schedule
+    e = epoch
     loss = 0.0
     correct = 0
-    for i in range(tptr[t], tptr[t + 1]):
-        bi = mine[i]
-        lo, hi = bptr[bi], bptr[bi + 1]
+    for i in range(e.tptr[t], e.tptr[t + 1]):
+        bi = e.mine[i]
+        lo, hi = e.bptr[bi], e.bptr[bi + 1]
         b_loss, b_correct, n = _dual_batch(
-            weights, lstm, ptr, tok, ctx[lo:hi], resp[lo:hi], flags[lo:hi], max_len, grads, t
-        )
+            weights, lstm, e.ptr, e.tok, e.ctx[lo:hi], e.resp[lo:hi], e.flags[lo:hi], max_len,
+            grads, t,
+        )  # fmt: skip
         loss += b_loss
         correct += b_correct
-        _dual_step(weights, grads, m, v, t, n, frozen, max_norm, opt, step + bi + 1)
+        _dual_step(weights, grads, m, v, t, n, adam_steps, adam_steps.step + bi + 1)
     return loss, correct
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def dual_hogwild_epoch(weights, lstm, ptr, tok, batches, schedule, max_len, grads, m, v,
-                       frozen, max_norm, opt, step):  # fmt: skip
-    """One epoch of the dual encoder of the :class:`DualWeights` ``weights`` (and Adam
-    moments ``m``, ``v``, records of the same fields), updated in place, on threads
-    (at most the buffers of ``grads``, :class:`DualGrads`), Hogwild.
-
-    ``batches = (bptr, ctx, resp, flags)``: batch b is the pairs ``bptr[b]:bptr[b + 1]``
-    of the contexts ``ctx``, responses ``resp`` (rows of the ragged token array (ptr,
-    tok)) and labels ``flags``. ``schedule = (tptr, mine)``: thread t takes the batches
-    ``mine[tptr[t]:tptr[t + 1]]`` in turn (:func:`~irdialog._threads.share_out`). Each
-    batch is a step of
-    :func:`~irdialog.embed._recurrent_kernels.apply_adam` (``opt``: its
-    :class:`~irdialog.embed._optim.AdamSettings`; ``max_norm``: its clipping, <= 0 none),
-    batch b the step ``step + b + 1``, with the gradient of the embedding rows ``frozen``
-    dropped. Returns (loss, correct), summed over the epoch."""
-    n_threads = schedule[0].shape[0] - 1
+def dual_hogwild_epoch(weights, lstm, epoch, max_len, grads, m, v, adam_steps):
+    """One epoch (the :class:`DualEpoch` ``epoch``) of the dual encoder of the
+    :class:`DualWeights` ``weights`` (and Adam moments ``m``, ``v``, records of the same
+    fields), updated in place, on threads (at most the buffers of ``grads``,
+    :class:`DualGrads`), Hogwild: each batch a step of
+    :func:`~irdialog.embed._recurrent_kernels.apply_adam` by the :class:`AdamSteps`
+    ``adam_steps``. Returns (loss, correct), summed over the epoch."""
+    n_threads = epoch.tptr.shape[0] - 1
     losses = np.zeros(n_threads)
     corrects = np.zeros(n_threads, np.int64)
     for t in prange(n_threads):
-        loss, correct = _dual_thread(
-            weights, lstm, ptr, tok, batches, schedule, max_len, grads, m, v, t, frozen,
-            max_norm, opt, step,
-        )  # fmt: skip
+        loss, correct = _dual_thread(weights, lstm, epoch, max_len, grads, m, v, t, adam_steps)
         losses[t] = loss
         corrects[t] = correct
     return losses.sum(), corrects.sum()
@@ -318,61 +327,55 @@ def _reader_batch(weights, reads, lstm, ptr, tok, rows, gold, max_len, cands, gr
 
 
 @njit(cache=True, nogil=True)
-def _reader_step(w, g, m, v, t, n_touched, frozen, max_norm, opt, step):
-    """Thread ``t``'s Adam step (:func:`_thread_step`) of the :class:`ReaderWeights` ``w``
-    (moments ``m``, ``v``, records of the same fields) from its buffers of the
-    :class:`ReaderGrads` ``g`` (the second encoder's, empty with one reading, leave its
-    weights alone)."""
+def _reader_step(w, g, m, v, t, n_touched, adam_steps, step):
+    """Thread ``t``'s Adam step ``step`` (:func:`_thread_step`, the :class:`AdamSteps`
+    ``adam_steps``) of the :class:`ReaderWeights` ``w`` (moments ``m``, ``v``, records of
+    the same fields) from its buffers of the :class:`ReaderGrads` ``g`` (the second
+    encoder's, empty with one reading, leave its weights alone)."""
+    a = adam_steps
+    opt = AdamSettings(a.lr, a.beta1, a.beta2, a.eps)
     mats = (
         (w.Wx, g.dWx[t], m.Wx, v.Wx), (w.Wh, g.dWh[t], m.Wh, v.Wh),
         (w.Wx2, g.dWx2[t], m.Wx2, v.Wx2), (w.Wh2, g.dWh2[t], m.Wh2, v.Wh2),
         (w.O, g.dO[t], m.O, v.O),
     )  # fmt: skip
     vecs = ((w.b, g.db[t], m.b, v.b), (w.b2, g.db2[t], m.b2, v.b2))
-    _thread_step(w, g, m, v, t, n_touched, mats, vecs, frozen, max_norm, opt, step)
+    _thread_step(w, g, m, v, t, n_touched, mats, vecs, a.frozen, a.max_norm, opt, step)
 
 
 @njit(cache=True, nogil=True)
-def _reader_thread(weights, reads, lstm, ptr, tok, batches, schedule, gold, max_len, cands,
-                   grads, m, v, t, frozen, max_norm, opt, step):  # fmt: skip
+def _reader_thread(weights, reads, lstm, epoch, max_len, cands, grads, m, v, t, adam_steps):
     """Thread ``t``'s batches of :func:`reader_hogwild_epoch`. Returns (loss, correct)."""
-    bptr, rows = batches
-    tptr, mine = schedule
+    e = epoch
     loss = 0.0
     correct = 0
-    for i in range(tptr[t], tptr[t + 1]):
-        bi = mine[i]
-        batch = rows[bptr[bi] : bptr[bi + 1]]
+    for i in range(e.tptr[t], e.tptr[t + 1]):
+        bi = e.mine[i]
+        batch = e.rows[e.bptr[bi] : e.bptr[bi + 1]]
         b_loss, b_correct, n = _reader_batch(
-            weights, reads, lstm, ptr, tok, batch, gold[batch], max_len, cands, grads, t
+            weights, reads, lstm, e.ptr, e.tok, batch, e.gold[batch], max_len, cands, grads, t
         )
         loss += b_loss
         correct += b_correct
-        _reader_step(weights, grads, m, v, t, n, frozen, max_norm, opt, step + bi + 1)
+        _reader_step(weights, grads, m, v, t, n, adam_steps, adam_steps.step + bi + 1)
     return loss, correct
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def reader_hogwild_epoch(weights, reads, lstm, ptr, tok, batches, schedule, gold, max_len,
-                         cands, grads, m, v, frozen, max_norm, opt, step):  # fmt: skip
-    """One epoch of the reader of the :class:`ReaderWeights` ``weights`` and the readings
-    ``reads`` (:func:`reading_array`), with the Adam moments ``m``, ``v`` (records of the
-    same fields), updated in place, on threads (at most the buffers of ``grads``,
-    :class:`ReaderGrads`), Hogwild.
-
-    ``batches = (bptr, rows)``: batch b is the sequences ``rows[bptr[b]:bptr[b + 1]]`` of
-    the ragged token array (ptr, tok), whose gold candidates are ``gold[rows]``
-    (``cands`` = (cptr, ctok, cw), the candidates' bags of words). The ``schedule`` and
-    the steps are those of :func:`dual_hogwild_epoch`. Returns (loss, correct), summed
-    over the epoch."""
-    n_threads = schedule[0].shape[0] - 1
+def reader_hogwild_epoch(weights, reads, lstm, epoch, max_len, cands, grads, m, v, adam_steps):
+    """One epoch (the :class:`ReaderEpoch` ``epoch``) of the reader of the
+    :class:`ReaderWeights` ``weights`` and the readings ``reads`` (:func:`reading_array`),
+    with the Adam moments ``m``, ``v`` (records of the same fields), updated in place, on
+    threads (at most the buffers of ``grads``, :class:`ReaderGrads`), Hogwild
+    (``cands`` = (cptr, ctok, cw), the candidates' bags of words). The steps are those of
+    :func:`dual_hogwild_epoch`. Returns (loss, correct), summed over the epoch."""
+    n_threads = epoch.tptr.shape[0] - 1
     losses = np.zeros(n_threads)
     corrects = np.zeros(n_threads, np.int64)
     for t in prange(n_threads):
         loss, correct = _reader_thread(
-            weights, reads, lstm, ptr, tok, batches, schedule, gold, max_len, cands, grads,
-            m, v, t, frozen, max_norm, opt, step,
-        )  # fmt: skip
+            weights, reads, lstm, epoch, max_len, cands, grads, m, v, t, adam_steps
+        )
         losses[t] = loss
         corrects[t] = correct
     return losses.sum(), corrects.sum()
