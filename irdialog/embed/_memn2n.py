@@ -1058,11 +1058,14 @@ class MemN2NRanker(_MemoryRanker):
             if n_threads > 1:
 
                 def train_epoch(order, n_steps):
+                    # at most a thread per batch of the training rows (the bound above
+                    # counted the validation rows too)
+                    k = min(n_threads, -(-len(order) // self.batch_size))
                     epoch = HogwildEpoch(
-                        order, self.batch_size, n_threads, n_steps, lazy, words.ctok,
-                        frozen_rows, frozen_values,
+                        order, self.batch_size, k, n_steps, lazy, words.ctok, frozen_rows,
+                        frozen_values,
                     )  # fmt: skip
-                    with numba_threads(n_threads):
+                    with numba_threads(k):
                         loss, correct = hogwild_epoch(
                             E, H, G, cfg, arrays, cands, y, threads, state, update, epoch
                         )

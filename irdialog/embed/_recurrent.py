@@ -164,14 +164,6 @@ def _buckets(rows, lengths, batch_size, rng):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def _concatenated(arrays):
-    """(offsets, concatenation) of a list of int arrays: array b is
-    ``concatenation[offsets[b]:offsets[b + 1]]``."""
-    offsets = np.zeros(len(arrays) + 1, np.int64)
-    np.cumsum([len(a) for a in arrays], out=offsets[1:])
-    return offsets, np.concatenate(arrays).astype(np.int64, copy=False)
-
-
 def _pair_table(cptr, ctok, rptr, rtok, codes, labels, pools=None, n_true=None):
     """The dual encoder's training arrays: contexts (cptr, ctok) and the response table
     (rptr, rtok) as one ragged table (``ptr``, ``tok``, the contexts first), each
@@ -357,10 +349,10 @@ class _RecurrentBase(TrainingMixin, RankerMixin, BaseEstimator):
         batches ``step_batches(epoch)`` gives, each a quadruple ``(n, work, batch,
         arrays)``: its number of examples, its multiply-adds, a callable
         ``batch(params, grads) -> (loss, correct)`` that adds the batch's gradient to
-        ``grads``, and the batch's arrays ``hogwild`` reads; ``validate(params, n_jobs)`` scores the
-        parameters, encoding on ``n_jobs`` threads. The training core does the rest
-        (divergence, validation, early stopping, interrupt, curves, restarts). Sets the
-        fitted parameters to the kept ones (:meth:`_keep_params`).
+        ``grads``, and the batch's arrays ``hogwild`` reads; ``validate(params,
+        n_jobs)`` scores the parameters, encoding on ``n_jobs`` threads. The training core
+        does the rest (divergence, validation, early stopping, interrupt, curves,
+        restarts). Sets the fitted parameters to the kept ones (:meth:`_keep_params`).
 
         ``restarts``: ``(n_runs, init, train_key)`` to train ``n_runs`` runs, the first
         from ``params``, each later one from ``init()`` (fresh Adam moments), and keep the
@@ -815,7 +807,7 @@ class RecurrentReader(GoldFitMixin, _RecurrentBase):
 
         def hogwild(params, moments, arrays, schedule, n_steps, frozen):
             e_ptr, e_tok = arrays[0][:2]
-            bptr, rows = _concatenated([a[2] for a in arrays])
+            bptr, rows = _ragged([a[2] for a in arrays], np.int64)
             epoch = ReaderEpoch(e_ptr, e_tok, bptr, rows, gold, *schedule)
             m, v, adam_steps = self._hogwild_settings(moments, frozen, n_steps)
             return reader_hogwild_epoch(
@@ -1271,7 +1263,7 @@ class DualEncoderRanker(ChunkFitMixin, _RecurrentBase):
         lstm, max_len = self._lstm, self._max_len()
 
         def hogwild(params, moments, arrays, schedule, n_steps, frozen):
-            bptr, ctx = _concatenated([a[0] for a in arrays])
+            bptr, ctx = _ragged([a[0] for a in arrays], np.int64)
             resp = np.concatenate([a[1] for a in arrays]).astype(np.int64, copy=False)
             flags = np.concatenate([a[2] for a in arrays]).astype(np.int64, copy=False)
             epoch = DualEpoch(ptr, tok, bptr, ctx, resp, flags, *schedule)
