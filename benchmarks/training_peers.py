@@ -1,6 +1,6 @@
 """Training speed of supervised embeddings and MemN2N next to their peers, on the real data.
 
-    PYTHONPATH=. NUMBA_NUM_THREADS=1 python -m benchmarks.training_peers \\
+    PYTHONPATH=. python -m benchmarks.training_peers \\
         --starspace ../peers/StarSpace/starspace \\
         --starspace-commit 8aee0a950aa607c023e5c91cff518bec335b5df5 \\
         --repeat 2 --data-home ../shared/data
@@ -11,16 +11,17 @@ Each row trains the same model, of the same size, for the same epochs on the sam
 examples, on every side; the sides take turns (:func:`benchmarks.alternate`) for
 ``--repeat`` rounds and each keeps its best wall-clock fit. Beside each time is the side's
 accuracy on the dev split (hits@1 over the task's candidates), so that equal work is
-compared. irdialog's fits run on one thread (``SupervisedEmbeddingRanker`` and
-``MemN2NRanker`` train sequentially whatever ``n_jobs``; BLAS is held to one thread); each
-peer is timed at each of its thread counts, and its best is named.
+compared. Every side is timed at each of its thread counts: irdialog at ``n_jobs`` 1 (the
+sequential fit) and 2 (Hogwild; ``--irdialog-threads``), BLAS held to one thread; the
+peers at theirs. Each row also gives irdialog's lead over each peer (:func:`leads`): on
+one training thread each, and each side at its fastest.
 
 **Supervised embeddings** (dialog bAbI tasks 1 and 5, the dev split; the ``se`` preset of
 ``irdialog bench dialog-babi``: the whole conversation as input, unit-norm input bags,
 dimension 32, 100 negatives, its learning rate and margin, two dictionaries; epochs capped
 at ``--se-epochs``):
 
-- irdialog: ``SupervisedEmbeddingRanker`` with the preset (``n_jobs=1``).
+- irdialog: ``SupervisedEmbeddingRanker`` with the preset, at ``n_jobs`` 1 and 2.
 - StarSpace (Wu et al. 2018, the C++ reference of the model family, Hogwild over threads):
   ``starspace train -trainMode 0 -fileFormat labelDoc`` on files written by
   :func:`write_starspace_files` (per line the input's words, each once, weighted by its
@@ -38,7 +39,8 @@ at ``--se-epochs``):
   and ``-thread 3`` is Hogwild on both cores. Its dev accuracy is computed from the
   embeddings of its saved model (:func:`read_starspace_model`), scored like ours.
 - PyTorch: :func:`torch_se_run`, the same model and SGD step (per example, the mean hinge
-  over the uniform negatives, sparse embedding gradients), at ``torch.set_num_threads(T)``.
+  over the uniform negatives, sparse embedding gradients), at ``torch.set_num_threads(T)``
+  for each T of ``--torch-threads``.
 
 **MemN2N** (the bench's presets, one run each): dialog bAbI task 1 on its dev split (the
 ``memn2n`` preset of ``irdialog bench dialog-babi``: one hop, dimension 32, bags of words
@@ -49,7 +51,7 @@ linear-start epochs, random noise, annealing, 100 epochs; one run instead of its
 restarts). Task 5 of dialog bAbI is left out by default (``--memn2n-dialog-tasks``): one
 PyTorch epoch of its 128-dimensional, 100-turn memories took about five minutes.
 
-- irdialog: ``MemN2NRanker`` with the preset.
+- irdialog: ``MemN2NRanker`` with the preset, at ``n_jobs`` 1 and 2.
 - PyTorch: :func:`torch_memn2n_run`, the same network over the same encoded contexts
   (irdialog's vocabulary, position weights, speaker and time words, random empty memories,
   candidate bags: :func:`_memn2n_forward` gives the scores of our fitted network), the same
@@ -75,7 +77,6 @@ import os
 import struct
 import subprocess
 import tempfile
-import time
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
@@ -199,7 +200,7 @@ def _se_setting(task, data_home, epochs):
     params = {**point, "epochs": epochs}
     trn = load_dialog_babi(task, "trn", data_home=data_home)
     dev = load_dialog_babi(task, "dev", data_home=data_home)
-    return params, trn, dev, lambda: spec.build(trn, **params, n_jobs=1)
+    return params, trn, dev, lambda n_jobs=1: spec.build(trn, **params, n_jobs=n_jobs)
 
 
 def starspace_args(params) -> list[str]:
@@ -321,41 +322,38 @@ def se_rows(task, args, torch, starspace, workdir) -> list[dict]:
         return bag_accuracy(words, U, V, dev_examples, cand_words, dev_gold)
 
     make().set_params(epochs=1).fit(trn.X, trn.y)  # compiles (or loads) the kernels
-    ours = {}
-    sides = {"irdialog": lambda: ours.update(model=make().fit(trn.X, trn.y))}
-    scores = {"irdialog": lambda: _evaluate(ours["model"], dev)["per_response"]}
-    configs = {"irdialog": "SupervisedEmbeddingRanker, n_jobs=1 (sequential SGD), numba"}
-    probe = None
+    sides = Sides()
+    for t in args.irdialog_threads:
+        ours = {}
+        sides.add(
+            _irdialog_side(t), t,
+            lambda ours=ours, t=t: ours.update(model=make(t).fit(trn.X, trn.y)),
+            lambda ours=ours: _evaluate(ours["model"], dev)["per_response"],
+            f"SupervisedEmbeddingRanker, n_jobs={t} "
+            f"({'sequential SGD' if t == 1 else 'Hogwild SGD'}), numba",
+        )  # fmt: skip
     if torch is not None:
-        one_epoch = torch_se_run(torch, examples, responses, gold, len(cands),
-                                 {**params, "epochs": 1})  # fmt: skip
-        t, probe = _best_torch_threads(torch, one_epoch, args.torch_threads)
         fit = torch_se_run(torch, examples, responses, gold, len(cands), params)
-        result = {}
-
-        def torch_fit():
-            torch.set_num_threads(t)
-            result["model"] = fit()
-
-        sides["torch"] = torch_fit
-        scores["torch"] = lambda: accuracy(*result["model"])
-        configs["torch"] = (
-            f"PyTorch {torch.__version__}, CPU, set_num_threads({t}) (the faster of "
-            f"{', '.join(map(str, args.torch_threads))} on one epoch), per-example SGD "
-            "over sparse nn.Embedding gradients"
-        )
+        for t in args.torch_threads:
+            result = {}
+            sides.add(
+                _torch_side(t), t, _torch_fit(torch, t, fit, result),
+                lambda result=result: accuracy(*result["model"]),
+                f"PyTorch {torch.__version__}, CPU, set_num_threads({t}), per-example SGD "
+                "over sparse nn.Embedding gradients",
+            )  # fmt: skip
     if starspace is not None:
         train = write_starspace_files(make(), trn.X, trn.y, workdir, f"se-task{task}-trn.txt")
         for t in args.starspace_threads:
             model = Path(workdir) / f"se-task{task}-t{t}"
-            name = f"starspace -thread {t}"
-            sides[name] = lambda t=t, model=model: run_starspace(starspace, train, model, params, t)
-            scores[name] = lambda model=model: starspace_accuracy(model, accuracy)
-            configs[name] = starspace_configuration(t)
-    row = _timed_row(f"SE, dialog bAbI task {task}", params, sides, scores, configs,
-                     args.repeat, len(trn.y), "dev per-response accuracy %")  # fmt: skip
-    if probe is not None:
-        row["torch_thread_probe_seconds"] = probe
+            sides.add(
+                f"starspace -thread {t}", max(t, 2) - 1,
+                lambda t=t, model=model: run_starspace(starspace, train, model, params, t),
+                lambda model=model: starspace_accuracy(model, accuracy),
+                starspace_configuration(t),
+            )  # fmt: skip
+    row = _timed_row(f"SE, dialog bAbI task {task}", params, sides, args.repeat,
+                     len(trn.y), "dev per-response accuracy %")  # fmt: skip
     if starspace is not None:
         row["starspace_options"] = starspace_args(params)
     return [row]
@@ -383,7 +381,7 @@ def _memn2n_setting(suite, task, data_home, epochs):
         yd = [train.y[i] for i in dev_rows]
         metric = "held-out accuracy % (the last 10% of the training stories)"
         return (f"MemN2N, bAbI QA task {task}", params, (X, y), (Xd, yd),
-                lambda: spec.build(**params), metric)  # fmt: skip
+                lambda n_jobs=1: spec.build(**params, n_jobs=n_jobs), metric)  # fmt: skip
     from irdialog.bench._dialog_babi import DIALOG_BABI_MODELS, SUITE_NAME
 
     spec = DIALOG_BABI_MODELS["memn2n"]
@@ -392,7 +390,8 @@ def _memn2n_setting(suite, task, data_home, epochs):
     trn = load_dialog_babi(task, "trn", data_home=data_home)
     dev = load_dialog_babi(task, "dev", data_home=data_home)
     return (f"MemN2N, dialog bAbI task {task}", params, (trn.X, trn.y), (dev.X, dev.y),
-            lambda: spec.build(trn, **params), "dev per-response accuracy %")  # fmt: skip
+            lambda n_jobs=1: spec.build(trn, **params, n_jobs=n_jobs),
+            "dev per-response accuracy %")  # fmt: skip
 
 
 def torch_memn2n_run(torch, est, X, y, seed=0):
@@ -540,62 +539,92 @@ def memn2n_rows(suite, task, args, torch, epochs=None) -> list[dict]:
     workload, params, (X, y), (Xd, yd), make, metric = _memn2n_setting(
         suite, task, args.data_home, epochs
     )
-    sides, scores, ours = {}, {}, {}
-
-    def ours_fit():
-        ours["model"] = make().fit(X, y)
-
     make().set_params(epochs=1, linear_start=0).fit(X, y)  # compiles (or loads) the kernels
-    sides["irdialog"] = ours_fit
-    scores["irdialog"] = lambda: 100.0 * per_response_accuracy(yd, ours["model"].predict(Xd))
-    configs = {"irdialog": "MemN2NRanker (sequential mini-batch SGD, numba, BLAS 1 thread)"}
+    sides = Sides()
+    for t in args.irdialog_threads:
+        ours = {}
+        sides.add(
+            _irdialog_side(t), t,
+            lambda ours=ours, t=t: ours.update(model=make(t).fit(X, y)),
+            lambda ours=ours: 100.0 * per_response_accuracy(yd, ours["model"].predict(Xd)),
+            f"MemN2NRanker, n_jobs={t} ("
+            f"{'sequential mini-batch SGD' if t == 1 else 'Hogwild mini-batches'}, numba, "
+            "BLAS 1 thread)",
+        )  # fmt: skip
     if torch is not None:
-        probe_epochs = 10 if suite == "babi-qa" else 1
-        short = torch_memn2n_run(
-            torch, make().set_params(linear_start=0, epochs=probe_epochs), X, y
-        )
-        t, probe = _best_torch_threads(torch, short, args.torch_threads)
         est = make()
         fit = torch_memn2n_run(torch, est, X, y)
-        result = {}
-
-        def torch_fit():
-            torch.set_num_threads(t)
-            result["E"] = fit()
-
-        sides["torch"] = torch_fit
-        scores["torch"] = lambda: torch_memn2n_accuracy(torch, est, result["E"], Xd, yd)
-        configs["torch"] = (
-            f"PyTorch {torch.__version__}, CPU, set_num_threads({t}) (the faster of "
-            f"{', '.join(map(str, args.torch_threads))} on {probe_epochs} epoch(s)), autograd, "
-            "dense gradient"
-        )
-    row = _timed_row(workload, params, sides, scores, configs, args.repeat, len(y), metric)
-    if torch is not None:
-        row["torch_thread_probe_seconds"] = probe
-    return [row]
+        for t in args.torch_threads:
+            result = {}
+            sides.add(
+                _torch_side(t), t, _torch_fit(torch, t, fit, result),
+                lambda result=result: torch_memn2n_accuracy(torch, est, result["model"], Xd, yd),
+                f"PyTorch {torch.__version__}, CPU, set_num_threads({t}), autograd, dense "
+                "gradient",
+            )  # fmt: skip
+    return [_timed_row(workload, params, sides, args.repeat, len(y), metric)]
 
 
-def _best_torch_threads(torch, fit, threads):
-    """The thread count of ``threads`` at which ``fit`` runs fastest (one timed call each),
-    and those seconds by thread count."""
-    seconds = {}
-    for t in threads:
-        torch.set_num_threads(t)
-        start = time.perf_counter()
-        fit()
-        seconds[str(t)] = round(time.perf_counter() - start, 3)
-    best = min(threads, key=lambda t: seconds[str(t)])
-    return best, seconds
+class Sides:
+    """The sides of a timed row: per name, the fit to time, the score of what it fitted,
+    its configuration and the threads it trains on."""
+
+    def __init__(self):
+        self.fits, self.scores, self.configs, self.threads = {}, {}, {}, {}
+
+    def add(self, name, threads, fit, score, configuration):
+        self.fits[name], self.scores[name] = fit, score
+        self.configs[name], self.threads[name] = configuration, threads
 
 
-def _timed_row(workload, params, sides, scores, configs, repeat, n_examples, metric) -> dict:
-    """Time ``sides`` in turn, ``repeat`` rounds; each side's best wall time, its ratio to
-    irdialog's, its CPU seconds (all its threads; a subprocess's are not counted) and its
-    score."""
+def _irdialog_side(threads: int) -> str:
+    return "irdialog" if threads == 1 else f"irdialog n_jobs={threads}"
+
+
+def _torch_side(threads: int) -> str:
+    return f"torch {threads} thread{'s' if threads > 1 else ''}"
+
+
+def _torch_fit(torch, threads, fit, result):
+    """A fit of a PyTorch side: ``fit()`` at ``threads`` threads, its model in ``result``."""
+
+    def run():
+        torch.set_num_threads(threads)
+        result["model"] = fit()
+
+    return run
+
+
+def leads(row) -> dict:
+    """Per peer (``torch``, ``starspace``), its time over irdialog's on one training
+    thread each, and its fastest time over irdialog's fastest (every side at its best
+    thread count). Above 1, irdialog is faster. Rows without threads: None."""
+    threads = row.get("threads")
+    if not threads:
+        return {}
+    seconds = row["seconds"]
+    ours = [s for s in seconds if s.startswith("irdialog")]
+    fastest = min(seconds[s] for s in ours)
+    out = {}
+    for peer in ("starspace", "torch"):
+        theirs = [s for s in seconds if s.startswith(peer)]
+        if not theirs:
+            continue
+        one = [s for s in theirs if threads[s] == 1]
+        out[peer] = {
+            "one thread": round(seconds[one[0]] / seconds["irdialog"], 2) if one else None,
+            "best": round(min(seconds[s] for s in theirs) / fastest, 2),
+        }
+    return out
+
+
+def _timed_row(workload, params, sides, repeat, n_examples, metric) -> dict:
+    """Time ``sides`` (:class:`Sides`) in turn, ``repeat`` rounds; each side's best wall
+    time, its ratio to irdialog's on one thread, its CPU seconds (all its threads; a
+    subprocess's are not counted), its score and its training threads."""
     # no threadpool limit here: it would reach torch's own BLAS (irdialog's fits hold
     # theirs to one thread themselves)
-    walls, cpus, _ = alternate(sides, repeat)
+    walls, cpus, _ = alternate(sides.fits, repeat)
     seconds = {name: min(w) for name, w in walls.items()}
     base = seconds["irdialog"]
     row = {
@@ -607,9 +636,11 @@ def _timed_row(workload, params, sides, scores, configs, repeat, n_examples, met
         "cpu_seconds": {name: round(min(c), 3) for name, c in cpus.items()},
         # the side's time over irdialog's: above 1, irdialog is faster
         "over_irdialog": {name: round(s / base, 3) for name, s in seconds.items()},
-        "configuration": configs,
-        "score": {name: round(float(fn()), 2) for name, fn in scores.items()},
+        "configuration": sides.configs,
+        "threads": sides.threads,
+        "score": {name: round(float(fn()), 2) for name, fn in sides.scores.items()},
     }
+    row["leads"] = leads(row)
     print(row, flush=True)
     return row
 
@@ -624,6 +655,7 @@ def main(argv=None):
     ap.add_argument("--memn2n-dialog-epochs", type=int, default=None)
     ap.add_argument("--memn2n-tasks", type=int, nargs="*", default=[1])
     ap.add_argument("--memn2n-epochs", type=int, default=None)
+    ap.add_argument("--irdialog-threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--torch-threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--starspace-threads", type=int, nargs="+", default=[1, 3])
     ap.add_argument("--no-torch", action="store_true")
@@ -670,10 +702,10 @@ def starspace_version(binary, commit=None) -> dict:
 
 def _table(result: dict) -> list[str]:
     lines = [
-        f"Whole training runs on a {result['cores']}-core machine: irdialog on one thread "
-        "against each peer at the thread counts named (the same model and size, epochs, "
-        f"negatives and examples; best wall time of {result['repeat']} fits per side, the "
-        "sides taking turns), and each fitted model's accuracy. Above 1x, irdialog is faster:",
+        f"Whole training runs on a {result['cores']}-core machine: irdialog and each peer at "
+        "the thread counts named (the same model and size, epochs, negatives and examples; "
+        f"best wall time of {result['repeat']} fits per side, the sides taking turns), and "
+        "each fitted model's accuracy. Above 1x, irdialog on one thread is faster:",
         "",
         "| workload | epochs | side | configuration | fit s | side / irdialog | metric "
         "| accuracy |",
@@ -687,6 +719,20 @@ def _table(result: dict) -> list[str]:
                 f"| {seconds:.2f} | {r['over_irdialog'][side]:.2f}x | {r['metric']} "
                 f"| {r['score'][side]:.2f} |"
             )
+    rows = [r for r in result["rows"] if r.get("leads")]
+    if rows:
+        lines += [
+            "",
+            "irdialog's lead (the peer's time over irdialog's): on one training thread each, "
+            "and each at its fastest thread count on the machine's cores:",
+            "",
+            "| workload | peer | one thread | fastest |",
+            "|---|---|---:|---:|",
+        ]
+        for r in rows:
+            for peer, lead in r["leads"].items():
+                one = "" if lead["one thread"] is None else f"{lead['one thread']:.1f}x"
+                lines.append(f"| {r['workload']} | {peer} | {one} | {lead['best']:.1f}x |")
     return lines
 
 
