@@ -595,25 +595,30 @@ def _torch_fit(torch, threads, fit, result):
     return run
 
 
-def leads(row) -> dict:
-    """Per peer (``torch``, ``starspace``), its time over irdialog's on one training
-    thread each, and its fastest time over irdialog's fastest (every side at its best
-    thread count). Above 1, irdialog is faster. Rows without threads: None."""
-    threads = row.get("threads")
-    if not threads:
-        return {}
-    seconds = row["seconds"]
-    ours = [s for s in seconds if s.startswith("irdialog")]
-    fastest = min(seconds[s] for s in ours)
+def leads(seconds: dict, threads: dict) -> dict:
+    """Per peer (``torch``, ``starspace``), its ``seconds`` over irdialog's on one training
+    thread each, and its fastest over irdialog's fastest (every side at its best thread
+    count). Sides are named by their side (``irdialog``, ``irdialog n_jobs=2``, ``torch 2
+    threads``, ...) and ``threads`` gives each side's training threads. Above 1, irdialog
+    is faster.
+
+    Examples
+    --------
+    >>> leads({"irdialog": 2.0, "irdialog n_jobs=2": 1.0, "torch 1 thread": 8.0,
+    ...        "torch 2 threads": 6.0}, {"irdialog": 1, "irdialog n_jobs=2": 2,
+    ...        "torch 1 thread": 1, "torch 2 threads": 2})
+    {'torch': {'one thread': 4.0, 'best': 6.0}}
+    """
+    fastest = min(s for side, s in seconds.items() if side.startswith("irdialog"))
     out = {}
     for peer in ("starspace", "torch"):
-        theirs = [s for s in seconds if s.startswith(peer)]
+        theirs = [side for side in seconds if side.startswith(peer)]
         if not theirs:
             continue
-        one = [s for s in theirs if threads[s] == 1]
+        one = [side for side in theirs if threads[side] == 1]
         out[peer] = {
             "one thread": round(seconds[one[0]] / seconds["irdialog"], 2) if one else None,
-            "best": round(min(seconds[s] for s in theirs) / fastest, 2),
+            "best": round(min(seconds[side] for side in theirs) / fastest, 2),
         }
     return out
 
@@ -640,7 +645,7 @@ def _timed_row(workload, params, sides, repeat, n_examples, metric) -> dict:
         "threads": sides.threads,
         "score": {name: round(float(fn()), 2) for name, fn in sides.scores.items()},
     }
-    row["leads"] = leads(row)
+    row["leads"] = leads(row["seconds"], sides.threads)
     print(row, flush=True)
     return row
 
@@ -719,20 +724,26 @@ def _table(result: dict) -> list[str]:
                 f"| {seconds:.2f} | {r['over_irdialog'][side]:.2f}x | {r['metric']} "
                 f"| {r['score'][side]:.2f} |"
             )
-    rows = [r for r in result["rows"] if r.get("leads")]
-    if rows:
-        lines += [
-            "",
-            "irdialog's lead (the peer's time over irdialog's): on one training thread each, "
-            "and each at its fastest thread count on the machine's cores:",
-            "",
-            "| workload | peer | one thread | fastest |",
-            "|---|---|---:|---:|",
-        ]
-        for r in rows:
-            for peer, lead in r["leads"].items():
-                one = "" if lead["one thread"] is None else f"{lead['one thread']:.1f}x"
-                lines.append(f"| {r['workload']} | {peer} | {one} | {lead['best']:.1f}x |")
+    return lines + lead_table(result["rows"])
+
+
+def lead_table(rows) -> list[str]:
+    """The Markdown table of the ``leads`` of the ``rows`` that have them."""
+    rows = [r for r in rows if r.get("leads")]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "irdialog's lead (the peer's time over irdialog's): on one training thread each, and "
+        "each at its fastest thread count on the machine's cores:",
+        "",
+        "| workload | peer | one thread | fastest |",
+        "|---|---|---:|---:|",
+    ]
+    for r in rows:
+        for peer, lead in r["leads"].items():
+            one = "" if lead["one thread"] is None else f"{lead['one thread']:.1f}x"
+            lines.append(f"| {r['workload']} | {peer} | {one} | {lead['best']:.1f}x |")
     return lines
 
 
