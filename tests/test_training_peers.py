@@ -172,6 +172,31 @@ def test_the_table_has_a_line_per_side():
     ]
 
 
+def test_the_leads_compare_one_thread_each_and_each_side_at_its_fastest():
+    seconds = {
+        "irdialog": 2.0,
+        "irdialog n_jobs=2": 1.0,
+        "starspace -thread 1": 20.0,
+        "starspace -thread 3": 15.0,
+        "torch 1 thread": 8.0,
+        "torch 2 threads": 9.0,
+    }
+    threads = {"irdialog": 1, "irdialog n_jobs=2": 2, "starspace -thread 1": 1,
+               "starspace -thread 3": 2, "torch 1 thread": 1, "torch 2 threads": 2}  # fmt: skip
+    leads = peers.leads(seconds, threads)
+    assert leads == {
+        "starspace": {"one thread": 10.0, "best": 15.0},
+        "torch": {"one thread": 4.0, "best": 8.0},
+    }
+    # a peer timed only on two threads has no one-thread lead, and its row says so
+    only_two = peers.leads({"irdialog": 2.0, "torch 2 threads": 9.0},
+                           {"irdialog": 1, "torch 2 threads": 2})  # fmt: skip
+    assert only_two == {"torch": {"one thread": None, "best": 4.5}}
+    row = {"workload": "SE", "leads": only_two}
+    assert peers.lead_table([row])[-1] == "| SE | torch |  | 4.5x |"
+    assert peers.lead_table([{"workload": "SE"}]) == []
+
+
 tta = import_benchmark("training_time_to_accuracy")
 
 
