@@ -27,6 +27,9 @@ Speed (``results/speed/<name>.json``):
   matmul (``speed``, ``speed-memn2n``; N, "Training speed").
 - ``training_threads``: fits on two threads against one (``training-threads-recurrent``,
   ``-memn2n``, ``-se``, ``-memnn``, ``-svm``, ``-qrn``; N, "Training on two threads").
+- ``threads_seed_spread``: seeds of the same workloads with ``n_jobs`` 1 and 2, and whether
+  the two-thread mean lies inside the one-thread range (printed; N, "Training on two
+  threads").
 - ``memory_training_time``: MemN2N, the gated MemN2N and QRN on bAbI QA
   (``memory-training-time``; N, "Training time of the memory models").
 - ``movie_memn2n_epoch``: where an epoch of the Movie Dialog MemN2N goes, by optimizer
