@@ -220,9 +220,15 @@ def starspace_args(params) -> list[str]:
     ]  # fmt: skip
 
 
+def starspace_trainers(threads: int) -> int:
+    """The training threads of ``starspace train -thread threads``: one thread of the
+    count caps the embeddings' norms (see the module docstring)."""
+    return max(threads, 2) - 1
+
+
 def starspace_configuration(threads: int) -> str:
     """How ``starspace train -thread threads`` runs (see the module docstring)."""
-    trainers = max(threads, 2) - 1
+    trainers = starspace_trainers(threads)
     return (
         f"StarSpace, {trainers} Hogwild training thread{'s' if trainers > 1 else ''} "
         "and its norm-capping thread, C++ -O3"
@@ -347,7 +353,7 @@ def se_rows(task, args, torch, starspace, workdir) -> list[dict]:
         for t in args.starspace_threads:
             model = Path(workdir) / f"se-task{task}-t{t}"
             sides.add(
-                f"starspace -thread {t}", max(t, 2) - 1,
+                f"starspace -thread {t}", starspace_trainers(t),
                 lambda t=t, model=model: run_starspace(starspace, train, model, params, t),
                 lambda model=model: starspace_accuracy(model, accuracy),
                 starspace_configuration(t),

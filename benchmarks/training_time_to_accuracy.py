@@ -44,6 +44,7 @@ from benchmarks.training_peers import (
     starspace_accuracy,
     starspace_args,
     starspace_configuration,
+    starspace_trainers,
     starspace_version,
     write_starspace_files,
 )
@@ -126,6 +127,7 @@ def se_curve_row(task, args, workdir) -> dict:
                 score = starspace_accuracy(models[key], accuracy)
             curves[side].append((epochs, round(min(walls[key]), 3), round(float(score), 2)))
     target, seconds = time_to_target(curves)
+    threads = {**ours, **{side: starspace_trainers(t) for side, t in theirs.items()}}
     base = seconds["irdialog"]
     return {
         "workload": f"SE, dialog bAbI task {task}",
@@ -138,8 +140,8 @@ def se_curve_row(task, args, workdir) -> dict:
         "seconds_to_target": seconds,
         # the side's time to the target over irdialog's: above 1, irdialog gets there first
         "over_irdialog": {side: round(s / base, 3) for side, s in seconds.items()},
-        "threads": {**ours, **{side: max(t, 2) - 1 for side, t in theirs.items()}},
-        "leads": leads(seconds, {**ours, **{side: max(t, 2) - 1 for side, t in theirs.items()}}),
+        "threads": threads,
+        "leads": leads(seconds, threads),
         "starspace_options": starspace_args({**params, "epochs": "EPOCHS"}),  # each budget
     }
 

@@ -42,7 +42,9 @@ before the epoch (batch b is update ``step + b + 1``, for Adam's bias correction
 ``lazy``, the row-wise update of :func:`~irdialog.embed._memn2n_kernels.apply_update_rows`
 (else the dense one); ``word_tok``, the candidates' words each once (for
 :func:`~irdialog.embed._memn2n_kernels.batch_rows`); and the embedding rows
-``frozen_rows`` held at ``frozen_values`` (n_matrices, len(frozen_rows), d)."""
+``frozen_rows`` held at ``frozen_values`` (n_matrices, len(frozen_rows), d). It holds
+the words' tokens, not their :class:`~irdialog.embed._memn2n_kernels.Candidates`: numba
+takes no record inside a record into a parallel loop, so each thread builds its own."""
 
 Threads = namedtuple(
     "Threads", "u h mem prob o gate U Wc LT bits gt mark stamp dE dH dG dWc row_mark "

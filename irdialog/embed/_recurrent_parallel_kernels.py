@@ -81,7 +81,9 @@ AdamSteps = namedtuple("AdamSteps", "frozen max_norm lr beta1 beta2 eps step")
 AdamSteps.__doc__ = """The Adam steps of a Hogwild epoch, those of
 :func:`~irdialog.embed._recurrent_kernels.apply_adam`: the gradient of the embedding rows
 ``frozen`` dropped, global-norm clipping at ``max_norm`` (<= 0: none), the rate and decays,
-and ``step``, the steps before the epoch (batch b is step ``step + b + 1``)."""
+and ``step``, the steps before the epoch (batch b is step ``step + b + 1``). Flat, not
+holding an :class:`~irdialog.embed._optim.AdamSettings`: numba takes no record inside a
+record into a parallel loop, so each thread builds its ``AdamSettings``."""
 
 
 def weights_record(params):
