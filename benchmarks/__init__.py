@@ -90,6 +90,7 @@ Data sets and pictures:
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import os
@@ -203,6 +204,11 @@ def alternate(work: dict, repeat: int, *, warm_up: bool = False):
     warm_up : bool, default=False
         Call each side once, untimed, first (compilation, caches, the allocator).
 
+    Before each call the garbage collector runs, untimed (``gc.collect``), so that a
+    collection of what earlier calls left does not land on whichever side comes next: a
+    full collection after a fit's text encoding costs 0.1 s, two-thirds of a 10-epoch
+    supervised-embedding fit, and fell on every other fit of one side.
+
     Returns
     -------
     wall, cpu : dict of str to list of float
@@ -219,6 +225,7 @@ def alternate(work: dict, repeat: int, *, warm_up: bool = False):
     last = {}
     for _ in range(repeat):
         for name, fn in work.items():
+            gc.collect()
             c, t = time.process_time(), time.perf_counter()
             last[name] = fn()
             wall[name].append(time.perf_counter() - t)
