@@ -19,7 +19,9 @@ The work is split in two so that every ranker can use it in a ``Pipeline``:
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,6 +53,61 @@ def check_kb(kb) -> dict[str, str]:
                 f"kb must map str entities to str types, got {entity!r:.60}: {entity_type!r:.60}."
             )
     return {e.lower(): t for e, t in kb.items()}
+
+
+def rarity_kb(texts, n_types: int = 16, *, tokenizer="word") -> dict[str, str]:
+    """A knowledge base for match-type features on text that has none: every token of
+    ``texts`` typed by its rarity.
+
+    A token's rarity is its inverse document frequency over the ``n`` texts,
+    ``log(n / df)``, from 0 (in every text) to ``log(n)`` (in one). The types are
+    ``n_types`` equal steps of it: ``"rarity:0"`` holds the commonest tokens,
+    ``f"rarity:{n_types - 1}"`` those of a single text; a bucket may stay empty. Given to
+    :class:`MatchTypeFeaturizer` in front of a ranker with ``match_type="match"``, a
+    candidate gets the type word of a bucket when it shares a token of that bucket with the
+    input: the ranker learns what a shared word of each rarity is worth, an exact-match
+    signal weighted as BM25's idf weighs one, which holds for words it never saw in
+    training. On InsuranceQA, supervised embeddings so given 16 buckets of the training
+    answers' words went from a valid P@1 of 15.95 to 16.50 (``benchmarks/NOTES.md``,
+    InsuranceQA).
+
+    Parameters
+    ----------
+    texts : iterable of str
+        The documents the frequencies are counted over (e.g. the candidate responses).
+    n_types : int, default=16
+    tokenizer : {"word", "char"} or callable, default="word"
+        As the :class:`MatchTypeFeaturizer` it is given to.
+
+    Returns
+    -------
+    dict of str to str
+        Token -> ``"rarity:<bucket>"``.
+
+    Examples
+    --------
+    >>> from irdialog.features import rarity_kb
+    >>> kb = rarity_kb(["the car is red", "the car", "the boat"], n_types=3)
+    >>> kb["the"], kb["car"], kb["boat"]
+    ('rarity:0', 'rarity:1', 'rarity:2')
+    """
+    if not isinstance(n_types, Integral) or isinstance(n_types, bool) or n_types < 1:
+        raise ValueError(f"n_types must be a positive integer, got {n_types!r}.")
+    if isinstance(texts, str):
+        raise TypeError("texts must be an iterable of str, not one str.")
+    analyzer = Analyzer(tokenizer=tokenizer)
+    df: Counter = Counter()
+    n = 0
+    for text in texts:
+        df.update(set(analyzer(text)))
+        n += 1
+    if not df:
+        raise ValueError("texts hold no token: rarity_kb needs the documents to count.")
+    tokens = list(df)
+    idf = np.log(n / np.array([df[t] for t in tokens], dtype=np.float64))
+    step = max(np.log(n), 1.0) / n_types
+    buckets = np.minimum((idf / step).astype(np.int64), n_types - 1)
+    return {t: f"rarity:{b}" for t, b in zip(tokens, buckets.tolist())}
 
 
 class MatchTypeFeaturizer(ContextTransformerMixin, BaseEstimator):

@@ -5,8 +5,14 @@ from conformance import TransformerConformance
 from conftest import TINY_KB
 from sklearn.base import clone
 
+from irdialog import SupervisedEmbeddingRanker, make_ranking_pipeline
 from irdialog.base import Context, Turn
-from irdialog.features import MatchTypeFeaturizer, match_type_matrices, match_type_pairs
+from irdialog.features import (
+    MatchTypeFeaturizer,
+    match_type_matrices,
+    match_type_pairs,
+    rarity_kb,
+)
 
 KB = {"Paris": "R_location", "cheap": "R_price", "resto_1_phone": "R_phone"}
 
@@ -235,3 +241,61 @@ def test_kb_ranks_let_a_ranker_propose_the_best_unseen_option_not_yet_proposed()
     assert np.mean(fit(kb_ranks=True).predict(X_new) == np.array(y_new)) == 1.0
     scores = fit().decision_function(X_new[:1])  # the first proposal: three new names alike
     assert (scores == scores.max()).sum() == 3
+
+
+def test_rarity_kb_types_tokens_by_document_frequency():
+    texts = ["a b c", "a b d", "a e", "a f"]  # df: a 4, b 2, the others 1
+    kb = rarity_kb(texts, n_types=3)
+    assert set(kb) == set("abcdef")
+    rank = {t: int(kb[t].split(":")[1]) for t in kb}
+    assert rank["a"] < rank["b"] < rank["c"]
+    assert rank["c"] == rank["d"] == rank["e"] == rank["f"] == 2
+    # no spaces: characters as the tokens
+    kb = rarity_kb(["天气很好", "天气", "很"], n_types=2, tokenizer="char")
+    assert kb["天"] == "rarity:0" and kb["好"] == "rarity:1"
+
+
+@pytest.mark.parametrize(
+    "texts, n_types, error, match",
+    [
+        (["a b"], 0, ValueError, "n_types"),
+        (["a b"], 1.5, ValueError, "n_types"),
+        ("a b", 2, TypeError, "not one str"),
+        ([], 2, ValueError, "no token"),
+    ],
+)
+def test_rarity_kb_errors(texts, n_types, error, match):
+    with pytest.raises(error, match=match):
+        rarity_kb(texts, n_types=n_types)
+
+
+def test_rarity_matches_rank_answers_by_words_never_seen_in_training():
+    # The right answer shares the question's rare word; test words never occur in training,
+    # so only the match-type words of their rarity can find it.
+    rng = np.random.default_rng(0)
+
+    def split(words):
+        X = [f"tell me about {w} please" for w in words]
+        y = [f"here is what {w} means" for w in words]
+        return X, y
+
+    train_words = [f"w{i}" for i in range(60)]
+    test_words = [f"z{i}" for i in range(20)]
+    X, y = split(train_words)
+    X_test, y_test = split(test_words)
+    negatives = [[a for a in y if a != right] for right in y]
+    pools = [[right] + [y_test[j] for j in rng.choice(20, 5, replace=False) if j != i][:4]
+             for i, right in enumerate(y_test)]  # fmt: skip
+    kb = rarity_kb(y + y_test)
+    params = dict(embedding_dim=16, epochs=5, margin=0.1, random_state=0, n_negatives=10)
+    plain = SupervisedEmbeddingRanker(**params).fit(X, y, negative_lists=negatives)
+    typed = make_ranking_pipeline(
+        MatchTypeFeaturizer(kb), SupervisedEmbeddingRanker(match_type="match", **params)
+    ).fit(X, y, supervisedembeddingranker__negative_lists=negatives)
+
+    def p_at_1(model):
+        scores = model.rank_candidates(X_test, pools)
+        return np.mean([np.argmax(s) == 0 and np.sum(s == s[0]) == 1 for s in scores])
+
+    assert p_at_1(typed) == 1.0
+    assert p_at_1(plain) < 0.5

@@ -58,6 +58,7 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
         "se-pools",
         "se-pools-wide",
         "se-pools-ppmi",
+        "se-pools-rarity",
         "memn2n-pools",
         "ltr",
         "ltr-se",
@@ -76,6 +77,7 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
     [
         ("se-pools", "wrong answers of its pool as negatives"),
         ("se-pools-wide", "wrong answers of its pool as negatives"),
+        ("se-pools-rarity", "wrong answers of its pool as negatives"),
         ("memn2n-pools", "wrong answers of its pool as negatives"),
         ("ltr", "its pool"),
     ],
