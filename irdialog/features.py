@@ -68,8 +68,8 @@ def rarity_kb(texts, n_types: int = 16, *, tokenizer="word") -> dict[str, str]:
     input: the ranker learns what a shared word of each rarity is worth, an exact-match
     signal weighted as BM25's idf weighs one, which holds for words it never saw in
     training. On InsuranceQA, supervised embeddings so given 16 buckets of the training
-    answers' words went from a valid P@1 of 15.95 to 16.50 (``benchmarks/NOTES.md``,
-    InsuranceQA).
+    answers' words went from a valid P@1 of 15.95 to 17.20, at half the step (the type
+    words step at every example; ``benchmarks/NOTES.md``, InsuranceQA).
 
     Parameters
     ----------
