@@ -61,7 +61,8 @@ def rarity_kb(texts, n_types: int = 16, *, tokenizer="word") -> dict[str, str]:
 
     A token's rarity is its inverse document frequency over the ``n`` texts,
     ``log(n / df)``, from 0 (in every text) to ``log(n)`` (in one). The types are
-    ``n_types`` equal steps of it: ``"rarity:0"`` holds the commonest tokens,
+    ``n_types`` equal steps of it (of ``[0, 1]`` for fewer than 3 texts, whose ``log(n)`` is
+    under 1): ``"rarity:0"`` holds the commonest tokens,
     ``f"rarity:{n_types - 1}"`` those of a single text; a bucket may stay empty. Given to
     :class:`MatchTypeFeaturizer` in front of a ranker with ``match_type="match"``, a
     candidate gets the type word of a bucket when it shares a token of that bucket with the
