@@ -19,7 +19,6 @@ The work is split in two so that every ranker can use it in a ``Pipeline``:
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from numbers import Integral
 
@@ -30,7 +29,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._compat import StrOptions, _fit_context
 from .base import Context, ContextTransformerMixin, check_contexts
-from .text import TOKENIZERS, Analyzer
+from .text import TOKENIZERS, Analyzer, document_frequencies
 
 
 def type_token(entity_type: str) -> str:
@@ -97,16 +96,13 @@ def rarity_kb(texts, n_types: int = 16, *, tokenizer="word") -> dict[str, str]:
     if isinstance(texts, str):
         raise TypeError("texts must be an iterable of str, not one str.")
     analyzer = Analyzer(tokenizer=tokenizer)
-    df: Counter = Counter()
-    n = 0
-    for text in texts:
-        df.update(set(analyzer(text)))
-        n += 1
+    documents = [analyzer(text) for text in texts]
+    df = document_frequencies(documents)
     if not df:
         raise ValueError("texts hold no token: rarity_kb needs the documents to count.")
     tokens = list(df)
-    idf = np.log(n / np.array([df[t] for t in tokens], dtype=np.float64))
-    step = max(np.log(n), 1.0) / n_types
+    idf = -np.log(np.array([df[t] for t in tokens], dtype=np.float64))
+    step = max(np.log(len(documents)), 1.0) / n_types
     buckets = np.minimum((idf / step).astype(np.int64), n_types - 1)
     return {t: f"rarity:{b}" for t, b in zip(tokens, buckets.tolist())}
 

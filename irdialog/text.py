@@ -476,6 +476,19 @@ def learn_case_folding(texts: Iterable[str]) -> dict[str, str]:
     return folding
 
 
+def document_frequencies(documents) -> dict[str, float]:
+    """The fraction of ``documents`` (each a sequence of tokens) each token occurs in.
+
+    Examples
+    --------
+    >>> document_frequencies([["a", "b", "a"], ["a"]])
+    {'a': 1.0, 'b': 0.5}
+    """
+    counts = Counter(tok for tokens in documents for tok in set(tokens))
+    n = max(len(documents), 1)
+    return {tok: c / n for tok, c in counts.items()}
+
+
 def is_punctuation(token: str) -> bool:
     """Whether a token is made only of punctuation (Unicode category ``P*``, any script).
 

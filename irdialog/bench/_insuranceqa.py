@@ -21,7 +21,7 @@ from ..datasets._base import find_data_file
 from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
 from ..ensemble import LearningToRankRanker
 from ..features import MatchTypeFeaturizer, rarity_kb
-from ..pipeline import make_ranking_pipeline
+from ..pipeline import RankingPipeline, make_ranking_pipeline
 from ..retrieval import BM25Ranker, TfidfRanker
 from ._format_suite import NO_SEARCH, load_pools, score_pools, with_candidates
 from ._suite import ModelSpec, Selection, Suite, markdown_table, spread
@@ -154,11 +154,9 @@ def _fit(ranker, train, spec) -> None:
         ranker.fit(train.X, train.y, candidate_lists=train.candidate_lists)
     elif how == "negatives":
         # a pipeline routes the argument to its ranker, its last step
-        key = (
-            f"{ranker.steps[-1][0]}__negative_lists"
-            if hasattr(ranker, "steps")
-            else "negative_lists"
-        )
+        key = "negative_lists"
+        if isinstance(ranker, RankingPipeline):
+            key = f"{ranker.steps[-1][0]}__{key}"
         ranker.fit(train.pairs, train.pair_answers, **{key: train.negatives})
     else:
         ranker.fit(train.pairs, train.pair_answers)

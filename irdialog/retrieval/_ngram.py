@@ -8,7 +8,6 @@ the answers seen in training.
 
 from __future__ import annotations
 
-from collections import Counter
 from numbers import Real
 
 import numpy as np
@@ -24,6 +23,7 @@ from ..text import (
     Analyzer,
     check_ngram_range,
     context_texts,
+    document_frequencies,
     encode_labels,
     is_punctuation,
     learn_case_folding,
@@ -37,13 +37,6 @@ def _ngrams(tokens, lo: int, hi: int, prefix: str):
     for n in range(lo, hi + 1):
         for start in range(len(tokens) - n + 1):
             yield (prefix, *tokens[start : start + n])
-
-
-def _document_frequencies(sentences) -> dict[str, float]:
-    """The fraction of distinct sentences each word occurs in."""
-    counts = Counter(tok for tokens in sentences for tok in set(tokens))
-    n = max(len(sentences), 1)
-    return {tok: c / n for tok, c in counts.items()}
 
 
 class NGramClassifier(RankerMixin, BaseEstimator):
@@ -211,7 +204,7 @@ class NGramClassifier(RankerMixin, BaseEstimator):
         tokens_of = self._tokenizer()
         sentences = {t.text: None for ctx in X for t in ctx.history}
         sentences.update((ctx.query, None) for ctx in X)
-        df = _document_frequencies([tokens_of(s) for s in sentences])
+        df = document_frequencies([tokens_of(s) for s in sentences])
         self.stopwords_ = frozenset(
             t for t, f in df.items() if f > self.max_df and not is_punctuation(t)
         )
