@@ -10,13 +10,21 @@ package may use it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
+
+# A training whose loss grew in each of its last GROWING_EPOCHS epochs to more than
+# GROWTH times its smallest is diverging, though every loss is finite (a step a little too
+# large for some rows: the loss grows by a factor an epoch and overflows only much later)
+GROWING_EPOCHS = 3
+GROWTH = 10.0
 
 
 @contextmanager
@@ -116,6 +124,12 @@ def run_epochs(
     ------
     FloatingPointError
         When an epoch's loss is not finite.
+
+    Warns
+    -----
+    sklearn.exceptions.ConvergenceWarning
+        When the loss grew in each of the last ``GROWING_EPOCHS`` epochs, to more than
+        ``GROWTH`` times its smallest: a divergence whose losses are still finite.
     """
     log = EpochLog()
     since_best = 0
@@ -155,4 +169,23 @@ def run_epochs(
     except KeyboardInterrupt:
         # As scikit-learn's MLP: Ctrl-C ends the training, not the fit.
         log.interrupted = True
+    _warn_if_growing(log.loss_curve, first_epoch, model, advice)
     return log
+
+
+def _warn_if_growing(losses, first_epoch, model, advice) -> None:
+    """Warn when ``losses`` (of the epochs from ``first_epoch``) grew in each of their last
+    ``GROWING_EPOCHS`` epochs to more than ``GROWTH`` times their smallest."""
+    if len(losses) <= GROWING_EPOCHS:
+        return
+    tail = np.asarray(losses[-GROWING_EPOCHS - 1 :])
+    low = int(np.argmin(losses))
+    if np.all(np.diff(tail) > 0) and losses[-1] > GROWTH * losses[low]:
+        warnings.warn(
+            f"{model} is diverging: its training loss grew in each of its last "
+            f"{GROWING_EPOCHS} epochs, to {losses[-1]:.4g} at epoch "
+            f"{first_epoch + len(losses)} from {losses[low]:.4g} at epoch "
+            f"{first_epoch + low + 1}; lower {advice}.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )

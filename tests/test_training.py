@@ -1,9 +1,12 @@
 """The training core shared by the gradient-trained models (irdialog.embed._training): the
 loop itself on a toy model, then the same contract checked on each of the seven models."""
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import CITIES, make_tiny_dialogs
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from irdialog import (
@@ -126,6 +129,29 @@ def test_a_non_finite_loss_names_the_model_and_what_to_lower(bad):
     toy = _Toy([0.1, 0.2, 0.3], losses=[1.0, bad, 1.0])
     with pytest.raises(FloatingPointError, match=r"Toy diverged at epoch 2 .*lower learning_rate"):
         _run(toy, 3)
+
+
+def test_a_loss_growing_tenfold_warns_that_the_training_diverges():
+    toy = _Toy([0.1] * 6, losses=[5.0, 1.0, 2.0, 4.0, 8.0, 16.0])
+    with pytest.warns(ConvergenceWarning, match=r"Toy is diverging: .*last 3 epochs, to 16 at "
+                      r"epoch 6 from 1 at epoch 2; lower learning_rate"):  # fmt: skip
+        log = _run(toy, 6)
+    assert log.n_iter == 6  # a warning, not an error: the weights are the user's to judge
+
+
+@pytest.mark.parametrize(
+    "losses",
+    [
+        [1.0, 2.0, 4.0, 8.0, 9.0],  # grew 9x: under the factor
+        [1.0, 20.0, 30.0, 5.0, 6.0],  # grew past it, then fell
+        [1.0, 20.0, 40.0],  # too few epochs to tell
+        [1.0, 0.5, 0.25, 0.125, 0.1],  # converging
+    ],
+)
+def test_a_loss_that_does_not_keep_growing_tenfold_does_not_warn(losses):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        _run(_Toy([0.1] * len(losses), losses=losses), len(losses))
 
 
 def test_progress_bar_shows_loss_and_validation(capsys):

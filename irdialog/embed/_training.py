@@ -14,10 +14,10 @@ and its gated variant, :class:`~irdialog.embed.QRNRanker`, :class:`~irdialog.emb
   whole groups when groups are given, else rows drawn at random with a seed;
 - :func:`~irdialog._epochs.training_session` and :func:`~irdialog._epochs.run_epochs`
   (``irdialog/_epochs.py``, shared with the structured SVM): the BLAS thread limit and the
-  progress bar around a fit, the epochs, the divergence check (a non-finite loss raises a
-  ``FloatingPointError`` naming the model and what to lower), the validation score after
-  each epoch, early stopping that keeps the weights of the best epoch, and a Ctrl-C
-  (``KeyboardInterrupt``) that ends the epochs instead of the fit;
+  progress bar around a fit, the epochs, the divergence checks (a non-finite loss raises a
+  ``FloatingPointError`` naming the model and what to lower, a loss growing tenfold warns),
+  the validation score after each epoch, early stopping that keeps the weights of the best
+  epoch, and a Ctrl-C (``KeyboardInterrupt``) that ends the epochs instead of the fit;
 - :class:`TrainingMixin`: the one fit path (``_fit_path``: the checks of the inputs, the
   continuation of a fitted model by ``warm_start`` or ``partial_fit``, ``random_state``
   drawn once into the :class:`Fit` the model's ``_fit`` receives, the validation split),
