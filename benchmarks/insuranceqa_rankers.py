@@ -67,7 +67,9 @@ SE_CHAR3 = dict(SE_POOLS, tokenizer="char", ngram_range=(3, 3), learning_rate=0.
 # The invented script (--invented-script): embeddings over characters and their bigrams
 # (and trigrams), at the step of the trigrams. Valid P@1 on it (script seed 0), on the first
 # 3,000 training questions: ltr+se-cv3-char3 22.60, ltr+2se-cv3-char3+bpe2k+8k 26.40,
-# ltr+se-cv3-char13 32.65, ltr+se-cv3-char12 32.90, ltr+2se-cv3-char12+bpe2k+8k 33.55
+# ltr+se-cv3-char13 32.65, ltr+se-cv3-char12 32.90, ltr+2se-cv3-char12+bpe2k+8k 33.55,
+# the same with BM25 over 32,000 units too 33.75, or over character bigrams and trigrams
+# (+c23) 34.30
 SE_CHAR12 = dict(SE_CHAR3, ngram_range=(1, 2))
 SE_CHAR13 = dict(SE_CHAR3, ngram_range=(1, 3))
 # The dual encoder and MemN2N at a small scale (the first 1000 train questions), the same
@@ -405,6 +407,16 @@ MODELS = {
     "ltr+2se-cv3-char3+bpe2k+8k": _fit_ltr_char3_plus(2000, se_units=True, bm25_merges=(8000,)),
     "ltr+2se-cv3-char12+bpe2k+8k": _fit_ltr_char3_plus(
         2000, se_units=True, bm25_merges=(8000,), char_se=SE_CHAR12, char_tokenizer="char"
+    ),
+    # and BM25 over character bigrams and trigrams, which hold the invented script's words of
+    # two and three characters whole
+    "ltr+2se-cv3-char12+bpe2k+8k+c23": _fit_ltr_char3_plus(
+        2000,
+        char_ngrams=(2, 3),
+        se_units=True,
+        bm25_merges=(8000,),
+        char_se=SE_CHAR12,
+        char_tokenizer="char",
     ),
     "ltr+se-cv3-bpe8k-lr005": _fit_ltr_subwords(8000, se=dict(SE_POOLS, learning_rate=0.005)),
 }

@@ -20,10 +20,9 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-# A training whose loss grew in each of its last GROWING_EPOCHS epochs to more than
-# GROWTH times its smallest is diverging, though every loss is finite (a step a little too
-# large for some rows: the loss grows by a factor an epoch and overflows only much later)
-GROWING_EPOCHS = 3
+# A training whose last loss is above its first and more than GROWTH times its smallest is
+# diverging, though every loss is finite (a step a little too large for some rows: the loss
+# grows by a factor an epoch, and may overflow only much later)
 GROWTH = 10.0
 
 
@@ -128,8 +127,8 @@ def run_epochs(
     Warns
     -----
     sklearn.exceptions.ConvergenceWarning
-        When the loss grew in each of the last ``GROWING_EPOCHS`` epochs, to more than
-        ``GROWTH`` times its smallest: a divergence whose losses are still finite.
+        When the last of 3 or more epochs ends at a loss above the first epoch's and more
+        than ``GROWTH`` (10) times the smallest: a divergence whose losses are still finite.
     """
     log = EpochLog()
     since_best = 0
@@ -174,18 +173,16 @@ def run_epochs(
 
 
 def _warn_if_growing(losses, first_epoch, model, advice) -> None:
-    """Warn when ``losses`` (of the epochs from ``first_epoch``) grew in each of their last
-    ``GROWING_EPOCHS`` epochs to more than ``GROWTH`` times their smallest."""
-    if len(losses) <= GROWING_EPOCHS:
+    """Warn when the last of ``losses`` (of the epochs from ``first_epoch``, at least 3) is
+    above the first and more than ``GROWTH`` times the smallest."""
+    if len(losses) < 3:
         return
-    tail = np.asarray(losses[-GROWING_EPOCHS - 1 :])
     low = int(np.argmin(losses))
-    if np.all(np.diff(tail) > 0) and losses[-1] > GROWTH * losses[low]:
+    if losses[-1] > losses[0] and losses[-1] > GROWTH * losses[low]:
         warnings.warn(
-            f"{model} is diverging: its training loss grew in each of its last "
-            f"{GROWING_EPOCHS} epochs, to {losses[-1]:.4g} at epoch "
-            f"{first_epoch + len(losses)} from {losses[low]:.4g} at epoch "
-            f"{first_epoch + low + 1}; lower {advice}.",
+            f"{model} is diverging: its training loss rose to {losses[-1]:.4g} at epoch "
+            f"{first_epoch + len(losses)}, from {losses[0]:.4g} at epoch {first_epoch + 1} "
+            f"and {losses[low]:.4g} at epoch {first_epoch + low + 1}; lower {advice}.",
             ConvergenceWarning,
             stacklevel=3,
         )

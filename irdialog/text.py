@@ -484,7 +484,8 @@ def document_frequencies(documents) -> dict[str, float]:
     >>> document_frequencies([["a", "b", "a"], ["a"]])
     {'a': 1.0, 'b': 0.5}
     """
-    counts = Counter(tok for tokens in documents for tok in set(tokens))
+    # each document's distinct tokens in their order (a set's would follow the hash seed)
+    counts = Counter(tok for tokens in documents for tok in dict.fromkeys(tokens))
     n = max(len(documents), 1)
     return {tok: c / n for tok, c in counts.items()}
 

@@ -8,8 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from irdialog.base import Context, Turn
+
+# No per-example deadline: on a loaded machine (pytest-xdist on every core) scheduling, not
+# the code, decides whether an example takes 200 ms
+settings.register_profile("irdialog", deadline=None)
+settings.load_profile("irdialog")
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

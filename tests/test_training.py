@@ -1,6 +1,7 @@
 """The training core shared by the gradient-trained models (irdialog.embed._training): the
 loop itself on a toy model, then the same contract checked on each of the seven models."""
 
+import re
 import warnings
 
 import numpy as np
@@ -131,12 +132,19 @@ def test_a_non_finite_loss_names_the_model_and_what_to_lower(bad):
         _run(toy, 3)
 
 
-def test_a_loss_growing_tenfold_warns_that_the_training_diverges():
-    toy = _Toy([0.1] * 6, losses=[5.0, 1.0, 2.0, 4.0, 8.0, 16.0])
-    with pytest.warns(ConvergenceWarning, match=r"Toy is diverging: .*last 3 epochs, to 16 at "
-                      r"epoch 6 from 1 at epoch 2; lower learning_rate"):  # fmt: skip
-        log = _run(toy, 6)
-    assert log.n_iter == 6  # a warning, not an error: the weights are the user's to judge
+@pytest.mark.parametrize(
+    "losses",
+    [
+        [5.0, 1.0, 2.0, 4.0, 8.0, 16.0],  # grew each epoch
+        [146.0, 1.5e6, 6.1e10, 0.0, 1.3e34],  # huge and erratic, never overflowing
+    ],
+)
+def test_a_loss_ending_above_its_start_and_tenfold_its_low_warns(losses):
+    last = re.escape(f"{losses[-1]:.4g}")
+    with pytest.warns(ConvergenceWarning, match=rf"Toy is diverging: .* rose to {last} at "
+                      rf"epoch {len(losses)}, .*; lower learning_rate"):  # fmt: skip
+        log = _run(_Toy([0.1] * len(losses), losses=losses), len(losses))
+    assert log.n_iter == len(losses)  # a warning, not an error: the weights are the user's
 
 
 @pytest.mark.parametrize(
@@ -144,11 +152,12 @@ def test_a_loss_growing_tenfold_warns_that_the_training_diverges():
     [
         [1.0, 2.0, 4.0, 8.0, 9.0],  # grew 9x: under the factor
         [1.0, 20.0, 30.0, 5.0, 6.0],  # grew past it, then fell
-        [1.0, 20.0, 40.0],  # too few epochs to tell
+        [2.0, 0.1, 0.05, 1.5, 1.2],  # a rise tenfold its low, still under its start
+        [1.0, 40.0],  # too few epochs to tell
         [1.0, 0.5, 0.25, 0.125, 0.1],  # converging
     ],
 )
-def test_a_loss_that_does_not_keep_growing_tenfold_does_not_warn(losses):
+def test_a_loss_that_ends_under_its_start_or_its_tenfold_low_does_not_warn(losses):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         _run(_Toy([0.1] * len(losses), losses=losses), len(losses))

@@ -278,10 +278,10 @@ class SupervisedEmbeddingRanker(
 
     A ``KeyboardInterrupt`` (Ctrl-C) during ``fit`` ends the training with a warning and
     leaves a fitted model: the embeddings of the best validated epoch, or the last ones.
-    A loss that is not finite raises ``FloatingPointError``; one that grew in each of the
-    last 3 epochs to more than 10 times its smallest warns (``ConvergenceWarning``): the
-    step is too large for some rows (match-type words, stepped at every example, are the
-    first), and ``learning_rate`` should fall.
+    A loss that is not finite raises ``FloatingPointError``; a last epoch's loss above the
+    first's and more than 10 times the smallest warns (``ConvergenceWarning``): the step is
+    too large for some rows (match-type words, stepped at every example, are the first), and
+    ``learning_rate`` should fall.
 
     References
     ----------
