@@ -62,6 +62,7 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
         "memn2n-pools",
         "ltr",
         "ltr-se",
+        "ltr-se-char",
     }
     result = run_suite(
         suite.run, model="bm25", seeds=[0], data_home=_home(tmp_path), progress=False
@@ -99,7 +100,8 @@ def test_insuranceqa_bm25_on_the_real_valid_split(data_home):
 
 @pytest.mark.slow
 def test_the_best_model_beats_bm25_on_the_real_valid_split(data_home):
-    """ltr-se, fitted on every training question (a few minutes on one core), against BM25."""
+    """ltr-se-char, fitted on every training question (a few minutes on one core), against
+    BM25."""
     pytest.importorskip("lightgbm")
     if not (data_home / "insuranceqa-en").is_dir():
         pytest.skip("insuranceqa-en not found")
@@ -108,4 +110,4 @@ def test_the_best_model_beats_bm25_on_the_real_valid_split(data_home):
         run = SUITES["insuranceqa"].run(model, data_home=data_home, progress=False)
         return next(row["value"] for row in run["rows"] if row["metric"] == "p@1")
 
-    assert p_at_1("ltr-se") > 1.5 * p_at_1("bm25")
+    assert p_at_1("ltr-se-char") > 1.5 * p_at_1("bm25")

@@ -59,6 +59,16 @@ def _ltr_se(**params):
     return LearningToRankRanker(rankers=[("se", SupervisedEmbeddingRanker(**_SE_POOLS))], **params)
 
 
+def _ltr_se_char(**params):
+    """``ltr-se`` with BM25 over character bigrams and trigrams as one more ranker's score:
+    a word shares its pieces with its inflections and misspellings, which whole words miss."""
+    rankers = [
+        ("se", SupervisedEmbeddingRanker(**_SE_POOLS)),
+        ("bm25-char", BM25Ranker(tokenizer="char", ngram_range=(2, 3))),
+    ]
+    return LearningToRankRanker(rankers=rankers, **params)
+
+
 def _se_rarity(train, *, n_types, **params):
     """Supervised embeddings with the match-type words of :func:`~irdialog.features.rarity_kb`
     over the training answers: a candidate's type word of a rarity when it shares a word of
@@ -100,6 +110,12 @@ INSURANCEQA_MODELS: dict[str, ModelSpec] = {
     "ltr-se": ModelSpec(
         None,
         with_candidates(_ltr_se),
+        Selection.fixed({"cv": 3, "max_negatives": 50}, _VALID),
+        extra={"fit": "pools"},
+    ),
+    "ltr-se-char": ModelSpec(
+        None,
+        with_candidates(_ltr_se_char),
         Selection.fixed({"cv": 3, "max_negatives": 50}, _VALID),
         extra={"fit": "pools"},
     ),
