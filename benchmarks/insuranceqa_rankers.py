@@ -385,6 +385,14 @@ MODELS = {
         rankers=[("se", SupervisedEmbeddingRanker(**SE_POOLS))], max_negatives=50, random_state=0
     ),
     "ltr+se-cv3": _fit_ltr_cv3(SE_POOLS),
+    # and BM25 over character bigrams and trigrams as one more ranker (ltr-se-char of the suite)
+    "ltr+se-cv3+c23": _fit_ltr(
+        rankers=[
+            ("se", SupervisedEmbeddingRanker(**SE_POOLS)),
+            ("bm25-char", BM25Ranker(tokenizer="char", ngram_range=(2, 3))),
+        ],
+        **LTR_CV3,
+    ),
     # for --invented-script: characters in the lexical features, and in the embeddings
     # characters and their bigrams (char12), or characters, bigrams and trigrams (char13)
     "ltr+se-cv3-char12": _fit_ltr_cv3(SE_CHAR12, tokenizer="char"),
