@@ -179,10 +179,11 @@ def _warn_if_growing(losses, first_epoch, model, advice) -> None:
         return
     low = int(np.argmin(losses))
     if losses[-1] > losses[0] and losses[-1] > GROWTH * losses[low]:
+        lowest = f" and {losses[low]:.4g} at epoch {first_epoch + low + 1}" if low else ""
         warnings.warn(
             f"{model} is diverging: its training loss rose to {losses[-1]:.4g} at epoch "
-            f"{first_epoch + len(losses)}, from {losses[0]:.4g} at epoch {first_epoch + 1} "
-            f"and {losses[low]:.4g} at epoch {first_epoch + low + 1}; lower {advice}.",
+            f"{first_epoch + len(losses)}, from {losses[0]:.4g} at epoch {first_epoch + 1}"
+            f"{lowest}; lower {advice}.",
             ConvergenceWarning,
             stacklevel=3,
         )

@@ -147,6 +147,13 @@ def test_a_loss_ending_above_its_start_and_tenfold_its_low_warns(losses):
     assert log.n_iter == len(losses)  # a warning, not an error: the weights are the user's
 
 
+def test_the_divergence_warning_names_the_lowest_epoch_only_when_it_is_not_the_first():
+    with pytest.warns(ConvergenceWarning) as caught:
+        _run(_Toy([0.1] * 3, losses=[1.0, 5.0, 20.0]), 3)
+    message = str(caught[0].message)
+    assert "rose to 20 at epoch 3, from 1 at epoch 1; lower" in message
+
+
 @pytest.mark.parametrize(
     "losses",
     [
