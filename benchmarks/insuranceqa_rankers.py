@@ -272,12 +272,12 @@ def _fit_ltr(**params):
     return fit
 
 
-def _fit_ltr_cv3(se_params, tokenizer="word"):
+def _fit_ltr_cv3(se_params, tokenizer="word", more=()):
     """``ltr+se-cv3`` and its variants: learning to rank with the scores of supervised
-    embeddings (``se_params``) as a feature (:data:`LTR_CV3`), the lexical features read
-    with ``tokenizer``."""
+    embeddings (``se_params``) and of the (name, ranker) pairs of ``more`` as features
+    (:data:`LTR_CV3`), the lexical features read with ``tokenizer``."""
     se = SupervisedEmbeddingRanker(**se_params)
-    return _fit_ltr(rankers=[("se", se)], tokenizer=tokenizer, **LTR_CV3)
+    return _fit_ltr(rankers=[("se", se), *more], tokenizer=tokenizer, **LTR_CV3)
 
 
 def _fit_fusion(method):
@@ -386,12 +386,8 @@ MODELS = {
     ),
     "ltr+se-cv3": _fit_ltr_cv3(SE_POOLS),
     # and BM25 over character bigrams and trigrams as one more ranker (ltr-se-char of the suite)
-    "ltr+se-cv3+c23": _fit_ltr(
-        rankers=[
-            ("se", SupervisedEmbeddingRanker(**SE_POOLS)),
-            ("bm25-char", BM25Ranker(tokenizer="char", ngram_range=(2, 3))),
-        ],
-        **LTR_CV3,
+    "ltr+se-cv3+c23": _fit_ltr_cv3(
+        SE_POOLS, more=[("bm25-char", BM25Ranker(tokenizer="char", ngram_range=(2, 3)))]
     ),
     # for --invented-script: characters in the lexical features, and in the embeddings
     # characters and their bigrams (char12), or characters, bigrams and trigrams (char13)

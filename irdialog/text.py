@@ -479,6 +479,17 @@ def learn_case_folding(texts: Iterable[str]) -> dict[str, str]:
 def document_frequencies(documents) -> dict[str, float]:
     """The fraction of ``documents`` (each a sequence of tokens) each token occurs in.
 
+    Parameters
+    ----------
+    documents : sequence of sequences of str
+        The token lists to count over (e.g. each an :class:`Analyzer`'s output).
+
+    Returns
+    -------
+    dict of str to float
+        Token -> the fraction of the documents holding it at least once, the tokens in the
+        order they first occur (an empty dict for no documents).
+
     Examples
     --------
     >>> document_frequencies([["a", "b", "a"], ["a"]])

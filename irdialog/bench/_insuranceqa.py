@@ -17,6 +17,8 @@ Run (from the repository root)::
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..datasets._base import find_data_file
 from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
 from ..ensemble import LearningToRankRanker
@@ -53,19 +55,14 @@ _MEMN2N_POOLS = {"embedding_dim": 64, "optimizer": "lazy_adam", "learning_rate":
                  "epochs": 20}  # fmt: skip
 
 
-def _ltr_se(**params):
+def _ltr_se(*, char_bm25=False, **params):
     """Learning to rank over lexical features and the pool-trained supervised embeddings'
-    scores, cross-fitted over 3 folds of the training questions."""
-    return LearningToRankRanker(rankers=[("se", SupervisedEmbeddingRanker(**_SE_POOLS))], **params)
-
-
-def _ltr_se_char(**params):
-    """``ltr-se`` with BM25 over character bigrams and trigrams as one more ranker's score:
-    a word shares its pieces with its inflections and misspellings, which whole words miss."""
-    rankers = [
-        ("se", SupervisedEmbeddingRanker(**_SE_POOLS)),
-        ("bm25-char", BM25Ranker(tokenizer="char", ngram_range=(2, 3))),
-    ]
+    scores, cross-fitted over 3 folds of the training questions; with ``char_bm25``, BM25
+    over character bigrams and trigrams as one more ranker's score (a word shares its
+    pieces with its inflections and misspellings, which whole words miss)."""
+    rankers = [("se", SupervisedEmbeddingRanker(**_SE_POOLS))]
+    if char_bm25:
+        rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=(2, 3))))
     return LearningToRankRanker(rankers=rankers, **params)
 
 
@@ -115,7 +112,7 @@ INSURANCEQA_MODELS: dict[str, ModelSpec] = {
     ),
     "ltr-se-char": ModelSpec(
         None,
-        with_candidates(_ltr_se_char),
+        with_candidates(partial(_ltr_se, char_bm25=True)),
         Selection.fixed({"cv": 3, "max_negatives": 50}, _VALID),
         extra={"fit": "pools"},
     ),
