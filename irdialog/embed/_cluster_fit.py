@@ -14,10 +14,14 @@ Here a part is a partition of the bag:
    ``fit_chunks`` over the concatenated chunks;
 2. each partition maps its ids onto that vocabulary and keeps its training arrays on its
    worker;
-3. each epoch, the client sends the current weights to every worker once, each partition
+3. each epoch, the client sends the current weights to the cluster once, each partition
    runs the model's serial epoch over its examples in the order its own random stream
    draws, and the client averages the returned arrays in partition order, summed in
    float64.
+
+What every partition reads (the weights, the model, the response table) is sent as a task
+of its own (:func:`irdialog._held.held`), not scattered, so that a lost worker costs only
+its tasks: the cluster computes them again, and the model is the one of a fit without loss.
 
 :class:`SupervisedEmbeddingRanker`: a partition's arrays are its input bags, gold
 responses and the pools of ``negatives="bm25"`` (mined there); its epoch is
@@ -50,6 +54,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from .._held import held
 from ..base import resolve_candidates
 from ..text import LabelIndex, Vocabulary, _ragged, encode_contexts
 from . import _kernels
@@ -284,7 +289,7 @@ def fit_bag(model, bag, client=None):
         "n_candidates": start["n_candidates"],
         "matches": start["matches"],
     }
-    [shared_f] = client.scatter([shared], broadcast=True, hash=False)
+    shared_f = held(client, shared)
 
     # Pass 2: each partition's training arrays, kept on its worker.
     prepared = _prepare_all(
@@ -424,7 +429,7 @@ def _epochs(client, epoch, live, shared_f, state, own):
     """One epoch of each partition with examples, ``epoch(part, shared_f, state, *own)`` on
     its worker (``own``: each partition's own arguments), ``state`` sent to every worker
     once; the results in partition order."""
-    [state_f] = client.scatter([state], broadcast=True, hash=False)
+    state_f = held(client, state)
     futures = [
         client.submit(epoch, part, shared_f, state_f, *args, pure=False)
         for part, args in zip(live, own)
@@ -452,7 +457,7 @@ def fit_dual_bag(model, bag, client):
     responses = _ragged([[index[t] for t in analyzer.tokens(r)] for r in table])
     bm25 = model.negatives == "bm25"
     shared = {"responses": responses, "bm25": bm25, "max_len": model._max_len()}
-    [shared_f] = client.scatter([shared], broadcast=True, hash=False)
+    shared_f = held(client, shared)
     prepared = _prepare_all(
         client, _prepare_dual_partition, encoded, summaries, code_remaps, index, np.int32,
         shared_f,
@@ -475,7 +480,7 @@ def fit_dual_bag(model, bag, client):
     streams = _dual_streams(rng, len(live))
     steps = [0] * len(live)
     accs = []
-    [model_f] = client.scatter([template], broadcast=True, hash=False)
+    model_f = held(client, template)
 
     def step(epoch):
         state = (params, moments)

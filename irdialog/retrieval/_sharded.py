@@ -68,6 +68,7 @@ from sklearn.base import clone
 from tqdm.auto import tqdm
 
 from .._digest import file_sha256
+from .._held import held
 from .._threads import n_threads
 from ..base import check_positive_int
 from ._bm25 import METHODS, BM25Ranker, length_norm
@@ -90,7 +91,7 @@ PARAMETERS = ("use_history", "method", "k1", "b", "delta", "tokenizer", "ngram_r
 # Queries sent to the shards at a time by top_k.
 _QUERY_BLOCK = 4096
 # A block of queries up to this size travels inside each shard's task; a larger one is
-# scattered to the workers first (one copy each).
+# sent once, as a task of its own that the shards' tasks read (see irdialog._held).
 _INLINE_BYTES = 1 << 18
 # A shard's term counts between the steps of a build (or of an addition).
 _COUNTS = ("counts_data.bin", "counts_indices.bin", "counts_indptr.npy", "counts_lengths.npy",
@@ -1068,10 +1069,8 @@ class ShardedIndex:
         if bag is None:
             texts = list(corpus)
             bounds = [len(texts) * s // n for s in range(n + 1)]
-            # Each part sent to one worker ahead of its task (not inside the task graph).
-            parts = self._client.scatter(
-                [texts[bounds[s] : bounds[s + 1]] for s in range(n)], hash=False
-            )
+            # Each part sent once, as a task of its own (see irdialog._held), not in each retry.
+            parts = [held(self._client, texts[bounds[s] : bounds[s + 1]]) for s in range(n)]
             args = [(parts[s], params, dirs[s], s) for s in range(n)]
             return self._run(_count_shard, args, "counting shards", dirs=dirs)
         import dask
@@ -1565,7 +1564,7 @@ class ShardedIndex:
             parts = [_search_shard(*a) for a in args]
         else:
             if block.data.nbytes + block.indices.nbytes > _INLINE_BYTES:
-                [data] = self._client.scatter([block], broadcast=True, hash=False)
+                data = held(self._client, block)
                 args = [(a[0], data, *a[2:]) for a in args]
             parts = self._run(_search_shard, args, None, retries=1,
                               key="irdialog-search")  # fmt: skip
