@@ -139,11 +139,13 @@ def squeeze(text: str) -> str:
     return _WHITE_SPACE.sub("", text)
 
 
-def invented_script(texts, seed: int = 0):
+def invented_script(texts, seed: int = 0, separator: str = ""):
     """The rewriting of a text into an invented script written without spaces, as Chinese
     is: each word (a ``\\w+`` run, lower-cased) becomes its invented word, one to three
     characters of 3,000 CJK ideographs (:func:`benchmarks.invented_words`, drawn with
-    ``seed``), and punctuation is dropped.
+    ``seed``), and punctuation is dropped. With ``separator=" "`` the invented words are
+    written with spaces between them: the same script, to tell what the script costs a model
+    from what the missing spaces cost.
 
     The words are those of ``texts``, each distinct text counted once; the most frequent
     get the shortest invented words (ties by the word), as in a real script. The counts
@@ -156,6 +158,8 @@ def invented_script(texts, seed: int = 0):
     ----------
     texts : iterable of str
     seed : int, default=0
+    separator : str, default=""
+        Written between the invented words.
 
     Returns
     -------
@@ -169,6 +173,8 @@ def invented_script(texts, seed: int = 0):
     ['饲', '杸', '懒稪', '骷耈', '鍺冔萌']
     >>> rewrite("The cat, the dog.")
     '饲杸饲懒稪'
+    >>> invented_script(["the cat sat", "the dog!", "The end."], separator=" ")("The cat.")
+    '饲 杸'
     >>> rewrite("the bird")
     Traceback (most recent call last):
     ...
@@ -181,7 +187,7 @@ def invented_script(texts, seed: int = 0):
 
     def rewrite(text: str) -> str:
         try:
-            return "".join(code[w] for w in _WORD.findall(text.lower()))
+            return separator.join(code[w] for w in _WORD.findall(text.lower()))
         except KeyError as e:
             raise ValueError(f"the word {e.args[0]!r} is not in the invented script") from None
 
@@ -449,6 +455,11 @@ def main(argv=None) -> None:
         "(built in memory)",
     )
     ap.add_argument(
+        "--script-spaces",
+        action="store_true",
+        help="with --invented-script, a space between the invented words",
+    )
+    ap.add_argument(
         "--script-seed",
         type=int,
         default=None,
@@ -457,6 +468,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.script_seed is not None and not args.invented_script:
         ap.error("--script-seed is the seed of --invented-script, which is not given")
+    if args.script_spaces and not args.invented_script:
+        ap.error("--script-spaces writes --invented-script with spaces; it is not given")
     names = args.models.split(",")
     unknown = [n for n in names if n not in MODELS]
     if unknown:
@@ -467,7 +480,9 @@ def main(argv=None) -> None:
         # the words of every answer and every question, before any is left out
         answers = [a for split in (train, valid) for pool in split["pools"] for a in pool]
         questions = [_query(x) for split in (train, valid) for x in split["X"]]
-        rewrite = invented_script(corpus + answers + questions, args.script_seed or 0)
+        rewrite = invented_script(
+            corpus + answers + questions, args.script_seed or 0, " " if args.script_spaces else ""
+        )
     if args.train_questions:
         train = {k: v[: args.train_questions] for k, v in train.items()}
     if args.valid_questions:

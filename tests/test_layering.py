@@ -13,7 +13,7 @@ PACKAGE = Path(irdialog.__file__).parent
 # or else its top-level module or subpackage under irdialog (``bench``). Units of one layer
 # never import one another.
 LAYERS = [
-    {"text", "_compat", "_digest", "_topk", "_threads", "_epochs"},
+    {"text", "_compat", "_digest", "_topk", "_threads", "_epochs", "_held"},
     {"base"},
     {"features", "_babi_qa_heuristics", "metrics", "pipeline", "datasets"},
     {"retrieval", "embed", "svm"},
