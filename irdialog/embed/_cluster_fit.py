@@ -427,8 +427,8 @@ def _prepare_all(client, prepare, encoded, summaries, code_remaps, index, dtype,
 
 def _epochs(client, epoch, live, shared_f, state, own):
     """One epoch of each partition with examples, ``epoch(part, shared_f, state, *own)`` on
-    its worker (``own``: each partition's own arguments), ``state`` sent to every worker
-    once; the results in partition order."""
+    its worker (``own``: each partition's own arguments), ``state`` sent to the cluster
+    once (:func:`~irdialog._held.held`); the results in partition order."""
     state_f = held(client, state)
     futures = [
         client.submit(epoch, part, shared_f, state_f, *args, pure=False)
