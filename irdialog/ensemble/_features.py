@@ -49,8 +49,20 @@ def _bags(texts, analyzer, vocabulary) -> sp.csr_matrix:
     return m
 
 
+# Pairs gathered at once by _row_dot: its peak memory is this many rows of A and B.
+_PAIR_BLOCK = 1 << 16
+
+
 def _row_dot(A: sp.csr_matrix, rows_a, B: sp.csr_matrix, rows_b) -> np.ndarray:
-    return np.asarray(A[rows_a].multiply(B[rows_b]).sum(axis=1)).ravel()
+    """``A[rows_a[i]] . B[rows_b[i]]`` for every i, a block of pairs at a time: gathering
+    every pair at once holds a row of A and of B for each, which on long texts (character
+    n-grams over thousands of pools) runs into tens of GB."""
+    out = np.empty(len(rows_a))
+    for start in range(0, len(rows_a), _PAIR_BLOCK):
+        block = slice(start, start + _PAIR_BLOCK)
+        products = A[rows_a[block]].multiply(B[rows_b[block]])
+        out[block] = np.asarray(products.sum(axis=1)).ravel()
+    return out
 
 
 def _unit_rows(m: sp.csr_matrix) -> sp.csr_matrix:
