@@ -415,6 +415,10 @@ MODELS = {
     "ltr+se-cv3-char3+c45": _fit_ltr_char3_plus(None, (4, 5)),
     "ltr+2se-cv3-char3+bpe2k": _fit_ltr_char3_plus(2000, se_units=True),
     "ltr+2se-cv3-char3+bpe2k+8k": _fit_ltr_char3_plus(2000, se_units=True, bm25_merges=(8000,)),
+    # and BM25 over character bigrams and trigrams, as English's ltr+se-cv3+c23
+    "ltr+2se-cv3-char3+bpe2k+8k+c23": _fit_ltr_char3_plus(
+        2000, char_ngrams=(2, 3), se_units=True, bm25_merges=(8000,)
+    ),
     "ltr+2se-cv3-char12+bpe2k+8k": _fit_ltr_char3_plus(
         2000, se_units=True, bm25_merges=(8000,), char_se=SE_CHAR12, char_tokenizer="char"
     ),
