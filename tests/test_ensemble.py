@@ -91,22 +91,21 @@ def test_lexical_features_match_hand_computed_values():
     assert col["bm25"][1] == 0.0 and col["tfidf_cosine"][1] == 0.0
 
 
-def test_lexical_features_in_blocks_of_pairs_equal_all_pairs_at_once(monkeypatch):
+def test_lexical_features_pair_dots_equal_gathered_rows_and_dense_rows():
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(30)]
     docs = [" ".join(rng.choice(words, size=rng.integers(1, 12))) for _ in range(40)]
     questions = [" ".join(rng.choice(words, size=4)) for _ in range(7)]
     pools = Pools.from_lists(questions, [list(rng.choice(docs, size=9)) for _ in questions])
     f = LexicalFeatures().fit(docs)
-    whole = f.transform(pools)
-    monkeypatch.setattr(features, "_PAIR_BLOCK", 5)  # 63 pairs: 13 blocks, the last of 3
-    blocked = f.transform(pools)
-    np.testing.assert_array_equal(blocked, whole)
-    # the dot products themselves, against dense rows
     Q = features._bags(questions, f._analyzers()[0], f.vocabulary_)
     A = features._bags(pools.texts, f._analyzers()[0], f.vocabulary_)
-    expected = (Q.toarray()[pools.owner] * A.toarray()[pools.doc]).sum(axis=1)
-    np.testing.assert_array_equal(features._row_dot(Q, pools.owner, A, pools.doc), expected)
+    A.data *= rng.random(A.nnz)  # weights whose sums depend on their order
+    q, a = pools.owner, pools.doc
+    dots = features._row_dot(Q, q, A, a)
+    gathered = np.asarray(Q[q].multiply(A[a]).sum(axis=1)).ravel()
+    np.testing.assert_array_equal(dots, gathered)
+    np.testing.assert_allclose(dots, (Q.toarray()[q] * A.toarray()[a]).sum(axis=1))
 
 
 def test_ranker_scores_of_an_embedding_model_equal_its_rank_candidates():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..retrieval._pairs import SparsePairs
 from ..text import Analyzer
 from ._pools import Pools
 
@@ -49,20 +50,11 @@ def _bags(texts, analyzer, vocabulary) -> sp.csr_matrix:
     return m
 
 
-# Pairs gathered at once by _row_dot: its peak memory is this many rows of A and B.
-_PAIR_BLOCK = 1 << 16
-
-
 def _row_dot(A: sp.csr_matrix, rows_a, B: sp.csr_matrix, rows_b) -> np.ndarray:
-    """``A[rows_a[i]] . B[rows_b[i]]`` for every i, a block of pairs at a time: gathering
-    every pair at once holds a row of A and of B for each, which on long texts (character
-    n-grams over thousands of pools) runs into tens of GB."""
-    out = np.empty(len(rows_a))
-    for start in range(0, len(rows_a), _PAIR_BLOCK):
-        block = slice(start, start + _PAIR_BLOCK)
-        products = A[rows_a[block]].multiply(B[rows_b[block]])
-        out[block] = np.asarray(products.sum(axis=1)).ravel()
-    return out
+    """``A[rows_a[i]] . B[rows_b[i]]`` for every i, without gathering a row of A and of B
+    for each pair (tens of GB on character n-grams over thousands of pools); the sums of
+    scipy's ``A[rows_a].multiply(B[rows_b]).sum(axis=1)``, bit for bit."""
+    return SparsePairs(A, B).dots(rows_a, rows_b)
 
 
 def _unit_rows(m: sp.csr_matrix) -> sp.csr_matrix:
