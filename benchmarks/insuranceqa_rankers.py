@@ -22,7 +22,9 @@ Usage::
 ``--no-spaces`` ranks a copy of the corpus written without spaces (built in memory, never
 saved), for the models that read characters (``ltr+se-cv3-char3``) or subword units learned
 from the training text (``ltr+se-cv3-bpe*``, and ``ltr+2se-cv3-char3+bpe2k+8k``: character
-trigrams, with supervised embeddings and BM25 over byte-pair units as more features).
+trigrams, with supervised embeddings and BM25 over byte-pair units as more features; and
+``ltr+2se-cv3-uni2k-lex+8k+c33``, the pieces of SentencePiece's unigram model in place of the
+byte-pair units, the lexical features reading them, BM25 over character trigrams beside).
 ``--invented-script`` ranks a copy written in an invented script without spaces, as Chinese
 is (:func:`invented_script`): every word becomes one to three invented ideographs, the
 frequent words the short ones; for it, besides the models above, ``ltr+se-cv3-char12`` and
@@ -55,7 +57,7 @@ from irdialog.base import Context
 from irdialog.datasets import load_dialogs
 from irdialog.ensemble import FusionRanker, LearningToRankRanker
 from irdialog.metrics import gold_ranks
-from irdialog.text import SubwordTokenizer, char_tokenize
+from irdialog.text import SubwordTokenizer, UnigramTokenizer, char_tokenize
 
 SE = dict(embedding_dim=64, epochs=10, random_state=0)
 # With pools of hard negatives a larger margin pays (valid P@1 of se-pools: margin 0.01,
@@ -325,6 +327,9 @@ def _fit_ltr_subwords(
     return fit
 
 
+_UNITS = {"bpe": SubwordTokenizer, "unigram": UnigramTokenizer}
+
+
 def _fit_ltr_char3_plus(
     n_merges=None,
     char_ngrams=None,
@@ -332,27 +337,34 @@ def _fit_ltr_char3_plus(
     bm25_merges=(),
     char_se=SE_CHAR3,
     char_tokenizer=char_trigrams,
+    units="bpe",
 ):
     """``ltr+se-cv3-char3`` (or, with ``char_se`` and ``char_tokenizer``, another model of
-    characters) with more rankers' scores as features: BM25 over byte-pair units learned
-    from the training questions and right answers (``n_merges``), with ``se_units``
+    characters) with more rankers' scores as features: BM25 over subword units learned
+    from the training questions and right answers (``n_merges`` of them; ``units``:
+    byte-pair units, or the pieces of SentencePiece's unigram model), with ``se_units``
     supervised embeddings over them too, and BM25 over character n-grams (``char_ngrams``,
-    an ngram_range), and BM25 over units of each of ``bm25_merges``."""
+    an ngram_range), and BM25 over units of each of ``bm25_merges``. ``char_tokenizer=
+    "units"`` reads the lexical features in the units of ``n_merges``."""
+    learn = _UNITS[units]
 
     def fit(train, corpus):
-        rankers = [("se", SupervisedEmbeddingRanker(**char_se))]
+        rankers = [("se", SupervisedEmbeddingRanker(**char_se))] if char_se else []
+        lexical = char_tokenizer
         if n_merges:
-            tokenizer = SubwordTokenizer(n_merges).fit(_training_texts(train, "right"))
-            rankers.append(("bm25-bpe", BM25Ranker(tokenizer=tokenizer)))
+            tokenizer = learn(n_merges).fit(_training_texts(train, "right"))
+            rankers.append((f"bm25-{units}", BM25Ranker(tokenizer=tokenizer)))
             if se_units:
                 se = SupervisedEmbeddingRanker(**dict(SE_POOLS, tokenizer=tokenizer))
-                rankers.append(("se-bpe", se))
+                rankers.append((f"se-{units}", se))
+            if char_tokenizer == "units":
+                lexical = tokenizer
         for n in bm25_merges:
-            tokenizer = SubwordTokenizer(n).fit(_training_texts(train, "right"))
-            rankers.append((f"bm25-bpe{n}", BM25Ranker(tokenizer=tokenizer)))
+            tokenizer = learn(n).fit(_training_texts(train, "right"))
+            rankers.append((f"bm25-{units}{n}", BM25Ranker(tokenizer=tokenizer)))
         if char_ngrams:
             rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
-        return _fit_ltr(rankers=rankers, tokenizer=char_tokenizer, **LTR_CV3)(train, corpus)
+        return _fit_ltr(rankers=rankers, tokenizer=lexical, **LTR_CV3)(train, corpus)
 
     return fit
 
@@ -433,6 +445,22 @@ MODELS = {
         char_tokenizer="char",
     ),
     "ltr+se-cv3-bpe8k-lr005": _fit_ltr_subwords(8000, se=dict(SE_POOLS, learning_rate=0.005)),
+    # SentencePiece's unigram pieces (UnigramTokenizer) in place of the byte-pair units: the
+    # lexical features read character trigrams, or the 2,000 pieces (-uni2k-lex), and BM25
+    # reads character trigrams (+c33) or bigrams and trigrams (+c23)
+    "ltr+2se-cv3-char3+uni2k+8k": _fit_ltr_char3_plus(
+        2000, se_units=True, bm25_merges=(8000,), units="unigram"
+    ),
+    "ltr+2se-cv3-uni2k-lex+8k+c33": _fit_ltr_char3_plus(
+        2000, (3, 3), True, (8000,), char_tokenizer="units", units="unigram"
+    ),
+    "ltr+2se-cv3-uni2k-lex+8k+c23": _fit_ltr_char3_plus(
+        2000, (2, 3), True, (8000,), char_tokenizer="units", units="unigram"
+    ),
+    # the invented script's 3,000 characters are pieces too: 2,000 and 8,000 more
+    "ltr+2se-cv3-char12+uni5k+11k+c23": _fit_ltr_char3_plus(
+        5000, (2, 3), True, (11000,), SE_CHAR12, "char", units="unigram"
+    ),
 }
 
 

@@ -44,7 +44,7 @@ PUBLIC = {
     "irdialog.base": ["Context", "Turn", "RankerMixin", "ContextTransformerMixin"],
     "irdialog.features": ["MatchTypeFeaturizer", "match_type_matrices"],
     "irdialog.pipeline": ["RankingPipeline", "make_ranking_pipeline"],
-    "irdialog.text": ["tokenize", "char_tokenize", "SubwordTokenizer"],
+    "irdialog.text": ["tokenize", "char_tokenize", "SubwordTokenizer", "UnigramTokenizer"],
     "irdialog.chat": ["ChatSession", "chat"],
     "irdialog.plot": ["plot_attention", "plot_learning_curve", "plot_bench", "save_plot"],
 }

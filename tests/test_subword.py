@@ -2,6 +2,7 @@
 with spaces or without, held to a plain implementation of byte-pair encoding."""
 
 import random
+import sys
 from collections import Counter
 
 import numpy as np
@@ -14,7 +15,13 @@ from sklearn.exceptions import NotFittedError
 from irdialog import SupervisedEmbeddingRanker, TfidfRanker
 from irdialog.ensemble import LearningToRankRanker
 from irdialog.persist import load, save
-from irdialog.text import Analyzer, SubwordTokenizer, char_tokenize, is_punctuation
+from irdialog.text import (
+    Analyzer,
+    SubwordTokenizer,
+    UnigramTokenizer,
+    char_tokenize,
+    is_punctuation,
+)
 
 # A made-up script: letters of the Private Use Area, one with a combining mark after it.
 INVENTED = ["\ue000", "\ue001", "\ue002\u0301", "\ue003"]
@@ -185,3 +192,85 @@ def test_models_with_it_clone_and_round_trip(tmp_path):
         np.testing.assert_array_equal(twin.decision_function(queries), expected)
         np.testing.assert_array_equal(again.decision_function(queries), expected)
     assert model.predict(["renewmypolicyonline"])[0] == "yourenewyourpolicyonline"
+
+
+# -- UnigramTokenizer: SentencePiece's unigram model ------------------------------------------
+
+# Sentences of a small vocabulary written without spaces: the unigram model's most likely
+# split of a new one is, nearly piece for piece, its words.
+WORDS = ["renew", "policy", "online", "life", "insurance", "benefit", "claim", "pay", "the",
+         "your", "how", "can"]  # fmt: skip
+
+
+def word_sentences(n, seed):
+    rng = random.Random(seed)
+    return [[rng.choice(WORDS) for _ in range(rng.randint(3, 7))] for _ in range(n)]
+
+
+NO_SPACE_TEXTS = ["".join(words) for words in word_sentences(300, 0)] + TRAIN_X + TRAIN_Y
+
+
+def test_unigram_pieces_cover_the_text_and_recover_its_words():
+    pytest.importorskip("sentencepiece")
+    tokenizer = UnigramTokenizer(40).fit(NO_SPACE_TEXTS)
+    pieces = [p for words in word_sentences(50, 1) for p in tokenizer("".join(words))]
+    assert np.mean([p in WORDS for p in pieces]) > 0.9
+    for text in ["HowDoIRenewMyPolicy?", "the life insurance   benefit", "我想订桌子"]:
+        pieces = tokenizer(text)
+        assert "".join(pieces) == "".join(text.lower().split())  # nothing lost but spaces
+        assert all(pieces) and not any(c.isspace() for piece in pieces for c in piece)
+    # characters never seen in training come out one by one, not as one unknown piece
+    assert tokenizer("我想订桌子") == list("我想订桌子")
+    assert tokenizer("renewmypolicyonline") == ["renew", "m", "y", "policy", "online"]
+
+
+def test_unigram_fits_repeat_and_follow_lowercase():
+    pytest.importorskip("sentencepiece")
+    one, two = UnigramTokenizer(40).fit(NO_SPACE_TEXTS), UnigramTokenizer(40).fit(NO_SPACE_TEXTS)
+    np.testing.assert_array_equal(one.model_, two.model_)
+    assert one("RENEW") == one("renew")
+    cased = UnigramTokenizer(60, lowercase=False).fit(NO_SPACE_TEXTS)
+    assert "".join(cased("RENEW")) == "RENEW"
+
+
+def test_unigram_models_clone_and_round_trip(tmp_path):
+    pytest.importorskip("sentencepiece")
+    tokenizer = UnigramTokenizer(40).fit(NO_SPACE_TEXTS)
+    model = TfidfRanker(tokenizer=tokenizer).fit(TRAIN_X, TRAIN_Y)
+    twin = clone(model).fit(TRAIN_X, TRAIN_Y)
+    save(model, tmp_path / "model.npz")
+    again = load(tmp_path / "model.npz")
+    assert again.tokenizer is not tokenizer
+    np.testing.assert_array_equal(again.tokenizer.model_, tokenizer.model_)
+    queries = ["renewpolicyonline", "lifeinsurancebenefit"]
+    expected = model.decision_function(queries)
+    np.testing.assert_array_equal(twin.decision_function(queries), expected)
+    np.testing.assert_array_equal(again.decision_function(queries), expected)
+    assert model.predict(["renewmypolicyonline"])[0] == "yourenewyourpolicyonline"
+
+
+def test_unigram_errors_name_what_is_wrong(monkeypatch):
+    pytest.importorskip("sentencepiece")
+    with pytest.raises(NotFittedError, match="not fitted yet"):
+        UnigramTokenizer()("abc")
+    with pytest.raises(ValueError, match="vocab_size must be an int >= 1"):
+        UnigramTokenizer(0).fit(["ab"])
+    with pytest.raises(ValueError, match="max_piece_length must be an int >= 1"):
+        UnigramTokenizer(max_piece_length=2.5).fit(["ab"])
+    with pytest.raises(TypeError, match="a single str"):
+        UnigramTokenizer().fit("abab")
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        UnigramTokenizer().fit(["ab", 3])
+    with pytest.raises(ValueError, match="no character"):
+        UnigramTokenizer().fit(["", "  "])
+    assert UnigramTokenizer(9).fit(["abcdefgh"])("abcd") == list("abcd")  # a short text
+    with pytest.raises(ValueError, match="cannot hold the 8 distinct characters"):
+        UnigramTokenizer(8).fit(["abcdefgh"])
+    with pytest.raises(ValueError, match="cannot hold the 9 distinct characters"):
+        UnigramTokenizer(9).fit(["abcd efgh"])
+    assert UnigramTokenizer(10).fit(["abcd efgh"])("abc") == list("abc")
+    with pytest.raises(TypeError, match="expects a str"):
+        UnigramTokenizer(40).fit(NO_SPACE_TEXTS)(b"ab")
+    monkeypatch.setitem(sys.modules, "sentencepiece", None)
+    with pytest.raises(ImportError, match=r"irdialog\[subword\]"):
+        UnigramTokenizer().fit(["ab"])
