@@ -15,6 +15,8 @@ from irdialog import (
 from irdialog.ensemble import _features as features
 from irdialog.ensemble._features import FEATURE_NAMES, LexicalFeatures
 from irdialog.ensemble._pools import Pools, ranker_scores
+from irdialog.features import MatchTypeFeaturizer
+from irdialog.pipeline import make_ranking_pipeline
 
 
 class TestFusionConformance(RankerConformance):
@@ -198,6 +200,22 @@ def test_rankers_get_their_pairs_negatives_and_cross_fitted_scores():
     pools_ = Pools.from_lists(X, pools)
     crossed = ltr._cross_fitted_scores(pools_, [tuple(r) for r in right], pools)[0]
     assert not np.allclose(crossed, ranker_scores(ltr.rankers_[0][1], pools_))
+
+
+def test_a_pipeline_ending_in_a_ranker_that_takes_negatives_gets_them():
+    X, right, pools = _answer_selection(12)
+    _RecordingRanker.calls = []
+    pipeline = make_ranking_pipeline(MatchTypeFeaturizer({"policy": "thing"}), _RecordingRanker())
+    fusion = FusionRanker([("piped", pipeline)], method="linear")
+    fusion.fit(X, right, candidate_lists=pools)
+    [(n, negatives)] = _RecordingRanker.calls
+    assert n == 12 and negatives[0] == [c for c in pools[0] if c != right[0][0]]
+    # and its scores are its own, through its transforms
+    piped = fusion.rankers_[0][1].rank_candidates(X[:3], pools[:3])
+    fused = fusion.rank_candidates(X[:3], pools[:3])
+    for p, f in zip(piped, fused):
+        p, f = p[np.isfinite(p)], f[np.isfinite(f)]
+        np.testing.assert_allclose(f, (p - p.mean()) / p.std())
 
 
 @pytest.mark.slow

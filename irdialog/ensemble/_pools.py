@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import _BaseComposition
@@ -166,10 +167,11 @@ def ranker_scores(ranker, pools: Pools) -> np.ndarray:
     """A fitted ranker's score of every pair of ``pools``, float64 (n_pairs,).
 
     An embedding model (one whose ``_pool_embeddings`` gives both sides' embeddings)
-    embeds each distinct text once; any other scores the lists with
-    ``rank_candidates``.
+    embeds each distinct text once; any other (a pipeline among them) scores the lists
+    with ``rank_candidates``.
     """
-    embedded = ranker._pool_embeddings(pools.X, pools.texts)
+    embed = getattr(ranker, "_pool_embeddings", None)
+    embedded = None if embed is None else embed(pools.X, pools.texts)
     if embedded is not None:
         E_x, E_c = (np.asarray(e, dtype=np.float64) for e in embedded)
         return np.einsum("ij,ij->i", E_x[pools.owner], E_c[pools.doc])
@@ -205,14 +207,29 @@ def check_fit_input(X, y, candidate_lists, rankers, candidates):
 
 def fit_ranker(ranker, X, gold, candidate_lists=None, rows=None):
     """A clone of ``ranker`` fitted on the (context, right response) rows of the contexts
-    ``rows`` (default: all); a ranker whose ``fit`` takes ``negative_lists`` gets, with
-    ``candidate_lists``, the wrong candidates of each row's list as its negatives."""
+    ``rows`` (default: all); a ranker whose ``fit`` takes ``negative_lists`` (or a pipeline
+    ending in one) gets, with ``candidate_lists``, the wrong candidates of each row's list
+    as its negatives."""
     rows = range(len(X)) if rows is None else rows
     X_pairs, y_pairs = flat_pairs([X[i] for i in rows], [gold[i] for i in rows])
     ranker = clone(ranker)
-    if candidate_lists is None or "negative_lists" not in inspect.signature(ranker.fit).parameters:
+    key = _negatives_parameter(ranker)
+    if candidate_lists is None or key is None:
         return ranker.fit(X_pairs, y_pairs)
     negatives = [
         [c for c in candidate_lists[i] if c not in set(gold[i])] for i in rows for _ in gold[i]
     ]
-    return ranker.fit(X_pairs, y_pairs, negative_lists=negatives)
+    return ranker.fit(X_pairs, y_pairs, **{key: negatives})
+
+
+def _negatives_parameter(ranker) -> str | None:
+    """The ``fit`` parameter that hands ``ranker`` its ``negative_lists``: its own, or its
+    last step's (``"<step>__negative_lists"``) when it is a pipeline; None if neither
+    takes them."""
+    if "negative_lists" in inspect.signature(ranker.fit).parameters:
+        return "negative_lists"
+    if isinstance(ranker, Pipeline):
+        name, last = ranker.steps[-1]
+        inner = _negatives_parameter(last)
+        return None if inner is None else f"{name}__{inner}"
+    return None
