@@ -44,6 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+from sklearn.utils import Bunch
 
 from benchmarks import invented_words
 from irdialog import (
@@ -54,11 +55,10 @@ from irdialog import (
     TfidfRanker,
 )
 from irdialog.base import Context
+from irdialog.bench._insuranceqa import _SE_RARITY, _se_rarity
 from irdialog.datasets import load_dialogs
 from irdialog.ensemble import FusionRanker, LearningToRankRanker
-from irdialog.features import MatchTypeFeaturizer, rarity_kb
 from irdialog.metrics import gold_ranks
-from irdialog.pipeline import make_ranking_pipeline
 from irdialog.text import SubwordTokenizer, UnigramTokenizer, char_tokenize
 
 SE = dict(embedding_dim=64, epochs=10, random_state=0)
@@ -83,9 +83,6 @@ SE_CHAR13 = dict(SE_CHAR3, ngram_range=(1, 3))
 DUAL = dict(hidden_size=64, embedding_dim=64, max_length=100, epochs=5, random_state=0)
 MEMN2N = dict(embedding_dim=64, optimizer="lazy_adam", learning_rate=0.01, epochs=20,
               random_state=0)  # fmt: skip
-# The suite's se-pools-rarity: 256 dimensions, the match-type words of 16 rarities
-# (rarity_kb), half the step
-SE_RARITY = dict(SE_POOLS, embedding_dim=256, learning_rate=0.005)
 # Learning to rank with embedding scores cross-fitted over 3 folds, 50 wrong answers a pool
 LTR_CV3 = dict(cv=3, max_negatives=50, random_state=0)
 _WHITE_SPACE = re.compile(r"\s+")
@@ -293,24 +290,17 @@ def _fit_ltr_cv3(se_params, tokenizer="word", more=()):
     return _fit_ltr(rankers=[("se", se), *more], tokenizer=tokenizer, **LTR_CV3)
 
 
-def _se_rarity(corpus, seed=0):
-    """Supervised embeddings with the match-type words of 16 rarities of the training
-    answers' words (``irdialog bench insuranceqa --model se-pools-rarity``)."""
-    return make_ranking_pipeline(
-        MatchTypeFeaturizer(rarity_kb(corpus, 16)),
-        SupervisedEmbeddingRanker(
-            candidates=corpus, match_type="match", **dict(SE_RARITY, random_state=seed)
-        ),
-    )
-
-
 def _fit_se_rarity_seeds(n_seeds):
-    """The linear fusion (scores standardised over each pool, summed) of ``_se_rarity``
-    fitted with the seeds ``0 .. n_seeds - 1``, each on the pools' wrong answers: supervised
-    embeddings only, their seeds' errors averaged out."""
+    """The linear fusion (scores standardised over each pool, summed) of the suite's
+    ``se-pools-rarity`` fitted with the seeds ``0 .. n_seeds - 1``, each on the pools'
+    wrong answers: supervised embeddings only, their seeds' errors averaged out."""
 
     def fit(train, corpus):
-        rankers = [(f"se{seed}", _se_rarity(corpus, seed)) for seed in range(n_seeds)]
+        train_ = Bunch(candidates=corpus)
+        rankers = [
+            (f"se{seed}", _se_rarity(train_, **dict(_SE_RARITY, random_state=seed)))
+            for seed in range(n_seeds)
+        ]
         model = FusionRanker(rankers, method="linear", candidates=corpus)
         return model.fit(train["X"], train["right"], candidate_lists=train["pools"])
 

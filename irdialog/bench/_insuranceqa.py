@@ -22,8 +22,9 @@ from functools import partial
 from ..datasets._base import find_data_file
 from ..embed import MemN2NRanker, SupervisedEmbeddingRanker
 from ..ensemble import LearningToRankRanker
+from ..ensemble._pools import negatives_parameter
 from ..features import MatchTypeFeaturizer, rarity_kb
-from ..pipeline import RankingPipeline, make_ranking_pipeline
+from ..pipeline import make_ranking_pipeline
 from ..retrieval import BM25Ranker, TfidfRanker
 from ._format_suite import NO_SEARCH, load_pools, score_pools, with_candidates
 from ._suite import ModelSpec, Selection, Suite, markdown_table, spread
@@ -167,9 +168,7 @@ def _fit(ranker, train, spec) -> None:
         ranker.fit(train.X, train.y, candidate_lists=train.candidate_lists)
     elif how == "negatives":
         # a pipeline routes the argument to its ranker, its last step
-        key = "negative_lists"
-        if isinstance(ranker, RankingPipeline):
-            key = f"{ranker.steps[-1][0]}__{key}"
+        key = negatives_parameter(ranker)
         ranker.fit(train.pairs, train.pair_answers, **{key: train.negatives})
     else:
         ranker.fit(train.pairs, train.pair_answers)

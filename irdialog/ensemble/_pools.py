@@ -213,7 +213,7 @@ def fit_ranker(ranker, X, gold, candidate_lists=None, rows=None):
     rows = range(len(X)) if rows is None else rows
     X_pairs, y_pairs = flat_pairs([X[i] for i in rows], [gold[i] for i in rows])
     ranker = clone(ranker)
-    key = _negatives_parameter(ranker)
+    key = negatives_parameter(ranker)
     if candidate_lists is None or key is None:
         return ranker.fit(X_pairs, y_pairs)
     negatives = [
@@ -222,7 +222,7 @@ def fit_ranker(ranker, X, gold, candidate_lists=None, rows=None):
     return ranker.fit(X_pairs, y_pairs, **{key: negatives})
 
 
-def _negatives_parameter(ranker) -> str | None:
+def negatives_parameter(ranker) -> str | None:
     """The ``fit`` parameter that hands ``ranker`` its ``negative_lists``: its own, or its
     last step's (``"<step>__negative_lists"``) when it is a pipeline; None if neither
     takes them."""
@@ -230,6 +230,6 @@ def _negatives_parameter(ranker) -> str | None:
         return "negative_lists"
     if isinstance(ranker, Pipeline):
         name, last = ranker.steps[-1]
-        inner = _negatives_parameter(last)
+        inner = negatives_parameter(last)
         return None if inner is None else f"{name}__{inner}"
     return None
