@@ -10,7 +10,7 @@ from .embed import (
     SubgraphEmbeddingRanker,
     SupervisedEmbeddingRanker,
 )
-from .ensemble import FusionRanker, LearningToRankRanker
+from .ensemble import FusionRanker, LearningToRankRanker, SeedEnsembleRanker
 from .entities import EntityParser, EntitySymbolRanker, SVDRecommender
 from .features import MatchTypeFeaturizer
 from .pipeline import RankingPipeline, make_ranking_pipeline
@@ -44,6 +44,7 @@ __all__ = [
     "RecurrentReader",
     "RuleBasedRanker",
     "SVDRecommender",
+    "SeedEnsembleRanker",
     "StructuredSVMQA",
     "SubgraphEmbeddingRanker",
     "SupervisedEmbeddingRanker",

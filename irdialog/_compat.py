@@ -25,7 +25,7 @@ try:
 except ImportError as err:  # pragma: no cover - depends on the installed scikit-learn
     raise _private_import_error("sklearn.base._fit_context", err) from err
 try:
-    from sklearn.utils._param_validation import Interval, StrOptions
+    from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 except ImportError as err:  # pragma: no cover
     raise _private_import_error("sklearn.utils._param_validation", err) from err
 
@@ -34,7 +34,14 @@ try:
 except ImportError as err:  # pragma: no cover
     raise _private_import_error("sklearn.utils.metaestimators._BaseComposition", err) from err
 
-__all__ = ["MIN_SKLEARN", "Interval", "StrOptions", "_BaseComposition", "_fit_context"]
+__all__ = [
+    "MIN_SKLEARN",
+    "HasMethods",
+    "Interval",
+    "StrOptions",
+    "_BaseComposition",
+    "_fit_context",
+]
 
 
 def pretty_print_like_estimators(repr_method) -> None:

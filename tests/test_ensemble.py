@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from conformance import RankerConformance
 from conftest import make_tiny_dialogs
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from irdialog import (
@@ -9,9 +10,11 @@ from irdialog import (
     FusionRanker,
     LearningToRankRanker,
     NearestNeighborRanker,
+    SeedEnsembleRanker,
     SupervisedEmbeddingRanker,
     TfidfRanker,
 )
+from irdialog.bench import reseed
 from irdialog.ensemble import _features as features
 from irdialog.ensemble._features import FEATURE_NAMES, LexicalFeatures
 from irdialog.ensemble._pools import Pools, ranker_scores
@@ -34,6 +37,14 @@ class TestLearningToRankConformance(RankerConformance):
         return LearningToRankRanker(
             [("tfidf", TfidfRanker())], n_estimators=8, min_child_samples=2, random_state=0
         )
+
+
+class TestSeedEnsembleConformance(RankerConformance):
+    param_grid = {"method": ["linear", "rrf"]}
+
+    def make_estimator(self):
+        member = SupervisedEmbeddingRanker(embedding_dim=8, epochs=2)
+        return SeedEnsembleRanker(member, n_seeds=2, random_state=0)
 
 
 # -- a tiny answer-selection corpus: each question's pool shares its words -------------------
@@ -247,3 +258,43 @@ def test_without_lightgbm_the_error_names_the_extra(monkeypatch):
     X, y, _ = make_tiny_dialogs()
     with pytest.raises(ImportError, match=r"irdialog\[ltr\]"):
         LearningToRankRanker().fit(X, y)
+
+
+def test_seed_ensemble_members_are_the_ranker_at_their_seeds_and_fused_linearly():
+    X, right, pools = _answer_selection(12)
+    member = make_ranking_pipeline(
+        MatchTypeFeaturizer({"policy": "thing"}),
+        SupervisedEmbeddingRanker(embedding_dim=8, epochs=3, match_type="match"),
+    )
+    model = SeedEnsembleRanker(member, n_seeds=3, random_state=5)
+    model.fit(X, right, candidate_lists=pools)
+    assert len(set(model.seeds_)) == 3
+    lists = pools[:4]
+    alone = []
+    for seed, fitted in zip(model.seeds_, model.estimators_):
+        negatives = [[c for c in p if c not in r] for r, p in zip(right, pools)]
+        by_hand = reseed(member, seed).fit(
+            X, [r[0] for r in right], supervisedembeddingranker__negative_lists=negatives
+        )
+        scores = by_hand.rank_candidates(X[:4], lists)
+        np.testing.assert_array_equal(fitted.rank_candidates(X[:4], lists), scores)
+        alone.append((scores - scores.mean(1, keepdims=True)) / scores.std(1, keepdims=True))
+    np.testing.assert_allclose(model.rank_candidates(X[:4], lists), sum(alone))
+
+
+def test_seed_ensemble_draws_new_members_for_each_seed_of_a_suite_run():
+    X, y, _ = make_tiny_dialogs()
+    model = SeedEnsembleRanker(SupervisedEmbeddingRanker(embedding_dim=8, epochs=2), n_seeds=2)
+    # the harness sets every random_state, the members' among them, to the run's seed
+    a, b = (reseed(clone(model), seed).fit(X, y) for seed in (0, 1))
+    assert not set(a.seeds_) & set(b.seeds_)
+    members = [m.get_params()["random_state"] for m in a.estimators_]
+    assert members == list(a.seeds_)
+
+
+def test_seed_ensemble_refuses_a_ranker_without_a_seed():
+    X, y, _ = make_tiny_dialogs()
+    with pytest.raises(ValueError, match="TfidfRanker has no random_state parameter"):
+        SeedEnsembleRanker(TfidfRanker()).fit(X, y)
+    with pytest.raises(ValueError, match="'n_seeds' parameter"):
+        SeedEnsembleRanker(SupervisedEmbeddingRanker(), n_seeds=0).fit(X, y)

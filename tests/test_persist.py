@@ -78,6 +78,9 @@ RANKERS = {
     "LearningToRankRanker": lambda: irdialog.LearningToRankRanker(
         [("bm25", BM25Ranker())], n_estimators=5, min_child_samples=2, random_state=0
     ),
+    "SeedEnsembleRanker": lambda: irdialog.SeedEnsembleRanker(
+        SupervisedEmbeddingRanker(**FAST), n_seeds=2, random_state=0
+    ),
     "RankingPipeline": lambda: irdialog.make_ranking_pipeline(
         MatchTypeFeaturizer(TINY_KB), MemN2NRanker(epochs=2, embedding_dim=8, random_state=0)
     ),

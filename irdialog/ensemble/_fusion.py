@@ -122,18 +122,26 @@ class FusionRanker(ListScoringMixin, RankersComposition, RankerMixin, BaseEstima
         return self
 
     def _list_scores(self, pools: Pools) -> np.ndarray:
-        weights = np.ones(len(self.rankers_)) if self.weights is None else self.weights
-        total = np.zeros(len(pools.owner))
-        for w, (_, ranker) in zip(np.asarray(weights, dtype=np.float64), self.rankers_):
-            s = ranker_scores(ranker, pools)
-            if self.method == "rrf":
-                # rank within each list, best first; ties share their mean rank
-                ranks = np.empty_like(s)
-                for start, n in zip(pools.starts, pools.lengths):
-                    ranks[start : start + n] = rankdata(-s[start : start + n])
-                total += w / (self.k + ranks)
-            else:
-                centred = s - pools.group_mean(s)
-                std = pools.group_std(s)
-                total += w * np.divide(centred, std, out=np.zeros_like(s), where=std > 0)
-        return total
+        scores = (ranker_scores(ranker, pools) for _, ranker in self.rankers_)
+        return fuse(scores, pools, method=self.method, weights=self.weights, k=self.k)
+
+
+def fuse(scores, pools: Pools, *, method: str, weights=None, k: float = 60) -> np.ndarray:
+    """One fused score per pair of ``pools`` from each ranker's pair scores (an iterable
+    of float arrays, one per ranker): ``"rrf"`` sums ``w / (k + rank)``, each rank within
+    its list (tied candidates share their mean rank); ``"linear"`` sums ``w * z``, each
+    ranker's scores standardised over the list (0 when they are all equal)."""
+    total = np.zeros(len(pools.owner))
+    for i, s in enumerate(scores):
+        w = 1.0 if weights is None else float(weights[i])
+        if method == "rrf":
+            # rank within each list, best first; ties share their mean rank
+            ranks = np.empty_like(s)
+            for start, n in zip(pools.starts, pools.lengths):
+                ranks[start : start + n] = rankdata(-s[start : start + n])
+            total += w / (k + ranks)
+        else:
+            centred = s - pools.group_mean(s)
+            std = pools.group_std(s)
+            total += w * np.divide(centred, std, out=np.zeros_like(s), where=std > 0)
+    return total
