@@ -57,7 +57,7 @@ from irdialog import (
 from irdialog.base import Context
 from irdialog.bench._insuranceqa import _SE_RARITY, _se_rarity
 from irdialog.datasets import load_dialogs
-from irdialog.ensemble import FusionRanker, LearningToRankRanker
+from irdialog.ensemble import FusionRanker, LearningToRankRanker, SeedEnsembleRanker
 from irdialog.metrics import gold_ranks
 from irdialog.text import SubwordTokenizer, UnigramTokenizer, char_tokenize
 
@@ -274,20 +274,31 @@ def _fit_pools(model, params):
     return fit
 
 
-def _fit_ltr(**params):
+def _fit_ltr(se_seeds=1, **params):
+    """Learning to rank with ``params``; with ``se_seeds`` > 1, each supervised-embedding
+    ranker among its ``rankers`` fitted from that many random starts, fused
+    (:class:`~irdialog.ensemble.SeedEnsembleRanker`)."""
+
     def fit(train, corpus):
-        model = LearningToRankRanker(**params)
+        rankers = [
+            (name, SeedEnsembleRanker(r, n_seeds=se_seeds, random_state=0))
+            if se_seeds > 1 and isinstance(r, SupervisedEmbeddingRanker)
+            else (name, r)
+            for name, r in params.get("rankers", [])
+        ]
+        model = LearningToRankRanker(**{**params, **({"rankers": rankers} if rankers else {})})
         return model.fit(train["X"], train["right"], candidate_lists=train["pools"])
 
     return fit
 
 
-def _fit_ltr_cv3(se_params, tokenizer="word", more=()):
+def _fit_ltr_cv3(se_params, tokenizer="word", more=(), se_seeds=1):
     """``ltr+se-cv3`` and its variants: learning to rank with the scores of supervised
-    embeddings (``se_params``) and of the (name, ranker) pairs of ``more`` as features
-    (:data:`LTR_CV3`), the lexical features read with ``tokenizer``."""
+    embeddings (``se_params``, from ``se_seeds`` random starts) and of the (name, ranker)
+    pairs of ``more`` as features (:data:`LTR_CV3`), the lexical features read with
+    ``tokenizer``."""
     se = SupervisedEmbeddingRanker(**se_params)
-    return _fit_ltr(rankers=[("se", se), *more], tokenizer=tokenizer, **LTR_CV3)
+    return _fit_ltr(rankers=[("se", se), *more], tokenizer=tokenizer, se_seeds=se_seeds, **LTR_CV3)
 
 
 def _fit_se_rarity_seeds(n_seeds):
@@ -357,6 +368,7 @@ def _fit_ltr_char3_plus(
     char_se=SE_CHAR3,
     char_tokenizer=char_trigrams,
     units="bpe",
+    se_seeds=1,
 ):
     """``ltr+se-cv3-char3`` (or, with ``char_se`` and ``char_tokenizer``, another model of
     characters) with more rankers' scores as features: BM25 over subword units learned
@@ -364,7 +376,8 @@ def _fit_ltr_char3_plus(
     byte-pair units, or the pieces of SentencePiece's unigram model), with ``se_units``
     supervised embeddings over them too, and BM25 over character n-grams (``char_ngrams``,
     an ngram_range), and BM25 over units of each of ``bm25_merges``. ``char_tokenizer=
-    "units"`` reads the lexical features in the units of ``n_merges``."""
+    "units"`` reads the lexical features in the units of ``n_merges``; ``se_seeds`` as
+    :func:`_fit_ltr`."""
     learn = _UNITS[units]
 
     def fit(train, corpus):
@@ -383,7 +396,9 @@ def _fit_ltr_char3_plus(
             rankers.append((f"bm25-{units}{n}", BM25Ranker(tokenizer=tokenizer)))
         if char_ngrams:
             rankers.append(("bm25-char", BM25Ranker(tokenizer="char", ngram_range=char_ngrams)))
-        return _fit_ltr(rankers=rankers, tokenizer=lexical, **LTR_CV3)(train, corpus)
+        return _fit_ltr(rankers=rankers, tokenizer=lexical, se_seeds=se_seeds, **LTR_CV3)(
+            train, corpus
+        )
 
     return fit
 
@@ -476,6 +491,15 @@ MODELS = {
     ),
     "ltr+2se-cv3-uni2k-lex+8k+c33": _fit_ltr_char3_plus(
         2000, (3, 3), True, (8000,), char_tokenizer="units", units="unigram"
+    ),
+    # the supervised embeddings of the two above, each from three random starts, fused
+    "ltr+se-cv3+c23-x3": _fit_ltr_cv3(
+        SE_POOLS,
+        more=[("bm25-char", BM25Ranker(tokenizer="char", ngram_range=(2, 3)))],
+        se_seeds=3,
+    ),
+    "ltr+2se-cv3-uni2k-lex+8k+c33-x3": _fit_ltr_char3_plus(
+        2000, (3, 3), True, (8000,), char_tokenizer="units", units="unigram", se_seeds=3
     ),
     "ltr+2se-cv3-uni2k-lex+8k+c23": _fit_ltr_char3_plus(
         2000, (2, 3), True, (8000,), char_tokenizer="units", units="unigram"
