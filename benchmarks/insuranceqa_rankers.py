@@ -430,9 +430,10 @@ MODELS = {
     "se-pools-bigrams": _fit_se_pools(dict(SE_POOLS, ngram_range=(1, 2))),
     "se-pools-ppmi-bigrams": _fit_se_pools(dict(SE_POOLS, init="ppmi-svd", ngram_range=(1, 2))),
     "se-rarity": _fit_se_rarity_seeds(1),
-    # supervised embeddings alone, the rarity types and several seeds fused
-    "se-rarity-x2": _fit_se_rarity_seeds(2),
-    "se-rarity-x3": _fit_se_rarity_seeds(3),
+    # supervised embeddings alone, the rarity types, the seeds 0..n-1 fused (the suite's
+    # se-rarity-x3 draws its members' seeds)
+    "se-rarity-seeds01": _fit_se_rarity_seeds(2),
+    "se-rarity-seeds012": _fit_se_rarity_seeds(3),
     "fusion-rrf": _fit_fusion("rrf"),
     "fusion-linear": _fit_fusion("linear"),
     "ltr": _fit_ltr(random_state=0),
