@@ -229,6 +229,19 @@ def test_a_pipeline_ending_in_a_ranker_that_takes_negatives_gets_them():
         np.testing.assert_allclose(f, (p - p.mean()) / p.std())
 
 
+def test_a_ranker_over_rankers_inside_another_gets_the_lists_and_hands_on_negatives():
+    X, right, pools = _answer_selection(12)
+    _RecordingRanker.calls = []
+    inner = FusionRanker([("rec", _RecordingRanker())])
+    ltr = LearningToRankRanker(
+        [("inner", inner)], cv=3, n_estimators=5, min_child_samples=2, random_state=0
+    )
+    ltr.fit(X, right, candidate_lists=pools)
+    assert [n for n, _ in _RecordingRanker.calls] == [12, 8, 8, 8]
+    negatives = _RecordingRanker.calls[0][1]
+    assert negatives[0] == [c for c in pools[0] if c != right[0][0]]
+
+
 @pytest.mark.slow
 def test_learning_to_rank_beats_bm25_on_insuranceqa(data_home):
     """On 500 validation pools, after training on 3,000 questions' pools (about a minute)."""

@@ -206,13 +206,26 @@ def check_fit_input(X, y, candidate_lists, rankers, candidates):
 
 
 def fit_ranker(ranker, X, gold, candidate_lists=None, rows=None):
-    """A clone of ``ranker`` fitted on the (context, right response) rows of the contexts
-    ``rows`` (default: all); a ranker whose ``fit`` takes ``negative_lists`` (or a pipeline
-    ending in one) gets, with ``candidate_lists``, the wrong candidates of each row's list
-    as its negatives."""
+    """A clone of ``ranker`` fitted on the contexts ``rows`` (default: all).
+
+    A ranker over rankers (its ``fit`` takes ``candidate_lists``) is fitted on the contexts
+    themselves, with their right responses and lists; any other on one (context, right
+    response) row per right response, and, with ``candidate_lists``, when its ``fit`` takes
+    ``negative_lists`` (or it is a pipeline ending in one), the wrong candidates of each
+    row's list as its negatives.
+    """
     rows = range(len(X)) if rows is None else rows
-    X_pairs, y_pairs = flat_pairs([X[i] for i in rows], [gold[i] for i in rows])
     ranker = clone(ranker)
+    if (
+        candidate_lists is not None
+        and "candidate_lists" in inspect.signature(ranker.fit).parameters
+    ):
+        return ranker.fit(
+            [X[i] for i in rows],
+            [gold[i] for i in rows],
+            candidate_lists=[candidate_lists[i] for i in rows],
+        )
+    X_pairs, y_pairs = flat_pairs([X[i] for i in rows], [gold[i] for i in rows])
     key = negatives_parameter(ranker)
     if candidate_lists is None or key is None:
         return ranker.fit(X_pairs, y_pairs)
