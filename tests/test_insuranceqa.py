@@ -64,6 +64,7 @@ def test_suite_is_registered_and_runs_through_the_harness(tmp_path):
         "ltr",
         "ltr-se",
         "ltr-se-char",
+        "ltr-se-char-x3",
     }
     result = run_suite(
         suite.run, model="bm25", seeds=[0], data_home=_home(tmp_path), progress=False
