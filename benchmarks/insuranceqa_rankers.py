@@ -25,6 +25,7 @@ from the training text (``ltr+se-cv3-bpe*``, and ``ltr+2se-cv3-char3+bpe2k+8k``:
 trigrams, with supervised embeddings and BM25 over byte-pair units as more features; and
 ``ltr+2se-cv3-uni2k-lex+8k+c33``, the pieces of SentencePiece's unigram model in place of the
 byte-pair units, the lexical features reading them, BM25 over character trigrams beside).
+A name ending in ``-x3`` fits its supervised embeddings from three random starts, fused.
 ``--invented-script`` ranks a copy written in an invented script without spaces, as Chinese
 is (:func:`invented_script`): every word becomes one to three invented ideographs, the
 frequent words the short ones; for it, besides the models above, ``ltr+se-cv3-char12`` and
