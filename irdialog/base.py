@@ -296,6 +296,19 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(idx, order, axis=1)
 
 
+def nested_params(estimator, name: str) -> list[str]:
+    """The parameters of ``estimator`` named ``name``, its own and its nested estimators'
+    (``step__name``), as ``get_params`` spells them.
+
+    Examples
+    --------
+    >>> from irdialog import SeedEnsembleRanker, SupervisedEmbeddingRanker
+    >>> nested_params(SeedEnsembleRanker(SupervisedEmbeddingRanker()), "random_state")
+    ['random_state', 'ranker__random_state']
+    """
+    return [n for n in estimator.get_params() if n.split("__")[-1] == name]
+
+
 def check_positive_int(value, name: str) -> int:
     """``value`` (the parameter ``name``, such as ``k`` of ``rank``): a positive integer."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:

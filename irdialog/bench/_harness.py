@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
+from ..base import nested_params
 from ..datasets import get_data_home, record_data_files
 from ._provenance import data_record, provenance
 
@@ -239,13 +240,10 @@ def reseed(estimator, seed: int):
     >>> reseed(MemN2NRanker(random_state=0), 3).random_state
     3
     """
-    params = estimator.get_params()
-    settings = dict.fromkeys((n for n in params if n.split("__")[-1] == "random_state"), int(seed))
+    settings = dict.fromkeys(nested_params(estimator, "random_state"), int(seed))
     threads = _FIT_THREADS.get()
     if threads is not None:
-        settings.update(
-            dict.fromkeys((n for n in params if n.split("__")[-1] == "n_jobs"), threads)
-        )
+        settings.update(dict.fromkeys(nested_params(estimator, "n_jobs"), threads))
     return estimator.set_params(**settings) if settings else estimator
 
 

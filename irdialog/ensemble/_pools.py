@@ -167,9 +167,11 @@ def ranker_scores(ranker, pools: Pools) -> np.ndarray:
     """A fitted ranker's score of every pair of ``pools``, float64 (n_pairs,).
 
     An embedding model (one whose ``_pool_embeddings`` gives both sides' embeddings)
-    embeds each distinct text once; any other (a pipeline among them) scores the lists
-    with ``rank_candidates``.
+    embeds each distinct text once; a ranker over rankers scores ``pools`` as they are;
+    any other (a pipeline among them) scores the lists with ``rank_candidates``.
     """
+    if isinstance(ranker, ListScoringMixin):
+        return ranker._list_scores(pools)
     embed = getattr(ranker, "_pool_embeddings", None)
     embedded = None if embed is None else embed(pools.X, pools.texts)
     if embedded is not None:

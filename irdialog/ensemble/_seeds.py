@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 
 from .._compat import HasMethods, Interval, StrOptions, _fit_context
-from ..base import N_JOBS_CONSTRAINT, RankerMixin
+from ..base import N_JOBS_CONSTRAINT, RankerMixin, nested_params
 from ._fusion import fuse
 from ._pools import ListScoringMixin, Pools, check_fit_input, fit_ranker, ranker_scores
 
@@ -18,7 +18,7 @@ from ._pools import ListScoringMixin, Pools, check_fit_input, fit_ranker, ranker
 def _seeded(ranker, seed: int):
     """A clone of ``ranker`` with every ``random_state`` (nested ones included) set to
     ``seed``; None when it has none."""
-    names = [n for n in ranker.get_params() if n.split("__")[-1] == "random_state"]
+    names = nested_params(ranker, "random_state")
     if not names:
         return None
     return clone(ranker).set_params(**dict.fromkeys(names, int(seed)))
